@@ -1,0 +1,22 @@
+"""sympile: an optimizing compiler for symbolic tensor math, with Theano's API.
+
+    import sympile
+    import sympile.tensor as T
+
+    x = T.dvector("x")
+    f = sympile.function([x], (x ** 2).sum())
+    f([1.0, 2.0])  # array(5.)
+"""
+
+from sympile.config import config  # noqa: F401
+from sympile import tensor  # noqa: F401
+from sympile.compile import (  # noqa: F401
+    Function, In, Mode, Out, SharedVariable, UnusedInputError, function, get_mode, shared,
+)
+from sympile.graph import Apply, Constant, FunctionGraph, Op, Type, Variable  # noqa: F401
+from sympile.graph.basic import clone_replace  # noqa: F401
+from sympile.graph.fgraph import MissingInputError  # noqa: F401
+from sympile import printing  # noqa: F401
+from sympile.printing import debugprint, pp  # noqa: F401
+
+__version__ = "0.1.0"

@@ -1,0 +1,422 @@
+"""function(): compile a graph into a callable, with shared variables, updates and givens."""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from sympile.config import config
+from sympile.graph.basic import Constant, Variable, clone_replace, graph_inputs
+from sympile.graph.fgraph import FunctionGraph, MissingInputError
+from sympile.compile.mode import Mode, get_mode
+from sympile.compile.shared import SharedVariable
+from sympile.tensor.shape import specify_shape
+from sympile.tensor.variable import as_tensor_variable
+
+
+class UnusedInputError(ValueError):
+    """An explicit input does not contribute to any output or update."""
+
+
+class In:
+    """An input specification: the variable, its keyword name and a default value."""
+
+    def __init__(self, variable: Variable, name: str | None = None, value: Any = None,
+                 strict: bool = False, allow_downcast: bool | None = None,
+                 borrow: bool = False):
+        if not isinstance(variable, Variable):
+            raise TypeError(f"In: expected a Variable, got {variable!r}")
+        self.variable = variable
+        self.name = name if name is not None else variable.name
+        self.value = value
+        self.has_default = value is not None
+        self.strict = strict
+        self.allow_downcast = allow_downcast
+        self.borrow = borrow
+
+
+class Out:
+    """An output specification. borrow=True returns the function's internal buffer, which the
+    next call may overwrite (faster; copy it if you keep it)."""
+
+    def __init__(self, variable: Variable, borrow: bool = False):
+        if not isinstance(variable, Variable):
+            raise TypeError(f"Out: expected a Variable, got {variable!r}")
+        self.variable = variable
+        self.borrow = borrow
+
+
+def function(inputs: Sequence[Variable | In] | None = None, outputs: Any = None,
+             mode: str | Mode | None = None, updates: Any = None, givens: Any = None,
+             no_default_updates: bool = False, accept_inplace: bool = False,
+             name: str | None = None, rebuild_strict: bool = True,
+             allow_input_downcast: bool | None = None, profile: Any = None,
+             on_unused_input: str | None = None, trust_input: bool = False) -> Function:
+    """Compile `outputs` (a Variable, a list, or a dict name -> Variable) as a function of
+    `inputs`.
+
+    updates: pairs (shared variable, new value expression), applied together after the
+    outputs are computed. givens: pairs (variable, replacement) substituted in the graph
+    before compiling. Shared variables that the graph uses are implicit inputs.
+    """
+    if inputs is None:
+        inputs = []
+    if isinstance(inputs, (Variable, In)) or not isinstance(inputs, (list, tuple)):
+        raise TypeError(f"function: inputs must be a list or tuple of Variables, got "
+                        f"{type(inputs).__name__}")
+    if profile:
+        raise ValueError("function: profile=True needs the profiler of the C backend, which "
+                         "this version does not have")
+    on_unused_input = on_unused_input or config.on_unused_input
+    if on_unused_input not in ("raise", "warn", "ignore"):
+        raise ValueError(f"function: on_unused_input must be 'raise', 'warn' or 'ignore', got "
+                         f"{on_unused_input!r}")
+    specs = [spec if isinstance(spec, In) else In(spec) if isinstance(spec, Variable)
+             else _bad_input(spec, index) for index, spec in enumerate(inputs)]
+    for index, spec in enumerate(specs):
+        _check_explicit_input(spec.variable, index)
+    if len({id(s.variable) for s in specs}) != len(specs):
+        raise ValueError("function: an input variable is listed twice")
+
+    output_specs, output_keys, single = _normalize_outputs(outputs)
+    update_pairs = _normalize_updates(updates)
+    given_pairs = _normalize_givens(givens, specs)
+
+    # Explicit inputs that are computed variables cut the graph there: substitute fresh inputs.
+    substitutions = dict(given_pairs)
+    explicit = []
+    for spec in specs:
+        variable = spec.variable
+        if variable.owner is not None:
+            fresh = variable.type.make_variable(variable.name)
+            fresh.tag.trace = variable.tag.trace
+            substitutions[variable] = fresh
+            variable = fresh
+        explicit.append(variable)
+
+    roots = [o.variable for o in output_specs] + [value for _, value in update_pairs]
+    computed = clone_replace(roots, substitutions) if substitutions else list(roots)
+    output_variables = computed[:len(output_specs)]
+    update_values = computed[len(output_specs):]
+
+    needed = graph_inputs(computed)
+    needed_ids = {id(v) for v in needed}
+    for spec, variable in zip(specs, explicit):
+        if id(variable) not in needed_ids:
+            message = (f"function: input {spec.name or variable} (created at "
+                       f"{spec.variable.creation_site()}) is not used to compute any output "
+                       f"or update; pass on_unused_input='ignore' or 'warn' to allow this")
+            if on_unused_input == "raise":
+                raise UnusedInputError(message)
+            if on_unused_input == "warn":
+                warnings.warn(message, stacklevel=2)
+    explicit_ids = {id(v) for v in explicit}
+    shared_inputs = []
+    for variable in needed:
+        if id(variable) in explicit_ids or isinstance(variable, Constant):
+            continue
+        if isinstance(variable, SharedVariable):
+            shared_inputs.append(variable)
+        else:
+            raise MissingInputError(variable)
+    for shared_variable, _ in update_pairs:
+        if id(shared_variable) not in {id(v) for v in shared_inputs}:
+            shared_inputs.append(shared_variable)
+
+    fgraph = FunctionGraph(explicit + shared_inputs, output_variables + update_values)
+    mode = get_mode(mode)
+    mode.rewrite(fgraph)
+    return Function(fgraph, mode, specs, output_specs, output_keys, single, shared_inputs,
+                    [s for s, _ in update_pairs], name, allow_input_downcast, trust_input)
+
+
+def _bad_input(spec: Any, index: int):
+    raise TypeError(f"function: input {index} is {spec!r}; expected a Variable or an In")
+
+
+def _check_explicit_input(variable: Variable, index: int) -> None:
+    if isinstance(variable, SharedVariable):
+        raise TypeError(f"function: input {index} ({variable}) is a shared variable; shared "
+                        f"variables are implicit inputs and cannot be listed explicitly "
+                        f"(use givens to replace one)")
+    if isinstance(variable, Constant):
+        raise TypeError(f"function: input {index} ({variable}) is a constant; inputs must be "
+                        f"symbolic variables")
+
+
+def _normalize_outputs(outputs: Any) -> tuple[list[Out], list[Any] | None, bool]:
+    if outputs is None:
+        return [], None, False
+    if isinstance(outputs, dict):
+        keys = list(outputs)
+        specs = [_as_out(outputs[k], k) for k in keys]
+        return specs, keys, False
+    if isinstance(outputs, (list, tuple)):
+        return [_as_out(o, i) for i, o in enumerate(outputs)], None, False
+    return [_as_out(outputs, 0)], None, True
+
+
+def _as_out(output: Any, key: Any) -> Out:
+    if isinstance(output, Out):
+        return output
+    if isinstance(output, Variable):
+        return Out(output)
+    try:
+        return Out(as_tensor_variable(output))
+    except TypeError:
+        raise TypeError(f"function: output {key!r} is {output!r}; expected a Variable") from None
+
+
+def _pairs(value: Any, what: str) -> list[tuple[Any, Any]]:
+    if value is None:
+        return []
+    if isinstance(value, dict):
+        return list(value.items())
+    if isinstance(value, Iterable) and not isinstance(value, (str, Variable)):
+        pairs = list(value)
+        for pair in pairs:
+            if not (isinstance(pair, (list, tuple)) and len(pair) == 2):
+                raise TypeError(f"function: each of {what} must be a pair, got {pair!r}")
+        return [tuple(p) for p in pairs]
+    raise TypeError(f"function: {what} must be a dict or a list of pairs, got "
+                    f"{type(value).__name__}")
+
+
+def _normalize_updates(updates: Any) -> list[tuple[SharedVariable, Variable]]:
+    result = []
+    seen: set[int] = set()
+    for target, expression in _pairs(updates, "updates"):
+        if not isinstance(target, SharedVariable):
+            raise TypeError(f"function: the target of an update must be a shared variable, got "
+                            f"{target!r}")
+        if id(target) in seen:
+            raise ValueError(f"function: shared variable {target} is updated twice")
+        seen.add(id(target))
+        try:
+            value = as_tensor_variable(expression)
+        except TypeError as error:
+            raise TypeError(f"function: update of {target}: {error}") from None
+        if value.type != target.type:
+            if value.type.dtype != target.type.dtype or value.type.ndim != target.type.ndim:
+                raise TypeError(
+                    f"function: the update of shared variable {target} ({target.type}) has "
+                    f"type {value.type}; an update must have the shared variable's dtype and "
+                    f"number of dimensions (cast it, e.g. expression.astype('{target.dtype}'))")
+            if not target.type.is_super(value.type):
+                # Checked when the update is computed.
+                value = specify_shape(value, target.type.shape)
+        result.append((target, value))
+    return result
+
+
+def _normalize_givens(givens: Any, specs: list[In]) -> list[tuple[Variable, Variable]]:
+    explicit = {id(s.variable) for s in specs}
+    result = []
+    for target, replacement in _pairs(givens, "givens"):
+        if not isinstance(target, Variable):
+            raise TypeError(f"function: givens keys must be Variables, got {target!r}")
+        if id(target) in explicit:
+            raise ValueError(f"function: {target} is both an explicit input and replaced by "
+                             f"givens")
+        try:
+            replacement = as_tensor_variable(replacement) if not isinstance(
+                replacement, Variable) else replacement
+        except TypeError as error:
+            raise TypeError(f"function: givens replacement for {target}: {error}") from None
+        if replacement.type != target.type:
+            converted = target.type.convert_variable(replacement)
+            if converted is None:
+                raise TypeError(f"function: givens replaces {target} ({target.type}) by "
+                                f"{replacement} of another type ({replacement.type})")
+            replacement = converted
+        result.append((target, replacement))
+    return result
+
+
+class _Maker:
+    """What a Function was compiled from (Theano's `f.maker`)."""
+
+    def __init__(self, fgraph: FunctionGraph, mode: Mode, inputs: list[In], outputs: list[Out]):
+        self.fgraph = fgraph
+        self.mode = mode
+        self.inputs = inputs
+        self.outputs = outputs
+
+
+class Function:
+    """A compiled function. Call it with the explicit inputs (by position or by name).
+
+    trust_input = True skips checking and converting the inputs (give ndarrays of the exact
+    dtype); fn(n_calls=N) runs the program N times on the inputs already stored, applying the
+    updates each time, and returns the last call's outputs.
+    """
+
+    def __init__(self, fgraph: FunctionGraph, mode: Mode, specs: list[In], output_specs: list[Out],
+                 output_keys: list[Any] | None, single: bool, shared_inputs: list[SharedVariable],
+                 updated: list[SharedVariable], name: str | None,
+                 allow_input_downcast: bool | None, trust_input: bool):
+        self.name = name
+        self.maker = _Maker(fgraph, mode, specs, output_specs)
+        self.trust_input = trust_input
+        self._specs = specs
+        self._n_explicit = len(specs)
+        self._allow_downcast = [s.allow_downcast if s.allow_downcast is not None
+                                else allow_input_downcast for s in specs]
+        self._input_cells: list[list[Any]] = [[None] for _ in specs]
+        self._defaults = [s.variable.type.filter(s.value, allow_downcast=True)
+                          if s.has_default else None for s in specs]
+        self._names = {}
+        for index, spec in enumerate(specs):
+            if spec.name is not None and spec.name not in self._names:
+                self._names[spec.name] = index
+        shared_cells = [v.container.storage for v in shared_inputs]
+        self._vm = mode.link(fgraph, self._input_cells + shared_cells)
+        n_outputs = len(output_specs)
+        self._output_cells = self._vm.output_storage[:n_outputs]
+        self._output_keys = output_keys
+        self._single = single
+        update_cells = self._vm.output_storage[n_outputs:]
+        update_variables = fgraph.outputs[n_outputs:]
+        # A returned array must not be one the function keeps using: an input's value, a
+        # constant, another output, or a shared variable's new value.
+        self._copy_output = [_aliases_input(fgraph, v) or _repeated(fgraph.outputs, i)
+                             or any(v is u for u in update_variables)
+                             for i, v in enumerate(fgraph.outputs[:n_outputs])]
+        self._clear_output = [not spec.borrow for spec in output_specs]
+        self._updates = [(target.container.storage, cell, _aliases_input(fgraph, variable))
+                         for target, cell, variable in zip(updated, update_cells,
+                                                           update_variables)]
+
+    # -- calling ----------------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if self.trust_input and not kwargs and len(args) == self._n_explicit:
+            for cell, value in zip(self._input_cells, args):
+                cell[0] = value
+        else:
+            self._store_inputs(args, kwargs)
+        self._vm()
+        return self._finish_call()
+
+    def fn(self, n_calls: int = 1) -> list[Any]:
+        """Run the program `n_calls` times on the stored inputs, applying updates after each
+        run; returns the outputs of the last run (a list)."""
+        if not isinstance(n_calls, int) or n_calls < 1:
+            raise ValueError(f"fn: n_calls must be a positive int, got {n_calls!r}")
+        for index, cell in enumerate(self._input_cells):
+            if cell[0] is None:
+                if self._specs[index].has_default:
+                    cell[0] = self._defaults[index]
+                else:
+                    raise TypeError(f"{self._label()}.fn: input {self._input_label(index)} has "
+                                    f"no stored value; call the function once with it first")
+        for _ in range(n_calls - 1):
+            self._vm()
+            self._apply_updates()
+        self._vm()
+        outputs = self._finish_call()
+        if self._single:
+            return [outputs]
+        if self._output_keys is not None:
+            return [outputs[k] for k in self._output_keys]
+        return outputs
+
+    def _store_inputs(self, args: tuple, kwargs: dict) -> None:
+        if len(args) > self._n_explicit:
+            raise TypeError(f"{self._label()}: expected at most {self._n_explicit} "
+                            f"argument{'s' * (self._n_explicit != 1)}, got {len(args)}")
+        values: list[Any] = list(args) + [_MISSING] * (self._n_explicit - len(args))
+        for key, value in kwargs.items():
+            index = self._names.get(key)
+            if index is None:
+                known = ", ".join(repr(n) for n in self._names) or "none"
+                raise TypeError(f"{self._label()}: unknown keyword argument {key!r} (input "
+                                f"names: {known})")
+            if values[index] is not _MISSING:
+                raise TypeError(f"{self._label()}: input {key!r} is given twice")
+            values[index] = value
+        filtered = []
+        for index, value in enumerate(values):
+            spec = self._specs[index]
+            if value is _MISSING:
+                if not spec.has_default:
+                    raise TypeError(f"{self._label()}: missing input {self._input_label(index)}")
+                filtered.append(self._defaults[index])
+                continue
+            try:
+                filtered.append(spec.variable.type.filter(
+                    value, strict=spec.strict, allow_downcast=self._allow_downcast[index]))
+            except TypeError as error:
+                raise TypeError(f"{self._label()}: bad input {self._input_label(index)}: "
+                                f"{error}") from None
+        for cell, value in zip(self._input_cells, filtered):
+            cell[0] = value
+
+    def _finish_call(self) -> Any:
+        outputs = []
+        for cell, copy_needed, clear in zip(self._output_cells, self._copy_output,
+                                            self._clear_output):
+            value = cell[0]
+            if copy_needed:
+                value = copy.copy(value)
+            if clear:
+                # The next call writes a fresh array instead of overwriting the returned one.
+                cell[0] = None
+            outputs.append(value)
+        self._apply_updates()
+        if self._single:
+            return outputs[0]
+        if self._output_keys is not None:
+            return dict(zip(self._output_keys, outputs))
+        return outputs
+
+    def _apply_updates(self) -> None:
+        # Read every new value before writing any, so updates are simultaneous.
+        new_values = [copy.copy(cell[0]) if aliased else cell[0]
+                      for _, cell, aliased in self._updates]
+        for (storage, _, _), value in zip(self._updates, new_values):
+            storage[0] = value
+
+    # -- introspection ----------------------------------------------------------------------
+    def _label(self) -> str:
+        return f"function {self.name!r}" if self.name else "function"
+
+    def _input_label(self, index: int) -> str:
+        spec = self._specs[index]
+        text = f"{index}"
+        if spec.name:
+            text += f" ({spec.name!r})"
+        return f"{text}, of type {spec.variable.type}, created at {spec.variable.creation_site()}"
+
+    @property
+    def inputs(self) -> list[In]:
+        return list(self._specs)
+
+    def free(self) -> None:
+        """Drop every intermediate value (memory is reallocated on the next call)."""
+        for variable, cell in self._vm.storage.items():
+            if variable.owner is not None:
+                cell[0] = None
+
+    def __repr__(self):
+        return f"<sympile.Function {self.name or ''} of {self._n_explicit} inputs>"
+
+
+_MISSING = object()
+
+
+def _aliases_input(fgraph: FunctionGraph, variable: Variable) -> bool:
+    """True if `variable`'s value may be (a view of) an input's or a constant's value, so
+    handing it out or storing it in a shared variable needs a copy."""
+    while variable.owner is not None:
+        op = variable.owner.op
+        sources = op.view_map.get(variable.index) or op.destroy_map.get(variable.index)
+        if not sources:
+            return False
+        variable = variable.owner.inputs[sources[0]]
+    return True
+
+
+def _repeated(outputs: list[Variable], index: int) -> bool:
+    return any(outputs[index] is other for other in outputs[:index])

@@ -1,0 +1,105 @@
+"""Configuration flags, read at compile time.
+
+Set in code (`sympile.config.floatX = "float32"`) or from the environment:
+SYMPILE_FLAGS="floatX=float32,mode=FAST_COMPILE".
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable
+
+
+def _float_dtype(value: str) -> str:
+    if value not in ("float16", "float32", "float64"):
+        raise ValueError(f"config.floatX must be float16, float32 or float64, got {value!r}")
+    return value
+
+
+def _mode_name(value: Any) -> Any:
+    return value
+
+
+def _on_unused(value: str) -> str:
+    if value not in ("raise", "warn", "ignore"):
+        raise ValueError(f"expected 'raise', 'warn' or 'ignore', got {value!r}")
+    return value
+
+
+def _boolean(value: Any) -> bool:
+    if isinstance(value, str):
+        lowered = value.strip().lower()
+        if lowered in ("1", "true", "yes", "on"):
+            return True
+        if lowered in ("0", "false", "no", "off"):
+            return False
+        raise ValueError(f"expected a boolean, got {value!r}")
+    return bool(value)
+
+
+_FLAGS: dict[str, tuple[Any, Callable[[Any], Any], str]] = {
+    "floatX": ("float64", _float_dtype, "default dtype of float variables and Python floats"),
+    "mode": ("FAST_RUN", _mode_name, "default compilation mode of function()"),
+    "on_unused_input": ("raise", _on_unused, "default of function(on_unused_input=...)"),
+    "compute_test_value": ("off", str, "kept for Theano compatibility; only 'off' is supported"),
+    "allow_gc": (False, _boolean, "free intermediate results after each call"),
+}
+
+
+class Config:
+    """The flags; attribute access validates values."""
+
+    def __init__(self, environment: str | None = None):
+        object.__setattr__(self, "_values", {name: spec[0] for name, spec in _FLAGS.items()})
+        for item in filter(None, (environment or "").split(",")):
+            name, _, value = item.partition("=")
+            setattr(self, name.strip(), value.strip())
+
+    def __getattr__(self, name: str) -> Any:
+        values = object.__getattribute__(self, "_values")
+        if name in values:
+            return values[name]
+        raise AttributeError(f"sympile.config has no flag {name!r}; flags: {', '.join(_FLAGS)}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name not in _FLAGS:
+            raise AttributeError(f"sympile.config has no flag {name!r}; flags: "
+                                 f"{', '.join(_FLAGS)}")
+        self._values[name] = _FLAGS[name][1](value)
+
+    def change_flags(self, **flags: Any) -> "_ChangeFlags":
+        """Context manager (and decorator) that sets flags and restores them afterwards."""
+        return _ChangeFlags(self, flags)
+
+    def __dir__(self):
+        return list(_FLAGS) + ["change_flags"]
+
+    def __str__(self):
+        return "\n".join(f"{name} = {self._values[name]!r}  # {_FLAGS[name][2]}"
+                         for name in _FLAGS)
+
+
+class _ChangeFlags:
+    def __init__(self, config: Config, flags: dict[str, Any]):
+        self.config, self.flags, self.saved = config, flags, {}
+
+    def __enter__(self):
+        self.saved = {name: getattr(self.config, name) for name in self.flags}
+        for name, value in self.flags.items():
+            setattr(self.config, name, value)
+        return self.config
+
+    def __exit__(self, *exc_info):
+        for name, value in self.saved.items():
+            setattr(self.config, name, value)
+
+    def __call__(self, function):
+        def wrapped(*args, **kwargs):
+            with self:
+                return function(*args, **kwargs)
+        wrapped.__name__ = function.__name__
+        wrapped.__doc__ = function.__doc__
+        return wrapped
+
+
+config = Config(os.environ.get("SYMPILE_FLAGS"))

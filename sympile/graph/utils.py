@@ -1,0 +1,38 @@
+"""Small helpers of the IR layer: where the user created a variable, and a scratchpad."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_INSIDE_PACKAGE: dict[str, bool] = {}
+
+
+class MethodNotDefined(NotImplementedError):
+    """An Op does not implement an optional part of the Op contract."""
+
+
+class Scratchpad:
+    """A bag of attributes attached to a Variable (its ``tag``)."""
+
+    def __repr__(self):
+        return f"Scratchpad({self.__dict__!r})"
+
+
+def user_creation_site() -> str | None:
+    """'file:line' of the innermost stack frame outside the sympile package.
+
+    Error messages at run time point the user at the line that built the offending variable.
+    """
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        inside = _INSIDE_PACKAGE.get(filename)
+        if inside is None:
+            inside = os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep)
+            _INSIDE_PACKAGE[filename] = inside
+        if not inside:
+            return f"{filename}:{frame.f_lineno}"
+        frame = frame.f_back
+    return None

@@ -1,0 +1,1 @@
+"""Backends that turn a rewritten FunctionGraph into something that runs."""

@@ -1,0 +1,57 @@
+"""The reference backend: run each node's perform() in topological order.
+
+Every variable has one storage cell (a one-element list) that lives as long as the compiled
+function, so an Op may reuse the array it produced on the previous call.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from sympile.graph.basic import Apply, Constant, Variable
+from sympile.graph.fgraph import FunctionGraph
+
+
+class PythonVM:
+    """Runs `fgraph`; `input_storage` gives the cells of its inputs (shared variables pass their
+    containers' cells, so updates are seen by every function)."""
+
+    def __init__(self, fgraph: FunctionGraph, input_storage: list[list[Any]]):
+        self.fgraph = fgraph
+        self.nodes = fgraph.toposort()
+        self.storage: dict[Variable, list[Any]] = dict(zip(fgraph.inputs, input_storage))
+        for variable in fgraph.variables:
+            if variable not in self.storage:
+                self.storage[variable] = [variable.data] if isinstance(variable, Constant) \
+                    else [None]
+        self.output_storage = [self.storage[v] for v in fgraph.outputs]
+        self.thunks = [(node, node.op.perform, [self.storage[v] for v in node.inputs],
+                        [self.storage[v] for v in node.outputs]) for node in self.nodes]
+
+    def __call__(self) -> None:
+        for node, perform, input_cells, output_cells in self.thunks:
+            values = [cell[0] for cell in input_cells]
+            try:
+                perform(node, values, output_cells)
+            except Exception as error:
+                raise_with_node(node, values, error)
+
+
+def raise_with_node(node: Apply, values: list[Any], error: Exception):
+    """Re-raise `error` (same class where possible) with the node, its input shapes and
+    dtypes, and where the user created the failing variable."""
+    shapes = ", ".join(str(np.shape(v)) if v is not None else "None" for v in values)
+    dtypes = ", ".join(str(getattr(v, "dtype", type(v).__name__)) for v in values)
+    output = node.outputs[0]
+    message = (f"{error}\n  while computing {node.op} (inputs {', '.join(map(str, node.inputs))})"
+               f"\n  input shapes: {shapes}\n  input dtypes: {dtypes}"
+               f"\n  the variable was created at {output.creation_site()}")
+    try:
+        wrapped = type(error)(message)
+    except Exception:
+        wrapped = RuntimeError(message)
+    wrapped.__dict__.update(getattr(error, "__dict__", {}))
+    wrapped.node = node
+    raise wrapped from error

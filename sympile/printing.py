@@ -1,0 +1,116 @@
+"""Text views of graphs: debugprint (a tree with ids and types) and pp (an infix formula)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, TextIO
+
+from sympile.graph.basic import Constant, Variable
+
+
+def _roots(target: Any) -> list[Variable]:
+    """The variables to print for a Variable, a list of them, a FunctionGraph or a Function."""
+    if isinstance(target, Variable):
+        return [target]
+    if hasattr(target, "maker"):
+        return list(target.maker.fgraph.outputs)
+    if hasattr(target, "outputs") and hasattr(target, "apply_nodes"):
+        return list(target.outputs)
+    if isinstance(target, (list, tuple)):
+        roots = []
+        for item in target:
+            roots.extend(_roots(item))
+        return roots
+    raise TypeError(f"debugprint: cannot print {target!r}; give a Variable, a list of them, a "
+                    f"FunctionGraph or a compiled Function")
+
+
+def debugprint(target: Any, file: TextIO | str | None = None, print_type: bool = False,
+               depth: int = -1, ids: str = "id") -> str:
+    """Print the graph of `target` as an indented tree, one line per variable:
+    `Op [id A] 'name'   <type>`. A node already printed shows only its id.
+
+    file: a stream, 'str' to only return the text, or None for stdout. Returns the text.
+    """
+    names: dict[int, str] = {}
+    lines: list[str] = []
+
+    def label(obj: Any) -> str:
+        if ids == "":
+            return ""
+        key = id(obj)
+        if key not in names:
+            names[key] = _id_name(len(names))
+        return f" [{ids} {names[key]}]"
+
+    def walk(variable: Variable, prefix: str, level: int) -> None:
+        node = variable.owner
+        type_text = f" <{variable.type}>" if print_type else ""
+        name = f" '{variable.name}'" if variable.name else ""
+        if node is None:
+            text = str(variable.data) if isinstance(variable, Constant) else \
+                (variable.name or f"<{variable.type}>")
+            lines.append(f"{prefix}{text}{label(variable)}{type_text}")
+            return
+        suffix = f".{variable.index}" if len(node.outputs) > 1 else ""
+        seen = id(node) in names
+        lines.append(f"{prefix}{node.op}{suffix}{label(node)}{name}{type_text}")
+        if seen or level == depth:
+            return
+        for parent in node.inputs:
+            walk(parent, prefix + " |", level + 1)
+
+    for root in _roots(target):
+        walk(root, "", 0)
+    text = "\n".join(lines)
+    if file == "str":
+        return text
+    stream = sys.stdout if file is None else file
+    stream.write(text + "\n")
+    return text
+
+
+def _id_name(index: int) -> str:
+    letters = ""
+    index += 1
+    while index:
+        index, remainder = divmod(index - 1, 26)
+        letters = chr(ord("A") + remainder) + letters
+    return letters
+
+
+_INFIX = {"add": "+", "sub": "-", "mul": "*", "true_div": "/", "int_div": "//", "mod": "%",
+          "pow": "**", "lt": "<", "gt": ">", "le": "<=", "ge": ">=", "eq": "==", "neq": "!=",
+          "bitwise_and": "&", "bitwise_or": "|", "bitwise_xor": "^"}
+
+
+
+def pp(variable: Variable) -> str:
+    """The formula computing `variable`, with infix operators where there are some:
+    pp(x ** 2 + y) == '((x ** 2) + y)'."""
+    if not isinstance(variable, Variable):
+        raise TypeError(f"pp: expected a Variable, got {variable!r}")
+    return _pp(variable)
+
+
+def _pp(variable: Variable) -> str:
+    node = variable.owner
+    if node is None:
+        if isinstance(variable, Constant):
+            data = variable.data
+            return variable.name or str(data.reshape(()) if data.size == 1 else data)
+        return variable.name or f"<{variable.type}>"
+    op = node.op
+    scalar_op = getattr(op, "scalar_op", None)
+    if scalar_op is not None:
+        symbol = _INFIX.get(getattr(scalar_op, "name", ""))
+        if symbol is not None and len(node.inputs) == 2:
+            left, right = (_pp(v) for v in node.inputs)
+            return f"({left} {symbol} {right})"
+        if getattr(scalar_op, "name", "") == "neg":
+            return f"-{_pp(node.inputs[0])}"
+    if type(op).__name__ == "DimShuffle":
+        return f"{_pp(node.inputs[0])}.dimshuffle({','.join(map(str, op.new_order))})"
+    arguments = ", ".join(_pp(v) for v in node.inputs)
+    suffix = f"[{variable.index}]" if len(node.outputs) > 1 else ""
+    return f"{op}({arguments}){suffix}"

@@ -1,0 +1,4 @@
+"""Scalar Types and Ops (see basic.py)."""
+
+from sympile.scalar.basic import *  # noqa: F401,F403
+from sympile.scalar.basic import ScalarOp, ScalarType, cast_op, get_scalar_type  # noqa: F401

@@ -1,0 +1,310 @@
+"""Scalar Types and Ops: the math that Elemwise lifts to tensors.
+
+Each scalar Op names its numpy (or scipy.special) function, `nfunc`, which works elementwise
+on arrays. Output dtypes are numpy's own: they are found by applying `nfunc` to empty arrays of
+the input dtypes, so sympile's type promotion is numpy's by construction.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+import numpy as np
+import scipy.special
+
+from sympile.graph.basic import Apply, Variable
+from sympile.graph.op import Op
+from sympile.graph.type import Type
+
+BOOL_DTYPES = ("bool",)
+INT_DTYPES = ("int8", "int16", "int32", "int64")
+UINT_DTYPES = ("uint8", "uint16", "uint32", "uint64")
+FLOAT_DTYPES = ("float16", "float32", "float64")
+COMPLEX_DTYPES = ("complex64", "complex128")
+INTEGER_DTYPES = INT_DTYPES + UINT_DTYPES
+DISCRETE_DTYPES = BOOL_DTYPES + INTEGER_DTYPES
+CONTINUOUS_DTYPES = FLOAT_DTYPES + COMPLEX_DTYPES
+ALL_DTYPES = DISCRETE_DTYPES + CONTINUOUS_DTYPES
+
+
+def normalize_dtype(dtype: Any) -> str:
+    """'float32' for np.float32, 'f4', np.dtype('float32'), ...; ValueError if unsupported."""
+    try:
+        name = np.dtype(dtype).name
+    except TypeError as error:
+        raise TypeError(f"{dtype!r} is not a dtype") from error
+    if name not in ALL_DTYPES:
+        raise TypeError(f"dtype {name} is not supported; expected one of {', '.join(ALL_DTYPES)}")
+    return name
+
+
+def upcast(*dtypes: str) -> str:
+    """numpy's promotion of the given dtypes."""
+    return np.result_type(*dtypes).name
+
+
+class ScalarType(Type):
+    """A 0-d value of one dtype (used inside Elemwise and fused Composite graphs)."""
+
+    def __init__(self, dtype: Any):
+        self.dtype = normalize_dtype(dtype)
+
+    def __eq__(self, other):
+        return type(other) is type(self) and other.dtype == self.dtype
+
+    def __hash__(self):
+        return hash((type(self), self.dtype))
+
+    def __str__(self):
+        return self.dtype
+
+    def __repr__(self):
+        return f"ScalarType({self.dtype})"
+
+    def filter(self, value, strict=False, allow_downcast=None):
+        if strict:
+            if isinstance(value, np.generic) and value.dtype.name == self.dtype:
+                return value
+            raise TypeError(f"expected a numpy scalar of dtype {self.dtype}, got {value!r}")
+        converted = np.asarray(value).astype(self.dtype)
+        if converted.ndim != 0:
+            raise TypeError(f"expected a scalar of dtype {self.dtype}, got shape "
+                            f"{converted.shape}")
+        return converted[()]
+
+
+def get_scalar_type(dtype: Any) -> ScalarType:
+    return _scalar_types(normalize_dtype(dtype))
+
+
+@functools.lru_cache(maxsize=None)
+def _scalar_types(dtype: str) -> ScalarType:
+    return ScalarType(dtype)
+
+
+class ScalarOp(Op):
+    """An elementwise function of `nin` scalars with `nout` results.
+
+    nfunc: the numpy-compatible implementation, applied to arrays by Elemwise.
+    identity: the value x with op(x, y) == y, for reductions (None if there is none).
+    """
+
+    nin: int = 1
+    nout: int = 1
+    nfunc: Callable[..., Any] | None = None
+    identity: Any = None
+    commutative = False
+    associative = False
+
+    @property
+    def name(self) -> str:
+        return type(self).__name__.lower()
+
+    def __str__(self):
+        if self.__props__:
+            return super().__str__()
+        return self.name
+
+    def impl(self, *inputs: Any) -> Any:
+        return type(self).nfunc(*inputs)
+
+    def output_dtypes(self, *input_dtypes: str) -> tuple[str, ...]:
+        """numpy's result dtype(s) for inputs of these dtypes; TypeError if numpy has none."""
+        return _probe_output_dtypes(self, tuple(input_dtypes))
+
+    def make_node(self, *inputs):
+        if len(inputs) != self.nin:
+            raise TypeError(f"{self}: expected {self.nin} inputs, got {len(inputs)}")
+        variables = [as_scalar(x) for x in inputs]
+        dtypes = self.output_dtypes(*(v.type.dtype for v in variables))
+        return Apply(self, variables, [get_scalar_type(d)() for d in dtypes])
+
+    def perform(self, node, inputs, output_storage):
+        results = self.impl(*inputs)
+        if self.nout == 1:
+            results = (results,)
+        for storage, result, variable in zip(output_storage, results, node.outputs):
+            storage[0] = np.asarray(result).astype(variable.type.dtype)[()]
+
+
+@functools.lru_cache(maxsize=None)
+def _probe_output_dtypes(op: ScalarOp, input_dtypes: tuple[str, ...]) -> tuple[str, ...]:
+    probes = [np.zeros((0,), dtype=d) for d in input_dtypes]
+    try:
+        with np.errstate(all="ignore"):
+            results = op.impl(*probes)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"{op} is not defined for inputs of dtype "
+                        f"{', '.join(input_dtypes)} ({error})") from None
+    if op.nout == 1:
+        results = (results,)
+    return tuple(normalize_dtype(np.asarray(r).dtype) for r in results)
+
+
+def as_scalar(value: Any) -> Variable:
+    if isinstance(value, Variable):
+        if not isinstance(value.type, ScalarType):
+            raise TypeError(f"expected a scalar variable, got {value} of type {value.type}")
+        return value
+    data = np.asarray(value)
+    return get_scalar_type(data.dtype).make_constant(data[()])
+
+
+def _scalar_op(name: str, nin: int, nfunc: Callable[..., Any], **attributes: Any) -> ScalarOp:
+    """Define a ScalarOp subclass called `name` and return its single instance."""
+    class_name = "".join(part.capitalize() for part in name.split("_"))
+    cls = type(class_name, (ScalarOp,), {"nin": nin, "nfunc": staticmethod(nfunc),
+                                         "__module__": __name__, **attributes})
+    cls.name = name
+    globals()[class_name] = cls  # so instances pickle
+    return cls()
+
+
+def _softplus(x):
+    # log(1 + exp(x)) without overflow for large x; logaddexp is exact to an ulp everywhere.
+    return np.logaddexp(0, x)
+
+
+def _round_half_away_from_zero(x):
+    x = np.asarray(x)
+    if x.dtype.kind == "c":
+        raise TypeError("rounding is not defined for complex numbers")
+    if x.dtype.kind != "f":
+        return np.round(x)
+    return np.where(x >= 0, np.floor(x + 0.5), np.ceil(x - 0.5))
+
+
+def _switch(condition, if_true, if_false):
+    return np.where(condition, if_true, if_false)
+
+
+# Arithmetic
+add = _scalar_op("add", 2, np.add, identity=0, commutative=True, associative=True)
+sub = _scalar_op("sub", 2, np.subtract)
+mul = _scalar_op("mul", 2, np.multiply, identity=1, commutative=True, associative=True)
+true_div = _scalar_op("true_div", 2, np.true_divide)
+int_div = _scalar_op("int_div", 2, np.floor_divide)
+mod = _scalar_op("mod", 2, np.mod)
+pow = _scalar_op("pow", 2, np.power)
+neg = _scalar_op("neg", 1, np.negative)
+abs = _scalar_op("abs", 1, np.absolute)
+sign = _scalar_op("sign", 1, np.sign)
+sqr = _scalar_op("sqr", 1, np.square)
+sqrt = _scalar_op("sqrt", 1, np.sqrt)
+reciprocal = _scalar_op("reciprocal", 1, np.reciprocal)
+maximum = _scalar_op("maximum", 2, np.maximum, commutative=True, associative=True)
+minimum = _scalar_op("minimum", 2, np.minimum, commutative=True, associative=True)
+clip = _scalar_op("clip", 3, np.clip)
+switch = _scalar_op("switch", 3, _switch)
+identity = _scalar_op("identity", 1, np.positive)
+conj = _scalar_op("conj", 1, np.conjugate)
+real = _scalar_op("real", 1, np.real)
+imag = _scalar_op("imag", 1, np.imag)
+angle = _scalar_op("angle", 1, np.angle)
+
+# Exponentials and logarithms
+exp = _scalar_op("exp", 1, np.exp)
+exp2 = _scalar_op("exp2", 1, np.exp2)
+expm1 = _scalar_op("expm1", 1, np.expm1)
+log = _scalar_op("log", 1, np.log)
+log2 = _scalar_op("log2", 1, np.log2)
+log10 = _scalar_op("log10", 1, np.log10)
+log1p = _scalar_op("log1p", 1, np.log1p)
+sigmoid = _scalar_op("sigmoid", 1, scipy.special.expit)
+softplus = _scalar_op("softplus", 1, _softplus)
+logaddexp = _scalar_op("logaddexp", 2, np.logaddexp, commutative=True)
+
+# Trigonometric and hyperbolic
+sin = _scalar_op("sin", 1, np.sin)
+cos = _scalar_op("cos", 1, np.cos)
+tan = _scalar_op("tan", 1, np.tan)
+arcsin = _scalar_op("arcsin", 1, np.arcsin)
+arccos = _scalar_op("arccos", 1, np.arccos)
+arctan = _scalar_op("arctan", 1, np.arctan)
+arctan2 = _scalar_op("arctan2", 2, np.arctan2)
+sinh = _scalar_op("sinh", 1, np.sinh)
+cosh = _scalar_op("cosh", 1, np.cosh)
+tanh = _scalar_op("tanh", 1, np.tanh)
+arcsinh = _scalar_op("arcsinh", 1, np.arcsinh)
+arccosh = _scalar_op("arccosh", 1, np.arccosh)
+arctanh = _scalar_op("arctanh", 1, np.arctanh)
+hypot = _scalar_op("hypot", 2, np.hypot, commutative=True)
+deg2rad = _scalar_op("deg2rad", 1, np.deg2rad)
+rad2deg = _scalar_op("rad2deg", 1, np.rad2deg)
+
+# Special functions
+erf = _scalar_op("erf", 1, scipy.special.erf)
+erfc = _scalar_op("erfc", 1, scipy.special.erfc)
+erfinv = _scalar_op("erfinv", 1, scipy.special.erfinv)
+erfcinv = _scalar_op("erfcinv", 1, scipy.special.erfcinv)
+gamma = _scalar_op("gamma", 1, scipy.special.gamma)
+gammaln = _scalar_op("gammaln", 1, scipy.special.gammaln)
+psi = _scalar_op("psi", 1, scipy.special.psi)
+
+# Rounding
+floor = _scalar_op("floor", 1, np.floor)
+ceil = _scalar_op("ceil", 1, np.ceil)
+trunc = _scalar_op("trunc", 1, np.trunc)
+round_half_to_even = _scalar_op("round_half_to_even", 1, np.round)
+round_half_away_from_zero = _scalar_op("round_half_away_from_zero", 1,
+                                       _round_half_away_from_zero)
+
+# Comparisons and predicates
+eq = _scalar_op("eq", 2, np.equal, commutative=True)
+neq = _scalar_op("neq", 2, np.not_equal, commutative=True)
+lt = _scalar_op("lt", 2, np.less)
+gt = _scalar_op("gt", 2, np.greater)
+le = _scalar_op("le", 2, np.less_equal)
+ge = _scalar_op("ge", 2, np.greater_equal)
+isnan = _scalar_op("isnan", 1, np.isnan)
+isinf = _scalar_op("isinf", 1, np.isinf)
+isfinite = _scalar_op("isfinite", 1, np.isfinite)
+
+# Logical and bitwise
+logical_and = _scalar_op("logical_and", 2, np.logical_and, identity=True, commutative=True,
+                         associative=True)
+logical_or = _scalar_op("logical_or", 2, np.logical_or, identity=False, commutative=True,
+                        associative=True)
+logical_xor = _scalar_op("logical_xor", 2, np.logical_xor, commutative=True)
+logical_not = _scalar_op("logical_not", 1, np.logical_not)
+bitwise_and = _scalar_op("bitwise_and", 2, np.bitwise_and, commutative=True, associative=True)
+bitwise_or = _scalar_op("bitwise_or", 2, np.bitwise_or, commutative=True, associative=True)
+bitwise_xor = _scalar_op("bitwise_xor", 2, np.bitwise_xor, commutative=True)
+invert = _scalar_op("invert", 1, np.invert)
+left_shift = _scalar_op("left_shift", 2, np.left_shift)
+right_shift = _scalar_op("right_shift", 2, np.right_shift)
+
+
+class Cast(ScalarOp):
+    """Conversion to `dtype`, as numpy's astype (unsafe casting, like C)."""
+
+    __props__ = ("dtype",)
+    nin = 1
+
+    def __init__(self, dtype: Any):
+        self.dtype = normalize_dtype(dtype)
+
+    @property
+    def name(self) -> str:
+        return f"cast_{self.dtype}"
+
+    def __str__(self):
+        return self.name
+
+    def impl(self, x):
+        with np.errstate(invalid="ignore"):
+            return np.asarray(x).astype(self.dtype)
+
+    def output_dtypes(self, *input_dtypes):
+        return (self.dtype,)
+
+
+@functools.lru_cache(maxsize=None)
+def cast_op(dtype: str) -> Cast:
+    return Cast(dtype)
+
+
+SCALAR_OPS: dict[str, ScalarOp] = {
+    name: value for name, value in globals().items() if isinstance(value, ScalarOp)
+}

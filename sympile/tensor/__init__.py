@@ -1,0 +1,21 @@
+"""Tensors: types, variables and every tensor Op, with numpy's semantics.
+
+    import sympile.tensor as T
+    x = T.dmatrix("x"); y = T.exp(x).sum(axis=1)
+"""
+
+from sympile.tensor.type import *  # noqa: F401,F403
+from sympile.tensor.variable import (  # noqa: F401
+    TensorConstant, TensorVariable, as_tensor_variable, constant,
+)
+from sympile.tensor.elemwise import DimShuffle, Elemwise  # noqa: F401
+from sympile.tensor.math import *  # noqa: F401,F403
+from sympile.tensor.shape import *  # noqa: F401,F403
+from sympile.tensor.basic import *  # noqa: F401,F403
+from sympile.tensor.reduction import *  # noqa: F401,F403
+from sympile.tensor.blas import *  # noqa: F401,F403
+from sympile.tensor.subtensor import *  # noqa: F401,F403
+from sympile.tensor.sort import *  # noqa: F401,F403
+from sympile.tensor.extra_ops import *  # noqa: F401,F403
+
+as_tensor = as_tensor_variable
