@@ -284,7 +284,10 @@ class Function:
         self._copy_output = [_aliases_input(fgraph, v) or _repeated(fgraph.outputs, i)
                              or any(v is u for u in update_variables)
                              for i, v in enumerate(fgraph.outputs[:n_outputs])]
-        self._clear_output = [not spec.borrow for spec in output_specs]
+        # Cells of computed outputs are emptied after each call so the next call allocates a
+        # fresh array instead of overwriting the one returned; input cells are never touched.
+        self._clear_output = [not spec.borrow and variable.owner is not None
+                              for spec, variable in zip(output_specs, fgraph.outputs)]
         self._updates = [(target.container.storage, cell, _aliases_input(fgraph, variable))
                          for target, cell, variable in zip(updated, update_cells,
                                                            update_variables)]
@@ -354,17 +357,12 @@ class Function:
             cell[0] = value
 
     def _finish_call(self) -> Any:
-        outputs = []
-        for cell, copy_needed, clear in zip(self._output_cells, self._copy_output,
-                                            self._clear_output):
-            value = cell[0]
-            if copy_needed:
-                value = copy.copy(value)
-            if clear:
-                # The next call writes a fresh array instead of overwriting the returned one.
-                cell[0] = None
-            outputs.append(value)
+        outputs = [copy.copy(cell[0]) if copy_needed else cell[0]
+                   for cell, copy_needed in zip(self._output_cells, self._copy_output)]
         self._apply_updates()
+        for cell, clear in zip(self._output_cells, self._clear_output):
+            if clear:
+                cell[0] = None
         if self._single:
             return outputs[0]
         if self._output_keys is not None:
