@@ -128,8 +128,13 @@ def function(inputs: Sequence[Variable | In] | None = None, outputs: Any = None,
     fgraph = FunctionGraph(explicit + shared_inputs, output_variables + update_values)
     mode = get_mode(mode)
     mode.rewrite(fgraph)
-    return Function(fgraph, mode, specs, output_specs, output_keys, single, shared_inputs,
-                    [s for s, _ in update_pairs], name, allow_input_downcast, trust_input)
+    compiled = Function(fgraph, mode, specs, output_specs, output_keys, single, shared_inputs,
+                        [s for s, _ in update_pairs], name, allow_input_downcast, trust_input)
+    compiled._arguments = dict(inputs=inputs, outputs=outputs, mode=mode, updates=update_pairs,
+                               givens=given_pairs, name=name,
+                               allow_input_downcast=allow_input_downcast,
+                               on_unused_input=on_unused_input)
+    return compiled
 
 
 def _bad_input(spec: Any, index: int):
@@ -375,6 +380,33 @@ class Function:
                       for _, cell, aliased in self._updates]
         for (storage, _, _), value in zip(self._updates, new_values):
             storage[0] = value
+
+    def copy(self, share_memory: bool = False, swap: dict | None = None,
+             delete_updates: bool = False, name: str | None = None) -> Function:
+        """A new function computing the same thing (Theano's Function.copy).
+
+        swap: {shared variable: another shared variable of the same type} used instead,
+        in the outputs and as update targets. delete_updates: the copy updates nothing.
+        Shared variables not swapped are shared with this function; intermediate storage
+        never is (share_memory is accepted for compatibility).
+        """
+        arguments = dict(self._arguments)
+        swap = dict(swap or {})
+        for old, new in swap.items():
+            if not isinstance(old, SharedVariable) or not isinstance(new, SharedVariable):
+                raise TypeError(f"copy: swap must map shared variables to shared variables, "
+                                f"got {old!r}: {new!r}")
+            if old.type != new.type:
+                raise TypeError(f"copy: cannot swap {old} ({old.type}) for {new} ({new.type})")
+        arguments["updates"] = [] if delete_updates else [
+            (swap.get(target, target), value) for target, value in arguments["updates"]]
+        arguments["givens"] = list(arguments["givens"]) + list(swap.items())
+        arguments["name"] = name if name is not None else self.name
+        # Deleting updates may leave an input unused; the copy keeps the original signature.
+        arguments["on_unused_input"] = "ignore"
+        copied = function(**arguments)
+        copied.trust_input = self.trust_input
+        return copied
 
     # -- introspection ----------------------------------------------------------------------
     def _label(self) -> str:

@@ -1,0 +1,57 @@
+"""sympile's first demo: build expressions, compile them, iterate a shared-variable update.
+
+Run: python examples/demo.py
+"""
+
+import numpy as np
+
+import sympile
+import sympile.tensor as T
+
+
+def expressions() -> None:
+    print("== expressions ==")
+    a, b = T.dmatrices("a", "b")
+    difference = a - b
+    f = sympile.function([a, b], [difference, abs(difference), difference ** 2])
+    diff, abs_diff, squared = f([[1, 1], [1, 1]], [[0, 1], [2, 3]])
+    print("a - b      =", diff.tolist())
+    print("|a - b|    =", abs_diff.tolist())
+    print("(a - b)**2 =", squared.tolist())
+
+    x = T.dmatrix("x")
+    logistic = sympile.function([x], 1 / (1 + T.exp(-x)))
+    print("logistic([[0, 1], [-1, -2]]) =", np.round(logistic([[0, 1], [-1, -2]]), 6).tolist())
+    print("formula:", sympile.pp(1 / (1 + T.exp(-x))))
+
+
+def power_iteration(n: int = 50, steps: int = 200) -> None:
+    """Top eigenvector of a symmetric matrix by v <- A v / |A v|, the state in shared
+    variables and the loop in f.fn(n_calls=...)."""
+    print("\n== power iteration ==")
+    rng = np.random.default_rng(2012)
+    basis, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    spectrum = np.linspace(1.0, 10.0, n)
+    spectrum[-1] = 15.0  # a clear gap, so the iteration converges quickly
+    matrix = basis @ np.diag(spectrum) @ basis.T
+
+    A = sympile.shared(matrix, name="A")
+    v = sympile.shared(rng.standard_normal(n), name="v")
+    w = T.dot(A, v)
+    v_next = w / T.sqrt(T.sum(w ** 2))
+    rayleigh = T.dot(v_next, T.dot(A, v_next))
+    step = sympile.function([], rayleigh, updates=[(v, v_next)], name="power_step")
+
+    for iteration in range(1, 6):
+        print(f"step {iteration}: eigenvalue estimate {float(step()):.6f}")
+    (estimate,) = step.fn(n_calls=steps)
+    true_vector = basis[:, -1]
+    alignment = abs(float(np.dot(v.get_value(), true_vector)))
+    print(f"after {steps} more steps in one fn(n_calls=...) call: {float(estimate):.10f}")
+    print(f"numpy.linalg.eigh top eigenvalue:            {np.linalg.eigh(matrix)[0][-1]:.10f}")
+    print(f"|<v, true eigenvector>| = {alignment:.10f}")
+
+
+if __name__ == "__main__":
+    expressions()
+    power_iteration()
