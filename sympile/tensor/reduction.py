@@ -1,3 +1,426 @@
-"""(being written)"""
+"""Reductions: sum, prod, max, min, all, any, mean, var, std, argmax, argmin, logsumexp.
 
-__all__: list[str] = []
+Every function follows numpy: the same axis conventions (an int, a negative int, a tuple, None
+for all axes, keepdims), the same result dtypes (a sum of int8 is int64, a mean of ints is
+float64, the variance of complex numbers is real) and the same values.
+
+Two Ops do the work: CAReduce (a commutative, associative binary scalar op folded over some
+axes: add for sum, maximum for max, ...) and Argmax/Argmin. mean, var, std and logsumexp are
+graphs of those and of elementwise ops. keepdims=True is a DimShuffle that puts the reduced axes
+back with length 1.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from sympile.graph.basic import Apply, Variable
+from sympile.graph.op import Op
+from sympile.scalar import basic as scalar
+from sympile.scalar.basic import normalize_dtype
+from sympile.tensor import math
+from sympile.tensor.elemwise import DimShuffle
+from sympile.tensor.shape import shape_i
+from sympile.tensor.type import tensor_type
+from sympile.tensor.variable import as_tensor_variable, constant
+
+__all__ = ["CAReduce", "Argmax", "Argmin", "sum", "prod", "max", "min", "amax", "amin", "all",
+           "any", "mean", "var", "std", "argmax", "argmin", "max_and_argmax", "logsumexp"]
+
+
+def normalize_axis(axis: Any, ndim: int, function: Any) -> tuple[int, ...]:
+    """`axis` (None: every axis; an int or a sequence of ints, negative ones counting from the
+    end) as a sorted tuple of non-negative axes of an `ndim`-d tensor.
+
+    TypeError if an entry is not an int; ValueError if one is out of range or repeated.
+    `function` names the caller in the messages.
+    """
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, Variable):
+        raise TypeError(f"{function}: axis must be known when the graph is built (an int, a "
+                        f"tuple of ints or None), got the symbolic {axis}")
+    entries = list(axis) if isinstance(axis, (list, tuple)) else [axis]
+    normalized = []
+    for entry in entries:
+        if isinstance(entry, (bool, np.bool_)) or not isinstance(entry, (int, np.integer)):
+            raise TypeError(f"{function}: axis must be an int, a tuple of ints or None, got "
+                            f"{axis!r}")
+        if not -ndim <= entry < ndim:
+            raise ValueError(f"{function}: axis {int(entry)} is out of range for a {ndim}-d "
+                             f"input (valid axes: {-ndim} to {ndim - 1})")
+        normalized.append(int(entry) % ndim)
+    if len(set(normalized)) != len(normalized):
+        raise ValueError(f"{function}: axis {axis!r} names the same axis more than once")
+    return tuple(sorted(normalized))
+
+
+def _checked_axes(op: Op, axis: tuple[int, ...] | None, x: Variable) -> tuple[int, ...]:
+    """The axes an Op with prop `axis` (None: all) reduces on `x`; ValueError if one is not an
+    axis of x."""
+    ndim = x.type.ndim
+    if axis is None:
+        return tuple(range(ndim))
+    for entry in axis:
+        if entry >= ndim:
+            raise ValueError(f"{op}: cannot reduce axis {entry} of {x}, which has {ndim} "
+                             f"dimensions ({x.type})")
+    return axis
+
+
+def _op_axis(axis: Sequence[int] | None, op_name: str) -> tuple[int, ...] | None:
+    """The `axis` prop of a reduction Op: None, or a sorted tuple of distinct axes >= 0."""
+    if axis is None:
+        return None
+    axis = tuple(sorted(int(a) for a in axis))
+    if builtins.any(a < 0 for a in axis) or len(set(axis)) != len(axis):
+        raise ValueError(f"{op_name}: axis must be distinct non-negative ints, got {axis}")
+    return axis
+
+
+def _reduced_shape(shape: Sequence[Any], axes: tuple[int, ...]) -> tuple:
+    return tuple(length for index, length in enumerate(shape) if index not in axes)
+
+
+def _check_static_nonempty(op: Op, x: Variable, axes: tuple[int, ...]) -> None:
+    for axis in axes:
+        if x.type.shape[axis] == 0:
+            raise ValueError(f"{op}: axis {axis} of {x} ({x.type}) is empty, and this "
+                             f"reduction of an empty axis has no value")
+
+
+def _check_runtime_nonempty(op: Op, x: np.ndarray, axes: tuple[int, ...]) -> None:
+    for axis in axes:
+        if x.shape[axis] == 0:
+            raise ValueError(f"{op}: cannot reduce axis {axis} of an input of shape {x.shape}: "
+                             f"the axis is empty, and this reduction of an empty axis has no "
+                             f"value")
+
+
+_REDUCTION_NAMES = {scalar.add: "Sum", scalar.mul: "Prod", scalar.maximum: "Max",
+                    scalar.minimum: "Min", scalar.logical_and: "All", scalar.logical_or: "Any"}
+
+
+@functools.lru_cache(maxsize=None)
+def _default_dtype(scalar_op: scalar.ScalarOp, input_dtype: str) -> str:
+    """numpy's result dtype of reducing an `input_dtype` array with `scalar_op` (int8 -> int64
+    for add and mul, bool for logical_and, the input dtype for maximum)."""
+    return normalize_dtype(scalar_op.nfunc.reduce(np.zeros((1,), dtype=input_dtype)).dtype)
+
+
+@functools.lru_cache(maxsize=None)
+def _can_reduce(scalar_op: scalar.ScalarOp, input_dtype: str, acc_dtype: str) -> bool:
+    try:
+        scalar_op.nfunc.reduce(np.zeros((1,), dtype=input_dtype), dtype=acc_dtype)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+class CAReduce(Op):
+    """Folds the commutative, associative binary `scalar_op` over `axis` of its input: add
+    gives the sum, mul the product, maximum/minimum the max/min, logical_and/or all/any.
+
+    axis: a tuple of distinct axes >= 0 (None: every axis); they are removed from the output.
+    dtype: the output dtype (None: numpy's, e.g. int64 for a sum of int8, bool for all).
+    acc_dtype: the dtype the fold is computed in (None: the output dtype).
+    Reducing an empty axis gives the op's identity (0 for a sum); for maximum and minimum,
+    which have none, it is a ValueError (at build time when the static shape shows it).
+    """
+
+    __props__ = ("scalar_op", "axis", "dtype", "acc_dtype")
+
+    def __init__(self, scalar_op: scalar.ScalarOp, axis: Sequence[int] | None = None,
+                 dtype: Any = None, acc_dtype: Any = None):
+        if not (isinstance(scalar_op, scalar.ScalarOp) and scalar_op.nin == 2
+                and scalar_op.nout == 1 and scalar_op.associative and scalar_op.commutative
+                and isinstance(scalar_op.nfunc, np.ufunc)):
+            raise TypeError(f"CAReduce: expected a commutative, associative binary scalar op "
+                            f"(add, mul, maximum, minimum, logical_and, ...), got {scalar_op}")
+        self.scalar_op = scalar_op
+        self.axis = _op_axis(axis, "CAReduce")
+        self.dtype = None if dtype is None else normalize_dtype(dtype)
+        self.acc_dtype = None if acc_dtype is None else normalize_dtype(acc_dtype)
+
+    def __str__(self):
+        name = _REDUCTION_NAMES.get(self.scalar_op, f"CAReduce{{{self.scalar_op}}}")
+        details = ["axis=all" if self.axis is None else f"axis={self.axis}"]
+        if self.dtype is not None:
+            details.append(f"dtype={self.dtype}")
+        if self.acc_dtype is not None:
+            details.append(f"acc_dtype={self.acc_dtype}")
+        return f"{name}{{{', '.join(details)}}}"
+
+    def make_node(self, x):
+        x = as_tensor_variable(x, op=self)
+        axes = _checked_axes(self, self.axis, x)
+        if self.scalar_op.identity is None:
+            _check_static_nonempty(self, x, axes)
+        dtype = self.dtype or _default_dtype(self.scalar_op, x.type.dtype)
+        acc_dtype = self.acc_dtype or dtype
+        if not _can_reduce(self.scalar_op, x.type.dtype, acc_dtype):
+            raise TypeError(f"{self}: cannot reduce {x} of dtype {x.type.dtype} with "
+                            f"{self.scalar_op} in {acc_dtype}")
+        output = tensor_type(dtype, _reduced_shape(x.type.shape, axes))()
+        return Apply(self, [x], [output])
+
+    def perform(self, node, inputs, output_storage):
+        (x,) = inputs
+        axes = tuple(range(x.ndim)) if self.axis is None else self.axis
+        if self.scalar_op.identity is None:
+            _check_runtime_nonempty(self, x, axes)
+        acc_dtype = self.acc_dtype or node.outputs[0].type.dtype
+        # Overflow to inf is the result numpy gives too; its warning would only be noise.
+        with np.errstate(all="ignore"):
+            result = self.scalar_op.nfunc.reduce(x, axis=axes, dtype=acc_dtype)
+        output_storage[0][0] = np.asarray(result).astype(node.outputs[0].type.dtype,
+                                                         copy=False)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        axes = _checked_axes(self, self.axis, node.inputs[0])
+        return [_reduced_shape(input_shapes[0], axes)]
+
+
+class _ArgReduce(Op):
+    """Index of the extreme element over `axis` (a tuple of axes >= 0, None: every axis),
+    counted in the C-order flattening of the reduced axes (numpy's argmax with axis=None
+    counts in the flattened array). The reduced axes are removed; the output is int64."""
+
+    __props__ = ("axis",)
+    numpy_function: Any = None
+
+    def __init__(self, axis: Sequence[int] | None = None):
+        self.axis = _op_axis(axis, type(self).__name__)
+
+    def __str__(self):
+        axis = "all" if self.axis is None else self.axis
+        return f"{type(self).__name__}{{axis={axis}}}"
+
+    def make_node(self, x):
+        x = as_tensor_variable(x, op=self)
+        axes = _checked_axes(self, self.axis, x)
+        _check_static_nonempty(self, x, axes)
+        return Apply(self, [x], [tensor_type("int64", _reduced_shape(x.type.shape, axes))()])
+
+    def perform(self, node, inputs, output_storage):
+        (x,) = inputs
+        axes = tuple(range(x.ndim)) if self.axis is None else self.axis
+        _check_runtime_nonempty(self, x, axes)
+        kept = [axis for axis in range(x.ndim) if axis not in axes]
+        block = int(np.prod([x.shape[axis] for axis in axes], dtype="int64"))
+        # Move the reduced axes last and merge them, so one call covers any set of axes.
+        merged = np.transpose(x, kept + list(axes)).reshape([x.shape[a] for a in kept] + [block])
+        result = type(self).numpy_function(merged, axis=-1)
+        output_storage[0][0] = np.asarray(result, dtype="int64")
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        axes = _checked_axes(self, self.axis, node.inputs[0])
+        return [_reduced_shape(input_shapes[0], axes)]
+
+
+class Argmax(_ArgReduce):
+    """argmax over `axis` (see _ArgReduce)."""
+
+    numpy_function = staticmethod(np.argmax)
+
+
+class Argmin(_ArgReduce):
+    """argmin over `axis` (see _ArgReduce)."""
+
+    numpy_function = staticmethod(np.argmin)
+
+
+def _keep_reduced_axes(reduced: Variable, ndim: int, axes: tuple[int, ...]) -> Variable:
+    """`reduced`, a reduction over `axes` of an `ndim`-d tensor, with those axes put back with
+    length 1 (numpy's keepdims=True)."""
+    if not axes:
+        return reduced
+    remaining = iter(range(reduced.type.ndim))
+    order = ["x" if axis in axes else next(remaining) for axis in range(ndim)]
+    return DimShuffle(reduced.type.ndim, order)(reduced)
+
+
+def _drop_reduced_axes(kept: Variable, axes: tuple[int, ...]) -> Variable:
+    """The inverse of _keep_reduced_axes: drop the length-1 `axes` of `kept`."""
+    if not axes:
+        return kept
+    order = [axis for axis in range(kept.type.ndim) if axis not in axes]
+    return DimShuffle(kept.type.ndim, order)(kept)
+
+
+def _reduce(scalar_op: scalar.ScalarOp, function: str, x: Any, axis: Any, keepdims: bool,
+            dtype: Any = None, acc_dtype: Any = None) -> Variable:
+    x = as_tensor_variable(x, op=function)
+    axes = normalize_axis(axis, x.type.ndim, function)
+    reduced = CAReduce(scalar_op, axes, dtype, acc_dtype)(x)
+    return _keep_reduced_axes(reduced, x.type.ndim, axes) if keepdims else reduced
+
+
+def sum(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False,
+        acc_dtype: Any = None) -> Variable:
+    """Sum of x over `axis` (numpy.sum). dtype: of the result (numpy's default: int64 for
+    signed ints and bool, uint64 for unsigned, the input's for floats); acc_dtype: the dtype
+    the sum is computed in (default: the result's). An empty sum is 0."""
+    return _reduce(scalar.add, "sum", x, axis, keepdims, dtype, acc_dtype)
+
+
+def prod(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False,
+         acc_dtype: Any = None) -> Variable:
+    """Product of x over `axis` (numpy.prod); dtypes as in sum. An empty product is 1."""
+    return _reduce(scalar.mul, "prod", x, axis, keepdims, dtype, acc_dtype)
+
+
+def max(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
+    """Largest element of x over `axis` (numpy.max; NaN if there is one). The result has x's
+    dtype; an empty axis is a ValueError."""
+    return _reduce(scalar.maximum, "max", x, axis, keepdims)
+
+
+def min(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
+    """Smallest element of x over `axis` (numpy.min); see max."""
+    return _reduce(scalar.minimum, "min", x, axis, keepdims)
+
+
+amax = max
+amin = min
+
+
+def all(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
+    """Whether every element of x over `axis` is nonzero (numpy.all), as bool. Empty: True."""
+    return _reduce(scalar.logical_and, "all", x, axis, keepdims)
+
+
+def any(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
+    """Whether some element of x over `axis` is nonzero (numpy.any), as bool. Empty: False."""
+    return _reduce(scalar.logical_or, "any", x, axis, keepdims)
+
+
+def _arg_reduce(op_class: type[_ArgReduce], function: str, x: Any, axis: Any,
+                keepdims: bool) -> Variable:
+    x = as_tensor_variable(x, op=function)
+    axes = normalize_axis(axis, x.type.ndim, function)
+    result = op_class(axes)(x)
+    return _keep_reduced_axes(result, x.type.ndim, axes) if keepdims else result
+
+
+def argmax(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
+    """Index (int64) of the first largest element of x over `axis` (numpy.argmax: axis=None
+    indexes the flattened x). Several axes are allowed, as in Theano: the index is into their
+    C-order flattening. An empty axis is a ValueError."""
+    return _arg_reduce(Argmax, "argmax", x, axis, keepdims)
+
+
+def argmin(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
+    """Index (int64) of the first smallest element of x over `axis`; see argmax."""
+    return _arg_reduce(Argmin, "argmin", x, axis, keepdims)
+
+
+def max_and_argmax(x: Any, axis: Any = None, keepdims: bool = False) -> list[Variable]:
+    """[max(x, axis), argmax(x, axis)] (Theano's max_and_argmax)."""
+    return [max(x, axis, keepdims), argmax(x, axis, keepdims)]
+
+
+def _reduced_size(x: Variable, axes: tuple[int, ...]) -> Variable:
+    """The number of elements in the `axes` of x, an int64 scalar (a constant when the static
+    shape knows it)."""
+    known = int(np.prod([x.type.shape[a] for a in axes if x.type.shape[a] is not None],
+                        dtype="int64"))
+    unknown = [shape_i(x, a) for a in axes if x.type.shape[a] is None]
+    if not unknown:
+        return constant(np.int64(known))
+    size = unknown[0]
+    for length in unknown[1:]:
+        size = math.mul(size, length)
+    return size if known == 1 else math.mul(size, constant(np.int64(known)))
+
+
+def _divide(total: Variable, count: Variable, dtype: str) -> Variable:
+    """total / count as `dtype`. The division is done in numpy's promotion of total's dtype
+    with int64 (float64 for float16 and float32 totals), then rounded, as numpy's mean does."""
+    return math.cast(math.true_div(total, count), dtype)
+
+
+def _mean_dtypes(input_dtype: str, dtype: Any) -> tuple[str, str]:
+    """(accumulation dtype, result dtype) of numpy.mean of `input_dtype` values."""
+    if dtype is not None:
+        dtype = normalize_dtype(dtype)
+        return dtype, dtype
+    if input_dtype in scalar.DISCRETE_DTYPES:
+        return "float64", "float64"
+    if input_dtype == "float16":
+        # numpy sums float16 in float32 and rounds the mean back to float16.
+        return "float32", "float16"
+    return input_dtype, input_dtype
+
+
+def mean(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Variable:
+    """Arithmetic mean of x over `axis` (numpy.mean): float64 for integer and bool inputs,
+    the input's dtype for floats and complex (float16 is accumulated in float32), or `dtype`.
+    The mean of an empty axis is NaN."""
+    x = as_tensor_variable(x, op="mean")
+    axes = normalize_axis(axis, x.type.ndim, "mean")
+    acc_dtype, result_dtype = _mean_dtypes(x.type.dtype, dtype)
+    total = CAReduce(scalar.add, axes, acc_dtype)(x)
+    result = _divide(total, _reduced_size(x, axes), result_dtype)
+    return _keep_reduced_axes(result, x.type.ndim, axes) if keepdims else result
+
+
+def _check_ddof(ddof: Any, function: str) -> None:
+    if isinstance(ddof, (bool, np.bool_)) or not isinstance(ddof, (int, float, np.integer,
+                                                                    np.floating)):
+        raise TypeError(f"{function}: ddof must be a number, got {ddof!r}")
+
+
+def _variance(x: Any, axis: Any, ddof: Any, keepdims: bool, function: str) -> Variable:
+    x = as_tensor_variable(x, op=function)
+    axes = normalize_axis(axis, x.type.ndim, function)
+    _check_ddof(ddof, function)
+    # numpy computes every step in float64 for discrete inputs and in the input dtype
+    # otherwise (float16 included, unlike mean).
+    acc_dtype = "float64" if x.type.dtype in scalar.DISCRETE_DTYPES else x.type.dtype
+    count = _reduced_size(x, axes)
+    centre = _divide(CAReduce(scalar.add, axes, acc_dtype)(x), count, acc_dtype)
+    deviation = math.sub(x, _keep_reduced_axes(centre, x.type.ndim, axes))
+    if deviation.type.dtype in scalar.COMPLEX_DTYPES:
+        squares = math.add(math.sqr(math.real(deviation)), math.sqr(math.imag(deviation)))
+    else:
+        squares = math.sqr(deviation)
+    degrees = math.maximum(math.sub(count, ddof), 0)
+    result = _divide(CAReduce(scalar.add, axes)(squares), degrees, squares.type.dtype)
+    return _keep_reduced_axes(result, x.type.ndim, axes) if keepdims else result
+
+
+def var(x: Any, axis: Any = None, ddof: Any = 0, keepdims: bool = False) -> Variable:
+    """Variance of x over `axis` (numpy.var): the mean of |x - mean(x)|**2, with the sum
+    divided by N - ddof (clipped at 0). float64 for integer and bool inputs, the real dtype
+    for complex ones (complex64 -> float32), else the input's dtype."""
+    return _variance(x, axis, ddof, keepdims, "var")
+
+
+def std(x: Any, axis: Any = None, ddof: Any = 0, keepdims: bool = False) -> Variable:
+    """Standard deviation of x over `axis`: sqrt(var(x, axis, ddof)) (numpy.std)."""
+    return math.sqrt(_variance(x, axis, ddof, keepdims, "std"))
+
+
+def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
+    """log(sum(exp(x), axis)) computed without overflow (scipy.special.logsumexp): the max
+    m of each slice is subtracted before exp and added back after log. Integer and bool
+    inputs give float64 (as scipy). An empty axis is a ValueError, as for max."""
+    x = as_tensor_variable(x, op="logsumexp")
+    axes = normalize_axis(axis, x.type.ndim, "logsumexp")
+    if x.type.dtype in scalar.DISCRETE_DTYPES:
+        x = math.cast(x, "float64")
+    peak = max(x, axes, keepdims=True)
+    # exp(x - m) <= 1 for finite m, so the sum cannot overflow. An infinite m (a slice of
+    # -infs, or one holding +inf) is replaced by 0 so that x - m is not inf - inf = NaN:
+    # the formula then gives -inf, resp. +inf, directly.
+    shift = math.switch(math.isfinite(peak), peak, 0)
+    total = sum(math.exp(math.sub(x, shift)), axes, keepdims=True)
+    result = math.add(math.log(total), shift)
+    return result if keepdims else _drop_reduced_axes(result, axes)
+
