@@ -1,3 +1,673 @@
-"""(being written)"""
+"""Building and joining tensors: transpose, alloc (zeros, ones, full, the *_like functions,
+fill), eye, arange, join/concatenate/stack, split and tile, with numpy's semantics."""
 
-__all__: list[str] = []
+from __future__ import annotations
+
+import math as python_math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from sympile.config import config
+from sympile.graph.basic import Apply, Variable
+from sympile.graph.op import Op
+from sympile.scalar.basic import normalize_dtype, upcast
+from sympile.tensor import math
+from sympile.tensor.elemwise import DimShuffle
+from sympile.tensor.shape import (
+    Length,
+    MakeVector,
+    _as_length_variable,
+    _check_nonnegative,
+    _is_integer_type,
+    _length,
+    _length_argument,
+    _length_vector,
+    _normalize_axis,
+    _product,
+    _shape_argument,
+    _static_int,
+    _vector_entries,
+    _vector_static_entries,
+    expand_dims,
+    flatten,
+    reshape,
+)
+from sympile.tensor.type import tensor_type
+from sympile.tensor.variable import as_tensor_variable, constant, is_python_scalar
+
+__all__ = [
+    "ARange",
+    "Alloc",
+    "Eye",
+    "Join",
+    "Split",
+    "alloc",
+    "arange",
+    "concatenate",
+    "eye",
+    "fill",
+    "full",
+    "full_like",
+    "identity_like",
+    "join",
+    "ones",
+    "ones_like",
+    "second",
+    "split",
+    "stack",
+    "tile",
+    "transpose",
+    "zeros",
+    "zeros_like",
+]
+
+
+def _sum(lengths: Sequence[Length]) -> Length:
+    """The sum of lengths, folded to an int where they are all known."""
+    known = 0
+    symbolic = []
+    for length in lengths:
+        value = _static_int(length)
+        if value is None:
+            symbolic.append(length)
+        else:
+            known += value
+    if not symbolic:
+        return known
+    result = symbolic[0]
+    for length in symbolic[1:]:
+        result = math.add(result, length)
+    return math.add(result, known) if known else result
+
+
+def _axis_input(axis: Any, op: Any) -> Variable:
+    """An axis argument as an integer 0-d tensor (a constant or computed)."""
+    variable = as_tensor_variable(axis, op=op, argument="axis")
+    if not _is_integer_type(variable, 0):
+        raise TypeError(f"{op}: the axis must be an integer scalar, got {variable} of type "
+                        f"{variable.type}")
+    return variable
+
+
+def _runtime_axis(axis: np.ndarray, ndim: int, op: Any) -> int:
+    value = int(axis)
+    if not -ndim <= value < ndim:
+        raise ValueError(f"{op}: axis {value} is out of bounds for {ndim} dimensions")
+    return value % ndim
+
+
+def _axis_dependent(axis: Variable, ndim: int, dimension: int, on_axis: Length,
+                    off_axis: Length) -> Length:
+    """`on_axis` if the (computed) axis is `dimension`, else `off_axis`."""
+    normalized = math.switch(math.lt(axis, 0), math.add(axis, ndim), axis)
+    return math.switch(math.eq(normalized, dimension), _as_length_variable(on_axis),
+                       _as_length_variable(off_axis))
+
+
+# ---------------------------------------------------------------------------------------------
+# transpose
+
+def transpose(x: Any, axes: Sequence[int] | None = None) -> Variable:
+    """x with its axes permuted (numpy.transpose): reversed by default (x.T), else axis i of
+    the result is axis axes[i] of x (negative counts from the end). A view."""
+    x = as_tensor_variable(x, op="transpose")
+    if axes is None:
+        order = tuple(reversed(range(x.type.ndim)))
+    else:
+        if not isinstance(axes, (list, tuple)):
+            raise TypeError(f"transpose: axes must be a list or tuple of ints, got {axes!r}")
+        order = tuple(_normalize_axis(a, x.type.ndim, "transpose") for a in axes)
+        if sorted(order) != list(range(x.type.ndim)):
+            raise ValueError(f"transpose: axes {tuple(axes)} are not a permutation of the "
+                             f"{x.type.ndim} axes of {x}")
+    result = DimShuffle(x.type.ndim, order)(x)
+    if axes is None and x.name is not None:
+        result.name = x.name + ".T"
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# Alloc and the functions built on it
+
+class Alloc(Op):
+    """alloc(value, *shape): a new array of `shape` holding `value` broadcast to it (numpy's
+    rules, value's axes aligned with the last ones). As in Elemwise, an axis of value is
+    broadcast only if its type says it has length 1; an axis of unknown length must match."""
+
+    def make_node(self, value, *shape):
+        value = as_tensor_variable(value, op=self, argument="value")
+        lengths = [_as_length_variable(_length_argument(length, self, position))
+                   for position, length in enumerate(shape)]
+        if value.type.ndim > len(lengths):
+            raise ValueError(f"{self}: the value {value} has {value.type.ndim} dimensions, more "
+                             f"than the {len(lengths)} of the shape")
+        offset = len(lengths) - value.type.ndim
+        static = []
+        for axis, length in enumerate(lengths):
+            requested = _static_int(length)
+            if requested is not None and requested < 0:
+                raise ValueError(f"{self}: negative length {requested} at shape entry {axis}")
+            value_length = value.type.shape[axis - offset] if axis >= offset else 1
+            if value_length in (None, 1):
+                static.append(requested)
+                continue
+            if requested is not None and requested != value_length:
+                raise ValueError(f"{self}: a value of type {value.type} cannot be broadcast to "
+                                 f"length {requested} at axis {axis}")
+            static.append(value_length)
+        return Apply(self, [value, *lengths], [tensor_type(value.type.dtype, static)()])
+
+    def perform(self, node, inputs, output_storage):
+        value, *shape = inputs
+        requested = tuple(int(length) for length in shape)
+        if any(length < 0 for length in requested):
+            raise ValueError(f"{self}: negative length in shape {requested}")
+        offset = len(requested) - value.ndim
+        for axis, static in enumerate(node.inputs[0].type.shape):
+            if static != 1 and value.shape[axis] != requested[offset + axis]:
+                if value.shape[axis] == 1:
+                    raise ValueError(
+                        f"{self}: axis {axis} of the value (shape {value.shape}) has length 1 "
+                        f"at run time but its type does not say it is broadcastable, so it is "
+                        f"not broadcast to shape {requested}; declare it (row/col, "
+                        f"dimshuffle('x', ...), specify_shape or a static shape)")
+                raise ValueError(f"{self}: a value of shape {value.shape} cannot be broadcast "
+                                 f"to shape {requested}")
+        result = np.empty(requested, dtype=node.outputs[0].type.dtype)
+        result[...] = value
+        output_storage[0][0] = result
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [tuple(length if static is None else static
+                      for static, length in zip(node.outputs[0].type.shape, node.inputs[1:]))]
+
+
+_alloc = Alloc()
+
+
+def alloc(value: Any, *shape: Any) -> Variable:
+    """A new array of `shape` (ints and integer scalars) filled with `value` broadcast to it."""
+    return _alloc(value, *shape)
+
+
+def _dtype_or_floatx(dtype: Any) -> str:
+    return normalize_dtype(config.floatX if dtype is None else dtype)
+
+
+def _fill_value(value: Any, dtype: str | None, function: str) -> Variable:
+    """`value` as a tensor of `dtype` (numpy's unsafe conversion, as numpy.full does)."""
+    if not isinstance(value, Variable):
+        try:
+            data = np.asarray(value)
+        except (TypeError, ValueError) as error:
+            raise TypeError(f"{function}: cannot use {value!r} as a fill value: {error}") \
+                from None
+        if data.dtype.kind not in "biufc":
+            raise TypeError(f"{function}: the fill value must be numbers, got {value!r}")
+        if dtype is None:
+            return as_tensor_variable(value, op=function, argument="fill_value")
+        return constant(data.astype(dtype))
+    variable = as_tensor_variable(value, op=function, argument="fill_value")
+    return variable if dtype is None else math.cast(variable, dtype)
+
+
+def _filled(shape: Any, value: Variable, function: str) -> Variable:
+    lengths = _shape_argument(shape, function)
+    _check_nonnegative(lengths, function)
+    return _alloc(value, *lengths)
+
+
+def zeros(shape: Any, dtype: Any = None) -> Variable:
+    """An array of zeros of `shape` (an int, a sequence of ints and integer scalars, or an
+    integer vector of static length such as x.shape); dtype defaults to config.floatX."""
+    return _filled(shape, constant(np.zeros((), dtype=_dtype_or_floatx(dtype))), "zeros")
+
+
+def ones(shape: Any, dtype: Any = None) -> Variable:
+    """An array of ones of `shape` (as in zeros); dtype defaults to config.floatX."""
+    return _filled(shape, constant(np.ones((), dtype=_dtype_or_floatx(dtype))), "ones")
+
+
+def full(shape: Any, fill_value: Any, dtype: Any = None) -> Variable:
+    """An array of `shape` filled with `fill_value` (broadcast to it). dtype defaults to the
+    fill value's (as numpy and PyTensor: a Python float gives config.floatX, an int int64)."""
+    dtype = None if dtype is None else normalize_dtype(dtype)
+    return _filled(shape, _fill_value(fill_value, dtype, "full"), "full")
+
+
+def _like(x: Any, value: Variable, function: str) -> Variable:
+    x = as_tensor_variable(x, op=function, argument="x")
+    return _alloc(value, *[_length(x, axis) for axis in range(x.type.ndim)])
+
+
+def _like_dtype(x: Any, dtype: Any, function: str) -> str:
+    if dtype is not None:
+        return normalize_dtype(dtype)
+    return as_tensor_variable(x, op=function, argument="x").type.dtype
+
+
+def zeros_like(x: Any, dtype: Any = None) -> Variable:
+    """An array of zeros of x's shape and (by default) dtype."""
+    dtype = _like_dtype(x, dtype, "zeros_like")
+    return _like(x, constant(np.zeros((), dtype=dtype)), "zeros_like")
+
+
+def ones_like(x: Any, dtype: Any = None) -> Variable:
+    """An array of ones of x's shape and (by default) dtype."""
+    dtype = _like_dtype(x, dtype, "ones_like")
+    return _like(x, constant(np.ones((), dtype=dtype)), "ones_like")
+
+
+def full_like(x: Any, fill_value: Any, dtype: Any = None) -> Variable:
+    """An array of x's shape filled with `fill_value` converted to `dtype` (default: x's)."""
+    dtype = _like_dtype(x, dtype, "full_like")
+    return _like(x, _fill_value(fill_value, dtype, "full_like"), "full_like")
+
+
+def _weak_scalar_constant(value: Any, dtype: str) -> Variable:
+    """A Python scalar as a constant of the dtype numpy 2 gives it next to an array of `dtype`
+    (NEP 50: int8 array and 1 -> int8), or of its own default dtype if that cannot hold it."""
+    weak = np.result_type(dtype, value)
+    if weak.kind in "iu":
+        info = np.iinfo(weak)
+        if not info.min <= value <= info.max:
+            return as_tensor_variable(value)
+    with np.errstate(all="ignore"):
+        return constant(np.asarray(value).astype(weak))
+
+
+def second(a: Any, b: Any) -> Variable:
+    """b broadcast to a's shape (Theano's fill): an array of a's shape holding b, of b's dtype;
+    a Python scalar b takes a's dtype when it fits, as in arithmetic (fill(x, 0) has x's
+    dtype)."""
+    a = as_tensor_variable(a, op="second", argument="a")
+    if is_python_scalar(b):
+        b = _weak_scalar_constant(b, a.type.dtype)
+    else:
+        b = as_tensor_variable(b, op="second", argument="b")
+    if b.type.ndim > a.type.ndim:
+        raise ValueError(f"second: b ({b.type}) has more dimensions than a ({a.type}); it "
+                         f"cannot be broadcast to a's shape")
+    return _like(a, b, "second")
+
+
+fill = second
+
+
+# ---------------------------------------------------------------------------------------------
+# Eye
+
+class Eye(Op):
+    """eye(n, m, k): the n x m array of `dtype` with ones on diagonal k (0: the main one,
+    positive: above, negative: below) and zeros elsewhere (numpy.eye)."""
+
+    __props__ = ("dtype",)
+
+    def __init__(self, dtype: Any):
+        self.dtype = normalize_dtype(dtype)
+
+    def make_node(self, n, m, k):
+        lengths = [_length_argument(n, self, "n"), _length_argument(m, self, "m")]
+        _check_nonnegative(lengths, self)
+        offset = _length_argument(k, self, "k")
+        inputs = [_as_length_variable(v) for v in (*lengths, offset)]
+        static = [_static_int(length) for length in lengths]
+        return Apply(self, inputs, [tensor_type(self.dtype, static)()])
+
+    def perform(self, node, inputs, output_storage):
+        n, m, k = (int(value) for value in inputs)
+        if n < 0 or m < 0:
+            raise ValueError(f"{self}: negative shape ({n}, {m})")
+        output_storage[0][0] = np.eye(n, m, k, dtype=self.dtype)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        n, m, _ = node.inputs
+        return [tuple(length if static is None else static
+                      for static, length in zip(node.outputs[0].type.shape, (n, m)))]
+
+
+def eye(n: Any, m: Any = None, k: Any = 0, dtype: Any = None) -> Variable:
+    """The n x m (m defaults to n) array with ones on diagonal k; n, m and k may be integer
+    scalars. dtype defaults to config.floatX."""
+    return Eye(_dtype_or_floatx(dtype))(n, n if m is None else m, k)
+
+
+def identity_like(x: Any, dtype: Any = None) -> Variable:
+    """An identity-like matrix of x's shape (ones on the main diagonal) and, by default, its
+    dtype. x must be 2-d."""
+    x = as_tensor_variable(x, op="identity_like")
+    if x.type.ndim != 2:
+        raise TypeError(f"identity_like: expected a matrix, got {x} of type {x.type}")
+    return eye(_length(x, 0), _length(x, 1), 0, dtype=x.type.dtype if dtype is None else dtype)
+
+
+# ---------------------------------------------------------------------------------------------
+# ARange
+
+def _arange_bound(value: Any, op: Any, name: str) -> Variable:
+    variable = as_tensor_variable(value, op=op, argument=name)
+    if variable.type.ndim != 0 or variable.type.dtype[0] == "c":
+        raise TypeError(f"{op}: {name} must be a real scalar, got {variable} of type "
+                        f"{variable.type}")
+    return variable
+
+
+def _arange_length(start: Any, stop: Any, step: Any) -> int:
+    """numpy's length of arange(start, stop, step): ceil((stop - start) / step), at least 0;
+    exact for integers."""
+    if all(isinstance(v, (bool, int)) for v in (start, stop, step)):
+        return max(0, -((start - stop) // step))
+    return max(0, python_math.ceil((stop - start) / step))
+
+
+class ARange(Op):
+    """arange(start, stop, step): the `dtype` vector start, start + step, ... up to and not
+    including stop (numpy.arange); its length is ceil((stop - start) / step), or 0."""
+
+    __props__ = ("dtype",)
+
+    def __init__(self, dtype: Any):
+        self.dtype = normalize_dtype(dtype)
+
+    def make_node(self, start, stop, step):
+        bounds = [_arange_bound(value, self, name)
+                  for value, name in ((start, "start"), (stop, "stop"), (step, "step"))]
+        length = None
+        if all(isinstance(v, Variable) and _is_constant(v) for v in bounds):
+            values = [v.data.item() if v.type.dtype != "bool" else int(v.data) for v in bounds]
+            if values[2] == 0:
+                raise ValueError(f"{self}: step must not be zero")
+            if not all(np.isfinite(values)):
+                raise ValueError(f"{self}: the bounds must be finite, got {values}")
+            length = _arange_length(*values)
+        return Apply(self, bounds, [tensor_type(self.dtype, (length,))()])
+
+    def perform(self, node, inputs, output_storage):
+        # Python scalars (booleans as ints): the length is then computed as in infer_shape.
+        start, stop, step = (value.item() if value.dtype.kind != "b" else int(value)
+                             for value in inputs)
+        if step == 0:
+            raise ValueError(f"{self}: step must not be zero")
+        output_storage[0][0] = np.arange(start, stop, step, dtype=self.dtype)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        static = node.outputs[0].type.shape[0]
+        if static is not None:
+            return [(static,)]
+        start, stop, step = node.inputs
+        if all(v.type.dtype[0] in "biu" for v in node.inputs):
+            start, stop, step = (math.cast(v, "int64") for v in node.inputs)
+            # ceil(a / b) == -((-a) // b) in exact integer arithmetic.
+            length = math.neg(math.int_div(math.sub(start, stop), step))
+        else:
+            start, stop, step = (math.cast(v, "float64") for v in node.inputs)
+            length = math.cast(math.ceil(math.true_div(math.sub(stop, start), step)), "int64")
+        return [(math.maximum(length, 0),)]
+
+
+def _is_constant(variable: Variable) -> bool:
+    return variable.owner is None and hasattr(variable, "data")
+
+
+def _arange_dtype(bounds: Sequence[Variable]) -> str:
+    """numpy's dtype for arange on these bounds (int64 for integers, float64 for floats),
+    except that float bounds none of which is float64 give config.floatX when that is
+    narrower (Theano's numpy+floatX rule: arange(0., 1., .1) is float32 under floatX=float32).
+    """
+    dtypes = [v.type.dtype for v in bounds]
+    # numpy cannot subtract booleans (arange(True, True) fails); they count as integers.
+    probes = [np.ones((), dtype="int64" if d == "bool" else d)[()] for d in dtypes]
+    dtype = np.arange(probes[0] - probes[0], probes[1], probes[2]).dtype.name
+    if dtype == "float64" and config.floatX != "float64" and "float64" not in dtypes:
+        dtype = upcast(config.floatX, *[d for d in dtypes if d[0] == "f"])
+    return dtype
+
+
+def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> Variable:
+    """numpy.arange with bounds that may be symbolic scalars: arange(stop) or
+    arange(start, stop, step). dtype: numpy's by default (see _arange_dtype)."""
+    if stop is None:
+        start, stop = 0, start
+    bounds = [_arange_bound(value, "arange", name)
+              for value, name in ((start, "start"), (stop, "stop"), (step, "step"))]
+    dtype = _arange_dtype(bounds) if dtype is None else normalize_dtype(dtype)
+    return ARange(dtype)(*bounds)
+
+
+# ---------------------------------------------------------------------------------------------
+# Join, concatenate, stack
+
+class Join(Op):
+    """join(axis, *tensors): the tensors concatenated along `axis` (numpy.concatenate). axis is
+    an integer scalar, constant or computed, negative counting from the end. The tensors have
+    the same number of dimensions (at least 1) and equal lengths on the other axes; the dtype
+    is numpy's promotion of theirs."""
+
+    def make_node(self, axis, *tensors):
+        axis = _axis_input(axis, self)
+        if not tensors:
+            raise ValueError(f"{self}: need at least one tensor to join")
+        variables = [as_tensor_variable(t, op=self, argument=index + 1)
+                     for index, t in enumerate(tensors)]
+        ndim = variables[0].type.ndim
+        for index, variable in enumerate(variables):
+            if variable.type.ndim != ndim or ndim == 0:
+                raise ValueError(f"{self}: all tensors must have the same number of dimensions "
+                                 f"(at least 1); got {', '.join(str(v.type) for v in variables)}")
+        dtype = upcast(*[v.type.dtype for v in variables])
+        static_axis = _static_int(axis)
+        if static_axis is None:
+            static = variables[0].type.shape if len(variables) == 1 else (None,) * ndim
+        else:
+            static_axis = _normalize_axis(static_axis, ndim, str(self))
+            static = _join_static_shape(self, [v.type.shape for v in variables], static_axis)
+        return Apply(self, [axis, *variables], [tensor_type(dtype, static)()])
+
+    def perform(self, node, inputs, output_storage):
+        axis, *arrays = inputs
+        axis = _runtime_axis(axis, arrays[0].ndim, self)
+        try:
+            result = np.concatenate(arrays, axis=axis)
+        except ValueError:
+            shapes = ", ".join(str(a.shape) for a in arrays)
+            raise ValueError(f"{self}: cannot join arrays of shapes {shapes} along axis {axis}: "
+                             f"their other lengths differ") from None
+        output_storage[0][0] = result.astype(node.outputs[0].type.dtype, copy=False)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        axis = node.inputs[0]
+        shapes = input_shapes[1:]
+        static = node.outputs[0].type.shape
+        ndim = len(static)
+        static_axis = _static_int(axis)
+        if static_axis is not None:
+            static_axis %= ndim
+        result: list[Length] = []
+        for dimension in range(ndim):
+            if static[dimension] is not None:
+                result.append(static[dimension])
+                continue
+            total = _sum([s[dimension] for s in shapes])
+            known = [s[dimension] for s in shapes if _static_int(s[dimension]) is not None]
+            other = known[0] if known else shapes[0][dimension]
+            if static_axis is not None:
+                result.append(total if dimension == static_axis else other)
+            else:
+                result.append(_axis_dependent(axis, ndim, dimension, total, other))
+        return [tuple(result)]
+
+
+def _join_static_shape(op: Op, shapes: Sequence[tuple], axis: int) -> tuple:
+    result = []
+    for dimension in range(len(shapes[0])):
+        lengths = [s[dimension] for s in shapes]
+        if dimension == axis:
+            result.append(sum(lengths) if None not in lengths else None)
+            continue
+        known = {length for length in lengths if length is not None}
+        if len(known) > 1:
+            raise ValueError(f"{op}: cannot join tensors of shapes "
+                             f"{', '.join(map(str, shapes))} along axis {axis}: axis "
+                             f"{dimension} has lengths {sorted(known)}")
+        result.append(known.pop() if known else None)
+    return tuple(result)
+
+
+_join = Join()
+
+
+def join(axis: Any, *tensors: Any) -> Variable:
+    """The tensors concatenated along `axis` (an int or an integer scalar variable)."""
+    return _join(axis, *tensors)
+
+
+def concatenate(tensors: Sequence[Any], axis: int | None = 0) -> Variable:
+    """numpy.concatenate: the tensors joined along `axis`; axis=None flattens them first."""
+    if not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"concatenate: expected a list or tuple of tensors, got "
+                        f"{type(tensors).__name__}")
+    if axis is None:
+        return join(0, *[flatten(as_tensor_variable(t, op="concatenate")) for t in tensors])
+    return join(axis, *tensors)
+
+
+def stack(tensors: Sequence[Any], axis: int = 0) -> Variable:
+    """numpy.stack: the tensors (of one shape; Python scalars and arrays allowed) joined along
+    a new axis `axis` of the result. Scalars are stacked with MakeVector."""
+    if not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"stack: expected a list or tuple of tensors, got "
+                        f"{type(tensors).__name__}")
+    if not tensors:
+        raise ValueError("stack: need at least one tensor to stack")
+    variables = [as_tensor_variable(t, op="stack", argument=index)
+                 for index, t in enumerate(tensors)]
+    ndim = variables[0].type.ndim
+    if any(v.type.ndim != ndim for v in variables):
+        raise ValueError(f"stack: all tensors must have the same shape; got "
+                         f"{', '.join(str(v.type) for v in variables)}")
+    axis = _normalize_axis(axis, ndim + 1, "stack")
+    if ndim == 0:
+        return MakeVector(upcast(*[v.type.dtype for v in variables]))(*variables)
+    return join(axis, *[expand_dims(v, axis) for v in variables])
+
+
+# ---------------------------------------------------------------------------------------------
+# Split
+
+class Split(Op):
+    """split(x, axis, splits): x cut along `axis` into n_splits consecutive pieces whose
+    lengths are the entries of the integer vector `splits` (they add up to x's length on that
+    axis). Each piece is a view of x."""
+
+    __props__ = ("n_splits",)
+
+    def __init__(self, n_splits: int):
+        if isinstance(n_splits, bool) or not isinstance(n_splits, (int, np.integer)) \
+                or n_splits < 1:
+            raise ValueError(f"Split: n_splits must be an int >= 1, got {n_splits!r}")
+        self.n_splits = int(n_splits)
+        self.view_map = {index: [0] for index in range(self.n_splits)}
+
+    def make_node(self, x, axis, splits):
+        x = as_tensor_variable(x, op=self, argument="x")
+        if x.type.ndim == 0:
+            raise TypeError(f"{self}: cannot split a 0-d tensor ({x})")
+        axis = _axis_input(axis, self)
+        splits = as_tensor_variable(splits, op=self, argument="splits")
+        if not _is_integer_type(splits, 1):
+            raise TypeError(f"{self}: splits must be an integer vector, got {splits} of type "
+                            f"{splits.type}")
+        if splits.type.shape[0] not in (None, self.n_splits):
+            raise ValueError(f"{self}: splits has {splits.type.shape[0]} entries, expected "
+                             f"{self.n_splits}")
+        sizes = _vector_static_entries(splits) or [None] * self.n_splits
+        if any(size is not None and size < 0 for size in sizes):
+            raise ValueError(f"{self}: split sizes must be >= 0, got {sizes}")
+        static_axis = _static_int(axis)
+        outputs = []
+        if static_axis is None:
+            outputs = [tensor_type(x.type.dtype, (None,) * x.type.ndim)()
+                       for _ in range(self.n_splits)]
+        else:
+            static_axis = _normalize_axis(static_axis, x.type.ndim, str(self))
+            length = x.type.shape[static_axis]
+            if length is not None and None not in sizes and sum(sizes) != length:
+                raise ValueError(f"{self}: split sizes {sizes} add up to {sum(sizes)}, but axis "
+                                 f"{static_axis} of {x} has length {length}")
+            for size in sizes:
+                shape = list(x.type.shape)
+                shape[static_axis] = size
+                outputs.append(tensor_type(x.type.dtype, shape)())
+        return Apply(self, [x, axis, splits], outputs)
+
+    def perform(self, node, inputs, output_storage):
+        x, axis, splits = inputs
+        axis = _runtime_axis(axis, x.ndim, self)
+        if splits.shape != (self.n_splits,):
+            raise ValueError(f"{self}: splits has {splits.size} entries, expected "
+                             f"{self.n_splits}")
+        sizes = [int(size) for size in splits]
+        if any(size < 0 for size in sizes):
+            raise ValueError(f"{self}: split sizes must be >= 0, got {sizes}")
+        if sum(sizes) != x.shape[axis]:
+            raise ValueError(f"{self}: split sizes {sizes} add up to {sum(sizes)}, but axis "
+                             f"{axis} of the input (shape {x.shape}) has length "
+                             f"{x.shape[axis]}")
+        pieces = np.split(x, np.cumsum(sizes[:-1]), axis=axis)
+        for storage, piece in zip(output_storage, pieces):
+            storage[0] = piece
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        x_shape = input_shapes[0]
+        axis = node.inputs[1]
+        static_axis = _static_int(axis)
+        if static_axis is not None:
+            static_axis %= len(x_shape)
+        sizes = _vector_entries(node.inputs[2], self.n_splits)
+        shapes = []
+        for output, size in zip(node.outputs, sizes):
+            shape: list[Length] = []
+            for dimension, static in enumerate(output.type.shape):
+                if static is not None:
+                    shape.append(static)
+                elif static_axis is not None:
+                    shape.append(size if dimension == static_axis else x_shape[dimension])
+                else:
+                    shape.append(_axis_dependent(axis, len(x_shape), dimension, size,
+                                                 x_shape[dimension]))
+            shapes.append(tuple(shape))
+        return shapes
+
+
+def split(x: Any, splits_size: Any, n_splits: int, axis: Any = 0) -> list[Variable]:
+    """x cut along `axis` into `n_splits` pieces of lengths `splits_size` (a sequence of ints
+    and integer scalars, or an integer vector), as Theano's split. Returns the list of pieces
+    (views of x), also when n_splits is 1."""
+    if isinstance(splits_size, Variable):
+        splits = splits_size
+    else:
+        splits = _length_vector(_shape_argument(splits_size, "split"))
+    return Split(n_splits).make_node(x, axis, splits).outputs
+
+
+# ---------------------------------------------------------------------------------------------
+# tile
+
+def tile(x: Any, reps: Any) -> Variable:
+    """numpy.tile: x repeated reps[i] times along axis i. reps is an int, a sequence of ints
+    and integer scalars, or an integer vector of static length; when it is longer than
+    x.ndim, x gets new leading axes, when shorter it is padded with leading 1s."""
+    x = as_tensor_variable(x, op="tile")
+    repeats = _shape_argument(reps, "tile")
+    _check_nonnegative(repeats, "tile")
+    ndim = max(x.type.ndim, len(repeats))
+    repeats = [1] * (ndim - len(repeats)) + repeats
+    if x.type.ndim < ndim:
+        x = DimShuffle(x.type.ndim, ("x",) * (ndim - x.type.ndim) + tuple(range(x.type.ndim)))(x)
+    lengths = [_length(x, axis) for axis in range(ndim)]
+    # Broadcast x of shape (s0, s1, ...) to (r0, s0, r1, s1, ...), then merge each pair.
+    spread = DimShuffle(ndim, [entry for axis in range(ndim) for entry in ("x", axis)])(x)
+    tiled = _alloc(spread, *[entry for pair in zip(repeats, lengths) for entry in pair])
+    return reshape(tiled, [_product([r, n]) for r, n in zip(repeats, lengths)])

@@ -1,4 +1,8 @@
-"""Shape ops: shape, shape_i, specify_shape, reshape, flatten, squeeze, expand_dims."""
+"""Shape ops: shape, shape_i, specify_shape, reshape, flatten, squeeze, expand_dims, size.
+
+Lengths in shape graphs are int64 scalars. Where a length is known when the graph is built it
+is kept as a Python int (see `_length`), so that static shapes stay exact through reshapes.
+"""
 
 from __future__ import annotations
 
@@ -9,10 +13,30 @@ import numpy as np
 
 from sympile.graph.basic import Apply, Constant, Variable
 from sympile.graph.op import Op
+from sympile.scalar.basic import INTEGER_DTYPES, normalize_dtype
+from sympile.tensor import math
+from sympile.tensor.elemwise import DimShuffle
 from sympile.tensor.type import tensor_type
-from sympile.tensor.variable import as_tensor_variable
+from sympile.tensor.variable import as_tensor_variable, constant
 
-__all__ = ["Shape", "ShapeI", "SpecifyShape", "shape", "shape_i", "specify_shape"]
+__all__ = [
+    "MakeVector",
+    "Reshape",
+    "Shape",
+    "ShapeI",
+    "SpecifyShape",
+    "expand_dims",
+    "flatten",
+    "reshape",
+    "shape",
+    "shape_i",
+    "size",
+    "specify_shape",
+    "squeeze",
+]
+
+# A length: known when the graph is built (an int) or computed (an int64 0-d tensor).
+Length = int | Variable
 
 
 class Shape(Op):
@@ -108,8 +132,9 @@ class SpecifyShape(Op):
         x, *lengths = inputs
         for axis, length in enumerate(lengths):
             if length.ndim == 0 and int(length) >= 0 and x.shape[axis] != int(length):
-                expected = tuple("?" if np.asarray(n) < 0 else int(n) for n in lengths)
-                raise ValueError(f"specify_shape: expected shape {expected}, got {x.shape}")
+                expected = ", ".join("?" if int(n) < 0 else str(int(n)) for n in lengths)
+                expected += "," if len(lengths) == 1 else ""
+                raise ValueError(f"specify_shape: expected shape ({expected}), got {x.shape}")
         output_storage[0][0] = x
 
     def infer_shape(self, fgraph, node, input_shapes):
@@ -136,3 +161,376 @@ def specify_shape(x: Any, shape: Sequence[Any]) -> Variable:
         raise TypeError("specify_shape: give the shape as a tuple of lengths, not a symbolic "
                         "vector")
     return _specify_shape(x, *shape)
+
+
+# ---------------------------------------------------------------------------------------------
+# Lengths: helpers shared by the shape-building functions here and in tensor/basic.py.
+
+def _is_integer_type(variable: Variable, ndim: int) -> bool:
+    return variable.type.ndim == ndim and variable.type.dtype in INTEGER_DTYPES
+
+
+def _static_int(variable: Length) -> int | None:
+    """The value of a length if it is known when the graph is built."""
+    if isinstance(variable, (int, np.integer)):
+        return int(variable)
+    if isinstance(variable, Constant) and variable.type.ndim == 0:
+        return int(variable.data)
+    return None
+
+
+def _length(x: Variable, axis: int) -> Length:
+    """The length of axis `axis` of x: an int if x's type knows it, else a Shape_i node."""
+    static = x.type.shape[axis]
+    return static if static is not None else ShapeI(axis)(x)
+
+
+def _product(lengths: Sequence[Length]) -> Length:
+    """The product of lengths, folded to an int where they are known (0 if any is 0)."""
+    known = 1
+    symbolic = []
+    for length in lengths:
+        value = _static_int(length)
+        if value is None:
+            symbolic.append(length)
+        else:
+            known *= value
+    if known == 0 or not symbolic:
+        return known
+    result = symbolic[0]
+    for length in symbolic[1:]:
+        result = math.mul(result, length)
+    return result if known == 1 else math.mul(result, known)
+
+
+def _as_length_variable(length: Length) -> Variable:
+    """A length as an int64 0-d tensor."""
+    if isinstance(length, Variable):
+        return math.cast(length, "int64")
+    return constant(np.int64(length))
+
+
+def _length_argument(value: Any, function: str, position: int | str) -> Length:
+    """One user-given length (an int or an integer 0-d tensor) checked and normalized."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{function}: shape entry {position} must be an integer, got {value!r}")
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, Variable):
+        variable = as_tensor_variable(value, op=function, argument=f"shape[{position}]")
+        if not _is_integer_type(variable, 0):
+            raise TypeError(f"{function}: shape entry {position} must be an integer scalar, "
+                            f"got {variable} of type {variable.type}")
+        static = _static_int(variable)
+        return variable if static is None else static
+    raise TypeError(f"{function}: shape entry {position} must be an int or an integer scalar "
+                    f"variable, got {type(value).__name__} {value!r}")
+
+
+def _vector_static_entries(vector: Variable) -> list[int | None] | None:
+    """The values of a 1-d length vector known when the graph is built (None where unknown),
+    or None if not even its length is known. Builds no graph."""
+    if isinstance(vector, Constant):
+        return [int(v) for v in vector.data]
+    owner = vector.owner
+    if owner is not None and isinstance(owner.op, Shape):
+        return list(owner.inputs[0].type.shape)
+    if owner is not None and isinstance(owner.op, MakeVector):
+        return [_static_int(v) for v in owner.inputs]
+    if vector.type.shape[0] is not None:
+        return [None] * vector.type.shape[0]
+    return None
+
+
+def _vector_entries(vector: Variable, length: int | None = None) -> list[Length]:
+    """The entries of a 1-d length vector of `length` entries (default: its static length),
+    as lengths: taken from the graph that built it where possible (a constant, shape(x), a
+    MakeVector), else indexed."""
+    if isinstance(vector, Constant):
+        return [int(v) for v in vector.data]
+    owner = vector.owner
+    if owner is not None and isinstance(owner.op, Shape):
+        source = owner.inputs[0]
+        return [_length(source, axis) for axis in range(source.type.ndim)]
+    if owner is not None and isinstance(owner.op, MakeVector):
+        return [v if _static_int(v) is None else _static_int(v) for v in owner.inputs]
+    count = vector.type.shape[0] if length is None else length
+    return [vector[index] for index in range(count)]
+
+
+def _shape_argument(shape: Any, function: str) -> list[Length]:
+    """A user's shape argument (an int, a sequence of ints and integer scalars, or an integer
+    vector of static length such as x.shape) as a list of lengths."""
+    if isinstance(shape, (list, tuple)):
+        return [_length_argument(entry, function, position)
+                for position, entry in enumerate(shape)]
+    if isinstance(shape, np.ndarray):
+        if shape.ndim > 1:
+            raise TypeError(f"{function}: a shape must be 1-d, got an array of shape "
+                            f"{shape.shape}")
+        return [_length_argument(entry, function, position)
+                for position, entry in enumerate(shape.reshape(-1))]
+    if isinstance(shape, Variable):
+        variable = as_tensor_variable(shape, op=function, argument="shape")
+        if _is_integer_type(variable, 0):
+            return [_length_argument(variable, function, 0)]
+        if not _is_integer_type(variable, 1):
+            raise TypeError(f"{function}: a shape must be integers, got {variable} of type "
+                            f"{variable.type}")
+        if variable.type.shape[0] is None:
+            raise TypeError(f"{function}: the length of the shape vector {variable} is not "
+                            f"known when the graph is built; give a tuple of lengths")
+        return _vector_entries(variable)
+    return [_length_argument(shape, function, 0)]
+
+
+def _check_nonnegative(lengths: Sequence[Length], function: Any) -> None:
+    for position, length in enumerate(lengths):
+        value = _static_int(length)
+        if value is not None and value < 0:
+            raise ValueError(f"{function}: negative length {value} at shape entry {position}")
+
+
+def _normalize_axis(axis: Any, ndim: int, function: str) -> int:
+    """`axis` as an int in [0, ndim); negative axes count from the end (numpy)."""
+    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
+        raise TypeError(f"{function}: an axis must be an int, got {axis!r}")
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"{function}: axis {axis} is out of bounds for {ndim} dimensions")
+    return int(axis) % ndim
+
+
+def _normalize_axes(axis: Any, ndim: int, function: str) -> tuple[int, ...]:
+    """An int or a sequence of ints as distinct axes in [0, ndim)."""
+    axes = tuple(axis) if isinstance(axis, (list, tuple)) else (axis,)
+    normalized = tuple(_normalize_axis(a, ndim, function) for a in axes)
+    if len(set(normalized)) != len(normalized):
+        raise ValueError(f"{function}: repeated axis in {axis!r}")
+    return normalized
+
+
+# ---------------------------------------------------------------------------------------------
+# MakeVector and Reshape
+
+class MakeVector(Op):
+    """make_vector(*scalars): the 1-d tensor of `dtype` holding the given 0-d tensors (each of
+    a dtype that converts to `dtype` without loss). Builds shape vectors and stack()s
+    scalars."""
+
+    __props__ = ("dtype",)
+
+    def __init__(self, dtype: Any = "int64"):
+        self.dtype = normalize_dtype(dtype)
+
+    def make_node(self, *scalars):
+        variables = []
+        for index, value in enumerate(scalars):
+            variable = as_tensor_variable(value, op=self, argument=index)
+            if variable.type.ndim != 0:
+                raise TypeError(f"{self}: input {index} must be a 0-d tensor, got {variable} "
+                                f"of type {variable.type}")
+            if not np.can_cast(variable.type.dtype, self.dtype, casting="safe"):
+                raise TypeError(f"{self}: input {index} of dtype {variable.type.dtype} cannot "
+                                f"be converted to {self.dtype} without loss")
+            variables.append(variable)
+        return Apply(self, variables, [tensor_type(self.dtype, (len(variables),))()])
+
+    def perform(self, node, inputs, output_storage):
+        output_storage[0][0] = np.array(inputs, dtype=self.dtype).reshape(len(inputs))
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [(len(node.inputs),)]
+
+
+def _length_vector(lengths: Sequence[Length]) -> Variable:
+    """An int64 vector of lengths: a constant if all are known, else a MakeVector."""
+    if all(_static_int(length) is not None for length in lengths):
+        return constant(np.array([_static_int(length) for length in lengths], dtype="int64"))
+    return MakeVector("int64")(*[_as_length_variable(length) for length in lengths])
+
+
+class Reshape(Op):
+    """reshape(x, shape): x's elements in C order, in an array of `shape` (an integer vector
+    of `ndim` entries, one of which may be -1: the length that makes the size match)."""
+
+    __props__ = ("ndim",)
+    view_map = {0: [0]}
+
+    def __init__(self, ndim: int):
+        if isinstance(ndim, bool) or not isinstance(ndim, (int, np.integer)) or ndim < 0:
+            raise ValueError(f"Reshape: ndim must be an int >= 0, got {ndim!r}")
+        self.ndim = int(ndim)
+
+    def make_node(self, x, shape):
+        x = as_tensor_variable(x, op=self, argument="x")
+        shape = as_tensor_variable(shape, op=self, argument="shape")
+        if not _is_integer_type(shape, 1):
+            raise TypeError(f"{self}: the shape must be an integer vector, got {shape} of type "
+                            f"{shape.type}")
+        if shape.type.shape[0] not in (None, self.ndim):
+            raise ValueError(f"{self}: the shape has {shape.type.shape[0]} entries, expected "
+                             f"{self.ndim}")
+        entries = _vector_static_entries(shape) or [None] * self.ndim
+        static = _reshape_static_shape(self, x.type.shape, entries)
+        return Apply(self, [x, shape], [tensor_type(x.type.dtype, static)()])
+
+    def perform(self, node, inputs, output_storage):
+        x, shape = inputs
+        if shape.shape != (self.ndim,):
+            raise ValueError(f"{self}: the shape has {shape.size} entries, expected {self.ndim}")
+        requested = tuple(int(length) for length in shape)
+        if any(length < -1 for length in requested) or requested.count(-1) > 1:
+            raise ValueError(f"{self}: shape {requested} is invalid: entries must be >= 0, "
+                             f"with at most one -1")
+        try:
+            output_storage[0][0] = x.reshape(requested)
+        except ValueError:
+            raise ValueError(f"{self}: cannot reshape an array of shape {x.shape} (size "
+                             f"{x.size}) into shape {requested}") from None
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        x_shape = input_shapes[0]
+        static = node.outputs[0].type.shape
+        entries = _vector_entries(node.inputs[1], self.ndim)
+        if all(length is not None for length in static):
+            return [static]
+        # An entry that is (or may be) -1 is the size divided by the product of the others;
+        # with exactly one -1 among the entries that is size // -product(entries).
+        missing = math.int_div(_as_length_variable(_product(x_shape)),
+                               math.neg(_as_length_variable(_product(entries))))
+        result: list[Length] = []
+        for length, entry in zip(static, entries):
+            value = _static_int(entry)
+            if length is not None:
+                result.append(length)
+            elif value == -1:
+                result.append(missing)
+            elif value is not None:
+                result.append(value)
+            else:
+                result.append(math.switch(math.eq(entry, -1), missing, entry))
+        return [tuple(result)]
+
+
+def _reshape_static_shape(op: Op, x_shape: Sequence[int | None],
+                          entries: Sequence[int | None]) -> tuple[int | None, ...]:
+    """The output lengths known when the graph is built; ValueError for a shape that cannot
+    fit any value of x's type."""
+    for entry in entries:
+        if entry is not None and entry < -1:
+            raise ValueError(f"{op}: shape entries must be >= 0 or -1, got {tuple(entries)}")
+    if list(entries).count(-1) > 1:
+        raise ValueError(f"{op}: at most one shape entry can be -1, got {tuple(entries)}")
+    result = [None if entry is None or entry == -1 else entry for entry in entries]
+    if 0 in x_shape:
+        size = 0
+    elif all(length is not None for length in x_shape):
+        size = int(np.prod(x_shape, dtype="int64"))
+    else:
+        return tuple(result)
+    open_positions = [i for i, length in enumerate(result) if length is None]
+    known_product = int(np.prod([length for length in result if length is not None],
+                                dtype="int64"))
+    shown = tuple("?" if entry is None else entry for entry in entries)
+    if not open_positions:
+        if known_product != size:
+            raise ValueError(f"{op}: cannot reshape an input of shape "
+                             f"{tuple(x_shape)} (size {size}) into shape {shown}")
+        return tuple(result)
+    if len(open_positions) > 1:
+        return tuple(result)
+    # One open entry: -1, or a symbolic length that must be -1 or the one value that fits.
+    (position,) = open_positions
+    if known_product == 0:
+        if size != 0 or entries[position] == -1:
+            raise ValueError(f"{op}: cannot reshape an input of shape {tuple(x_shape)} "
+                             f"(size {size}) into shape {shown}")
+        return tuple(result)
+    if size % known_product:
+        raise ValueError(f"{op}: cannot reshape an input of shape {tuple(x_shape)} "
+                         f"(size {size}) into shape {shown}")
+    result[position] = size // known_product
+    return tuple(result)
+
+
+def reshape(x: Any, shape: Any, ndim: int | None = None) -> Variable:
+    """x with its elements (in C order) arranged in `shape`: a sequence of ints and integer
+    scalars, or an integer vector (whose length is its static length, or `ndim`). One entry
+    may be -1: the length that keeps the size. Returns a view where numpy would."""
+    x = as_tensor_variable(x, op="reshape")
+    if isinstance(shape, Variable):
+        vector = as_tensor_variable(shape, op="reshape", argument="shape")
+        if _is_integer_type(vector, 1):
+            length = vector.type.shape[0]
+            if length is None and ndim is None:
+                raise ValueError(f"reshape: the length of the shape vector {vector} is not "
+                                 f"known when the graph is built; pass ndim")
+            if length is not None and ndim is not None and length != ndim:
+                raise ValueError(f"reshape: ndim={ndim} but the shape vector has {length} "
+                                 f"entries")
+            return Reshape(length if length is not None else ndim)(x, vector)
+    lengths = _shape_argument(shape, "reshape")
+    if ndim is not None and ndim != len(lengths):
+        raise ValueError(f"reshape: ndim={ndim} but the shape has {len(lengths)} entries")
+    return Reshape(len(lengths))(x, _length_vector(lengths))
+
+
+def flatten(x: Any, ndim: int = 1) -> Variable:
+    """x with its first ndim - 1 axes kept and the others merged into one (Theano's flatten;
+    ndim=1 is numpy's ravel)."""
+    x = as_tensor_variable(x, op="flatten")
+    if isinstance(ndim, bool) or not isinstance(ndim, (int, np.integer)):
+        raise TypeError(f"flatten: ndim must be an int, got {ndim!r}")
+    if not 1 <= ndim <= max(x.type.ndim, 1):
+        raise ValueError(f"flatten: ndim must be between 1 and {max(x.type.ndim, 1)} for "
+                         f"{x} of type {x.type}, got {ndim}")
+    if ndim == x.type.ndim:
+        return x
+    kept = [_length(x, axis) for axis in range(ndim - 1)]
+    merged = _product([_length(x, axis) for axis in range(ndim - 1, x.type.ndim)])
+    return Reshape(ndim)(x, _length_vector(kept + [merged]))
+
+
+def squeeze(x: Any, axis: Any = None) -> Variable:
+    """x without the given length-1 axes (numpy.squeeze), a view.
+
+    axis=None drops the axes whose type says they have length 1 (an axis of unknown length
+    is kept even if it happens to have length 1). An explicit axis (int or tuple, negative
+    counts from the end) must have length 1: ValueError when the graph is built if its type
+    says otherwise, else at run time (PyTensor's behaviour).
+    """
+    x = as_tensor_variable(x, op="squeeze")
+    if axis is None:
+        axes = tuple(a for a, length in enumerate(x.type.shape) if length == 1)
+    else:
+        axes = _normalize_axes(axis, x.type.ndim, "squeeze")
+    if not axes:
+        return x
+    for a in axes:
+        if x.type.shape[a] not in (None, 1):
+            raise ValueError(f"squeeze: cannot squeeze axis {a} of {x} ({x.type}): it has "
+                             f"length {x.type.shape[a]}, not 1")
+    unknown = [a for a in axes if x.type.shape[a] is None]
+    if unknown:
+        # The run-time check that makes the axes droppable.
+        x = specify_shape(x, [1 if a in unknown else None for a in range(x.type.ndim)])
+    return DimShuffle(x.type.ndim, [a for a in range(x.type.ndim) if a not in axes])(x)
+
+
+def expand_dims(x: Any, axis: Any) -> Variable:
+    """x with new length-1 axes at positions `axis` (an int or a tuple, counted in the
+    result; negative from its end), as numpy.expand_dims. A view."""
+    x = as_tensor_variable(x, op="expand_dims")
+    count = len(axis) if isinstance(axis, (list, tuple)) else 1
+    new_axes = _normalize_axes(axis, x.type.ndim + count, "expand_dims")
+    source_axes = iter(range(x.type.ndim))
+    pattern = ["x" if a in new_axes else next(source_axes)
+               for a in range(x.type.ndim + count)]
+    return DimShuffle(x.type.ndim, pattern)(x)
+
+
+def size(x: Any) -> Variable:
+    """The number of elements of x (the product of its shape), an int64 scalar; a constant
+    where the type knows it."""
+    x = as_tensor_variable(x, op="size")
+    return _as_length_variable(_product([_length(x, axis) for axis in range(x.type.ndim)]))
