@@ -85,3 +85,27 @@ def arrays(dtype: str, shape: Any, elements: Any = None):
             info = np.iinfo(dtype)
             elements = st.integers(max(info.min, -100), min(info.max, 100))
     return hnp.arrays(dtype, shape, elements=elements)
+
+
+class GradCase:
+    """One row of the gradient table: `fun` maps symbolic float inputs to one output, and
+    `make_point(rng)` gives the float64 values to check at. `rop=False` only where forward
+    mode does not apply (say why in `note`)."""
+
+    def __init__(self, name: str, fun: Any, make_point: Any, rop: bool = True,
+                 note: str = "", **tolerances: float):
+        self.name, self.fun, self.make_point = name, fun, make_point
+        self.rop, self.note, self.tolerances = rop, note, tolerances
+
+    def __repr__(self):
+        return self.name
+
+
+def check_grad_case(case: GradCase, seed: int = 0) -> None:
+    """verify_grad, and verify_rop (finite differences and the Lop identity), on `case`."""
+    from sympile.gradient import verify_grad, verify_rop
+    rng = np.random.default_rng(seed)
+    point = case.make_point(rng)
+    verify_grad(case.fun, point, rng=rng, **case.tolerances)
+    if case.rop:
+        verify_rop(case.fun, point, rng=rng, **case.tolerances)

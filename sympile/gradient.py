@@ -1,0 +1,808 @@
+"""Symbolic differentiation: grad, Lop, Rop, jacobian, hessian, Hessian- and Gauss-Newton-vector
+products, gradient markers, and the numeric checker verify_grad.
+
+The rules live on the Ops (L_op for reverse mode, R_op for forward mode, DESIGN.md); this module
+only walks graphs.
+
+Rules' conventions:
+- L_op(inputs, outputs, output_grads) returns one gradient per input. An output that does not
+  lead to the cost has a DisconnectedType gradient. An input the output does not depend on
+  gets `disconnected_type()`; one where the gradient is not defined gets
+  `grad_undefined(op, index, x)` or `grad_not_implemented(op, index, x)`, never a silent zero.
+- R_op(inputs, eval_points) returns one tangent per output. eval_points[i] is None when input
+  i does not depend on the variables Rop differentiates against; a None result means the
+  output does not either.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from sympile.config import config
+from sympile.graph.basic import Apply, Constant, Variable, io_toposort, graph_inputs
+from sympile.graph.op import Op
+from sympile.graph.type import Type
+from sympile.graph.utils import MethodNotDefined
+from sympile.scalar.basic import DISCRETE_DTYPES
+from sympile.tensor.type import TensorType
+from sympile.tensor.variable import as_tensor_variable
+
+__all__ = [
+    "grad", "Lop", "Rop", "jacobian", "hessian", "hessian_vector_product",
+    "gauss_newton_vector_product", "verify_grad", "grad_undefined", "grad_not_implemented",
+    "disconnected_type", "DisconnectedType", "NullType", "NullTypeGradError",
+    "DisconnectedInputError", "GradientError", "zero_grad", "disconnected_grad",
+    "consider_constant", "stop_gradient", "grad_clip", "grad_scale", "numeric_grad",
+    "verify_rop", "JacobianLoop",
+]
+
+
+# ---------------------------------------------------------------------------------------------
+# Special gradient types
+
+class DisconnectedType(Type):
+    """The 'gradient' of something that does not depend on the variable: no value at all."""
+
+    def filter(self, value, strict=False, allow_downcast=None):
+        raise TypeError("a disconnected gradient has no value")
+
+    def __eq__(self, other):
+        return type(other) is type(self)
+
+    def __hash__(self):
+        return hash(type(self))
+
+    def __str__(self):
+        return "DisconnectedType"
+
+
+def disconnected_type() -> Variable:
+    """A fresh Variable meaning 'this input does not influence the output'."""
+    return DisconnectedType()()
+
+
+class NullType(Type):
+    """A gradient that is undefined or not implemented; `why_null` says which and why."""
+
+    def __init__(self, why_null: str):
+        self.why_null = why_null
+
+    def filter(self, value, strict=False, allow_downcast=None):
+        raise TypeError(f"a null gradient has no value: {self.why_null}")
+
+    def __eq__(self, other):
+        return type(other) is type(self) and other.why_null == self.why_null
+
+    def __hash__(self):
+        return hash((type(self), self.why_null))
+
+    def __str__(self):
+        return "NullType"
+
+
+class GradientError(ValueError):
+    """An Op's gradient rule returned something inconsistent (wrong count, type or shape)."""
+
+
+class NullTypeGradError(TypeError):
+    """The gradient asked for goes through an input whose gradient is undefined."""
+
+
+class DisconnectedInputError(ValueError):
+    """grad was asked for a variable the cost does not depend on (disconnected_inputs='raise')."""
+
+
+def grad_undefined(op: Any, x_pos: int, x: Variable, comment: str = "") -> Variable:
+    """The gradient of `op` with respect to its input `x_pos` is mathematically undefined."""
+    return NullType(f"the gradient of {op} with respect to input {x_pos} ({x}) is undefined"
+                    f"{': ' + comment if comment else ''}")()
+
+
+def grad_not_implemented(op: Any, x_pos: int, x: Variable, comment: str = "") -> Variable:
+    """The gradient of `op` with respect to its input `x_pos` exists but is not implemented."""
+    return NullType(f"the gradient of {op} with respect to input {x_pos} ({x}) is not "
+                    f"implemented{': ' + comment if comment else ''}")()
+
+
+def _is_disconnected(variable: Any) -> bool:
+    return isinstance(getattr(variable, "type", None), DisconnectedType)
+
+
+def _is_null(variable: Any) -> bool:
+    return isinstance(getattr(variable, "type", None), NullType)
+
+
+def _is_discrete(variable: Variable) -> bool:
+    return isinstance(variable.type, TensorType) and variable.type.dtype in DISCRETE_DTYPES
+
+
+def _float_zeros_like(variable: Variable) -> Variable:
+    from sympile.tensor.basic import zeros_like
+    dtype = variable.type.dtype if not _is_discrete(variable) else config.floatX
+    return zeros_like(variable, dtype=dtype)
+
+
+# ---------------------------------------------------------------------------------------------
+# Reverse mode
+
+def grad(cost: Variable | None, wrt: Variable | Sequence[Variable],
+         consider_constant: Sequence[Variable] | None = None,
+         disconnected_inputs: str = "raise", add_names: bool = True,
+         known_grads: dict[Variable, Any] | None = None, return_disconnected: str = "zero",
+         null_gradients: str = "raise") -> Variable | list[Variable | None]:
+    """d cost / d wrt, by reverse-mode accumulation.
+
+    cost: a scalar (may be None when known_grads seeds the backward pass).
+    wrt: a Variable or a list; the result has the same structure.
+    consider_constant: variables whose gradient is not propagated (treated as constants).
+    disconnected_inputs: 'raise' | 'warn' | 'ignore' when cost does not depend on a wrt.
+    known_grads: {variable: its gradient}, seeds for the backward pass (Lop uses this).
+    return_disconnected: 'zero' (zeros_like(wrt)), 'none' (None) or 'disconnected'
+    (a DisconnectedType variable) for such a wrt.
+    null_gradients: 'raise' a NullTypeGradError for an undefined gradient, or 'return' it.
+    """
+    for name, value, allowed in [("disconnected_inputs", disconnected_inputs,
+                                  ("raise", "warn", "ignore")),
+                                 ("return_disconnected", return_disconnected,
+                                  ("zero", "none", "disconnected")),
+                                 ("null_gradients", null_gradients, ("raise", "return"))]:
+        if value not in allowed:
+            raise ValueError(f"grad: {name} must be one of {allowed}, got {value!r}")
+    single = isinstance(wrt, Variable)
+    wrt_list = [wrt] if single else list(wrt)
+    for index, variable in enumerate(wrt_list):
+        if not isinstance(variable, Variable):
+            raise TypeError(f"grad: wrt[{index}] is {variable!r}, expected a Variable")
+        if isinstance(variable, Constant):
+            raise TypeError(f"grad: wrt[{index}] is the constant {variable}; a gradient "
+                            f"with respect to a constant is meaningless (make it a variable)")
+        if _is_disconnected(variable) or _is_null(variable):
+            raise TypeError(f"grad: wrt[{index}] ({variable}) is not a differentiable variable")
+
+    seeds: dict[Variable, Variable] = {}
+    if cost is not None:
+        if not isinstance(cost, Variable):
+            raise TypeError(f"grad: cost must be a Variable, got {cost!r}")
+        if not isinstance(cost.type, TensorType) or cost.type.ndim != 0:
+            raise TypeError(f"grad: cost must be a scalar (0-d tensor), got {cost} of type "
+                            f"{cost.type}; sum or index it, or use Lop / known_grads")
+        from sympile.tensor.basic import ones_like
+        seeds[cost] = ones_like(cost, dtype=cost.type.dtype if not _is_discrete(cost)
+                                else config.floatX)
+    elif not known_grads:
+        raise TypeError("grad: cost is None and no known_grads are given: nothing to "
+                        "differentiate")
+    for variable, gradient in (known_grads or {}).items():
+        if not isinstance(variable, Variable):
+            raise TypeError(f"grad: known_grads key {variable!r} is not a Variable")
+        if not _is_disconnected(gradient):
+            gradient = _as_gradient_of(variable, gradient, "grad: known_grads")
+        seeds[variable] = gradient
+
+    gradients = _backpropagate(seeds, wrt_list, consider_constant or ())
+
+    results: list[Variable | None] = []
+    for variable, gradient in zip(wrt_list, gradients):
+        if gradient is None:
+            message = (f"grad: the cost does not depend on {variable} (created at "
+                       f"{variable.creation_site()}); pass disconnected_inputs='ignore' or "
+                       f"'warn' to get {return_disconnected!r} for it")
+            if disconnected_inputs == "raise":
+                raise DisconnectedInputError(message)
+            if disconnected_inputs == "warn":
+                warnings.warn(message, stacklevel=2)
+            if return_disconnected == "zero":
+                gradient = _float_zeros_like(variable)
+            elif return_disconnected == "disconnected":
+                gradient = disconnected_type()
+        elif _is_null(gradient) and null_gradients == "raise":
+            raise NullTypeGradError(f"grad: {gradient.type.why_null}")
+        if gradient is not None and add_names and variable.name and not _is_null(gradient) \
+                and not _is_disconnected(gradient) and gradient.name is None:
+            gradient.name = f"(d{_cost_name(cost)}/d{variable.name})"
+        results.append(gradient)
+    return results[0] if single else results
+
+
+def _cost_name(cost: Variable | None) -> str:
+    return cost.name if cost is not None and cost.name else "cost"
+
+
+def _as_gradient_of(variable: Variable, gradient: Any, where: str) -> Variable:
+    """`gradient` as a Variable with the ndim of `variable` and a float dtype."""
+    try:
+        gradient = as_tensor_variable(gradient)
+    except TypeError as error:
+        raise TypeError(f"{where}: the gradient for {variable} is not a tensor: {error}") \
+            from None
+    if not isinstance(variable.type, TensorType):
+        return gradient
+    if gradient.type.ndim != variable.type.ndim:
+        raise ValueError(f"{where}: the gradient for {variable} ({variable.type}) has "
+                         f"{gradient.type.ndim} dimensions, expected {variable.type.ndim}")
+    return gradient
+
+
+def _backpropagate(seeds: dict[Variable, Variable], wrt: list[Variable],
+                   consider_constant: Sequence[Variable]) -> list[Variable | None]:
+    """Accumulate gradients from `seeds` back to each of `wrt` (None: disconnected)."""
+    constant_ids = {id(v) for v in consider_constant}
+    wrt_ids = {id(v) for v in wrt}
+    nodes = io_toposort(graph_inputs(list(seeds), blockers=wrt), list(seeds))
+    # Forward: which variables depend on some wrt (through differentiable paths).
+    depends: set[int] = set(wrt_ids)
+    for node in nodes:
+        for index, variable in enumerate(node.inputs):
+            if id(variable) in depends and id(variable) not in constant_ids \
+                    and any(_connected(node, index, out) for out in range(len(node.outputs))):
+                for out_index, output in enumerate(node.outputs):
+                    if _connected(node, index, out_index):
+                        depends.add(id(output))
+    contributions: dict[int, list[Variable]] = {}
+    for variable, gradient in seeds.items():
+        if id(variable) in depends:
+            contributions.setdefault(id(variable), []).append(gradient)
+    totals: dict[int, Variable] = {}
+
+    def total(variable: Variable) -> Variable | None:
+        key = id(variable)
+        if key in totals:
+            return totals[key]
+        parts = [p for p in contributions.get(key, []) if not _is_disconnected(p)]
+        if not parts:
+            return None
+        nulls = [p for p in parts if _is_null(p)]
+        if nulls:
+            result = nulls[0]
+        else:
+            result = parts[0]
+            for part in parts[1:]:
+                result = result + part
+            if isinstance(variable.type, TensorType) and not _is_discrete(variable) \
+                    and result.type.dtype != variable.type.dtype:
+                from sympile.tensor.math import cast
+                result = cast(result, variable.type.dtype)
+        totals[key] = result
+        return result
+
+    for node in reversed(nodes):
+        if not any(id(o) in contributions for o in node.outputs):
+            continue
+        active = [i for i, v in enumerate(node.inputs)
+                  if id(v) in depends and id(v) not in constant_ids]
+        if not active:
+            continue
+        output_grads = []
+        for output in node.outputs:
+            gradient = total(output)
+            output_grads.append(disconnected_type() if gradient is None else gradient)
+        nulls = [g for g in output_grads if _is_null(g)]
+        if nulls:
+            input_grads = [nulls[0]] * len(node.inputs)
+        else:
+            input_grads = _call_l_op(node, output_grads)
+        for index in active:
+            gradient = input_grads[index]
+            if gradient is None or _is_disconnected(gradient):
+                continue
+            if _is_discrete(node.inputs[index]):
+                continue
+            contributions.setdefault(id(node.inputs[index]), []).append(gradient)
+    results = []
+    for variable in wrt:
+        gradient = total(variable)
+        if gradient is not None and _is_discrete(variable) and not _is_null(gradient):
+            gradient = _float_zeros_like(variable)
+        results.append(gradient)
+    return results
+
+
+def _connected(node: Apply, input_index: int, output_index: int) -> bool:
+    pattern_of = getattr(node.op, "connection_pattern", None)
+    if pattern_of is None:
+        return True
+    return bool(pattern_of(node)[input_index][output_index])
+
+
+def _call_l_op(node: Apply, output_grads: list[Variable]) -> list[Variable]:
+    op = node.op
+    try:
+        input_grads = op.L_op(node.inputs, node.outputs, output_grads)
+    except MethodNotDefined:
+        return [grad_not_implemented(op, i, x, "the op has no L_op")
+                for i, x in enumerate(node.inputs)]
+    if len(input_grads) != len(node.inputs):
+        raise GradientError(f"{op}.L_op returned {len(input_grads)} gradients for "
+                            f"{len(node.inputs)} inputs")
+    checked = []
+    for index, (variable, gradient) in enumerate(zip(node.inputs, input_grads)):
+        if gradient is None or _is_disconnected(gradient) or _is_null(gradient):
+            checked.append(gradient)
+            continue
+        if not isinstance(gradient, Variable):
+            raise GradientError(f"{op}.L_op returned {gradient!r} for input {index}, expected "
+                                f"a Variable")
+        if isinstance(variable.type, TensorType) and gradient.type.ndim != variable.type.ndim:
+            raise GradientError(f"{op}.L_op returned a gradient of {gradient.type.ndim} "
+                                f"dimensions for input {index} of {variable.type.ndim}")
+        checked.append(gradient)
+    return checked
+
+
+def Lop(f: Variable | Sequence[Variable], wrt: Variable | Sequence[Variable],
+        eval_points: Variable | Sequence[Variable], consider_constant=None,
+        disconnected_inputs: str = "raise") -> Variable | list[Variable]:
+    """The vector-Jacobian product eval_pointsᵀ · d f / d wrt (one reverse sweep)."""
+    f_list = [f] if isinstance(f, Variable) else list(f)
+    points = [eval_points] if isinstance(eval_points, Variable) or not isinstance(
+        eval_points, (list, tuple)) else list(eval_points)
+    if len(points) != len(f_list):
+        raise ValueError(f"Lop: {len(f_list)} outputs but {len(points)} eval_points")
+    known = {}
+    for index, (output, point) in enumerate(zip(f_list, points)):
+        point = _check_eval_point(output, point, f"Lop: eval_points[{index}]")
+        known[output] = point
+    return grad(None, wrt, consider_constant=consider_constant,
+                disconnected_inputs=disconnected_inputs, known_grads=known)
+
+
+def _check_eval_point(variable: Variable, point: Any, where: str) -> Variable:
+    try:
+        point = as_tensor_variable(point)
+    except TypeError as error:
+        raise TypeError(f"{where}: {error}") from None
+    if point.type.ndim != variable.type.ndim:
+        raise ValueError(f"{where} has {point.type.ndim} dimensions, but {variable} has "
+                         f"{variable.type.ndim} ({variable.type})")
+    for axis, (a, b) in enumerate(zip(point.type.shape, variable.type.shape)):
+        if a is not None and b is not None and a != b:
+            raise ValueError(f"{where} has length {a} on axis {axis}, but {variable} has {b}")
+    if _is_discrete(point) and not _is_discrete(variable):
+        raise TypeError(f"{where} has the discrete dtype {point.type.dtype}; tangents and "
+                        f"cotangents of {variable.type.dtype} values must be floats")
+    return point
+
+
+# ---------------------------------------------------------------------------------------------
+# Forward mode
+
+def Rop(f: Variable | Sequence[Variable], wrt: Variable | Sequence[Variable],
+        eval_points: Variable | Sequence[Variable], disconnected_outputs: str = "raise",
+        return_disconnected: str = "zero") -> Variable | list[Variable | None]:
+    """The Jacobian-vector product d f / d wrt · eval_points, by one forward sweep through the
+    Ops' R_op rules (Pearlmutter's R-operator)."""
+    if disconnected_outputs not in ("raise", "warn", "ignore"):
+        raise ValueError(f"Rop: disconnected_outputs must be 'raise', 'warn' or 'ignore', got "
+                         f"{disconnected_outputs!r}")
+    if return_disconnected not in ("zero", "none"):
+        raise ValueError(f"Rop: return_disconnected must be 'zero' or 'none', got "
+                         f"{return_disconnected!r}")
+    single = isinstance(f, Variable)
+    f_list = [f] if single else list(f)
+    wrt_list = [wrt] if isinstance(wrt, Variable) else list(wrt)
+    points = [eval_points] if isinstance(eval_points, Variable) or not isinstance(
+        eval_points, (list, tuple)) else list(eval_points)
+    if len(points) != len(wrt_list):
+        raise ValueError(f"Rop: {len(wrt_list)} wrt variables but {len(points)} eval_points")
+    tangents: dict[int, Variable] = {}
+    for index, (variable, point) in enumerate(zip(wrt_list, points)):
+        if not isinstance(variable, Variable):
+            raise TypeError(f"Rop: wrt[{index}] is {variable!r}, expected a Variable")
+        tangents[id(variable)] = _check_eval_point(variable, point, f"Rop: eval_points[{index}]")
+    for node in io_toposort(wrt_list, f_list):
+        input_points = [tangents.get(id(v)) for v in node.inputs]
+        if all(p is None for p in input_points):
+            continue
+        try:
+            output_points = node.op.R_op(node.inputs, input_points)
+        except MethodNotDefined:
+            raise NotImplementedError(f"Rop: {node.op} has no R_op rule (forward mode); it is "
+                                      f"needed for {node.outputs[0]} created at "
+                                      f"{node.outputs[0].creation_site()}") from None
+        if len(output_points) != len(node.outputs):
+            raise GradientError(f"{node.op}.R_op returned {len(output_points)} tangents for "
+                                f"{len(node.outputs)} outputs")
+        for output, point in zip(node.outputs, output_points):
+            if point is None:
+                continue
+            if point.type.ndim != output.type.ndim:
+                raise GradientError(f"{node.op}.R_op returned a tangent of {point.type.ndim} "
+                                    f"dimensions for an output of {output.type.ndim}")
+            if isinstance(output.type, TensorType) and not _is_discrete(output) \
+                    and point.type.dtype != output.type.dtype:
+                from sympile.tensor.math import cast
+                point = cast(point, output.type.dtype)
+            tangents[id(output)] = point
+    results: list[Variable | None] = []
+    for output in f_list:
+        point = tangents.get(id(output))
+        if point is None:
+            message = f"Rop: {output} does not depend on the wrt variables"
+            if disconnected_outputs == "raise":
+                raise ValueError(message + "; pass disconnected_outputs='ignore' to get zeros")
+            if disconnected_outputs == "warn":
+                warnings.warn(message, stacklevel=2)
+            point = _float_zeros_like(output) if return_disconnected == "zero" else None
+        results.append(point)
+    return results[0] if single else results
+
+
+# ---------------------------------------------------------------------------------------------
+# Second order
+
+def hessian_vector_product(cost: Variable, wrt: Variable | Sequence[Variable],
+                           v: Variable | Sequence[Variable]) -> Variable | list[Variable]:
+    """H · v for H the Hessian of scalar `cost` with respect to wrt: forward mode (Rop)
+    through the gradient graph, so it costs about two gradient evaluations."""
+    gradients = grad(cost, wrt, disconnected_inputs="ignore")
+    return Rop(gradients, wrt, v, disconnected_outputs="ignore")
+
+
+def gauss_newton_vector_product(loss_of_outputs: Variable, outputs: Variable | Sequence[Variable],
+                                params: Variable | Sequence[Variable],
+                                v: Variable | Sequence[Variable]) -> Variable | list[Variable]:
+    """G · v with G = Jᵀ H_L J, J the Jacobian of the model `outputs` with respect to params
+    and H_L the Hessian of the scalar loss with respect to the outputs (Schraudolph's
+    Gauss-Newton product for Hessian-free training): Rop through the model, then the loss's
+    Hessian-vector product, then Lop back."""
+    single_output = isinstance(outputs, Variable)
+    output_list = [outputs] if single_output else list(outputs)
+    jv = Rop(output_list, params, v, disconnected_outputs="ignore")
+    hjv = hessian_vector_product(loss_of_outputs, output_list, jv)
+    return Lop(output_list, params, hjv, disconnected_inputs="ignore")
+
+
+def jacobian(expression: Variable, wrt: Variable | Sequence[Variable],
+             consider_constant=None, disconnected_inputs: str = "raise"):
+    """d expression / d wrt, of shape expression.shape + wrt.shape (one reverse sweep per
+    element of expression). With a statically known size the rows are separate graphs;
+    otherwise a JacobianLoop node runs the row graph once per element at run time."""
+    from sympile.tensor.basic import stack
+    from sympile.tensor.shape import reshape, shape, size
+    single = isinstance(wrt, Variable)
+    wrt_list = [wrt] if single else list(wrt)
+    expression = as_tensor_variable(expression, op="jacobian")
+    flat = expression.flatten() if expression.type.ndim != 1 else expression
+    length = flat.type.shape[0]
+    results = []
+    for variable in wrt_list:
+        def row(index: Any, variable: Variable = variable) -> Variable:
+            return grad(flat[index], variable, consider_constant=consider_constant,
+                        disconnected_inputs=disconnected_inputs)
+
+        if length is not None:
+            rows = [row(i) for i in range(length)]
+            table = stack(rows) if rows else _empty_jacobian(variable)
+        else:
+            table = JacobianLoop.build(row, variable, size(expression))
+        if expression.type.ndim == 1:
+            results.append(table)
+        else:
+            from sympile.tensor.basic import concatenate
+            target = concatenate([shape(expression), shape(variable)])
+            results.append(reshape(table, target, ndim=expression.type.ndim + variable.type.ndim))
+    return results[0] if single else results
+
+
+def _empty_jacobian(variable: Variable) -> Variable:
+    from sympile.tensor.basic import zeros
+    from sympile.tensor.shape import shape_i
+    return zeros((0,) + tuple(shape_i(variable, a) for a in range(variable.type.ndim)),
+                 dtype=variable.type.dtype if not _is_discrete(variable) else config.floatX)
+
+
+class JacobianLoop(Op):
+    """Stacks row(i) for i in range(n), where row is a graph of the index i and of free
+    variables: a loop at run time, for a Jacobian whose number of rows is only known then.
+    (Scan generalises this; the row graph is compiled on first use.)"""
+
+    def __init__(self, index: Variable, free: list[Variable], row: Variable, wrt_position: int):
+        self.index, self.free, self.row = index, free, row
+        self.wrt_position = wrt_position  # among the free variables
+        self._compiled = None
+
+    def __eq__(self, other):
+        return self is other
+
+    def __hash__(self):
+        return id(self)
+
+    def __str__(self):
+        return "JacobianLoop"
+
+    @classmethod
+    def build(cls, row_of: Callable[[Variable], Variable], wrt: Variable,
+              n_rows: Variable) -> Variable:
+        from sympile.tensor.type import tensor_type
+        index = tensor_type("int64", ())("jacobian_row")
+        row = row_of(index)
+        free = [v for v in graph_inputs([row])
+                if v is not index and not isinstance(v, Constant)]
+        if wrt not in free:
+            free.append(wrt)
+        return cls(index, free, row, free.index(wrt))(n_rows, *free)
+
+    def make_node(self, n_rows, *free):
+        n_rows = as_tensor_variable(n_rows, op=self)
+        from sympile.tensor.type import tensor_type
+        output = tensor_type(self.row.type.dtype, (None,) + self.row.type.shape)()
+        return Apply(self, [n_rows, *free], [output])
+
+    def perform(self, node, inputs, output_storage):
+        from sympile.compile.function import function
+        if self._compiled is None:
+            # Fresh stand-ins for the free variables, so shared ones can be explicit inputs.
+            stand_ins = [v.type() for v in self.free]
+            self._compiled = function([self.index] + stand_ins, self.row,
+                                      givens=list(zip(self.free, stand_ins)),
+                                      on_unused_input="ignore")
+        n_rows, *free_values = inputs
+        rows = [np.asarray(self._compiled(np.int64(i), *free_values)) for i in range(int(n_rows))]
+        empty_shape = (0,) + np.shape(free_values[self.wrt_position])
+        output_storage[0][0] = np.stack(rows) if rows else \
+            np.zeros(empty_shape, dtype=node.outputs[0].type.dtype)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [(node.inputs[0],) + tuple(input_shapes[1 + self.wrt_position])]
+
+
+def hessian(cost: Variable, wrt: Variable | Sequence[Variable], consider_constant=None,
+            disconnected_inputs: str = "raise"):
+    """The Hessian of scalar `cost` with respect to each of wrt: shape wrt.shape * 2."""
+    single = isinstance(wrt, Variable)
+    wrt_list = [wrt] if single else list(wrt)
+    results = []
+    for variable in wrt_list:
+        gradient = grad(cost, variable, consider_constant=consider_constant,
+                        disconnected_inputs=disconnected_inputs)
+        results.append(jacobian(gradient, variable, consider_constant=consider_constant,
+                                disconnected_inputs="ignore"))
+    return results[0] if single else results
+
+
+# ---------------------------------------------------------------------------------------------
+# Gradient markers: identity in the forward pass, special in the backward pass
+
+class _GradientMarker(Op):
+    """Forward: the identity (a view). Subclasses say what happens to gradients."""
+
+    view_map = {0: [0]}
+
+    def make_node(self, x):
+        x = as_tensor_variable(x, op=self)
+        return Apply(self, [x], [x.type()])
+
+    def perform(self, node, inputs, output_storage):
+        output_storage[0][0] = inputs[0]
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [input_shapes[0]]
+
+    def R_op(self, inputs, eval_points):
+        return [eval_points[0]]
+
+
+class ZeroGrad(_GradientMarker):
+    """zero_grad(x): the gradient through x is zero (forward-mode tangents too)."""
+
+    def L_op(self, inputs, outputs, output_grads):
+        return [_float_zeros_like(inputs[0])]
+
+    def R_op(self, inputs, eval_points):
+        return [None if eval_points[0] is None else _float_zeros_like(inputs[0])]
+
+
+class DisconnectedGrad(_GradientMarker):
+    """disconnected_grad(x): x is treated as a constant; what depends only through it is
+    disconnected."""
+
+    def L_op(self, inputs, outputs, output_grads):
+        return [disconnected_type()]
+
+    def R_op(self, inputs, eval_points):
+        return [None]
+
+    def connection_pattern(self, node):
+        return [[False]]
+
+
+class GradClip(_GradientMarker):
+    """grad_clip(x, lower, upper): the gradient flowing back through x is clipped."""
+
+    __props__ = ("lower", "upper")
+
+    def __init__(self, lower: float, upper: float):
+        if not lower <= upper:
+            raise ValueError(f"grad_clip: lower bound {lower} is above upper bound {upper}")
+        self.lower, self.upper = float(lower), float(upper)
+
+    def L_op(self, inputs, outputs, output_grads):
+        from sympile.tensor.math import clip
+        return [clip(output_grads[0], self.lower, self.upper)]
+
+
+class GradScale(_GradientMarker):
+    """grad_scale(x, factor): the gradient flowing back through x is multiplied by factor."""
+
+    __props__ = ("factor",)
+
+    def __init__(self, factor: float):
+        self.factor = float(factor)
+
+    def L_op(self, inputs, outputs, output_grads):
+        return [output_grads[0] * self.factor]
+
+
+_zero_grad = ZeroGrad()
+_disconnected_grad = DisconnectedGrad()
+
+
+def zero_grad(x: Any) -> Variable:
+    """x, whose gradient is zero: grad flows no further back (JAX's stop_gradient)."""
+    return _zero_grad(x)
+
+
+def disconnected_grad(x: Any) -> Variable:
+    """x, treated as a constant by grad: what depends only through it is disconnected."""
+    return _disconnected_grad(x)
+
+
+def consider_constant(x: Any) -> Variable:
+    """Theano's consider_constant: the same as zero_grad."""
+    return _zero_grad(x)
+
+
+stop_gradient = zero_grad
+
+
+def grad_clip(x: Any, lower_bound: float, upper_bound: float) -> Variable:
+    return GradClip(lower_bound, upper_bound)(x)
+
+
+def grad_scale(x: Any, multiplier: float) -> Variable:
+    return GradScale(multiplier)(x)
+
+
+# ---------------------------------------------------------------------------------------------
+# Numeric checks
+
+# Central-difference steps: truncation error O(step**2), rounding error O(ulp / step).
+_EPS = {"float64": 1e-6, "float32": 3e-4, "float16": 1e-1}
+_TOLERANCE = {"float64": 1e-4, "float32": 1e-2, "float16": 5e-2}
+
+
+def numeric_grad(function: Callable[..., Any], point: Sequence[np.ndarray],
+                 eps: float | None = None) -> list[np.ndarray]:
+    """Central finite differences of the scalar `function` at `point` (list of arrays)."""
+    gradients = []
+    for index, value in enumerate(point):
+        step = eps if eps is not None else _EPS.get(value.dtype.name, 1e-6)
+        gradient = np.zeros(value.shape, dtype="float64")
+        flat = gradient.reshape(-1)
+        for position in range(value.size):
+            shifted = [p.copy() for p in point]
+            original = shifted[index].reshape(-1)[position]
+            shifted[index].reshape(-1)[position] = original + step
+            upper = float(function(*shifted))
+            shifted[index].reshape(-1)[position] = original - step
+            lower = float(function(*shifted))
+            flat[position] = (upper - lower) / (2 * step)
+        gradients.append(gradient)
+    return gradients
+
+
+def _symbolic_point(pt: Sequence[Any], who: str) -> tuple[list[np.ndarray], list[Variable]]:
+    from sympile.tensor.type import tensor_type
+    point = [np.array(p) for p in pt]
+    if not point:
+        raise ValueError(f"{who}: pt must contain at least one input value")
+    for index, value in enumerate(point):
+        if value.dtype.kind != "f":
+            raise TypeError(f"{who}: pt[{index}] has dtype {value.dtype}; derivatives are "
+                            f"checked at floating-point points")
+    inputs = [tensor_type(v.dtype, (None,) * v.ndim)(f"input_{i}") for i, v in enumerate(point)]
+    return point, inputs
+
+
+def _checked_output(fun: Callable[..., Variable], inputs: list[Variable], who: str) -> Variable:
+    output = fun(*inputs)
+    if not isinstance(output, Variable):
+        raise TypeError(f"{who}: fun must return one Variable, got {output!r}")
+    if output.type.dtype[:5] != "float":
+        raise TypeError(f"{who}: fun returns {output.type}; only floating-point outputs have "
+                        f"derivatives to check")
+    return output
+
+
+def _compare(who: str, what: str, analytic: np.ndarray, numeric: np.ndarray, dtype: str,
+             abs_tol: float | None, rel_tol: float | None) -> None:
+    """Raise GradientError where both the absolute and the relative error are too large."""
+    analytic, numeric = np.asarray(analytic, "float64"), np.asarray(numeric, "float64")
+    tolerance = _TOLERANCE.get(dtype, 1e-4)
+    absolute = np.abs(analytic - numeric)
+    relative = absolute / np.maximum(np.abs(analytic) + np.abs(numeric), 1e-8)
+    failing = (absolute > (abs_tol if abs_tol is not None else tolerance)) & \
+        (relative > (rel_tol if rel_tol is not None else tolerance))
+    failing |= np.isnan(analytic) != np.isnan(numeric)
+    if np.any(failing):
+        scores = np.where(failing, np.nan_to_num(absolute, nan=1e300), -1)
+        worst = tuple(int(i) for i in np.unravel_index(int(np.argmax(scores)), analytic.shape))
+        raise GradientError(
+            f"{who}: {what} is wrong.\n"
+            f"  largest difference at index {worst}: analytic {analytic[worst]!r}, numeric "
+            f"{numeric[worst]!r} (abs error {absolute[worst]:.3g}, rel error "
+            f"{relative[worst]:.3g})\n  analytic:\n{analytic}\n  numeric:\n{numeric}")
+
+
+def verify_grad(fun: Callable[..., Variable], pt: Sequence[Any], n_tests: int = 2,
+                rng: np.random.Generator | int | None = None, eps: float | None = None,
+                abs_tol: float | None = None, rel_tol: float | None = None,
+                mode: Any = None) -> None:
+    """Check the reverse-mode derivative of `fun` (a Python function of symbolic inputs
+    returning one Variable) at the point `pt` (a list of arrays) against finite differences.
+
+    The output is projected on random weights u in [0.5, 1.5): the symbolic Lop(out, x, u) is
+    compared with central differences of sum(u * fun(x)), so any output shape works. The check
+    fails only where both the absolute and the relative error exceed their tolerances (by
+    dtype: float64 1e-4, float32 1e-2, float16 5e-2). Raises GradientError showing the
+    analytic and numeric gradients and where they differ most.
+    """
+    from sympile.compile.function import function
+    point, inputs = _symbolic_point(pt, "verify_grad")
+    output = _checked_output(fun, inputs, "verify_grad")
+    rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    forward = function(inputs, output, mode=mode, on_unused_input="ignore")
+    for _ in range(n_tests):
+        projection = rng.uniform(0.5, 1.5, size=np.shape(forward(*point))).astype(
+            output.type.dtype)
+        gradients = Lop(output, inputs, as_tensor_variable(projection),
+                        disconnected_inputs="ignore")
+        analytic = function(inputs, gradients, mode=mode, on_unused_input="ignore")(*point)
+
+        def projected(*values: np.ndarray) -> float:
+            return float(np.sum(np.asarray(forward(*values), "float64") * projection))
+
+        numeric = numeric_grad(projected, point, eps)
+        for index, (a, n, value) in enumerate(zip(analytic, numeric, point)):
+            _compare("verify_grad", f"the gradient with respect to input {index}", a, n,
+                     value.dtype.name, abs_tol, rel_tol)
+
+
+def verify_rop(fun: Callable[..., Variable], pt: Sequence[Any], n_tests: int = 2,
+               rng: np.random.Generator | int | None = None, eps: float | None = None,
+               abs_tol: float | None = None, rel_tol: float | None = None,
+               mode: Any = None) -> None:
+    """Check the forward-mode derivative Rop(fun(x), x, v) at `pt` for random tangents v:
+    against central differences (f(x + e v) - f(x - e v)) / 2e, and against Lop by the
+    identity <J v, u> = <v, Jᵀ u> for a random cotangent u."""
+    from sympile.compile.function import function
+    point, inputs = _symbolic_point(pt, "verify_rop")
+    output = _checked_output(fun, inputs, "verify_rop")
+    rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    tangents = [v.type(f"tangent_{i}") for i, v in enumerate(inputs)]
+    cotangent = output.type("cotangent")
+    jvp = Rop(output, inputs, tangents, disconnected_outputs="ignore")
+    vjp = Lop(output, inputs, cotangent, disconnected_inputs="ignore")
+    forward = function(inputs, output, mode=mode, on_unused_input="ignore")
+    compiled = function(inputs + tangents + [cotangent], [jvp] + list(vjp), mode=mode,
+                        on_unused_input="ignore")
+    dtype = output.type.dtype
+    for _ in range(n_tests):
+        directions = [rng.standard_normal(v.shape).astype(v.dtype) for v in point]
+        reference = np.asarray(forward(*point))
+        weights = rng.standard_normal(reference.shape).astype(dtype)
+        jv, *vjps = compiled(*point, *directions, weights)
+        step = eps if eps is not None else _EPS.get(dtype, 1e-6)
+        upper = forward(*[(p + step * d).astype(p.dtype) for p, d in zip(point, directions)])
+        lower = forward(*[(p - step * d).astype(p.dtype) for p, d in zip(point, directions)])
+        numeric = (np.asarray(upper, "float64") - np.asarray(lower, "float64")) / (2 * step)
+        _compare("verify_rop", "Rop (against finite differences)", jv, numeric, dtype,
+                 abs_tol, rel_tol)
+        left = np.sum(np.asarray(jv, "float64") * weights)
+        right = sum(np.sum(np.asarray(g, "float64") * d) for g, d in zip(vjps, directions))
+        _compare("verify_rop", "<Rop v, u> = <v, Lop u>", np.asarray(left), np.asarray(right),
+                 dtype, abs_tol, rel_tol)
