@@ -1,0 +1,472 @@
+"""cumsum/cumprod, repeat, diag/diagonal/trace, triu/tril, fill_diagonal and searchsorted
+against numpy."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import sympile.tensor as T
+from sympile.tensor.extra_ops import (
+    AllocDiag, CumOp, ExtractDiag, FillDiagonal, Repeat, SearchsortedOp, Tril, Triu, cumprod,
+    cumsum, diag, diagonal, fill_diagonal, repeat, searchsorted, trace, tril, triu,
+)
+from tests.utils import arrays, assert_like_numpy, check_infer_shape, evaluate, shapes
+
+DTYPES = ["bool", "int8", "uint8", "int32", "uint64", "float16", "float32", "float64",
+          "complex128"]
+RNG = np.random.default_rng(42)
+
+
+def symbolic(value):
+    return T.tensor(value.dtype, shape=(None,) * value.ndim)
+
+
+def array_of(dtypes, min_dims=0, max_dims=3, min_side=0):
+    return st.sampled_from(dtypes).flatmap(
+        lambda dtype: arrays(dtype, shapes(min_dims=min_dims, max_dims=max_dims,
+                                           min_side=min_side)))
+
+
+# ---------------------------------------------------------------------------------------------
+# cumsum, cumprod
+
+@given(array_of(DTYPES), st.data())
+def test_cumsum_cumprod_like_numpy(value, data):
+    axis = data.draw(st.none() | st.integers(-max(value.ndim, 1), max(value.ndim, 1) - 1))
+    x = symbolic(value)
+    outputs = [cumsum(x, axis), cumprod(x, axis)]
+    with np.errstate(all="ignore"):
+        expected = [np.cumsum(value, axis=axis), np.cumprod(value, axis=axis)]
+    for output, result, wanted in zip(outputs, evaluate(outputs, [x], [value]), expected):
+        assert output.type.dtype == wanted.dtype.name
+        assert_like_numpy(result, wanted)
+
+
+@pytest.mark.parametrize("dtype, expected", [("bool", "int64"), ("int8", "int64"),
+                                             ("uint8", "uint64"), ("int32", "int64"),
+                                             ("float16", "float16"), ("float32", "float32"),
+                                             ("complex64", "complex64")])
+def test_cumulative_dtypes(dtype, expected):
+    x = T.tensor(dtype, shape=(None, None))
+    assert cumsum(x).type.dtype == expected
+    assert cumprod(x, axis=0).type.dtype == expected
+
+
+def test_cumulative_static_types_and_methods():
+    x = T.tensor("float64", shape=(2, None, 3))
+    assert cumsum(x).type.shape == (None,)
+    assert cumsum(x, axis=-1).type.shape == (2, None, 3)
+    assert cumprod(T.tensor("float64", shape=(2, 5))).type.shape == (10,)
+    assert cumsum(T.dscalar()).type.shape == (1,)
+    assert cumsum(x, axis=1).owner.op == CumOp(1, "add")
+    assert str(CumOp(None, "mul")) == "Cumprod{axis=None}"
+    value = RNG.normal(size=(2, 4, 3))
+    assert_like_numpy(evaluate(x.cumsum(axis=1), [x], [value]), np.cumsum(value, axis=1))
+    assert_like_numpy(evaluate(x.cumprod(), [x], [value]), np.cumprod(value))
+
+
+@pytest.mark.parametrize("axis", [None, 0, 2])
+def test_cumulative_infer_shape(axis):
+    x = T.dtensor3("x")
+    value = RNG.normal(size=(2, 3, 4))
+    check_infer_shape([cumsum(x, axis), cumprod(x, axis)], [x], [value])
+
+
+def test_cumulative_bad_inputs():
+    x = T.dmatrix("x")
+    with pytest.raises(ValueError, match="cumsum: axis 2 is out of bounds for a 2-d input"):
+        cumsum(x, axis=2)
+    with pytest.raises(ValueError, match="cumprod: axis -3 is out of bounds"):
+        cumprod(x, axis=-3)
+    with pytest.raises(ValueError, match="cumsum: axis 1 is out of bounds for a 1-d input"):
+        cumsum(T.dscalar(), axis=1)
+    with pytest.raises(TypeError, match="cumsum: axis must be an int, got 0.5"):
+        cumsum(x, axis=0.5)
+    with pytest.raises(ValueError, match="CumOp: mode must be 'add' or 'mul', got 'max'"):
+        CumOp(0, "max")
+    with pytest.raises(ValueError, match=r"Cumsum\{axis=2\}: axis 2 is out of bounds"):
+        CumOp(2, "add")(x)
+
+
+# ---------------------------------------------------------------------------------------------
+# repeat
+
+@given(array_of(DTYPES, max_dims=3), st.data())
+def test_repeat_scalar_count_like_numpy(value, data):
+    axis = data.draw(st.none() | st.integers(-value.ndim, value.ndim - 1)) if value.ndim \
+        else None
+    count = data.draw(st.integers(0, 3))
+    x = symbolic(value)
+    r = T.lscalar("r")
+    constant_output = repeat(x, count, axis=axis)
+    symbolic_output = repeat(x, r, axis=axis)
+    expected = np.repeat(value, count, axis=axis)
+    for result in evaluate([constant_output, symbolic_output], [x, r], [value, count]):
+        assert_like_numpy(result, expected)
+
+
+@given(array_of(DTYPES, min_dims=1, max_dims=3), st.data())
+def test_repeat_vector_counts_like_numpy(value, data):
+    axis = data.draw(st.none() | st.integers(-value.ndim, value.ndim - 1))
+    length = value.size if axis is None else value.shape[axis]
+    counts = np.array(data.draw(st.lists(st.integers(0, 3), min_size=length, max_size=length)),
+                      dtype=data.draw(st.sampled_from(["int64", "int8", "uint32"])))
+    x = symbolic(value)
+    r = T.tensor(counts.dtype, shape=(None,))
+    outputs = [repeat(x, counts, axis=axis), repeat(x, r, axis=axis)]
+    expected = np.repeat(value, counts, axis=axis)
+    for result in evaluate(outputs, [x, r], [value, counts]):
+        assert_like_numpy(result, expected)
+
+
+def test_repeat_broadcasts_a_length_one_vector():
+    value = RNG.normal(size=(3, 2))
+    x = T.dmatrix("x")
+    r = T.tensor("int32", shape=(1,))
+    output = repeat(x, r, axis=0)
+    assert_like_numpy(evaluate(output, [x, r], [value, np.array([2], "int32")]),
+                      np.repeat(value, [2], axis=0))
+    assert_like_numpy(evaluate(repeat(x, [3]), [x], [value]), np.repeat(value, [3]))
+    check_infer_shape(output, [x, r], [value, np.array([2], "int32")])
+
+
+def test_repeat_static_types():
+    x = T.tensor("float32", shape=(2, 3))
+    assert repeat(x, 2, axis=1).type == T.tensor_type("float32", (2, 6))
+    assert repeat(x, 2).type.shape == (12,)
+    assert repeat(x, [1, 0, 4], axis=1).type.shape == (2, 5)
+    assert repeat(x, [2], axis=0).type.shape == (4, 3)
+    assert repeat(x, T.lscalar(), axis=0).type.shape == (None, 3)
+    unknown = T.tensor("int8", shape=(None, 3))
+    assert repeat(unknown, 0, axis=0).type.shape == (0, 3)
+    assert repeat(unknown, 2, axis=0).type.shape == (None, 3)
+    assert repeat(unknown, [1, 2, 3, 4], axis=0).type.shape == (10, 3)
+    assert repeat(T.tensor("float32", shape=(0, None)), T.lscalar()).type.shape == (0,)
+    assert repeat(x, 2, axis=-1).owner.op == Repeat(1)
+
+
+def test_repeat_infer_shape():
+    x = T.dtensor3("x")
+    value = RNG.normal(size=(2, 3, 4))
+    r = T.lscalar("r")
+    counts = T.ivector("counts")
+    check_infer_shape([repeat(x, r, axis=1), repeat(x, r)], [x, r], [value, 3])
+    check_infer_shape([repeat(x, counts, axis=2)], [x, counts],
+                      [value, np.array([0, 1, 2, 5], "int32")])
+    check_infer_shape([repeat(x, counts)], [x, counts], [value, np.ones(24, "int32")])
+
+
+def test_repeat_bad_inputs():
+    x = T.dmatrix("x")
+    with pytest.raises(TypeError, match="repeats must have an integer dtype, got "
+                                        r"TensorType\(float64"):
+        repeat(x, 2.0)
+    with pytest.raises(TypeError, match="repeats must have an integer dtype"):
+        repeat(x, T.bvector().astype("bool"))
+    with pytest.raises(TypeError, match="repeats must be an integer scalar or vector"):
+        repeat(x, T.lmatrix())
+    with pytest.raises(ValueError, match="repeat: axis 2 is out of bounds for a 2-d input"):
+        repeat(x, 2, axis=2)
+    with pytest.raises(ValueError, match="repeat: axis 0 is out of bounds for a 0-d input"):
+        repeat(T.dscalar(), 2, axis=0)
+    with pytest.raises(ValueError, match="repeats must be >= 0"):
+        repeat(x, -1)
+    with pytest.raises(ValueError, match="repeats has 3 entries but the repeated axis has "
+                                         "length 2"):
+        repeat(T.tensor("float64", shape=(2, None)), [1, 2, 3], axis=0)
+    r = T.lscalar("r")
+    counts = T.lvector("counts")
+    with pytest.raises(ValueError, match="repeat: repeats must be >= 0"):
+        evaluate(repeat(x, r), [x, r], [np.zeros((2, 2)), -2])
+    with pytest.raises(ValueError, match="repeats has 1 entries but the repeated axis has "
+                                         "length 3; a repeats vector is broadcast only when"):
+        evaluate(repeat(x, counts, axis=1), [x, counts], [np.zeros((2, 3)), np.array([2])])
+
+
+def test_repeat_method():
+    x = T.ivector("x")
+    value = np.array([1, 2, 3], "int32")
+    assert_like_numpy(evaluate(x.repeat(2), [x], [value]), np.repeat(value, 2))
+
+
+# ---------------------------------------------------------------------------------------------
+# diag, diagonal, trace
+
+@given(array_of(DTYPES, min_dims=1, max_dims=1), st.integers(-3, 3))
+def test_diag_of_vector_like_numpy(value, k):
+    v = symbolic(value)
+    output = diag(v, k)
+    assert isinstance(output.owner.op, AllocDiag)
+    assert_like_numpy(evaluate(output, [v], [value]), np.diag(value, k))
+    check_infer_shape(output, [v], [value])
+
+
+@given(array_of(DTYPES, min_dims=2, max_dims=2), st.integers(-4, 4))
+def test_diag_of_matrix_like_numpy(value, k):
+    x = symbolic(value)
+    output = diag(x, k)
+    assert isinstance(output.owner.op, ExtractDiag)
+    assert_like_numpy(evaluate(output, [x], [value]), np.diag(value, k))
+    check_infer_shape(output, [x], [value])
+
+
+@st.composite
+def diagonal_cases(draw):
+    value = draw(array_of(DTYPES, min_dims=2, max_dims=4))
+    axis1, axis2 = draw(st.lists(st.integers(-value.ndim, value.ndim - 1), min_size=2,
+                                 max_size=2).filter(
+        lambda axes: axes[0] % value.ndim != axes[1] % value.ndim))
+    return value, draw(st.integers(-4, 4)), axis1, axis2
+
+
+@given(diagonal_cases())
+def test_diagonal_and_trace_like_numpy(case):
+    value, offset, axis1, axis2 = case
+    x = symbolic(value)
+    output = diagonal(x, offset, axis1, axis2)
+    total = trace(x, offset, axis1, axis2)
+    result, result_trace = evaluate([output, total], [x], [value])
+    assert_like_numpy(result, np.diagonal(value, offset, axis1, axis2))
+    assert result.flags.writeable
+    assert_like_numpy(result_trace, np.trace(value, offset, axis1, axis2))
+    assert total.type.dtype == np.trace(value, offset, axis1, axis2).dtype.name
+    check_infer_shape(output, [x], [value])
+
+
+def test_diagonal_returns_a_copy():
+    x = T.dmatrix("x")
+    value = RNG.normal(size=(3, 3))
+    result = evaluate(diagonal(x), [x], [value])
+    assert not np.shares_memory(result, value)
+    assert ExtractDiag().view_map == {}
+
+
+def test_diagonal_static_types():
+    x = T.tensor("float32", shape=(2, 5, 3))
+    assert diagonal(x).type == T.tensor_type("float32", (3, 2))
+    assert diagonal(x, 1, 1, 2).type.shape == (2, 2)
+    assert diagonal(x, -1, 1, 2).type.shape == (2, 3)
+    assert diagonal(x, 4, 0, 2).type.shape == (5, 0)
+    assert diagonal(x, 0, 2, 0).type.shape == (5, 2)
+    unknown = T.tensor("float32", shape=(None, 4))
+    assert diagonal(unknown).type.shape == (None,)
+    assert diagonal(unknown, 4).type.shape == (0,)
+    assert diagonal(T.tensor("float32", shape=(0, None)), -1).type.shape == (0,)
+    assert diag(T.tensor("int8", shape=(3,)), -2).type == T.tensor_type("int8", (5, 5))
+    assert diag(T.bvector(), 1).type.shape == (None, None)
+    assert diag(T.tensor("int8", shape=(3, 4)), 2).type.shape == (2,)
+    assert diag(T.constant([[1, 2], [3, 4]])).type.shape == (2,)
+    assert diagonal(x, np.int64(1)).owner.op == ExtractDiag(1, 0, 1)
+    assert diag(T.dvector(), T.constant(2)).owner.op == AllocDiag(2)
+
+
+@pytest.mark.parametrize("dtype, expected", [("int8", "int64"), ("uint8", "uint64"),
+                                             ("bool", "int64"), ("float32", "float32")])
+def test_trace_dtypes(dtype, expected):
+    x = T.tensor(dtype, shape=(None, None))
+    value = (RNG.uniform(0, 4, size=(3, 3))).astype(dtype)
+    output = trace(x)
+    assert output.type == T.tensor_type(expected, ())
+    assert_like_numpy(evaluate(output, [x], [value]), np.trace(value))
+    assert_like_numpy(evaluate(x.trace(offset=1), [x], [value]), np.trace(value, 1))
+
+
+def test_diagonal_method():
+    x = T.dtensor3("x")
+    value = RNG.normal(size=(2, 3, 4))
+    assert_like_numpy(evaluate(x.diagonal(1, 2, 1), [x], [value]),
+                      np.diagonal(value, 1, 2, 1))
+
+
+def test_diag_bad_inputs():
+    with pytest.raises(ValueError, match="diag: expected a 1-d or 2-d input, got "
+                                         r"TensorType\(float64, shape=\(\?, \?, \?\)\)"):
+        diag(T.dtensor3())
+    with pytest.raises(ValueError, match="diag: expected a 1-d or 2-d input"):
+        diag(T.dscalar())
+    with pytest.raises(TypeError, match="diag: k must be a constant int .* got the symbolic"):
+        diag(T.dvector(), T.lscalar("k"))
+    with pytest.raises(TypeError, match="diag: k must be an int, got 1.5"):
+        diag(T.dvector(), 1.5)
+    with pytest.raises(TypeError, match=r"AllocDiag\{offset=0\}: expected a vector"):
+        AllocDiag(0)(T.dmatrix())
+
+
+def test_diagonal_bad_inputs():
+    x = T.dtensor3("x")
+    with pytest.raises(ValueError, match="diagonal: expected an input with at least 2 dim"):
+        diagonal(T.dvector())
+    with pytest.raises(ValueError, match="diagonal: axis1 and axis2 must be different axes, "
+                                         "got 0 and -3"):
+        diagonal(x, 0, 0, -3)
+    with pytest.raises(ValueError, match="diagonal: axis2 3 is out of bounds for a 3-d input"):
+        diagonal(x, 0, 0, 3)
+    with pytest.raises(TypeError, match="diagonal: axis1 must be an int, got None"):
+        diagonal(x, 0, None, 1)
+    with pytest.raises(TypeError, match="diagonal: offset must be a constant int"):
+        diagonal(x, T.iscalar())
+    with pytest.raises(TypeError, match="diagonal: offset must be a constant int"):
+        trace(x, T.iscalar())
+    with pytest.raises(ValueError, match="diagonal: expected an input with at least 2"):
+        trace(T.dvector())
+    with pytest.raises(ValueError, match="ExtractDiag: axis1 and axis2 must be distinct"):
+        ExtractDiag(0, 1, 1)
+    with pytest.raises(ValueError, match=r"ExtractDiag\{.*\}: axes 0 and 2 are not both axes"):
+        ExtractDiag(0, 0, 2)(T.dmatrix())
+
+
+# ---------------------------------------------------------------------------------------------
+# triu, tril
+
+@given(array_of(DTYPES, min_dims=1, max_dims=4), st.integers(-3, 3))
+def test_triu_tril_like_numpy(value, k):
+    x = symbolic(value)
+    k_variable = T.lscalar("k")
+    outputs = [triu(x, k), tril(x, k), triu(x, k_variable), tril(x, k_variable)]
+    expected = [np.triu(value, k), np.tril(value, k)] * 2
+    for output, result, wanted in zip(outputs, evaluate(outputs, [x, k_variable], [value, k]),
+                                      expected):
+        assert output.type.dtype == wanted.dtype.name
+        assert_like_numpy(result, wanted)
+    check_infer_shape(outputs[:2], [x], [value])
+
+
+def test_triangles_zero_nans_exactly():
+    value = np.array([[np.nan, np.inf], [-np.inf, np.nan]])
+    x = T.dmatrix("x")
+    upper, lower = evaluate([triu(x), tril(x)], [x], [value])
+    assert_like_numpy(upper, np.triu(value))
+    assert_like_numpy(lower, np.tril(value))
+
+
+def test_triangle_static_types():
+    x = T.tensor("float32", shape=(2, None, 3))
+    assert triu(x).type == x.type
+    assert tril(x, -1).type == x.type
+    assert triu(T.tensor("int16", shape=(4,))).type == T.tensor_type("int16", (4, 4))
+    assert tril(T.wvector()).type.shape == (None, None)
+    assert tril(x, 2).owner.op == Tril()
+    assert triu(x).owner.op == Triu() != Tril()
+
+
+def test_triangle_bad_inputs():
+    with pytest.raises(ValueError, match="triu: expected an input with at least 1 dimension"):
+        triu(T.dscalar())
+    with pytest.raises(TypeError, match="tril: k must be an integer scalar, got "
+                                        r"TensorType\(float64"):
+        tril(T.dmatrix(), 1.0)
+    with pytest.raises(TypeError, match="triu: k must be an integer scalar"):
+        triu(T.dmatrix(), T.lvector())
+
+
+# ---------------------------------------------------------------------------------------------
+# fill_diagonal
+
+@pytest.mark.parametrize("shape", [(3, 3), (4, 2), (2, 5), (3, 3, 3), (2, 2, 2, 2), (0, 3)])
+@pytest.mark.parametrize("dtype", ["int8", "float32", "complex64", "bool"])
+def test_fill_diagonal_like_numpy(shape, dtype):
+    value = RNG.normal(size=shape).astype(dtype)
+    a = symbolic(value)
+    fill = True if dtype == "bool" else 5
+    expected = value.copy()
+    np.fill_diagonal(expected, fill)
+    output = fill_diagonal(a, fill)
+    assert output.type == a.type
+    original = value.copy()
+    assert_like_numpy(evaluate(output, [a], [value]), expected)
+    np.testing.assert_array_equal(value, original)
+    check_infer_shape(output, [a], [value])
+
+
+def test_fill_diagonal_symbolic_value():
+    a = T.fmatrix("a")
+    val = T.bscalar("val")
+    value = RNG.normal(size=(3, 4)).astype("float32")
+    expected = value.copy()
+    np.fill_diagonal(expected, -3)
+    assert_like_numpy(evaluate(fill_diagonal(a, val), [a, val], [value, -3]), expected)
+    expected = value.copy()
+    np.fill_diagonal(expected, 0.25)
+    assert_like_numpy(evaluate(fill_diagonal(a, 0.25), [a], [value]), expected)
+    assert isinstance(fill_diagonal(a, 0.25).owner.op, FillDiagonal)
+
+
+def test_fill_diagonal_bad_inputs():
+    with pytest.raises(TypeError, match="FillDiagonal: expected an input with at least 2 dim"):
+        fill_diagonal(T.dvector(), 1.0)
+    with pytest.raises(TypeError, match="FillDiagonal: val must be a scalar"):
+        fill_diagonal(T.dmatrix(), T.dvector())
+    with pytest.raises(TypeError, match="val 1.5 does not fit the dtype int32 of a"):
+        fill_diagonal(T.imatrix(), 1.5)
+    with pytest.raises(TypeError, match="val 300 does not fit the dtype int8 of a"):
+        fill_diagonal(T.bmatrix(), 300)
+    with pytest.raises(TypeError, match="does not fit the dtype int64 of a"):
+        fill_diagonal(T.lmatrix(), 2**70)
+    with pytest.raises(TypeError, match="val of dtype float64 cannot be stored in a of dtype "
+                                        "float32 without losing precision"):
+        fill_diagonal(T.fmatrix(), T.dscalar())
+    with pytest.raises(ValueError, match="a 3-d input must have all its lengths equal"):
+        fill_diagonal(T.tensor("float64", shape=(2, None, 3)), 1.0)
+    a = T.dtensor3("a")
+    with pytest.raises(ValueError, match=r"fill_diagonal: a 3-d input must have all its "
+                                         r"lengths equal, got shape \(2, 2, 3\)"):
+        evaluate(fill_diagonal(a, 1.0), [a], [np.zeros((2, 2, 3))])
+
+
+# ---------------------------------------------------------------------------------------------
+# searchsorted
+
+SORTABLE_DTYPES = ["int8", "uint16", "int64", "float32", "float64"]
+
+
+@given(st.sampled_from(SORTABLE_DTYPES), st.data())
+def test_searchsorted_like_numpy(dtype, data):
+    # Few distinct values, so that searched values often equal entries of a (left != right).
+    elements = st.integers(0, 6)
+    a_value = np.sort(data.draw(arrays(dtype, shapes(1, 1), elements=elements)))
+    v_value = data.draw(arrays(dtype, shapes(0, 3), elements=elements))
+    a = T.tensor(dtype, shape=(None,))
+    v = symbolic(v_value)
+    outputs = [searchsorted(a, v), searchsorted(a, v, side="right")]
+    assert all(o.type == T.tensor_type("int64", (None,) * v_value.ndim) for o in outputs)
+    left, right = evaluate(outputs, [a, v], [a_value, v_value])
+    assert_like_numpy(left, np.searchsorted(a_value, v_value))
+    assert_like_numpy(right, np.searchsorted(a_value, v_value, side="right"))
+    check_infer_shape(outputs, [a, v], [a_value, v_value])
+
+
+def test_searchsorted_with_sorter_and_nans():
+    a_value = np.array([3.0, np.nan, 1.0, 2.0])
+    sorter_value = np.argsort(a_value, kind="stable")
+    v_value = np.array([[0.5, 2.0], [np.nan, 9.0]])
+    a = T.dvector("a")
+    v = T.dmatrix("v")
+    sorter = T.lvector("sorter")
+    output = searchsorted(a, v, side="right", sorter=sorter)
+    assert isinstance(output.owner.op, SearchsortedOp)
+    assert_like_numpy(evaluate(output, [a, v, sorter], [a_value, v_value, sorter_value]),
+                      np.searchsorted(a_value, v_value, side="right", sorter=sorter_value))
+    assert_like_numpy(evaluate(searchsorted(a, 2.5), [a], [np.array([1.0, 2.0, 3.0])]),
+                      np.searchsorted([1.0, 2.0, 3.0], 2.5))
+    assert searchsorted(T.constant([1, 2]), T.constant([[1, 2, 3]])).type.shape == (1, 3)
+
+
+def test_searchsorted_bad_inputs():
+    a = T.dvector("a")
+    with pytest.raises(TypeError, match=r"SearchsortedOp\{side='left'\}: a must be a vector"):
+        searchsorted(T.dmatrix(), 1.0)
+    with pytest.raises(ValueError, match="searchsorted: side must be 'left' or 'right', got "
+                                         "'middle'"):
+        searchsorted(a, 1.0, side="middle")
+    with pytest.raises(ValueError, match="SearchsortedOp: side must be"):
+        SearchsortedOp("up")
+    with pytest.raises(TypeError, match="sorter must be an integer vector, got "
+                                        r"TensorType\(float64"):
+        searchsorted(a, 1.0, sorter=T.dvector())
+    with pytest.raises(ValueError, match="sorter has 2 entries but a has 3"):
+        searchsorted(T.constant([1.0, 2.0, 3.0]), 1.0, sorter=[0, 1])
+    sorter = T.lvector("sorter")
+    with pytest.raises(ValueError, match="searchsorted: sorter has 2 entries but a has 3"):
+        evaluate(searchsorted(a, 1.0, sorter=sorter), [a, sorter],
+                 [np.array([1.0, 2.0, 3.0]), np.array([0, 1])])

@@ -1,0 +1,162 @@
+"""sort and argsort against numpy."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import sympile.tensor as T
+from sympile.tensor.sort import ArgSortOp, SortOp, argsort, sort
+from tests.utils import arrays, assert_like_numpy, check_infer_shape, evaluate, shapes
+
+DTYPES = ["bool", "int8", "uint16", "int64", "float16", "float32", "float64", "complex64"]
+
+
+def symbolic(value):
+    return T.tensor(value.dtype, shape=(None,) * value.ndim)
+
+
+@st.composite
+def array_and_axis(draw, dtypes=DTYPES, min_dims=1):
+    dtype = draw(st.sampled_from(dtypes))
+    value = draw(arrays(dtype, shapes(min_dims=min_dims, max_dims=3)))
+    axis = draw(st.none() | st.integers(-value.ndim, value.ndim - 1))
+    return value, axis
+
+
+# Few distinct values, so that ties (and -0.0 == 0.0) are common; NaNs and infinities too.
+SPECIAL_FLOATS = st.sampled_from([np.nan, -np.inf, np.inf, -0.0, 0.0, 1.5, -2.0, 1.5])
+
+
+def tie_arrays(dtype):
+    if np.dtype(dtype).kind == "f":
+        elements = SPECIAL_FLOATS
+    else:
+        elements = st.integers(0, 3)
+    return hnp.arrays(dtype, shapes(min_dims=1, max_dims=3), elements=elements)
+
+
+@given(array_and_axis())
+def test_sort_like_numpy(case):
+    value, axis = case
+    x = symbolic(value)
+    output = sort(x, axis=axis)
+    assert output.type.dtype == value.dtype.name
+    assert_like_numpy(evaluate(output, [x], [value]), np.sort(value, axis=axis))
+
+
+@given(array_and_axis())
+def test_argsort_like_numpy_stable(case):
+    value, axis = case
+    x = symbolic(value)
+    output = argsort(x, axis=axis)
+    assert output.type.dtype == "int64"
+    assert_like_numpy(evaluate(output, [x], [value]), np.argsort(value, axis=axis, kind="stable"))
+
+
+@given(st.sampled_from(["int8", "float16", "float64"]).flatmap(tie_arrays), st.data())
+def test_ties_nans_and_signed_zeros(value, data):
+    axis = data.draw(st.none() | st.integers(-value.ndim, value.ndim - 1))
+    x = symbolic(value)
+    sorted_value, indices = evaluate([sort(x, axis, kind="stable"), argsort(x, axis)], [x],
+                                     [value])
+    expected = np.sort(value, axis=axis, kind="stable")
+    assert_like_numpy(sorted_value, expected)
+    # Signed zeros are equal for assert_like_numpy; their order must match numpy's too.
+    np.testing.assert_array_equal(np.signbit(sorted_value), np.signbit(expected))
+    assert_like_numpy(indices, np.argsort(value, axis=axis, kind="stable"))
+
+
+def test_nans_sorted_last():
+    value = np.array([3.0, np.nan, -1.0, np.inf, np.nan, -np.inf])
+    x = T.dvector("x")
+    sorted_value, indices = evaluate([sort(x), argsort(x)], [x], [value])
+    assert_like_numpy(sorted_value, [-np.inf, -1.0, 3.0, np.inf, np.nan, np.nan])
+    assert_like_numpy(indices, [5, 2, 0, 3, 1, 4])
+
+
+@pytest.mark.parametrize("kind", ["quicksort", "mergesort", "heapsort", "stable"])
+def test_sort_kinds(kind):
+    value = np.random.default_rng(0).normal(size=(4, 50)).astype("float32")
+    x = T.fmatrix("x")
+    output = sort(x, axis=0, kind=kind)
+    assert output.owner.op == SortOp(0, kind)
+    assert_like_numpy(evaluate(output, [x], [value]), np.sort(value, axis=0, kind=kind))
+
+
+def test_argsort_accepts_every_kind_and_stays_stable():
+    value = np.array([1, 0, 1, 0, 1, 0, 1, 0] * 4, dtype="int16")
+    x = T.wvector("x")
+    for kind in ["quicksort", "mergesort", "heapsort", "stable"]:
+        result = evaluate(argsort(x, kind=kind), [x], [value])
+        assert_like_numpy(result, np.argsort(value, kind="stable"))
+
+
+def test_zero_dimensional_input():
+    x = T.dscalar("x")
+    assert_like_numpy(evaluate(sort(x, axis=None), [x], [2.5]), np.sort(np.float64(2.5), None))
+    for axis in (0, -1, None):
+        output = argsort(x, axis=axis)
+        assert output.type.shape == (1,)
+        assert_like_numpy(evaluate(output, [x], [2.5]), np.argsort(np.float64(2.5), axis=axis))
+    with pytest.raises(ValueError, match="sort: axis -1 is out of bounds for a 0-d input"):
+        sort(x)
+    with pytest.raises(ValueError, match="argsort: axis 1 is out of bounds for a 1-d input"):
+        argsort(x, axis=1)
+
+
+def test_static_output_types():
+    x = T.tensor("int32", shape=(2, None, 3))
+    assert sort(x).type == T.tensor_type("int32", (2, None, 3))
+    assert sort(x, axis=None).type == T.tensor_type("int32", (None,))
+    assert argsort(x, axis=1).type == T.tensor_type("int64", (2, None, 3))
+    known = T.tensor("float32", shape=(2, 4, 3))
+    assert sort(known, axis=None).type.shape == (24,)
+    assert argsort(known, axis=None).type.shape == (24,)
+    empty = T.tensor("float32", shape=(None, 0))
+    assert sort(empty, axis=None).type.shape == (0,)
+    constant = T.constant([[3, 1], [2, 0]])
+    assert sort(constant).type.shape == (2, 2)
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1, None])
+def test_infer_shape(axis):
+    x = T.tensor("float64", shape=(None, 3, None))
+    value = np.random.default_rng(1).normal(size=(2, 3, 4))
+    check_infer_shape([sort(x, axis=axis), argsort(x, axis=axis)], [x], [value])
+
+
+def test_methods_and_op_identity():
+    x = T.dmatrix("x")
+    value = np.array([[3.0, 1.0, 2.0], [0.0, -1.0, 5.0]])
+    assert_like_numpy(evaluate(x.sort(axis=0), [x], [value]), np.sort(value, axis=0))
+    assert_like_numpy(evaluate(x.argsort(), [x], [value]), np.argsort(value, kind="stable"))
+    assert sort(x).owner.op == SortOp(1, "quicksort")
+    assert hash(ArgSortOp(0)) == hash(ArgSortOp(0))
+    assert ArgSortOp(0) != ArgSortOp(1)
+    assert sort(x, axis=-2).owner.op == sort(x, axis=0).owner.op
+
+
+def test_bad_inputs():
+    x = T.dmatrix("x")
+    with pytest.raises(ValueError, match=r"sort: axis 2 is out of bounds for a 2-d input"):
+        sort(x, axis=2)
+    with pytest.raises(ValueError, match=r"argsort: axis -3 is out of bounds"):
+        argsort(x, axis=-3)
+    with pytest.raises(TypeError, match="sort: axis must be an int, got 1.0"):
+        sort(x, axis=1.0)
+    with pytest.raises(TypeError, match=r"argsort: axis must be an int, got \(0, 1\)"):
+        argsort(x, axis=(0, 1))
+    with pytest.raises(ValueError, match="sort: kind must be one of .* got 'bubble'"):
+        sort(x, kind="bubble")
+    with pytest.raises(ValueError, match="argsort: kind must be one of"):
+        argsort(x, kind="fast")
+    with pytest.raises(ValueError, match=r"SortOp: axis must be >= 0 \(normalized\), got -1"):
+        SortOp(-1)
+    with pytest.raises(TypeError, match="ArgSortOp: axis must be an int or None, got 'last'"):
+        ArgSortOp("last")
+    with pytest.raises(ValueError, match=r"ArgSortOp\{axis=3\}: axis 3 is out of bounds"):
+        ArgSortOp(3)(x)
+    with pytest.raises(TypeError, match="sort, input x: cannot convert"):
+        sort("abc")
