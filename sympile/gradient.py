@@ -24,8 +24,11 @@ import numpy as np
 
 from sympile.config import config
 from sympile.graph.basic import Apply, Constant, Variable, io_toposort, graph_inputs
+from sympile.graph.gradient_types import (
+    DisconnectedType, NullType, disconnected_type, grad_not_implemented, grad_undefined,
+    is_disconnected as _is_disconnected, is_null as _is_null,
+)
 from sympile.graph.op import Op
-from sympile.graph.type import Type
 from sympile.graph.utils import MethodNotDefined
 from sympile.scalar.basic import DISCRETE_DTYPES
 from sympile.tensor.type import TensorType
@@ -44,46 +47,6 @@ __all__ = [
 # ---------------------------------------------------------------------------------------------
 # Special gradient types
 
-class DisconnectedType(Type):
-    """The 'gradient' of something that does not depend on the variable: no value at all."""
-
-    def filter(self, value, strict=False, allow_downcast=None):
-        raise TypeError("a disconnected gradient has no value")
-
-    def __eq__(self, other):
-        return type(other) is type(self)
-
-    def __hash__(self):
-        return hash(type(self))
-
-    def __str__(self):
-        return "DisconnectedType"
-
-
-def disconnected_type() -> Variable:
-    """A fresh Variable meaning 'this input does not influence the output'."""
-    return DisconnectedType()()
-
-
-class NullType(Type):
-    """A gradient that is undefined or not implemented; `why_null` says which and why."""
-
-    def __init__(self, why_null: str):
-        self.why_null = why_null
-
-    def filter(self, value, strict=False, allow_downcast=None):
-        raise TypeError(f"a null gradient has no value: {self.why_null}")
-
-    def __eq__(self, other):
-        return type(other) is type(self) and other.why_null == self.why_null
-
-    def __hash__(self):
-        return hash((type(self), self.why_null))
-
-    def __str__(self):
-        return "NullType"
-
-
 class GradientError(ValueError):
     """An Op's gradient rule returned something inconsistent (wrong count, type or shape)."""
 
@@ -94,26 +57,6 @@ class NullTypeGradError(TypeError):
 
 class DisconnectedInputError(ValueError):
     """grad was asked for a variable the cost does not depend on (disconnected_inputs='raise')."""
-
-
-def grad_undefined(op: Any, x_pos: int, x: Variable, comment: str = "") -> Variable:
-    """The gradient of `op` with respect to its input `x_pos` is mathematically undefined."""
-    return NullType(f"the gradient of {op} with respect to input {x_pos} ({x}) is undefined"
-                    f"{': ' + comment if comment else ''}")()
-
-
-def grad_not_implemented(op: Any, x_pos: int, x: Variable, comment: str = "") -> Variable:
-    """The gradient of `op` with respect to its input `x_pos` exists but is not implemented."""
-    return NullType(f"the gradient of {op} with respect to input {x_pos} ({x}) is not "
-                    f"implemented{': ' + comment if comment else ''}")()
-
-
-def _is_disconnected(variable: Any) -> bool:
-    return isinstance(getattr(variable, "type", None), DisconnectedType)
-
-
-def _is_null(variable: Any) -> bool:
-    return isinstance(getattr(variable, "type", None), NullType)
 
 
 def _is_discrete(variable: Variable) -> bool:
