@@ -5,6 +5,12 @@ turns into gemm/gemv/dot calls), MatMul (numpy.matmul, batched over leading axes
 (numpy.tensordot, any ranks). The result dtype is numpy's promotion of the input dtypes, as
 numpy.dot gives it: an int8 product stays int8 (and may wrap around), a product of bools is a
 bool (an OR of ANDs), complex values are not conjugated.
+
+Derivatives: each product is linear in each operand, so the forward rule (R_op) is the product
+applied to one tangent and the other operand, summed over the two operands; the reverse rule
+(L_op) contracts the output gradient with the other operand (for dot, g · bᵀ and aᵀ · g), then
+sums over the batch axes an operand was broadcast along and restores its axis order and type.
+Bool and integer operands get no gradient.
 """
 
 from __future__ import annotations
@@ -16,9 +22,10 @@ import numpy as np
 
 from sympile.graph.basic import Apply, Variable
 from sympile.graph.op import Op
-from sympile.scalar.basic import upcast
-from sympile.tensor import math
+from sympile.scalar.basic import DISCRETE_DTYPES, upcast
+from sympile.tensor import math, reduction
 from sympile.tensor.elemwise import DimShuffle, broadcast_static_shape
+from sympile.tensor.reduction import _declared_like
 from sympile.tensor.shape import flatten
 from sympile.tensor.type import tensor_type
 from sympile.tensor.variable import as_tensor_variable
@@ -53,6 +60,48 @@ def _store(output_storage: list[list[Any]], node: Apply, result: Any) -> None:
     output_storage[0][0] = np.asarray(result).astype(node.outputs[0].type.dtype, copy=False)
 
 
+def _gradient_like(gradient: Variable, operand: Variable) -> Variable:
+    """`gradient`, computed for `operand`, in its dtype and with a compatible static shape."""
+    return _declared_like(math.cast(gradient, operand.type.dtype), operand)
+
+
+def _no_gradient(output_grad: Variable) -> bool:
+    from sympile.gradient import DisconnectedType
+    return isinstance(output_grad.type, DisconnectedType)
+
+
+def _operand_gradients(operands: Sequence[Variable], gradients: Sequence[Any]) -> list:
+    """The L_op result from `gradients`, one function per operand that builds its gradient:
+    each gradient in its operand's form; bool and integer operands (which have no gradient)
+    are disconnected, without building theirs."""
+    from sympile.gradient import disconnected_type
+    return [disconnected_type() if operand.type.dtype in DISCRETE_DTYPES
+            else _gradient_like(gradient(), operand)
+            for operand, gradient in zip(operands, gradients)]
+
+
+def _product_tangent(product: Any, operands: Sequence[Variable],
+                     tangents: Sequence[Variable | None]) -> list[Variable | None]:
+    """The R_op of a product that is linear in each operand: product(ta, b) + product(a, tb),
+    each tangent declared with its operand's static shape (its broadcastable axes)."""
+    a, b = operands
+    tangent_a, tangent_b = tangents
+    terms = []
+    if tangent_a is not None and a.type.dtype not in DISCRETE_DTYPES:
+        terms.append(product(_declared_like(math.cast(tangent_a, a.type.dtype), a), b))
+    if tangent_b is not None and b.type.dtype not in DISCRETE_DTYPES:
+        terms.append(product(a, _declared_like(math.cast(tangent_b, b.type.dtype), b)))
+    if not terms:
+        return [None]
+    return [terms[0] if len(terms) == 1 else math.add(*terms)]
+
+
+def _swap_last_axes(x: Variable) -> Variable:
+    """x with its last two axes exchanged (the transpose of each matrix of a stack)."""
+    ndim = x.type.ndim
+    return DimShuffle(ndim, tuple(range(ndim - 2)) + (ndim - 1, ndim - 2))(x)
+
+
 class Dot(Op):
     """numpy.dot of 1-d and 2-d tensors: matrix @ matrix, matrix @ vector, vector @ matrix,
     and the inner product of two vectors (a 0-d result). The last axis of a is summed with
@@ -77,6 +126,40 @@ class Dot(Op):
     def infer_shape(self, fgraph, node, input_shapes):
         a_shape, b_shape = input_shapes
         return [tuple(a_shape[:-1]) + tuple(b_shape[1:])]
+
+    def L_op(self, inputs, outputs, output_grads):
+        """For z = a · b and the gradient g of z: matrices give g · bᵀ and aᵀ · g; a vector
+        operand takes the outer product of g with the other operand (matrix · vector:
+        outer(g, b) for a), and two vectors give g * b and g * a."""
+        from sympile.gradient import disconnected_type
+        a, b = inputs
+        (output_grad,) = output_grads
+        if _no_gradient(output_grad):
+            return [disconnected_type(), disconnected_type()]
+
+        def column(x):
+            return DimShuffle(1, (0, "x"))(x)
+
+        def row(x):
+            return DimShuffle(1, ("x", 0))(x)
+
+        transpose = DimShuffle(2, (1, 0))
+        if a.type.ndim == 2 and b.type.ndim == 2:
+            gradients = (lambda: _dot(output_grad, transpose(b)),
+                         lambda: _dot(transpose(a), output_grad))
+        elif a.type.ndim == 2:
+            gradients = (lambda: _dot(column(output_grad), row(b)),
+                         lambda: _dot(transpose(a), output_grad))
+        elif b.type.ndim == 2:
+            gradients = (lambda: _dot(b, output_grad),
+                         lambda: _dot(column(a), row(output_grad)))
+        else:
+            gradients = (lambda: math.mul(output_grad, b), lambda: math.mul(output_grad, a))
+        return _operand_gradients(inputs, gradients)
+
+    def R_op(self, inputs, eval_points):
+        """dot(ta, b) + dot(a, tb) for the tangents ta of a and tb of b."""
+        return _product_tangent(_dot, inputs, eval_points)
 
 
 def _matmul_operand_shapes(a_shape: Sequence[Any], b_shape: Sequence[Any]) -> tuple[list, list]:
@@ -172,6 +255,54 @@ class MatMul(Op):
                 batch.append(1)
         return [_matmul_result_shape(a.type.ndim, b.type.ndim, batch, a_shape, b_shape)]
 
+    def L_op(self, inputs, outputs, output_grads):
+        """For z = a @ b and the gradient g of z: g @ bᵀ for a and aᵀ @ g for b (transposing
+        the last two axes), each summed over the batch axes its operand was broadcast along
+        (the leading axes it lacks, and those its type gives length 1). A 1-d operand is
+        promoted as in the forward product (a to a row, b to a column, with g given the
+        matching length-1 axis) and its gradient demoted back."""
+        from sympile.gradient import disconnected_type
+        a, b = inputs
+        (output_grad,) = output_grads
+        if _no_gradient(output_grad):
+            return [disconnected_type(), disconnected_type()]
+        a_matrix = a if a.type.ndim > 1 else DimShuffle(1, ("x", 0))(a)
+        b_matrix = b if b.type.ndim > 1 else DimShuffle(1, (0, "x"))(b)
+        grad_ndim = output_grad.type.ndim
+        batch_ndim = grad_ndim - (a.type.ndim > 1) - (b.type.ndim > 1)
+        positions = iter(range(batch_ndim, grad_ndim))
+        order = list(range(batch_ndim)) + [next(positions) if a.type.ndim > 1 else "x",
+                                            next(positions) if b.type.ndim > 1 else "x"]
+        grad_matrix = DimShuffle(grad_ndim, order)(output_grad)
+
+        def gradient_of_a():
+            full = _sum_to_operand(_matmul(grad_matrix, _swap_last_axes(b_matrix)), a_matrix)
+            return full if a.type.ndim > 1 else DimShuffle(2, (1,))(full)
+
+        def gradient_of_b():
+            full = _sum_to_operand(_matmul(_swap_last_axes(a_matrix), grad_matrix), b_matrix)
+            return full if b.type.ndim > 1 else DimShuffle(2, (0,))(full)
+
+        return _operand_gradients(inputs, (gradient_of_a, gradient_of_b))
+
+    def R_op(self, inputs, eval_points):
+        """matmul(ta, b) + matmul(a, tb) for the tangents ta of a and tb of b."""
+        return _product_tangent(_matmul, inputs, eval_points)
+
+
+def _sum_to_operand(gradient: Variable, operand: Variable) -> Variable:
+    """`gradient`, with the batch axes of a matmul result, summed over the batch axes along
+    which the (2-d or more) `operand` was broadcast: the leading axes it lacks, and those its
+    type gives length 1 where the gradient's does not."""
+    extra = gradient.type.ndim - operand.type.ndim
+    if extra:
+        gradient = reduction.sum(gradient, axis=tuple(range(extra)))
+    broadcast = tuple(axis for axis in range(operand.type.ndim - 2)
+                      if operand.type.shape[axis] == 1 and gradient.type.shape[axis] != 1)
+    if broadcast:
+        gradient = reduction.sum(gradient, axis=broadcast, keepdims=True)
+    return gradient
+
 
 class TensorDot(Op):
     """numpy.tensordot(a, b, (axes_a, axes_b)): the sum over the paired axes of the products;
@@ -218,6 +349,52 @@ class TensorDot(Op):
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [self._result_shape(*input_shapes)]
+
+    def L_op(self, inputs, outputs, output_grads):
+        """For z = tensordot(a, b, (A, B)) and the gradient g of z (a's free axes, then b's):
+        a's gradient contracts g's b-part with b's free axes, tensordot(g, b, (b-part, b's
+        free axes)), whose axes (a's free ones, then b's paired ones in b's order) are then
+        put in a's order; b's gradient is the mirror image."""
+        from sympile.gradient import disconnected_type
+        a, b = inputs
+        (output_grad,) = output_grads
+        if _no_gradient(output_grad):
+            return [disconnected_type(), disconnected_type()]
+        free_a = [axis for axis in range(a.type.ndim) if axis not in self.axes_a]
+        free_b = [axis for axis in range(b.type.ndim) if axis not in self.axes_b]
+        grad_part_a = tuple(range(len(free_a)))
+        grad_part_b = tuple(range(len(free_a), len(free_a) + len(free_b)))
+
+        def gradient_of_a():
+            contracted = TensorDot(grad_part_b, free_b)(output_grad, b)
+            # contracted: a's free axes, then b's paired axes in increasing order.
+            paired = sorted(self.axes_b)
+            order = [free_a.index(axis) if axis in free_a
+                     else len(free_a) + paired.index(self.axes_b[self.axes_a.index(axis)])
+                     for axis in range(a.type.ndim)]
+            return _transposed(contracted, order)
+
+        def gradient_of_b():
+            contracted = TensorDot(free_a, grad_part_a)(a, output_grad)
+            # contracted: a's paired axes in increasing order, then b's free axes.
+            paired = sorted(self.axes_a)
+            order = [len(self.axes_a) + free_b.index(axis) if axis in free_b
+                     else paired.index(self.axes_a[self.axes_b.index(axis)])
+                     for axis in range(b.type.ndim)]
+            return _transposed(contracted, order)
+
+        return _operand_gradients(inputs, (gradient_of_a, gradient_of_b))
+
+    def R_op(self, inputs, eval_points):
+        """tensordot(ta, b) + tensordot(a, tb) over the same axes, for the tangents ta, tb."""
+        return _product_tangent(self, inputs, eval_points)
+
+
+def _transposed(x: Variable, order: Sequence[int]) -> Variable:
+    """x with its axes in `order` (no node when it is the identity)."""
+    if list(order) == list(range(x.type.ndim)):
+        return x
+    return DimShuffle(x.type.ndim, tuple(order))(x)
 
 
 _dot = Dot()

@@ -8,6 +8,11 @@ Two Ops do the work: CAReduce (a commutative, associative binary scalar op folde
 axes: add for sum, maximum for max, ...) and Argmax/Argmin. mean, var, std and logsumexp are
 graphs of those and of elementwise ops. keepdims=True is a DimShuffle that puts the reduced axes
 back with length 1.
+
+Derivatives (CAReduce.L_op / R_op): a sum's gradient is the output gradient broadcast back over
+the reduced axes; a product's uses the count of zeros in each slice (below); max and min send the
+gradient to every element equal to the extremum (Theano's rule). Bool and integer results (all,
+any, argmax, a sum cast to an integer dtype) are piecewise constant: nothing flows through them.
 """
 
 from __future__ import annotations
@@ -21,11 +26,12 @@ import numpy as np
 
 from sympile.graph.basic import Apply, Variable
 from sympile.graph.op import Op
+from sympile.graph.utils import MethodNotDefined
 from sympile.scalar import basic as scalar
 from sympile.scalar.basic import normalize_dtype
 from sympile.tensor import math
 from sympile.tensor.elemwise import DimShuffle
-from sympile.tensor.shape import shape_i
+from sympile.tensor.shape import shape_i, specify_shape
 from sympile.tensor.type import tensor_type
 from sympile.tensor.variable import as_tensor_variable, constant
 
@@ -185,6 +191,115 @@ class CAReduce(Op):
         axes = _checked_axes(self, self.axis, node.inputs[0])
         return [_reduced_shape(input_shapes[0], axes)]
 
+    def connection_pattern(self, node):
+        # A bool or integer result (all, any, a sum cast to int) is piecewise constant in x.
+        return [[not _is_discrete(node.outputs[0])]]
+
+    def L_op(self, inputs, outputs, output_grads):
+        """The gradient of x from the output's gradient g, with g_kept = g with the reduced
+        axes put back with length 1:
+
+        sum:      g_kept broadcast to x's shape;
+        prod:     g_kept * (the product of the other elements of x's slice), see
+                  _product_partials for slices holding zeros;
+        max, min: g_kept where x equals its slice's extremum, else 0. With ties every tied
+                  element receives all of g_kept (Theano's `eq(x, max)` rule), so the
+                  gradient summed over a slice can exceed g there; where the slice holds a
+                  NaN (the result is NaN) no element equals it and the gradient is 0.
+
+        The gradient has x's dtype (the dtype and acc_dtype props only set the result's).
+        """
+        from sympile.gradient import DisconnectedType, disconnected_type, grad_not_implemented
+        (x,), (output,), (output_grad,) = inputs, outputs, output_grads
+        if isinstance(output_grad.type, DisconnectedType) or _is_discrete(output) \
+                or _is_discrete(x):
+            return [disconnected_type()]
+        axes = _checked_axes(self, self.axis, x)
+        kept_grad = _keep_reduced_axes(output_grad, x.type.ndim, axes)
+        if self.scalar_op == scalar.add:
+            from sympile.tensor.basic import second
+            gradient = second(x, kept_grad)
+        elif self.scalar_op == scalar.mul:
+            gradient = math.mul(kept_grad, self._product_partials(x, axes))
+        elif self.scalar_op in (scalar.maximum, scalar.minimum):
+            gradient = math.mul(kept_grad, _extremum_mask(x, output, axes))
+        else:
+            return [grad_not_implemented(self, 0, x, f"there is no derivative rule for a "
+                                                     f"reduction by {self.scalar_op}")]
+        return [_declared_like(math.cast(gradient, x.type.dtype), x)]
+
+    def R_op(self, inputs, eval_points):
+        """The tangent of the result for the tangent v of x:
+
+        sum:      sum(v) over the axes;
+        prod:     sum(v * the product of the other elements of the slice);
+        max, min: the tangent of the extreme element of each slice; with ties, the sum of
+                  the tied elements' tangents, which is the transpose of L_op's rule (so
+                  <R_op(v), u> = <v, L_op(u)> holds at ties too).
+        """
+        (x,), (tangent,) = inputs, eval_points
+        if tangent is None or _is_discrete(x) \
+                or self._output_dtype(x) in scalar.DISCRETE_DTYPES:
+            return [None]
+        axes = _checked_axes(self, self.axis, x)
+        tangent = _declared_like(math.cast(tangent, x.type.dtype), x)
+        if self.scalar_op == scalar.add:
+            return [self(tangent)]
+        if self.scalar_op == scalar.mul:
+            partials = self._product_partials(x, axes)
+        elif self.scalar_op in (scalar.maximum, scalar.minimum):
+            partials = _extremum_mask(x, self(x), axes)
+        else:
+            raise MethodNotDefined(f"{self}.R_op: there is no derivative rule for a reduction "
+                                   f"by {self.scalar_op}")
+        result = CAReduce(scalar.add, axes)(math.mul(tangent, partials))
+        return [math.cast(result, self._output_dtype(x))]
+
+    def _output_dtype(self, x: Variable) -> str:
+        return self.dtype or _default_dtype(self.scalar_op, x.type.dtype)
+
+    def _product_partials(self, x: Variable, axes: tuple[int, ...]) -> Variable:
+        """d prod(x) / d x_i for every element i, broadcast against x: the product of the
+        other elements of i's slice.
+
+        Dividing the product by x_i would give 0/0 where x_i = 0, so each slice's zeros are
+        counted (the zero-count trick): with none, the partial is p / x_i for p the product;
+        with exactly one, it is the product of the nonzero elements at the zero and 0
+        elsewhere; with two or more, every partial is 0. The product is computed in the
+        reduction's dtype, as the result is.
+        """
+        ndim = x.type.ndim
+        is_zero = math.eq(x, 0)
+        zero_count = _keep_reduced_axes(CAReduce(scalar.add, axes)(is_zero), ndim, axes)
+        nonzero = math.switch(is_zero, 1, x)
+        nonzero_product = _keep_reduced_axes(
+            CAReduce(scalar.mul, axes, self.dtype, self.acc_dtype)(nonzero), ndim, axes)
+        # Dividing by `nonzero` (1 at the zeros) keeps the unselected branch finite.
+        at_nonzero = math.switch(math.eq(zero_count, 0),
+                                 math.true_div(nonzero_product, nonzero), 0)
+        at_zero = math.switch(math.eq(zero_count, 1), nonzero_product, 0)
+        return math.switch(is_zero, at_zero, at_nonzero)
+
+
+def _is_discrete(variable: Variable) -> bool:
+    return variable.type.dtype in scalar.DISCRETE_DTYPES
+
+
+def _declared_like(variable: Variable, like: Variable) -> Variable:
+    """`variable` (of like's ndim) with the axis lengths that like's type knows and its own does
+    not declared with specify_shape, so that a gradient or tangent computed for `like` has a
+    compatible type (a length-1 axis stays broadcastable)."""
+    missing = [static if own is None else None
+               for own, static in zip(variable.type.shape, like.type.shape)]
+    if builtins.all(length is None for length in missing):
+        return variable
+    return specify_shape(variable, missing)
+
+
+def _extremum_mask(x: Variable, extremum: Variable, axes: tuple[int, ...]) -> Variable:
+    """Where x equals `extremum`, its reduction over `axes` (bool, x's shape)."""
+    return math.eq(x, _keep_reduced_axes(extremum, x.type.ndim, axes))
+
 
 class _ArgReduce(Op):
     """Index of the extreme element over `axis` (a tuple of axes >= 0, None: every axis),
@@ -221,6 +336,19 @@ class _ArgReduce(Op):
     def infer_shape(self, fgraph, node, input_shapes):
         axes = _checked_axes(self, self.axis, node.inputs[0])
         return [_reduced_shape(input_shapes[0], axes)]
+
+    def connection_pattern(self, node):
+        # An index is piecewise constant in x: no gradient flows through it.
+        return [[False]]
+
+    def L_op(self, inputs, outputs, output_grads):
+        """x is disconnected from the index (see connection_pattern)."""
+        from sympile.gradient import disconnected_type
+        return [disconnected_type()]
+
+    def R_op(self, inputs, eval_points):
+        """An integer index has no tangent."""
+        return [None]
 
 
 class Argmax(_ArgReduce):
@@ -277,7 +405,8 @@ def prod(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False,
 
 def max(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
     """Largest element of x over `axis` (numpy.max; NaN if there is one). The result has x's
-    dtype; an empty axis is a ValueError."""
+    dtype; an empty axis is a ValueError. The gradient goes to every element equal to the max
+    (Theano's rule: tied elements each get the whole gradient; see CAReduce.L_op)."""
     return _reduce(scalar.maximum, "max", x, axis, keepdims)
 
 

@@ -7,10 +7,19 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import sympile
 import sympile.tensor as T
+from sympile.gradient import DisconnectedType, Lop, Rop, disconnected_type, grad, numeric_grad
 from sympile.tensor.blas import Dot, MatMul, TensorDot
-from tests.utils import (NUMERIC_DTYPES, arrays, assert_like_numpy, check_infer_shape,
-                         evaluate)
+from tests.utils import (
+    NUMERIC_DTYPES,
+    GradCase,
+    arrays,
+    assert_like_numpy,
+    check_grad_case,
+    check_infer_shape,
+    evaluate,
+)
 
 lengths = st.integers(0, 3)
 
@@ -415,3 +424,193 @@ def test_batched_dot_errors():
     x, y = T.tensor3("x"), T.tensor3("y")
     with pytest.raises(ValueError, match="MatMul: .*batch axis 0 has lengths 2 and 3"):
         evaluate(T.batched_dot(x, y), [x, y], [np.ones((2, 1, 3)), np.ones((3, 3, 1))])
+
+
+# -- gradients ---------------------------------------------------------------------------
+
+# Until Elemwise's and DimShuffle's rules land (tensor/elemwise.py), a case with an elementwise
+# op or a DimShuffle on the path from input to output cannot be differentiated.
+NEEDS_ELEMWISE = pytest.mark.xfail(strict=True, reason="needs Elemwise.L_op")
+# outer flattens a matrix operand first: Reshape's rule (tensor/shape.py) is needed too.
+NEEDS_ELEMWISE_AND_RESHAPE = pytest.mark.xfail(
+    strict=True, reason="needs Elemwise.L_op and Reshape.L_op")
+
+
+def product_case(function, *layouts, marks=(), name=None):
+    """A GradCase for function(a, b, ...) at random operands whose shapes are `layouts`: one
+    letter per axis, each letter a random length from 1 to 3 shared by every operand."""
+    label = f"{name or function.__name__}({', '.join(layouts)})"
+
+    def make_point(rng):
+        lengths = {letter: int(rng.integers(1, 4)) for letter in sorted(set("".join(layouts)))}
+        return [rng.standard_normal([lengths[letter] for letter in layout])
+                for layout in layouts]
+
+    case = GradCase(label, function, make_point)
+    return pytest.param(case, marks=marks, id=label) if marks else case
+
+
+def tensordot_over(axes):
+    def contract(a, b):
+        return T.tensordot(a, b, axes)
+
+    contract.__name__ = f"tensordot[axes={axes}]"
+    return contract
+
+
+GRAD_CASES = [
+    # Dot: every pairing of 1-d and 2-d operands.
+    product_case(T.dot, "nk", "km"),
+    product_case(T.dot, "nk", "k"),
+    product_case(T.dot, "k", "km"),
+    product_case(T.dot, "k", "k"),
+    product_case(Dot(), "nk", "km", name="Dot"),
+    # dot of higher ranks: a TensorDot over a's last and b's second-to-last axes.
+    product_case(T.dot, "abk", "ckd"),
+    product_case(T.dot, "abk", "k"),
+    product_case(T.dot, "k", "ckd"),
+    product_case(T.dot, "", "nk", marks=NEEDS_ELEMWISE),
+    # MatMul: batches, operands of different ranks (broadcast over the missing leading
+    # axes), and 1-d operands promoted and demoted.
+    product_case(T.matmul, "nk", "km"),
+    product_case(T.matmul, "bnk", "bkm"),
+    product_case(T.matmul, "cbnk", "bkm"),
+    product_case(T.matmul, "bnk", "cbkm"),
+    product_case(T.matmul, "nk", "bkm"),
+    product_case(T.matmul, "k", "bkm"),
+    product_case(T.matmul, "bnk", "k"),
+    product_case(T.matmul, "k", "km"),
+    product_case(T.matmul, "k", "k"),
+    product_case(MatMul(), "cbnk", "bkm", name="MatMul"),
+    # TensorDot: no, one and several paired axes, in any order.
+    product_case(tensordot_over(0), "nk", "m"),
+    product_case(tensordot_over(1), "nk", "km"),
+    product_case(tensordot_over(2), "abk", "bkc"),
+    product_case(tensordot_over(((2, 0), (0, 1))), "abk", "kac"),
+    product_case(tensordot_over(((1,), (2,))), "abc", "cdb"),
+    product_case(tensordot_over(((0, 1), (1, 0))), "ab", "ba"),
+    product_case(tensordot_over(((3, 0), (0, 2))), "abcd", "dxa"),
+    product_case(TensorDot((2, 0, 1), (0, 2, 1)), "abc", "cba", name="TensorDot"),
+    # Built with elementwise ops and DimShuffle.
+    product_case(T.outer, "n", "m", marks=NEEDS_ELEMWISE),
+    product_case(T.outer, "nk", "m", marks=NEEDS_ELEMWISE_AND_RESHAPE),
+    product_case(T.batched_dot, "bnk", "bkm", marks=NEEDS_ELEMWISE),
+    product_case(T.batched_dot, "bnk", "bk", marks=NEEDS_ELEMWISE),
+    product_case(T.batched_dot, "bn", "bn", marks=NEEDS_ELEMWISE),
+    product_case(T.batched_dot, "bcnk", "bdkm", marks=NEEDS_ELEMWISE),
+]
+
+
+@pytest.mark.parametrize("case", GRAD_CASES, ids=repr)
+def test_gradients(case):
+    check_grad_case(case)
+
+
+def check_typed_derivatives(build, shapes, static, seed=0):
+    """verify_grad's and verify_rop's checks (against finite differences) for operands whose
+    types know some lengths, such as length-1 batch axes that broadcast, which GradCase's
+    inputs of unknown shape cannot express. The Lop and Rop results must keep the types."""
+    rng = np.random.default_rng(seed)
+    values = [rng.standard_normal(shape) for shape in shapes]
+    variables = [symbolic(v, s, name) for v, s, name in zip(values, static, "ab")]
+    output = build(*variables)
+    cotangent = T.tensor("float64", shape=(None,) * output.type.ndim, name="u")
+    tangents = [T.tensor("float64", shape=(None,) * v.type.ndim) for v in variables]
+    vjps = Lop(output, variables, cotangent)
+    jvp = Rop(output, variables, tangents)
+    for gradient, variable in zip(vjps, variables):
+        assert gradient.type == variable.type
+    assert jvp.type.shape == output.type.shape
+    forward = sympile.function(variables, output)
+    reference = forward(*values)
+    weights = rng.standard_normal(reference.shape)
+    directions = [rng.standard_normal(shape) for shape in shapes]
+    compiled = sympile.function(variables + [cotangent] + tangents, list(vjps) + [jvp])
+    *analytic, forward_mode = compiled(*values, weights, *directions)
+    numeric = numeric_grad(lambda *point: np.sum(forward(*point) * weights), values)
+    for actual, expected in zip(analytic, numeric):
+        np.testing.assert_allclose(actual, expected, rtol=1e-6, atol=1e-6)
+    step = 1e-6
+    difference = (forward(*[v + step * d for v, d in zip(values, directions)])
+                  - forward(*[v - step * d for v, d in zip(values, directions)])) / (2 * step)
+    np.testing.assert_allclose(forward_mode, difference, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("shapes, static", [
+    # a's batch axis broadcasts over b's 4.
+    (((1, 2, 3), (4, 3, 2)), ((True, False, False), (False, False, False))),
+    # Each operand broadcasts along one batch axis of the other.
+    (((3, 1, 2, 3), (1, 4, 3, 2)), ((False, True, False, False), (True, False, False, False))),
+    # Broadcast batch axis and a missing leading one, with a 1-d operand.
+    (((2, 1, 2, 3), (3,)), ((False, True, False, False), (False,))),
+    (((3,), (2, 1, 3, 2)), ((False,), (False, True, False, False))),
+    (((2, 3), (5, 1, 3, 4)), ((False, False), (False, True, False, False))),
+    # Static lengths everywhere.
+    (((1, 2, 3), (4, 3, 2)), ((True, True, True), (True, True, True))),
+])
+def test_matmul_gradient_sums_over_broadcast_batch_axes(shapes, static):
+    check_typed_derivatives(T.matmul, shapes, static)
+
+
+@pytest.mark.parametrize("build, shapes", [
+    (T.dot, ((1, 3), (3, 2))),
+    (T.dot, ((3, 1), (1, 2))),
+    (T.dot, ((1, 3), (3,))),
+    (T.dot, ((3,), (3, 1))),
+    (T.dot, ((1,), (1,))),
+    (tensordot_over(((1,), (0,))), ((1, 3, 1), (3, 2))),
+    (tensordot_over(((0, 2), (2, 0))), ((1, 3, 2), (2, 4, 1))),
+])
+def test_gradients_keep_the_operands_static_types(build, shapes):
+    # Every length known; the cotangent's and tangents' types know none of them.
+    check_typed_derivatives(build, shapes, (True, True))
+
+
+@pytest.mark.parametrize("build, shapes", [
+    (T.dot, ((2, 3), (3, 4))),
+    (T.dot, ((3,), (3,))),
+    (T.matmul, ((2, 2, 3), (3,))),
+    (tensordot_over(1), ((2, 3), (3, 4, 2))),
+])
+def test_gradients_have_the_operands_dtypes(build, shapes):
+    rng = np.random.default_rng(2)
+    values = [rng.standard_normal(shapes[0]).astype("float32"), rng.standard_normal(shapes[1])]
+    a, b = [symbolic(v, False, name) for v, name in zip(values, "ab")]
+    output = build(a, b)
+    assert output.type.dtype == "float64"
+    gradient_a, gradient_b = grad(T.sum(output), [a, b])
+    assert (gradient_a.type.dtype, gradient_b.type.dtype) == ("float32", "float64")
+    actual_a, actual_b = evaluate([gradient_a, gradient_b], [a, b], values)
+    # Finite differences of the same product with a float64 a.
+    a64 = T.tensor("float64", shape=(None,) * a.type.ndim)
+    forward = sympile.function([a64, b], T.sum(build(a64, b)))
+    expected = numeric_grad(forward, [values[0].astype("float64"), values[1]])
+    np.testing.assert_allclose(actual_a, expected[0], rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(actual_b, expected[1], rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("build", [T.dot, T.matmul, tensordot_over(1)])
+def test_integer_operands_get_no_gradient(build):
+    values = [np.arange(6.0).reshape(2, 3), np.arange(12, dtype="int64").reshape(3, 4)]
+    a, b = [symbolic(v, False, name) for v, name in zip(values, "ab")]
+    output = build(a, b)
+    node = output.owner
+    gradients = node.op.L_op(node.inputs, node.outputs, [output.type()])
+    assert isinstance(gradients[1].type, DisconnectedType)
+    assert gradients[0].type == a.type
+    actual = evaluate(grad(T.sum(output), a), [a, b], values)
+    assert_like_numpy(actual, np.tile(values[1].sum(axis=1), (2, 1)).astype("float64"))
+    # Forward mode through the float operand alone: the product of its tangent with b.
+    tangent = T.dmatrix("v")
+    direction = np.ones((2, 3))
+    actual = evaluate(Rop(output, a, tangent), [a, b, tangent], values + [direction])
+    assert_like_numpy(actual, np.dot(direction, values[1]).astype("float64"))
+
+
+def test_disconnected_output_gradient_gives_disconnected_operands():
+    a, b = T.dmatrix("a"), T.dmatrix("b")
+    for output in [T.dot(a, b), T.matmul(a, b), T.tensordot(a, b, 0)]:
+        node = output.owner
+        gradients = node.op.L_op(node.inputs, node.outputs, [disconnected_type()])
+        assert all(isinstance(g.type, DisconnectedType) for g in gradients)
+        assert node.op.R_op(node.inputs, [None, None]) == [None]

@@ -9,11 +9,28 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import sympile.tensor as T
+from sympile.gradient import (
+    DisconnectedInputError,
+    DisconnectedType,
+    Lop,
+    NullTypeGradError,
+    Rop,
+    grad,
+)
 from sympile.scalar import basic as scalar
 from sympile.tensor import reduction
 from sympile.tensor.reduction import Argmax, Argmin, CAReduce
-from tests.utils import (FLOAT_DTYPES, NUMERIC_DTYPES, arrays, assert_like_numpy,
-                         check_infer_shape, evaluate, shapes)
+from tests.utils import (
+    FLOAT_DTYPES,
+    NUMERIC_DTYPES,
+    GradCase,
+    arrays,
+    assert_like_numpy,
+    check_grad_case,
+    check_infer_shape,
+    evaluate,
+    shapes,
+)
 
 REAL_DTYPES = [d for d in NUMERIC_DTYPES if not d.startswith("complex")]
 
@@ -382,3 +399,259 @@ def test_std_is_the_square_root_of_var(dtype):
     x = symbolic(value)
     actual = evaluate(T.std(x, axis=1, ddof=1), [x], [value])
     assert_like_numpy(actual, np.std(value, axis=1, ddof=1))
+
+
+# -- gradients ---------------------------------------------------------------------------------
+
+# Until Elemwise's and DimShuffle's rules land (tensor/elemwise.py), a case with an elementwise
+# op or a DimShuffle (keepdims) on the path from input to output cannot be differentiated.
+# mean, var and std also divide by a count computed with Shape_i when lengths are unknown:
+# Rop needs ShapeI.R_op (tensor/shape.py: no tangent, [None]) as well.
+NEEDS_ELEMWISE = pytest.mark.xfail(strict=True, reason="needs Elemwise.L_op")
+NEEDS_DIMSHUFFLE = pytest.mark.xfail(strict=True,
+                                     reason="needs Elemwise.L_op (DimShuffle's, for keepdims)")
+
+
+def random_shape(rng: np.random.Generator, ndim: int) -> tuple[int, ...]:
+    return tuple(int(n) for n in rng.integers(1, 4, size=ndim))
+
+
+def normal_values(rng, shape, axis):
+    return rng.standard_normal(shape)
+
+
+def distinct_values(rng, shape, axis):
+    """Values at least 0.1 apart, so that the extremum of a slice is unique and stays where it
+    is under the finite-difference steps."""
+    size = int(np.prod(shape))
+    return (rng.permutation(size) * 0.3 + rng.uniform(-0.1, 0.1, size) - size * 0.15).reshape(
+        shape)
+
+
+def values_with_zeros(rng, shape, axis):
+    """Values of magnitude 0.5 to 1.5 in which slice k (over `axis`) holds k % 3 zeros (as
+    many as it has room for): products with no zero, one zero and several zeros."""
+    values = rng.uniform(0.5, 1.5, shape) * rng.choice([-1.0, 1.0], shape)
+    axes = reduction.normalize_axis(axis, len(shape), "values_with_zeros")
+    kept = [a for a in range(len(shape)) if a not in axes]
+    slices = np.transpose(values, kept + list(axes)).reshape(-1, int(np.prod(
+        [shape[a] for a in axes], dtype=int)))
+    for index, row in enumerate(slices):
+        row[rng.permutation(row.size)[:index % 3]] = 0
+    inverse = np.argsort(kept + list(axes))
+    return np.transpose(slices.reshape([shape[a] for a in kept + list(axes)]), inverse)
+
+
+def reduction_case(function, ndim, axis=None, values=normal_values, marks=(), **options):
+    """A GradCase for function(x, axis=axis, **options) at a random x of `ndim` dimensions
+    (values(rng, shape, axis) picks the point); `marks` makes it a pytest.param."""
+    name = getattr(function, "__name__", str(function))
+    details = [f"axis={axis}"] + [f"{key}={value}" for key, value in options.items()]
+    label = f"{name}({ndim}d, {', '.join(details)})"
+
+    def fun(x):
+        return function(x, axis=axis, **options)
+
+    def make_point(rng):
+        return [values(rng, random_shape(rng, ndim), axis)]
+
+    case = GradCase(label, fun, make_point)
+    return pytest.param(case, marks=marks, id=label) if marks else case
+
+
+def first_output(function):
+    def first(x, **options):
+        return function(x, **options)[0]
+
+    first.__name__ = f"{function.__name__}[0]"
+    return first
+
+
+GRAD_CASES = [
+    # sum: the gradient broadcast back over the reduced axes.
+    reduction_case(T.sum, 0),
+    reduction_case(T.sum, 2),
+    reduction_case(T.sum, 2, axis=1),
+    reduction_case(T.sum, 3, axis=-1),
+    reduction_case(T.sum, 3, axis=(0, 2)),
+    reduction_case(T.sum, 2, axis=()),
+    reduction_case(T.sum, 4, axis=(1, 3)),
+    reduction_case(T.sum, 2, axis=0, acc_dtype="float64"),
+    reduction_case(T.sum, 3, axis=1, keepdims=True, marks=NEEDS_DIMSHUFFLE),
+    reduction_case(T.sum, 2, keepdims=True, marks=NEEDS_DIMSHUFFLE),
+    # prod, at points whose slices hold no zero, one zero and two or more zeros.
+    reduction_case(T.prod, 0, values=values_with_zeros),
+    reduction_case(T.prod, 2, values=values_with_zeros),
+    reduction_case(T.prod, 2, axis=1, values=values_with_zeros),
+    reduction_case(T.prod, 3, axis=-1, values=values_with_zeros),
+    reduction_case(T.prod, 3, axis=(0, 2), values=values_with_zeros),
+    reduction_case(T.prod, 2, axis=0, values=normal_values),
+    reduction_case(T.prod, 2, axis=0, values=values_with_zeros, dtype="float64",
+                   acc_dtype="float64"),
+    reduction_case(T.prod, 3, axis=1, keepdims=True, values=values_with_zeros,
+                   marks=NEEDS_DIMSHUFFLE),
+    # max and min, away from ties.
+    reduction_case(T.max, 0, values=distinct_values),
+    reduction_case(T.max, 2, values=distinct_values),
+    reduction_case(T.max, 2, axis=1, values=distinct_values),
+    reduction_case(T.max, 3, axis=-2, values=distinct_values),
+    reduction_case(T.max, 3, axis=(0, 2), values=distinct_values),
+    reduction_case(T.min, 2, values=distinct_values),
+    reduction_case(T.min, 3, axis=-1, values=distinct_values),
+    reduction_case(T.min, 3, axis=(1, 2), values=distinct_values),
+    reduction_case(T.amax, 2, axis=0, values=distinct_values),
+    reduction_case(T.amin, 2, axis=0, values=distinct_values),
+    reduction_case(first_output(T.max_and_argmax), 3, axis=1, values=distinct_values),
+    reduction_case(first_output(T.max_and_argmax), 2, values=distinct_values),
+    reduction_case(T.max, 3, axis=1, keepdims=True, values=distinct_values,
+                   marks=NEEDS_DIMSHUFFLE),
+    reduction_case(T.min, 2, keepdims=True, values=distinct_values, marks=NEEDS_DIMSHUFFLE),
+    reduction_case(first_output(T.max_and_argmax), 2, axis=0, keepdims=True,
+                   values=distinct_values, marks=NEEDS_DIMSHUFFLE),
+    # Compositions with elementwise ops.
+    reduction_case(T.mean, 2, marks=NEEDS_ELEMWISE),
+    reduction_case(T.mean, 3, axis=(0, 2), marks=NEEDS_ELEMWISE),
+    reduction_case(T.mean, 2, axis=-1, keepdims=True, marks=NEEDS_ELEMWISE),
+    reduction_case(T.var, 2, marks=NEEDS_ELEMWISE),
+    reduction_case(T.var, 3, axis=1, ddof=1, values=distinct_values, marks=NEEDS_ELEMWISE),
+    reduction_case(T.var, 3, axis=(0, 1), keepdims=True, marks=NEEDS_ELEMWISE),
+    reduction_case(T.std, 2, axis=0, values=distinct_values, marks=NEEDS_ELEMWISE),
+    reduction_case(T.std, 3, axis=(1, 2), ddof=1, values=distinct_values,
+                   marks=NEEDS_ELEMWISE),
+    reduction_case(T.logsumexp, 2, marks=NEEDS_ELEMWISE),
+    reduction_case(T.logsumexp, 3, axis=-1, marks=NEEDS_ELEMWISE),
+    reduction_case(T.logsumexp, 3, axis=(0, 2), keepdims=True, marks=NEEDS_ELEMWISE),
+]
+
+
+@pytest.mark.parametrize("case", GRAD_CASES, ids=repr)
+def test_gradients(case):
+    check_grad_case(case)
+
+
+def gradient_of(cost_of, value, **grad_options):
+    """d cost_of(x) / dx at `value`, for x a variable of value's dtype and unknown shape."""
+    x = symbolic(value)
+    return evaluate(grad(cost_of(x), x, **grad_options), [x], [value])
+
+
+def test_prod_gradient_at_zeros_is_the_product_of_the_others():
+    value = np.array([[2.0, 3.0, 4.0], [2.0, 0.0, 4.0], [0.0, 3.0, 0.0], [0.0, 0.0, 0.0]])
+    actual = gradient_of(lambda x: T.sum(T.prod(x, axis=1)), value)
+    assert_like_numpy(actual, [[12.0, 8.0, 6.0], [0.0, 8.0, 0.0], [0.0] * 3, [0.0] * 3])
+    # Over every axis the single zero of [[2, 3], [0, 5]] gets 2 * 3 * 5.
+    actual = gradient_of(T.prod, np.array([[2.0, 3.0], [0.0, 5.0]]))
+    assert_like_numpy(actual, [[0.0, 0.0], [30.0, 0.0]])
+    # A slice of one element: the product of the others is the empty product, 1.
+    assert_like_numpy(gradient_of(lambda x: T.sum(T.prod(x, axis=0)), np.zeros((1, 2))),
+                      np.ones((1, 2)))
+
+
+def test_prod_tangent_at_zeros():
+    value = np.array([[2.0, 3.0, 4.0], [2.0, 0.0, 4.0], [0.0, 3.0, 0.0]])
+    x, v = symbolic(value), symbolic(value)
+    tangent = np.array([[1.0, 1.0, 1.0], [0.5, 2.0, -1.0], [1.0, 1.0, 1.0]])
+    actual = evaluate(Rop(T.prod(x, axis=1), x, v), [x, v], [value, tangent])
+    # Row 0: 12 + 8 + 6; row 1: only the zero's tangent counts, times 2 * 4; row 2: 0.
+    assert_like_numpy(actual, [26.0, 16.0, 0.0])
+
+
+@pytest.mark.parametrize("function", [T.max, T.min])
+def test_extremum_gradient_goes_to_every_tied_element(function):
+    value = np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 2.0], [5.0, -1.0, 0.0]])
+    if function is T.min:
+        value = -value
+    actual = gradient_of(lambda x: T.sum(function(x, axis=1)), value)
+    assert_like_numpy(actual, [[0.0, 1.0, 1.0], [1.0, 1.0, 1.0], [1.0, 0.0, 0.0]])
+    # Forward mode: the tied elements' tangents add up, the transpose of the reverse rule,
+    # so <Rop v, u> = <v, Lop u> holds at ties too.
+    x, v, u = symbolic(value), symbolic(value), T.dvector("u")
+    output = function(x, axis=1)
+    tangent = np.arange(9.0).reshape(3, 3)
+    cotangent = np.array([1.0, -2.0, 0.5])
+    forward, backward = evaluate([Rop(output, x, v), Lop(output, x, u)], [x, v, u],
+                                 [value, tangent, cotangent])
+    assert_like_numpy(forward, [1.0 + 2.0, 3.0 + 4.0 + 5.0, 6.0])
+    assert np.isclose(np.dot(forward, cotangent), np.sum(tangent * backward))
+
+
+def test_max_gradient_is_zero_on_a_slice_holding_nan():
+    value = np.array([[np.nan, 1.0], [3.0, 2.0]])
+    actual = gradient_of(lambda x: T.sum(T.max(x, axis=1)), value)
+    assert_like_numpy(actual, [[0.0, 0.0], [1.0, 0.0]])
+
+
+@pytest.mark.parametrize("build", [
+    lambda x: T.sum(x, dtype="float64"),
+    lambda x: T.sum(x, axis=0, dtype="float64", acc_dtype="float64"),
+    lambda x: T.prod(x, axis=1, dtype="float64"),
+    lambda x: T.max(x, axis=0),
+    lambda x: T.sum(x, acc_dtype="float64"),
+])
+def test_gradient_has_the_input_dtype(build):
+    value = np.array([[1.5, -2.0, 3.0], [0.5, 4.0, -1.0]], dtype="float32")
+    x = symbolic(value)
+    output = build(x)
+    gradient = grad(T.sum(output), x)
+    assert gradient.type.dtype == "float32"
+    tangent = Rop(output, x, symbolic(value))
+    assert tangent.type.dtype == output.type.dtype
+
+
+@pytest.mark.parametrize("shape", [(1, None), (1, 3), (None, 1), (2, 1, 3)])
+@pytest.mark.parametrize("function", [T.sum, T.prod, T.max, T.min])
+@pytest.mark.parametrize("axis", [None, 0, -1])
+def test_gradient_static_type_matches_the_input(function, shape, axis):
+    x = T.tensor("float64", shape=shape, name="x")
+    output = function(x, axis=axis)
+    # A cotangent whose type knows none of the lengths still gives x's type back.
+    cotangent = T.tensor("float64", shape=(None,) * output.type.ndim)
+    gradient = Lop(output, x, cotangent)
+    assert gradient.type == x.type
+    assert Rop(output, x, x.type()).type.shape == output.type.shape
+
+
+def test_bool_and_integer_results_have_no_gradient():
+    x = T.dmatrix("x")
+    for cost in [T.all(x), T.any(x), T.argmax(x), T.argmin(x), T.sum(x, dtype="int64"),
+                 T.sum(T.argmax(x, axis=0)), T.max_and_argmax(x, axis=1)[1].sum()]:
+        with pytest.raises(DisconnectedInputError, match="does not depend on x"):
+            grad(cost, x)
+        with pytest.raises(ValueError, match="does not depend"):
+            Rop(cost, x, T.dmatrix("v"))
+    zeros = gradient_of(T.all, np.ones((2, 3)), disconnected_inputs="ignore")
+    assert_like_numpy(zeros, np.zeros((2, 3)))
+    # The rules say so themselves: the index's input is disconnected.
+    node = T.argmax(x, axis=0).owner
+    assert node.op.connection_pattern(node) == [[False]]
+    assert isinstance(node.op.L_op(node.inputs, node.outputs, [T.lvector()])[0].type,
+                      DisconnectedType)
+    assert node.op.R_op(node.inputs, [T.dmatrix()]) == [None]
+    node = T.any(x, axis=0).owner
+    assert node.op.connection_pattern(node) == [[False]]
+
+
+def test_max_and_argmax_differentiates_through_the_max():
+    value = np.array([[1.0, 4.0], [3.0, 2.0]])
+    x = symbolic(value)
+    maximum, _ = T.max_and_argmax(x, axis=1)
+    cost = T.sum(maximum)
+    assert_like_numpy(evaluate(grad(cost, x), [x], [value]), [[0.0, 1.0], [1.0, 0.0]])
+
+
+class _Fmax(scalar.ScalarOp):
+    """numpy.fmax: an associative reduction for which CAReduce has no derivative rule."""
+
+    nin = 2
+    nfunc = staticmethod(np.fmax)
+    commutative = True
+    associative = True
+
+
+def test_reduction_without_a_rule_is_not_implemented():
+    x = T.dvector("x")
+    output = CAReduce(_Fmax())(x)
+    with pytest.raises(NullTypeGradError, match="not implemented.*no derivative rule"):
+        grad(output, x)
+    with pytest.raises(NotImplementedError, match="no R_op rule"):
+        Rop(output, x, T.dvector("v"))
