@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 from sympile.graph.basic import Apply, Variable
-from sympile.graph.utils import MethodNotDefined
+from sympile.graph.utils import MethodNotDefined, user_creation_site
 
 
 class Op:
-    """An operation. Immutable; equal and hashed by the values named in `__props__`.
+    """An operation. Immutable; equal and hashed by its class and the values of the attributes
+    named in `__props__` (an Op without props equals every instance of its class).
 
     make_node(*inputs) -> Apply            check and convert inputs, build output Types
     perform(node, inputs, output_storage)  numpy implementation; writes output_storage[i][0]
@@ -19,21 +21,30 @@ class Op:
     R_op(inputs, eval_points)              forward mode
     c_code(node, names)                    C implementation, or None to call perform()
     destroy_map / view_map                 {output index: [input index]} for inplace and views
+    default_output                         the output index that calling the op returns
     """
 
     __props__: tuple[str, ...] = ()
     default_output: int | None = None
-    destroy_map: dict[int, list[int]] = {}
-    view_map: dict[int, list[int]] = {}
+    # Read-only empty defaults: an op that has a map sets its own (usually in __init__).
+    destroy_map: Mapping[int, Sequence[int]] = MappingProxyType({})
+    view_map: Mapping[int, Sequence[int]] = MappingProxyType({})
 
     def _props(self) -> tuple:
         return tuple(getattr(self, name) for name in self.__props__)
 
-    def __eq__(self, other: Any) -> bool:
+    def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and self._props() == other._props()
 
     def __hash__(self) -> int:
-        return hash((type(self), self._props()))
+        props = self._props()
+        try:
+            return hash((type(self), props))
+        except TypeError:
+            unhashable = [name for name, value in zip(self.__props__, props)
+                          if not _is_hashable(value)]
+            raise TypeError(f"{type(self).__name__}: the props {unhashable} are unhashable; "
+                            f"store them as tuples or other immutable values") from None
 
     def __str__(self) -> str:
         if self.__props__:
@@ -48,14 +59,33 @@ class Op:
         raise MethodNotDefined(f"{type(self).__name__}.make_node")
 
     def __call__(self, *inputs: Any, name: str | None = None) -> Variable | list[Variable]:
+        """Apply the op to `inputs`: the single output, the `default_output`, or the list of
+        outputs. `name` names the returned output (each output name_0, name_1, ... when a list
+        is returned)."""
         node = self.make_node(*inputs)
-        if name is not None and len(node.outputs) == 1:
-            node.outputs[0].name = name
+        if not isinstance(node, Apply):
+            raise TypeError(f"{type(self).__name__}.make_node returned {node!r}, expected an "
+                            f"Apply node")
+        # make_node ran inside the op's own code: point the outputs at the caller's line.
+        trace = user_creation_site()
+        for output in node.outputs:
+            output.tag.trace = trace
         if self.default_output is not None:
-            return node.outputs[self.default_output]
-        if len(node.outputs) == 1:
-            return node.outputs[0]
-        return node.outputs
+            if not 0 <= self.default_output < len(node.outputs):
+                raise ValueError(f"{type(self).__name__}: default_output {self.default_output}"
+                                 f" is not an output index (the node has "
+                                 f"{len(node.outputs)} outputs)")
+            result = node.outputs[self.default_output]
+        elif len(node.outputs) == 1:
+            result = node.outputs[0]
+        else:
+            if name is not None:
+                for index, output in enumerate(node.outputs):
+                    output.name = f"{name}_{index}"
+            return list(node.outputs)
+        if name is not None:
+            result.name = name
+        return result
 
     def perform(self, node: Apply, inputs: Sequence[Any], output_storage: list[list[Any]]) -> None:
         raise MethodNotDefined(f"{type(self).__name__}.perform")
@@ -77,3 +107,11 @@ class Op:
     def do_constant_folding(self, fgraph: Any, node: Apply) -> bool:
         """Whether the constant-folding rewrite may precompute this node."""
         return True
+
+
+def _is_hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
