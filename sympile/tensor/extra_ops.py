@@ -5,6 +5,12 @@ Lengths that decide an output's shape (the offset of a diagonal) must be known w
 is built: they are Python ints (or integer constants) stored on the Op, so that the output's
 static shape can be computed. The k of triu/tril does not change the shape and may be
 symbolic.
+
+Derivatives: every op here but cumprod is linear in its float input, so its forward rule
+applies the op to the tangent and its reverse rule is the op's transpose: a reversed cumsum,
+a sum per group of repeats (GroupSum), the diagonal put back in place (EmbedDiag), the same
+triangle mask, the diagonal zeroed. Integer arguments (repeats, k, sorter) and integer results
+(searchsorted) are disconnected. cumprod's rules stay exact where x has zeros (CumOp.L_op).
 """
 
 from __future__ import annotations
@@ -20,12 +26,13 @@ from sympile.graph.op import Op
 from sympile.tensor import math as tensor_math
 from sympile.tensor.elemwise import DimShuffle
 from sympile.tensor.reduction import sum as tensor_sum
+from sympile.tensor.shape import flatten, reshape, shape_i, specify_shape
 from sympile.tensor.type import tensor_type
 from sympile.tensor.variable import as_tensor_variable, is_python_scalar
 
-__all__ = ["CumOp", "Repeat", "AllocDiag", "ExtractDiag", "Tril", "Triu", "FillDiagonal",
-           "cumsum", "cumprod", "repeat", "diag", "diagonal", "trace", "triu", "tril",
-           "fill_diagonal", "SearchsortedOp", "searchsorted"]
+__all__ = ["CumOp", "Repeat", "GroupSum", "AllocDiag", "ExtractDiag", "EmbedDiag", "Tril",
+           "Triu", "FillDiagonal", "cumsum", "cumprod", "repeat", "diag", "diagonal", "trace",
+           "triu", "tril", "fill_diagonal", "SearchsortedOp", "searchsorted"]
 
 _INTEGER_KINDS = "iu"
 
@@ -82,6 +89,37 @@ def static_product(shape: Sequence[int | None]) -> int | None:
     return int(np.prod(shape, dtype="int64"))
 
 
+def declared_like(variable: Variable, like: Variable) -> Variable:
+    """`variable` (of like's ndim) with the axis lengths that like's type knows and its own
+    does not declared by specify_shape, so that a gradient or tangent computed for `like` has
+    a type compatible with like's (a length-1 axis stays broadcastable)."""
+    missing = [static if own is None else None
+               for own, static in zip(variable.type.shape, like.type.shape)]
+    if all(length is None for length in missing):
+        return variable
+    return specify_shape(variable, missing)
+
+
+def reshaped_like(variable: Variable, like: Variable) -> Variable:
+    """`variable` (with like's number of elements) reshaped to like's shape."""
+    lengths = [shape_i(like, axis) for axis in range(like.type.ndim)]
+    return declared_like(reshape(variable, lengths, ndim=like.type.ndim), like)
+
+
+def _is_disconnected(variable: Variable) -> bool:
+    from sympile.gradient import DisconnectedType
+    return isinstance(variable.type, DisconnectedType)
+
+
+def _is_discrete(variable: Variable) -> bool:
+    return variable.type.dtype == "bool" or variable.type.dtype[0] in _INTEGER_KINDS
+
+
+def _disconnected(count: int) -> list[Variable]:
+    from sympile.gradient import disconnected_type
+    return [disconnected_type() for _ in range(count)]
+
+
 def _sum_of_vector(vector: Variable) -> Variable:
     """sum(vector) as an int64 scalar (for shapes)."""
     return tensor_math.cast(tensor_sum(vector), "int64")
@@ -90,7 +128,7 @@ def _sum_of_vector(vector: Variable) -> Variable:
 # ---------------------------------------------------------------------------------------------
 # cumsum, cumprod
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _accumulate_dtype(mode: str, dtype: str) -> str:
     """numpy's result dtype of cumsum/cumprod (int8 -> int64, uint8 -> uint64, ...)."""
     function = np.cumsum if mode == "add" else np.cumprod
@@ -139,6 +177,80 @@ class CumOp(Op):
         if self.axis is None:
             return [(product_of_lengths(shape),)]
         return [tuple(shape)]
+
+    def L_op(self, inputs, outputs, output_grads):
+        """Along each line (the flattened x for axis None), with g the output's gradient:
+
+        cumsum:  gx_j = sum_{i >= j} g_i, the reversed cumulative sum of g.
+        cumprod: d out_i / d x_j = prod_{k <= i, k != j} x_k for j <= i (0 for j > i). Where
+                 x_j != 0 that is out_i / x_j, so gx_j = rcumsum(g * out)_j / x_j (Theano's
+                 rule, which gives 0/0 at zeros). At the first zero z of a line the product
+                 without x_z is the cumprod of x with x_z replaced by 1 (call it out_z), so
+                 gx_z = rcumsum(g * out_z)_z. After z every out_i is 0, so the first formula
+                 gives the exact 0 for the later zeros and nonzeros (there it divides by 1
+                 instead of by 0, which keeps the unselected branch finite).
+        """
+        (x,), (output,), (output_grad,) = inputs, outputs, output_grads
+        if _is_disconnected(output_grad) or _is_discrete(x):
+            return _disconnected(1)
+        axis = 0 if self.axis is None else self.axis
+        if self.mode == "add":
+            gradient = _reverse_cumsum(output_grad, axis)
+        else:
+            line = flatten(x) if self.axis is None else x
+            zeros = _ZerosOfLines(line, axis)
+            at_nonzero = tensor_math.true_div(
+                _reverse_cumsum(tensor_math.mul(output_grad, output), axis), zeros.nonzero)
+            at_first_zero = _reverse_cumsum(
+                tensor_math.mul(output_grad, zeros.product_without_first_zero()), axis)
+            gradient = tensor_math.switch(zeros.first_zero, at_first_zero, at_nonzero)
+        if self.axis is None:
+            gradient = reshaped_like(gradient, x)
+        return [declared_like(gradient, x)]
+
+    def R_op(self, inputs, eval_points):
+        """cumsum is linear: cumsum(v). cumprod: d out_i = sum_{j <= i} v_j prod_{k <= i, k != j}
+        x_k. Before a line's first zero z that is out_i * cumsum(v / x)_i; from z on every term
+        but j = z holds the factor x_z = 0, so it is v_z * out_z,i (out_z: the cumprod of x with
+        x_z replaced by 1), exactly, without dividing by 0."""
+        (x,), (tangent,) = inputs, eval_points
+        if tangent is None or _is_discrete(x):
+            return [None]
+        if self.mode == "add":
+            return [self(tangent)]
+        axis = 0 if self.axis is None else self.axis
+        line, tangent = (flatten(x), flatten(tangent)) if self.axis is None else (x, tangent)
+        zeros = _ZerosOfLines(line, axis)
+        before_zero = tensor_math.mul(
+            self(x), CumOp(axis, "add")(tensor_math.true_div(tangent, zeros.nonzero)))
+        first_zero_tangent = tensor_sum(tensor_math.switch(zeros.first_zero, tangent, 0),
+                                        axis=axis, keepdims=True)
+        from_zero = tensor_math.mul(first_zero_tangent, zeros.product_without_first_zero())
+        return [tensor_math.switch(tensor_math.eq(zeros.count, 0), before_zero, from_zero)]
+
+
+class _ZerosOfLines:
+    """Where the lines of x along `axis` hold zeros, for cumprod's derivatives: `count` (the
+    zeros up to and including each position), `first_zero` (bool: each line's first zero),
+    `nonzero` (x with its zeros replaced by 1, a safe divisor)."""
+
+    def __init__(self, x: Variable, axis: int):
+        self.x, self.axis = x, axis
+        is_zero = tensor_math.eq(x, 0)
+        self.count = CumOp(axis, "add")(is_zero)
+        self.first_zero = tensor_math.bitwise_and(is_zero, tensor_math.eq(self.count, 1))
+        self.nonzero = tensor_math.switch(is_zero, 1, x)
+
+    def product_without_first_zero(self) -> Variable:
+        """The cumulative product of x with each line's first zero replaced by 1."""
+        return CumOp(self.axis, "mul")(tensor_math.switch(self.first_zero, 1, self.x))
+
+
+def _reverse_cumsum(x: Variable, axis: int) -> Variable:
+    """out_j = sum_{i >= j} x_i along `axis`: the cumsum of x reversed, reversed back (exact,
+    unlike total - cumsum, which cancels)."""
+    reverse = (slice(None),) * axis + (slice(None, None, -1),)
+    return CumOp(axis, "add")(x[reverse])[reverse]
 
 
 def _cumulative(x: Any, axis: int | None, mode: str, function: str) -> Variable:
@@ -249,6 +361,91 @@ class Repeat(Op):
             return [(repeated,)]
         return [tuple(x_shape[:self.axis]) + (repeated,) + tuple(x_shape[self.axis + 1:])]
 
+    def connection_pattern(self, node):
+        return [[True], [False]]
+
+    def L_op(self, inputs, outputs, output_grads):
+        """Each element's gradient is the sum of the gradients of its copies (GroupSum)."""
+        (x, repeats), (output_grad,) = inputs, output_grads
+        if _is_disconnected(output_grad) or _is_discrete(x):
+            return _disconnected(2)
+        if self.axis is None:
+            gradient = reshaped_like(GroupSum(0)(output_grad, repeats, flatten(x)), x)
+        else:
+            gradient = GroupSum(self.axis)(output_grad, repeats, x)
+        return [declared_like(gradient, x)] + _disconnected(1)
+
+    def R_op(self, inputs, eval_points):
+        tangent = eval_points[0]
+        return [None if tangent is None else self(tangent, inputs[1])]
+
+
+class GroupSum(Op):
+    """The transpose of repeat along `axis`: y's entries along the axis summed in consecutive
+    groups, group j holding repeats[j] entries (or `repeats` entries each, for an integer scalar
+    or a vector of static length 1, as in Repeat). `like` only gives the number of groups, its
+    length on the axis; the other axes are y's."""
+
+    __props__ = ("axis",)
+
+    def __init__(self, axis: int):
+        self.axis = constant_int(axis, "GroupSum", "axis")
+
+    def make_node(self, y, repeats, like):
+        y = as_tensor_variable(y, op=self, argument="y")
+        repeats = as_tensor_variable(repeats, op=self, argument="repeats")
+        like = as_tensor_variable(like, op=self, argument="like")
+        if not 0 <= self.axis < y.type.ndim or like.type.ndim != y.type.ndim:
+            raise ValueError(f"{self}: expected y and like with the same number of dimensions "
+                             f"and axis {self.axis} among them, got {y.type} and {like.type}")
+        if repeats.type.ndim > 1 or repeats.type.dtype[0] not in _INTEGER_KINDS:
+            raise TypeError(f"{self}: repeats must be an integer scalar or vector, got "
+                            f"{repeats.type}")
+        shape = list(y.type.shape)
+        shape[self.axis] = like.type.shape[self.axis]
+        return Apply(self, [y, repeats, like], [tensor_type(y.type.dtype, shape)()])
+
+    def perform(self, node, inputs, output_storage):
+        y, repeats, like = inputs
+        groups = like.shape[self.axis]
+        if repeats.ndim == 0 or node.inputs[1].type.shape[0] == 1:
+            counts = np.full(groups, int(repeats.reshape(-1)[0]), dtype="int64")
+        else:
+            counts = repeats.astype("int64")
+        if counts.shape != (groups,) or np.any(counts < 0) \
+                or counts.sum() != y.shape[self.axis]:
+            raise ValueError(f"GroupSum: {groups} groups of repeats {repeats} do not split the "
+                             f"{y.shape[self.axis]} entries of y along axis {self.axis}")
+        shape = y.shape[:self.axis] + (groups,) + y.shape[self.axis + 1:]
+        result = np.zeros(shape, dtype=y.dtype)
+        filled = counts > 0
+        if filled.any():
+            # reduceat sums from each start to the next; empty groups have no start of their own.
+            starts = (np.cumsum(counts) - counts)[filled]
+            where = (slice(None),) * self.axis + (filled,)
+            result[where] = np.add.reduceat(y, starts, axis=self.axis)
+        output_storage[0][0] = result
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        y_shape, _, like_shape = input_shapes
+        return [tuple(y_shape[:self.axis]) + (like_shape[self.axis],)
+                + tuple(y_shape[self.axis + 1:])]
+
+    def connection_pattern(self, node):
+        return [[True], [False], [False]]
+
+    def L_op(self, inputs, outputs, output_grads):
+        """The transpose of a sum per group is the repeat of each group's gradient."""
+        (y, repeats, _), (output_grad,) = inputs, output_grads
+        if _is_disconnected(output_grad) or _is_discrete(y):
+            return _disconnected(3)
+        gradient = Repeat(self.axis)(output_grad, repeats)
+        return [declared_like(gradient, y)] + _disconnected(2)
+
+    def R_op(self, inputs, eval_points):
+        tangent = eval_points[0]
+        return [None if tangent is None else self(tangent, inputs[1], inputs[2])]
+
 
 def repeat(x: Any, repeats: Any, axis: int | None = None) -> Variable:
     """x with each element repeated `repeats` times along `axis` (numpy.repeat); axis None
@@ -317,6 +514,17 @@ class AllocDiag(Op):
         size = _plus(length, abs(self.offset))
         return [(size, size)]
 
+    def L_op(self, inputs, outputs, output_grads):
+        """The transpose of putting v on a diagonal is reading that diagonal back."""
+        (v,), (output_grad,) = inputs, output_grads
+        if _is_disconnected(output_grad) or _is_discrete(v):
+            return _disconnected(1)
+        return [declared_like(ExtractDiag(self.offset, 0, 1)(output_grad), v)]
+
+    def R_op(self, inputs, eval_points):
+        tangent = eval_points[0]
+        return [None if tangent is None else self(tangent)]
+
 
 class ExtractDiag(Op):
     """The diagonal `offset` of the 2-d slices of x over axes (axis1, axis2), as a copy
@@ -353,6 +561,74 @@ class ExtractDiag(Op):
         kept = tuple(size for axis, size in enumerate(shape)
                      if axis not in (self.axis1, self.axis2))
         return [kept + (_diagonal_length(shape[self.axis1], shape[self.axis2], self.offset),)]
+
+    def L_op(self, inputs, outputs, output_grads):
+        """The transpose of reading a diagonal is writing it into zeros of x's shape."""
+        (x,), (output_grad,) = inputs, output_grads
+        if _is_disconnected(output_grad) or _is_discrete(x):
+            return _disconnected(1)
+        return [EmbedDiag(self.offset, self.axis1, self.axis2)(output_grad, x)]
+
+    def R_op(self, inputs, eval_points):
+        tangent = eval_points[0]
+        return [None if tangent is None else self(tangent)]
+
+
+class EmbedDiag(Op):
+    """The transpose of ExtractDiag(offset, axis1, axis2): zeros of like's shape, with the
+    diagonal `offset` over axes (axis1, axis2) set to `diagonal` (whose last axis runs along the
+    diagonal, its other axes being like's other axes). `like` only gives the shape."""
+
+    __props__ = ("offset", "axis1", "axis2")
+
+    def __init__(self, offset: int = 0, axis1: int = 0, axis2: int = 1):
+        self.offset = constant_int(offset, "EmbedDiag", "offset")
+        self.axis1 = constant_int(axis1, "EmbedDiag", "axis1")
+        self.axis2 = constant_int(axis2, "EmbedDiag", "axis2")
+        if self.axis1 < 0 or self.axis2 < 0 or self.axis1 == self.axis2:
+            raise ValueError(f"EmbedDiag: axis1 and axis2 must be distinct axes >= 0, got "
+                             f"{self.axis1} and {self.axis2}")
+
+    def make_node(self, diagonal, like):
+        diagonal = as_tensor_variable(diagonal, op=self, argument="diagonal")
+        like = as_tensor_variable(like, op=self, argument="like")
+        if max(self.axis1, self.axis2) >= like.type.ndim \
+                or diagonal.type.ndim != like.type.ndim - 1:
+            raise ValueError(f"{self}: expected like with axes {self.axis1} and {self.axis2} "
+                             f"and a diagonal of one dimension less, got {diagonal.type} and "
+                             f"{like.type}")
+        return Apply(self, [diagonal, like], [tensor_type(diagonal.type.dtype,
+                                                          like.type.shape)()])
+
+    def perform(self, node, inputs, output_storage):
+        diagonal, like = inputs
+        expected = np.diagonal(like, self.offset, self.axis1, self.axis2).shape
+        if diagonal.shape != expected:
+            raise ValueError(f"EmbedDiag: the diagonal has shape {diagonal.shape}, expected "
+                             f"{expected} for an input of shape {like.shape}")
+        result = np.zeros(like.shape, dtype=node.outputs[0].type.dtype)
+        # A writable view with the two axes last, so the diagonal is [..., rows, columns].
+        moved = np.moveaxis(result, (self.axis1, self.axis2), (-2, -1))
+        positions = np.arange(diagonal.shape[-1])
+        moved[..., positions + max(-self.offset, 0), positions + max(self.offset, 0)] = diagonal
+        output_storage[0][0] = result
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [tuple(input_shapes[1])]
+
+    def connection_pattern(self, node):
+        return [[True], [False]]
+
+    def L_op(self, inputs, outputs, output_grads):
+        (diagonal, _), (output_grad,) = inputs, output_grads
+        if _is_disconnected(output_grad) or _is_discrete(diagonal):
+            return _disconnected(2)
+        gradient = ExtractDiag(self.offset, self.axis1, self.axis2)(output_grad)
+        return [declared_like(gradient, diagonal)] + _disconnected(1)
+
+    def R_op(self, inputs, eval_points):
+        tangent = eval_points[0]
+        return [None if tangent is None else self(tangent, inputs[1])]
 
 
 def diagonal(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Variable:
@@ -419,6 +695,24 @@ class _Triangle(Op):
         shape = tuple(input_shapes[0])
         return [shape if len(shape) > 1 else shape * 2]
 
+    def connection_pattern(self, node):
+        return [[True], [False]]
+
+    def L_op(self, inputs, outputs, output_grads):
+        """The mask is its own transpose; a vector x was copied into every row, so its
+        gradient sums the masked rows."""
+        (x, k), (output_grad,) = inputs, output_grads
+        if _is_disconnected(output_grad) or _is_discrete(x):
+            return _disconnected(2)
+        gradient = self(output_grad, k)
+        if x.type.ndim == 1:
+            gradient = tensor_sum(gradient, axis=0)
+        return [declared_like(gradient, x)] + _disconnected(1)
+
+    def R_op(self, inputs, eval_points):
+        tangent = eval_points[0]
+        return [None if tangent is None else self(tangent, inputs[1])]
+
 
 class Tril(_Triangle):
     """numpy.tril(x, k): the entries above diagonal k zeroed."""
@@ -480,6 +774,35 @@ class FillDiagonal(Op):
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [tuple(input_shapes[0])]
+
+    def L_op(self, inputs, outputs, output_grads):
+        """a's gradient is g with the overwritten diagonal zeroed; val's is the sum of g over
+        that diagonal."""
+        (a, val), (output_grad,) = inputs, output_grads
+        if _is_disconnected(output_grad) or _is_discrete(a):
+            return _disconnected(2)
+        gradient_a = declared_like(self(output_grad, 0), a)
+        gradient_val = tensor_math.cast(tensor_sum(_main_diagonal(output_grad)), val.type.dtype)
+        return [gradient_a, gradient_val]
+
+    def R_op(self, inputs, eval_points):
+        """Linear in (a, val): the tangent of a with its diagonal set to val's tangent."""
+        (a, _), (tangent_a, tangent_val) = inputs, eval_points
+        if (tangent_a is None and tangent_val is None) or _is_discrete(a):
+            return [None]
+        from sympile.tensor.basic import zeros_like
+        dtype = a.type.dtype
+        base = zeros_like(a) if tangent_a is None else tensor_math.cast(tangent_a, dtype)
+        value = 0 if tangent_val is None else tensor_math.cast(tangent_val, dtype)
+        return [self(base, value)]
+
+
+def _main_diagonal(x: Variable) -> Variable:
+    """The vector of x[i, i, ..., i]: the entries fill_diagonal sets. Each ExtractDiag over
+    the first and the last axis keeps the common index last."""
+    while x.type.ndim > 1:
+        x = ExtractDiag(0, 0, x.type.ndim - 1)(x)
+    return x
 
 
 def _scalar_of_dtype(val: Any, dtype: str, op: Op) -> Variable:
@@ -555,6 +878,16 @@ class SearchsortedOp(Op):
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [tuple(input_shapes[1])]
+
+    def connection_pattern(self, node):
+        # Integer positions, piecewise constant in a and v.
+        return [[False] for _ in node.inputs]
+
+    def L_op(self, inputs, outputs, output_grads):
+        return _disconnected(len(inputs))
+
+    def R_op(self, inputs, eval_points):
+        return [None]
 
 
 def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Variable:

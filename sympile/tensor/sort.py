@@ -3,6 +3,12 @@
 argsort always sorts stably, so equal elements keep their order and the result is
 numpy.argsort(x, kind='stable') whatever kind is asked for: numpy leaves the order of ties to
 its non-stable kinds unspecified, and a fixed order keeps every backend's results equal.
+
+Derivatives: sort(x) is x gathered by the permutation p = argsort(x) along the axis, so its
+gradient is the output gradient scattered back through p, and its tangent is the input tangent
+gathered by p (PermuteAlongAxis does both). Where x has ties any order of the tied elements
+sorts x; the rules use argsort's stable one (one of the one-sided derivatives there). argsort's integer
+result is piecewise constant: its input is disconnected.
 """
 
 from __future__ import annotations
@@ -13,11 +19,18 @@ import numpy as np
 
 from sympile.graph.basic import Apply, Variable
 from sympile.graph.op import Op
-from sympile.tensor.extra_ops import normalize_axis, product_of_lengths, static_product
+from sympile.tensor.extra_ops import (
+    declared_like,
+    normalize_axis,
+    product_of_lengths,
+    reshaped_like,
+    static_product,
+)
+from sympile.tensor.shape import flatten
 from sympile.tensor.type import tensor_type
 from sympile.tensor.variable import as_tensor_variable
 
-__all__ = ["SortOp", "ArgSortOp", "sort", "argsort"]
+__all__ = ["SortOp", "ArgSortOp", "PermuteAlongAxis", "sort", "argsort"]
 
 SORT_KINDS = ("quicksort", "mergesort", "heapsort", "stable")
 
@@ -68,6 +81,31 @@ class SortOp(_SortBase):
     def perform(self, node, inputs, output_storage):
         output_storage[0][0] = np.sort(inputs[0], axis=self.axis, kind=self.kind)
 
+    def L_op(self, inputs, outputs, output_grads):
+        """gx = g scattered back through p = argsort(x): gx[..., p[..., j], ...] = g[..., j, ...]
+        along the axis (for axis None, on the flattened x, then reshaped to x's shape)."""
+        from sympile.gradient import disconnected_type
+        (x,), (output_grad,) = inputs, output_grads
+        if _is_disconnected(output_grad):
+            return [disconnected_type()]
+        permutation = ArgSortOp(self.axis)(x)
+        axis = 0 if self.axis is None else self.axis
+        gradient = PermuteAlongAxis(axis, inverse=True)(output_grad, permutation)
+        if self.axis is None:
+            gradient = reshaped_like(gradient, x)
+        return [declared_like(gradient, x)]
+
+    def R_op(self, inputs, eval_points):
+        """The tangent of sort(x) is the tangent v gathered by p = argsort(x) along the axis
+        (the flattened v for axis None)."""
+        (x,), (tangent,) = inputs, eval_points
+        if tangent is None:
+            return [None]
+        permutation = ArgSortOp(self.axis)(x)
+        if self.axis is None:
+            return [PermuteAlongAxis(0)(flatten(tangent), permutation)]
+        return [PermuteAlongAxis(self.axis)(tangent, permutation)]
+
 
 class ArgSortOp(_SortBase):
     """The int64 indices that sort x along `axis`, ties in stable order (numpy.argsort with
@@ -82,6 +120,97 @@ class ArgSortOp(_SortBase):
     def perform(self, node, inputs, output_storage):
         output_storage[0][0] = np.argsort(inputs[0], axis=self.axis, kind="stable") \
             .astype("int64", copy=False)
+
+    def connection_pattern(self, node):
+        # Integer indices, piecewise constant in x.
+        return [[False]]
+
+    def L_op(self, inputs, outputs, output_grads):
+        from sympile.gradient import disconnected_type
+        return [disconnected_type()]
+
+    def R_op(self, inputs, eval_points):
+        return [None]
+
+
+class PermuteAlongAxis(Op):
+    """x permuted along `axis` by the integer tensor p of x's shape, each of whose lines along
+    the axis is a permutation of range(n): gathered, out[..., j, ...] = x[..., p[..., j], ...]
+    (numpy.take_along_axis), or with inverse=True scattered, out[..., p[..., j], ...] =
+    x[..., j, ...]. The two are each other's inverse and transpose: the derivative rules of
+    sort. p must be a permutation along the axis (checked at run time)."""
+
+    __props__ = ("axis", "inverse")
+
+    def __init__(self, axis: int, inverse: bool = False):
+        if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)) \
+                or axis < 0:
+            raise TypeError(f"PermuteAlongAxis: axis must be an int >= 0, got {axis!r}")
+        self.axis = int(axis)
+        self.inverse = bool(inverse)
+
+    def make_node(self, x, permutation):
+        x = as_tensor_variable(x, op=self, argument="x")
+        permutation = as_tensor_variable(permutation, op=self, argument="permutation")
+        if self.axis >= x.type.ndim:
+            raise ValueError(f"{self}: axis {self.axis} is out of bounds for {x.type}")
+        if permutation.type.ndim != x.type.ndim or permutation.type.dtype[0] not in "iu":
+            raise TypeError(f"{self}: permutation must be an integer tensor of x's "
+                            f"{x.type.ndim} dimensions, got {permutation.type}")
+        shape = []
+        for axis, (own, other) in enumerate(zip(x.type.shape, permutation.type.shape)):
+            if None not in (own, other) and own != other:
+                raise ValueError(f"{self}: permutation ({permutation.type}) and x ({x.type}) "
+                                 f"differ in length on axis {axis}")
+            shape.append(own if own is not None else other)
+        return Apply(self, [x, permutation], [tensor_type(x.type.dtype, shape)()])
+
+    def perform(self, node, inputs, output_storage):
+        x, permutation = inputs
+        if permutation.shape != x.shape:
+            raise ValueError(f"PermuteAlongAxis: permutation has shape {permutation.shape}, "
+                             f"x has {x.shape}")
+        if permutation.size and (permutation.min() < 0
+                                 or permutation.max() >= x.shape[self.axis]):
+            raise ValueError(f"PermuteAlongAxis: permutation entries must lie in "
+                             f"[0, {x.shape[self.axis]})")
+        # n in-range entries per line reach all n positions exactly when they are distinct.
+        reached = np.zeros(x.shape, dtype=bool)
+        np.put_along_axis(reached, permutation, True, axis=self.axis)
+        if not reached.all():
+            raise ValueError(f"PermuteAlongAxis: permutation is not a permutation along axis "
+                             f"{self.axis}")
+        if self.inverse:
+            result = np.empty_like(x)
+            np.put_along_axis(result, permutation, x, axis=self.axis)
+        else:
+            result = np.take_along_axis(x, permutation, axis=self.axis)
+        output_storage[0][0] = result
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [tuple(input_shapes[0])]
+
+    def connection_pattern(self, node):
+        return [[True], [False]]
+
+    def L_op(self, inputs, outputs, output_grads):
+        """A permutation's transpose is its inverse: gx = the other direction applied to g."""
+        from sympile.gradient import disconnected_type
+        (x, permutation), (output_grad,) = inputs, output_grads
+        if _is_disconnected(output_grad):
+            return [disconnected_type(), disconnected_type()]
+        gradient = PermuteAlongAxis(self.axis, not self.inverse)(output_grad, permutation)
+        return [declared_like(gradient, x), disconnected_type()]
+
+    def R_op(self, inputs, eval_points):
+        """Linear in x: the same permutation applied to x's tangent."""
+        tangent = eval_points[0]
+        return [None if tangent is None else self(tangent, inputs[1])]
+
+
+def _is_disconnected(variable: Variable) -> bool:
+    from sympile.gradient import DisconnectedType
+    return isinstance(variable.type, DisconnectedType)
 
 
 def _check_kind(kind: Any, function: str) -> str:

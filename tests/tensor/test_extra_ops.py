@@ -6,12 +6,40 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import sympile
 import sympile.tensor as T
+from sympile.gradient import DisconnectedInputError, DisconnectedType, Lop, Rop, grad
 from sympile.tensor.extra_ops import (
-    AllocDiag, CumOp, ExtractDiag, FillDiagonal, Repeat, SearchsortedOp, Tril, Triu, cumprod,
-    cumsum, diag, diagonal, fill_diagonal, repeat, searchsorted, trace, tril, triu,
+    AllocDiag,
+    CumOp,
+    EmbedDiag,
+    ExtractDiag,
+    FillDiagonal,
+    GroupSum,
+    Repeat,
+    SearchsortedOp,
+    Tril,
+    Triu,
+    cumprod,
+    cumsum,
+    diag,
+    diagonal,
+    fill_diagonal,
+    repeat,
+    searchsorted,
+    trace,
+    tril,
+    triu,
 )
-from tests.utils import arrays, assert_like_numpy, check_infer_shape, evaluate, shapes
+from tests.utils import (
+    GradCase,
+    arrays,
+    assert_like_numpy,
+    check_grad_case,
+    check_infer_shape,
+    evaluate,
+    shapes,
+)
 
 DTYPES = ["bool", "int8", "uint8", "int32", "uint64", "float16", "float32", "float64",
           "complex128"]
@@ -470,3 +498,281 @@ def test_searchsorted_bad_inputs():
     with pytest.raises(ValueError, match="searchsorted: sorter has 2 entries but a has 3"):
         evaluate(searchsorted(a, 1.0, sorter=sorter), [a, sorter],
                  [np.array([1.0, 2.0, 3.0]), np.array([0, 1])])
+
+
+# ---------------------------------------------------------------------------------------------
+# Gradients
+
+TABLE_RNG = np.random.default_rng(20240602)
+
+
+def random_shape(ndim, low=2, high=5):
+    return tuple(int(n) for n in TABLE_RNG.integers(low, high, size=ndim))
+
+
+def normal_point(*shapes):
+    return lambda rng: [rng.standard_normal(shape) for shape in shapes]
+
+
+def with_zeros(shape, axis):
+    """Values of magnitude 0.5 to 1.5 in which line k along `axis` holds (k + 1) % 3 zeros at
+    random places (for axis None the flattened array, with two): cumprod's products with one
+    zero, several zeros and none."""
+    def make_point(rng):
+        values = rng.uniform(0.5, 1.5, shape) * rng.choice([-1.0, 1.0], shape)
+        if axis is None:
+            values.reshape(-1)[rng.permutation(values.size)[:2]] = 0
+            return [values]
+        lines = np.moveaxis(values, axis, -1).copy()
+        flat = lines.reshape(-1, shape[axis])
+        for index, line in enumerate(flat):
+            line[rng.permutation(line.size)[:(index + 1) % 3]] = 0
+        return [np.moveaxis(flat.reshape(lines.shape), -1, axis)]
+
+    return make_point
+
+
+def cumulative_case(function, ndim, axis, zeros=False):
+    shape = random_shape(ndim)
+    point = with_zeros(shape, axis) if zeros else normal_point(shape)
+    label = f"{function.__name__}({shape}, axis={axis}{', zeros' if zeros else ''})"
+    return GradCase(label, lambda x: function(x, axis), point)
+
+
+def repeat_case(ndim, repeats, axis):
+    shape = random_shape(ndim)
+    if repeats == "vector":
+        length = int(np.prod(shape)) if axis is None else shape[axis]
+        repeats = TABLE_RNG.integers(0, 3, size=length)
+    return GradCase(f"repeat({shape}, {repeats!r}, axis={axis})",
+                    lambda x: repeat(x, repeats, axis), normal_point(shape))
+
+
+def diagonal_case(ndim, offset, axis1, axis2, function=diagonal):
+    shape = random_shape(ndim)
+    return GradCase(f"{function.__name__}({shape}, {offset}, {axis1}, {axis2})",
+                    lambda x: function(x, offset, axis1, axis2), normal_point(shape))
+
+
+def triangle_case(function, ndim, k):
+    shape = random_shape(ndim)
+    return GradCase(f"{function.__name__}({shape}, k={k})", lambda x: function(x, k),
+                    normal_point(shape))
+
+
+def fill_diagonal_case(shape):
+    return GradCase(f"fill_diagonal({shape})", fill_diagonal, normal_point(shape, ()))
+
+
+GROUP_COUNTS = np.array([2, 0, 3, 1])
+EMBED_LIKE = np.zeros((3, 2, 4))
+
+GRAD_CASES = [
+    cumulative_case(cumsum, 0, None),
+    cumulative_case(cumsum, 1, 0),
+    cumulative_case(cumsum, 2, None),
+    cumulative_case(cumsum, 2, -1),
+    cumulative_case(cumsum, 3, 1),
+    cumulative_case(cumprod, 0, None),
+    cumulative_case(cumprod, 1, -1),
+    cumulative_case(cumprod, 2, 0),
+    cumulative_case(cumprod, 3, None),
+    # cumprod at zeros: lines with no zero, one zero, two zeros (Theano's rule gives NaN).
+    cumulative_case(cumprod, 1, 0, zeros=True),
+    cumulative_case(cumprod, 2, 0, zeros=True),
+    cumulative_case(cumprod, 2, -1, zeros=True),
+    cumulative_case(cumprod, 3, 1, zeros=True),
+    cumulative_case(cumprod, 2, None, zeros=True),
+    GradCase("cumprod(0.0)", cumprod, lambda rng: [np.array(0.0)]),
+    repeat_case(1, 3, 0),
+    repeat_case(2, 2, None),
+    repeat_case(3, 2, -1),
+    repeat_case(2, 0, 1),
+    repeat_case(2, [3], 0),
+    repeat_case(2, "vector", 1),
+    repeat_case(3, "vector", -3),
+    repeat_case(2, "vector", None),
+    GradCase("GroupSum(axis=1)", lambda y: GroupSum(1)(y, GROUP_COUNTS, np.zeros((2, 4))),
+             normal_point((2, 6))),
+    GradCase("diag(vector, 0)", diag, normal_point(random_shape(1))),
+    GradCase("diag(vector, 2)", lambda v: diag(v, 2), normal_point(random_shape(1))),
+    GradCase("diag(vector, -1)", lambda v: diag(v, -1), normal_point(random_shape(1))),
+    GradCase("diag(matrix, 0)", diag, normal_point(random_shape(2))),
+    GradCase("diag(matrix, 1)", lambda x: diag(x, 1), normal_point(random_shape(2))),
+    GradCase("diag(matrix, -2)", lambda x: diag(x, -2), normal_point(random_shape(2, 3, 6))),
+    diagonal_case(3, 1, 2, 0),
+    diagonal_case(3, -1, -1, 1),
+    diagonal_case(4, 0, 1, 3),
+    GradCase("EmbedDiag(1, 2, 0)", lambda d: EmbedDiag(1, 2, 0)(d, EMBED_LIKE),
+             normal_point((2, 2))),
+    diagonal_case(2, 0, 0, 1, function=trace),
+    diagonal_case(2, -1, 1, 0, function=trace),
+    diagonal_case(3, 1, 0, 2, function=trace),
+    triangle_case(triu, 2, 0),
+    triangle_case(triu, 2, 1),
+    triangle_case(tril, 2, -1),
+    triangle_case(tril, 1, 0),
+    triangle_case(triu, 1, -1),
+    triangle_case(tril, 3, 1),
+    triangle_case(triu, 4, -2),
+    fill_diagonal_case((3, 3)),
+    fill_diagonal_case((4, 2)),
+    fill_diagonal_case((2, 5)),
+    fill_diagonal_case((3, 3, 3)),
+]
+
+
+@pytest.mark.parametrize("case", GRAD_CASES, ids=repr)
+def test_gradients(case):
+    check_grad_case(case)
+
+
+def cumprod_jacobian(line):
+    """d cumprod(line)_i / d line_j = prod_{k <= i, k != j} line_k for j <= i, by brute force."""
+    n = line.size
+    jacobian = np.zeros((n, n))
+    for i in range(n):
+        for j in range(i + 1):
+            jacobian[i, j] = np.prod(np.delete(line[:i + 1], j))
+    return jacobian
+
+
+@pytest.mark.parametrize("line", [[0.0, 2.0, 0.0, 3.0, -1.0], [2.0, 0.5, 0.0, 4.0],
+                                  [1.5, -2.0, 0.5], [0.0, 0.0, 0.0]])
+def test_cumprod_derivatives_exact_at_zeros(line):
+    line = np.array(line)
+    x, u = T.dvector("x"), T.dvector("u")
+    backward = sympile.function([x, u], Lop(cumprod(x), x, u))
+    forward = sympile.function([x, u], Rop(cumprod(x), x, u))
+    jacobian = cumprod_jacobian(line)
+    for basis in np.eye(line.size):
+        assert_like_numpy(backward(line, basis), jacobian.T @ basis)
+        assert_like_numpy(forward(line, basis), jacobian @ basis)
+
+
+def test_gradient_types_match_the_inputs():
+    x = T.tensor("float64", shape=(3, None, 1))
+    cube = T.tensor("float64", shape=(3, None, 3))
+    vector = T.tensor("float64", shape=(4,))
+    cases = [(x, cumsum(x)), (x, cumprod(x, 1)), (x, cumsum(x, -1)), (x, repeat(x, 2, 1)),
+             (x, repeat(x, [1, 2, 0], 0)), (x, repeat(x, 3)), (x, diagonal(x, 0, 0, 2)),
+             (x, triu(x)), (cube, fill_diagonal(cube, 1.0)), (vector, diag(vector, 1)),
+             (vector, tril(vector)), (x, trace(x, 0, 0, 1))]
+    for variable, output in cases:
+        cotangent = T.tensor("float64", shape=(None,) * output.type.ndim)
+        assert Lop(output, variable, cotangent).type == variable.type, output.owner.op
+        tangent = Rop(output, variable, T.tensor("float64", shape=(None,) * variable.type.ndim))
+        assert tangent.type.ndim == output.type.ndim
+
+
+def test_fill_diagonal_tangents():
+    a, val = T.dmatrix("a"), T.dscalar("val")
+    tangent_a, tangent_val = T.dmatrix("tangent_a"), T.dscalar("tangent_val")
+    output = fill_diagonal(a, val)
+    inputs = [a, val, tangent_a, tangent_val]
+    values = [np.arange(6.0).reshape(2, 3), 2.0, np.ones((2, 3)), 5.0]
+    # Only val moves: the diagonal moves with it. Only a moves: all but the diagonal.
+    assert_like_numpy(evaluate(Rop(output, val, tangent_val), inputs, values),
+                      [[5.0, 0.0, 0.0], [0.0, 5.0, 0.0]])
+    assert_like_numpy(evaluate(Rop(output, a, tangent_a), inputs, values),
+                      [[0.0, 1.0, 1.0], [1.0, 0.0, 1.0]])
+    assert_like_numpy(evaluate(Rop(output, [a, val], [tangent_a, tangent_val]), inputs, values),
+                      [[5.0, 1.0, 1.0], [1.0, 5.0, 1.0]])
+    gradient_a, gradient_val = evaluate(Lop(output, [a, val], tangent_a), inputs, values)
+    assert_like_numpy(gradient_a, [[0.0, 1.0, 1.0], [1.0, 0.0, 1.0]])
+    assert_like_numpy(gradient_val, np.float64(2.0))
+
+
+def test_integer_arguments_are_disconnected():
+    x = T.dmatrix("x")
+    r, k = T.lscalar("r"), T.lscalar("k")
+    with pytest.raises(DisconnectedInputError, match="the cost does not depend on r"):
+        grad(T.sum(repeat(x, r)), r)
+    with pytest.raises(DisconnectedInputError, match="the cost does not depend on k"):
+        grad(T.sum(triu(x, k)), k)
+    a, v = T.dvector("a"), T.dvector("v")
+    positions = searchsorted(a, v)
+    for variable in (a, v):
+        with pytest.raises(DisconnectedInputError, match="the cost does not depend on"):
+            grad(T.sum(T.cast(positions, "float64")), variable)
+    with pytest.raises(ValueError, match="does not depend on the wrt variables"):
+        Rop(positions, v, T.dvector())
+    patterns = {
+        repeat(x, r): [[True], [False]], tril(x, k): [[True], [False]],
+        searchsorted(a, v, sorter=T.lvector()): [[False], [False], [False]],
+        GroupSum(0)(x, r, x): [[True], [False], [False]],
+        EmbedDiag()(v, x): [[True], [False]],
+    }
+    for output, pattern in patterns.items():
+        assert output.owner.op.connection_pattern(output.owner) == pattern
+    gradients = SearchsortedOp().L_op([a, v], [positions], [T.lvector()])
+    assert all(isinstance(g.type, DisconnectedType) for g in gradients)
+
+
+@pytest.mark.parametrize("counts, axis", [([2, 0, 3, 1], 0), ([0, 0, 0, 0], 0), (2, 1),
+                                          ([1], 1), (0, 0)])
+def test_group_sum_is_the_transpose_of_repeat(counts, axis):
+    rng = np.random.default_rng(5)
+    like = np.zeros((4, 3))
+    counts = np.array(counts)
+    y_value = rng.normal(size=np.repeat(like, counts, axis=axis).shape)
+    y, x = T.dmatrix("y"), T.dmatrix("x")
+    repeats = T.tensor("int64", shape=(None,) * counts.ndim if counts.shape != (1,) else (1,))
+    output = GroupSum(axis)(y, repeats, x)
+    result = evaluate(output, [y, repeats, x], [y_value, counts, like])
+    groups = like.shape[axis]
+    per_group = np.broadcast_to(counts, (groups,))
+    pieces = np.split(y_value, np.cumsum(per_group)[:-1], axis=axis)
+    expected = np.stack([piece.sum(axis=axis) for piece in pieces], axis=axis)
+    assert_like_numpy(result, expected)
+    check_infer_shape(output, [y, repeats, x], [y_value, counts, like])
+    assert output.type.shape == (None, None)
+    assert GroupSum(1)(T.tensor("float64", shape=(2, 6)), GROUP_COUNTS,
+                       T.tensor("float64", shape=(2, 4))).type.shape == (2, 4)
+
+
+def test_group_sum_bad_inputs():
+    y = T.dmatrix("y")
+    with pytest.raises(ValueError, match=r"GroupSum\{axis=2\}: expected y and like with the "
+                                         "same number of dimensions"):
+        GroupSum(2)(y, 1, y)
+    with pytest.raises(ValueError, match="expected y and like with the same number"):
+        GroupSum(0)(y, 1, T.dvector())
+    with pytest.raises(TypeError, match="repeats must be an integer scalar or vector, got "
+                                        r"TensorType\(float64"):
+        GroupSum(0)(y, 1.0, y)
+    counts = T.lvector("counts")
+    x = T.dmatrix("x")
+    with pytest.raises(ValueError, match="GroupSum: 2 groups of repeats .* do not split the 3 "
+                                         "entries of y along axis 0"):
+        evaluate(GroupSum(0)(y, counts, x), [y, counts, x],
+                 [np.zeros((3, 1)), np.array([1, 1]), np.zeros((2, 1))])
+
+
+def test_embed_diag_is_the_transpose_of_extract_diag():
+    rng = np.random.default_rng(6)
+    like = np.zeros((3, 2, 5))
+    for offset, axis1, axis2 in [(0, 0, 2), (2, 2, 0), (-1, 0, 1), (7, 0, 2)]:
+        d_value = rng.normal(size=np.diagonal(like, offset, axis1, axis2).shape)
+        d, x = T.tensor("float64", shape=(None,) * 2), T.dtensor3("x")
+        output = EmbedDiag(offset, axis1, axis2)(d, x)
+        result = evaluate(output, [d, x], [d_value, like])
+        assert_like_numpy(np.diagonal(result, offset, axis1, axis2), d_value)
+        assert np.count_nonzero(result) == np.count_nonzero(d_value)
+        check_infer_shape(output, [d, x], [d_value, like])
+    assert EmbedDiag(1, 0, 2)(T.dmatrix(), T.tensor("float64", shape=(3, None, 4))).type \
+        .shape == (3, None, 4)
+
+
+def test_embed_diag_bad_inputs():
+    with pytest.raises(ValueError, match="EmbedDiag: axis1 and axis2 must be distinct"):
+        EmbedDiag(0, 2, 2)
+    with pytest.raises(ValueError, match=r"EmbedDiag\{.*\}: expected like with axes 0 and 1 "
+                                         "and a diagonal of one dimension less"):
+        EmbedDiag()(T.dmatrix(), T.dmatrix())
+    with pytest.raises(TypeError, match="EmbedDiag: offset must be an int"):
+        EmbedDiag(0.5)
+    d, x = T.dvector("d"), T.dmatrix("x")
+    with pytest.raises(ValueError, match=r"EmbedDiag: the diagonal has shape \(3,\), expected "
+                                         r"\(2,\) for an input of shape \(2, 4\)"):
+        evaluate(EmbedDiag()(d, x), [d, x], [np.zeros(3), np.zeros((2, 4))])

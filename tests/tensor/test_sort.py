@@ -7,8 +7,17 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import sympile.tensor as T
-from sympile.tensor.sort import ArgSortOp, SortOp, argsort, sort
-from tests.utils import arrays, assert_like_numpy, check_infer_shape, evaluate, shapes
+from sympile.gradient import DisconnectedInputError, DisconnectedType, Lop, Rop, grad
+from sympile.tensor.sort import ArgSortOp, PermuteAlongAxis, SortOp, argsort, sort
+from tests.utils import (
+    GradCase,
+    arrays,
+    assert_like_numpy,
+    check_grad_case,
+    check_infer_shape,
+    evaluate,
+    shapes,
+)
 
 DTYPES = ["bool", "int8", "uint16", "int64", "float16", "float32", "float64", "complex64"]
 
@@ -160,3 +169,148 @@ def test_bad_inputs():
         ArgSortOp(3)(x)
     with pytest.raises(TypeError, match="sort, input x: cannot convert"):
         sort("abc")
+
+
+# ---------------------------------------------------------------------------------------------
+# Gradients
+
+TABLE_RNG = np.random.default_rng(20240601)
+
+
+def random_shape(ndim):
+    return tuple(int(n) for n in TABLE_RNG.integers(2, 5, size=ndim))
+
+
+def distinct_values(shape):
+    """Values at least 0.3 apart (a shuffled grid, jittered), so the sorting permutation is
+    unique and stays the same under the finite-difference steps."""
+    size = int(np.prod(shape, dtype=int))
+
+    def make_point(rng):
+        grid = rng.permutation(size) * 0.3 + rng.uniform(-0.05, 0.05, size) - size * 0.15
+        return [grid.reshape(shape)]
+
+    return make_point
+
+
+def sort_case(ndim, axis, kind="quicksort"):
+    shape = random_shape(ndim)
+    return GradCase(f"sort({shape}, axis={axis}, kind={kind})",
+                    lambda x: sort(x, axis=axis, kind=kind), distinct_values(shape))
+
+
+def permute_case(ndim, axis, inverse):
+    shape = random_shape(ndim)
+    permutation = np.argsort(TABLE_RNG.uniform(size=shape), axis=axis)
+    return GradCase(f"PermuteAlongAxis({shape}, axis={axis}, inverse={inverse})",
+                    lambda x: PermuteAlongAxis(axis, inverse)(x, permutation),
+                    lambda rng: [rng.standard_normal(shape)])
+
+
+GRAD_CASES = [
+    sort_case(1, -1),
+    sort_case(1, 0, kind="stable"),
+    sort_case(1, None),
+    sort_case(0, None),
+    sort_case(2, 0),
+    sort_case(2, -1, kind="heapsort"),
+    sort_case(2, None),
+    sort_case(3, 1, kind="mergesort"),
+    sort_case(3, -3),
+    sort_case(3, None),
+    permute_case(1, 0, False),
+    permute_case(2, 1, True),
+    permute_case(3, 0, False),
+    permute_case(3, 2, True),
+]
+
+
+@pytest.mark.parametrize("case", GRAD_CASES, ids=repr)
+def test_gradients(case):
+    check_grad_case(case)
+
+
+def test_sort_gradient_follows_the_permutation():
+    value = np.array([[3.0, 1.0, 2.0], [0.5, -1.0, 4.0]])
+    weights = np.array([[10.0, 20.0, 30.0], [1.0, 2.0, 3.0]])
+    x, u = T.dmatrix("x"), T.dmatrix("u")
+    gradient = Lop(sort(x, axis=1), x, u)
+    # Row 0 sorts to [1, 2, 3]: x[0, 1] gets u[0, 0], x[0, 2] gets u[0, 1], x[0, 0] u[0, 2].
+    assert_like_numpy(evaluate(gradient, [x, u], [value, weights]),
+                      [[30.0, 10.0, 20.0], [2.0, 1.0, 3.0]])
+    tangent = evaluate(Rop(sort(x, axis=None), x, u), [x, u], [value, weights])
+    assert_like_numpy(tangent, weights.reshape(-1)[np.argsort(value, axis=None)])
+
+
+def test_gradient_types_match_the_inputs():
+    x = T.tensor("float64", shape=(3, None, 1))
+    for axis in (0, 1, 2, None):
+        output = sort(x, axis=axis)
+        cotangent = T.tensor("float64", shape=(None,) * output.type.ndim)
+        assert Lop(output, x, cotangent).type == x.type
+        tangent = Rop(output, x, T.tensor("float64", shape=(None,) * 3))
+        assert tangent.type.ndim == output.type.ndim
+    vector = T.dvector("v")
+    permutation = T.lvector("p")
+    scattered = PermuteAlongAxis(0, True)(T.tensor("float64", shape=(4,)), permutation)
+    assert scattered.type == T.tensor_type("float64", (4,))
+    assert Lop(PermuteAlongAxis(0)(vector, permutation), vector, T.dvector()).type == \
+        vector.type
+
+
+def test_argsort_is_disconnected():
+    x = T.dmatrix("x")
+    indices = argsort(x, axis=0)
+    assert indices.owner.op.connection_pattern(indices.owner) == [[False]]
+    (gradient,) = ArgSortOp(0).L_op([x], [indices], [T.dmatrix()])
+    assert isinstance(gradient.type, DisconnectedType)
+    with pytest.raises(DisconnectedInputError, match="the cost does not depend on x"):
+        grad(T.sum(T.cast(indices, "float64")), x)
+    with pytest.raises(ValueError, match="does not depend on the wrt variables"):
+        Rop(indices, x, T.dmatrix())
+    # The permutation a sort's gradient goes through is disconnected too.
+    p = T.lmatrix("p")
+    node = PermuteAlongAxis(1)(x, p).owner
+    assert node.op.connection_pattern(node) == [[True], [False]]
+
+
+def test_permute_along_axis_like_numpy():
+    rng = np.random.default_rng(3)
+    value = rng.normal(size=(3, 4, 2))
+    permutation = np.argsort(rng.uniform(size=value.shape), axis=1)
+    x, p = T.dtensor3("x"), T.tensor("int64", shape=(None, None, None))
+    gathered = PermuteAlongAxis(1)(x, p)
+    scattered = PermuteAlongAxis(1, inverse=True)(x, p)
+    result, inverse = evaluate([gathered, scattered], [x, p], [value, permutation])
+    assert_like_numpy(result, np.take_along_axis(value, permutation, axis=1))
+    expected = np.empty_like(value)
+    np.put_along_axis(expected, permutation, value, axis=1)
+    assert_like_numpy(inverse, expected)
+    assert_like_numpy(evaluate(PermuteAlongAxis(1, True)(gathered, p), [x, p],
+                               [value, permutation]), value)
+    check_infer_shape([gathered, scattered], [x, p], [value, permutation])
+    assert PermuteAlongAxis(1) != PermuteAlongAxis(1, True)
+    assert PermuteAlongAxis(0, True) == PermuteAlongAxis(0, inverse=True)
+
+
+def test_permute_along_axis_bad_inputs():
+    x = T.dmatrix("x")
+    p = T.lmatrix("p")
+    with pytest.raises(TypeError, match="PermuteAlongAxis: axis must be an int >= 0, got -1"):
+        PermuteAlongAxis(-1)
+    with pytest.raises(ValueError, match=r"PermuteAlongAxis\{.*\}: axis 2 is out of bounds"):
+        PermuteAlongAxis(2)(x, p)
+    with pytest.raises(TypeError, match="permutation must be an integer tensor of x's 2 dim"):
+        PermuteAlongAxis(0)(x, T.dmatrix())
+    with pytest.raises(TypeError, match="permutation must be an integer tensor"):
+        PermuteAlongAxis(0)(x, T.lvector())
+    with pytest.raises(ValueError, match="differ in length on axis 1"):
+        PermuteAlongAxis(0)(T.tensor("float64", shape=(2, 3)), T.tensor("int64", shape=(2, 4)))
+    value = np.zeros((2, 3))
+    gathered = PermuteAlongAxis(1)(x, p)
+    with pytest.raises(ValueError, match="is not a permutation along axis 1"):
+        evaluate(gathered, [x, p], [value, np.array([[0, 1, 1], [2, 1, 0]])])
+    with pytest.raises(ValueError, match=r"entries must lie in \[0, 3\)"):
+        evaluate(gathered, [x, p], [value, np.array([[0, 1, 3], [2, 1, 0]])])
+    with pytest.raises(ValueError, match=r"permutation has shape \(2, 2\), x has \(2, 3\)"):
+        evaluate(gathered, [x, p], [value, np.array([[0, 1], [1, 0]])])
