@@ -1,5 +1,14 @@
 """Building and joining tensors: transpose, alloc (zeros, ones, full, the *_like functions,
-fill), eye, arange, join/concatenate/stack, split and tile, with numpy's semantics."""
+fill), eye, arange, join/concatenate/stack, split and tile, with numpy's semantics.
+
+Derivatives: alloc's gradient sums the output gradient over the axes the value was broadcast
+along; join's splits it into the inputs' pieces and split's joins the pieces' gradients back
+(zeros for unused pieces); arange's output is start + i * step, so its gradient with respect
+to start is sum(g) and with respect to step sum(i * g). Lengths, axes, split sizes, eye's
+arguments and arange's stop only set shapes: disconnected. alloc, join and split are linear
+in their differentiable inputs, so their forward rules apply the op to the tangents; arange's
+tangent is dstart + i * dstep.
+"""
 
 from __future__ import annotations
 
@@ -11,15 +20,19 @@ import numpy as np
 
 from sympile.config import config
 from sympile.graph.basic import Apply, Variable
+from sympile.graph.gradient_types import disconnected_type, is_disconnected
 from sympile.graph.op import Op
-from sympile.scalar.basic import normalize_dtype, upcast
+from sympile.scalar.basic import DISCRETE_DTYPES, normalize_dtype, upcast
 from sympile.tensor import math
 from sympile.tensor.elemwise import DimShuffle
+from sympile.tensor.reduction import sum as tensor_sum
 from sympile.tensor.shape import (
     Length,
     MakeVector,
     _as_length_variable,
     _check_nonnegative,
+    _declared_like,
+    _is_discrete,
     _is_integer_type,
     _length,
     _length_argument,
@@ -33,6 +46,8 @@ from sympile.tensor.shape import (
     expand_dims,
     flatten,
     reshape,
+    shape,
+    shape_i,
 )
 from sympile.tensor.type import tensor_type
 from sympile.tensor.variable import as_tensor_variable, constant, is_python_scalar
@@ -183,6 +198,40 @@ class Alloc(Op):
         return [tuple(length if static is None else static
                       for static, length in zip(node.outputs[0].type.shape, node.inputs[1:]))]
 
+    def connection_pattern(self, node):
+        # Only the value's elements reach the output; the lengths set its shape.
+        return [[True]] + [[False]] * (len(node.inputs) - 1)
+
+    def L_op(self, inputs, outputs, output_grads):
+        """The value's gradient: the output gradient summed over the new leading axes and over
+        the value's broadcast axes (those its type says have length 1), which are kept with
+        length 1. The lengths are disconnected."""
+        value, *lengths = inputs
+        (output_grad,) = output_grads
+        unconnected = [disconnected_type() for _ in lengths]
+        if is_disconnected(output_grad) or _is_discrete(value):
+            return [disconnected_type()] + unconnected
+        offset = len(lengths) - value.type.ndim
+        broadcast = [axis for axis, length in enumerate(value.type.shape) if length == 1]
+        summed = list(range(offset)) + [offset + axis for axis in broadcast]
+        gradient = output_grad
+        if summed:
+            gradient = tensor_sum(output_grad, axis=summed)
+            remaining = iter(range(gradient.type.ndim))
+            gradient = DimShuffle(gradient.type.ndim,
+                                  ["x" if axis in broadcast else next(remaining)
+                                   for axis in range(value.type.ndim)])(gradient)
+        return [_declared_like(math.cast(gradient, value.type.dtype), value)] + unconnected
+
+    def R_op(self, inputs, eval_points):
+        """The value's tangent allocated the same way (declared to broadcast as the value
+        does)."""
+        value, *lengths = inputs
+        tangent = eval_points[0]
+        if tangent is None or _is_discrete(value):
+            return [None]
+        return [self(_declared_like(tangent, value), *lengths)]
+
 
 _alloc = Alloc()
 
@@ -327,6 +376,18 @@ class Eye(Op):
         return [tuple(length if static is None else static
                       for static, length in zip(node.outputs[0].type.shape, (n, m)))]
 
+    def connection_pattern(self, node):
+        # n, m and k are integers that only place the ones.
+        return [[False], [False], [False]]
+
+    def L_op(self, inputs, outputs, output_grads):
+        """No input is differentiable (see connection_pattern)."""
+        return [disconnected_type() for _ in inputs]
+
+    def R_op(self, inputs, eval_points):
+        """The output does not depend on any continuous input: no tangent."""
+        return [None]
+
 
 def eye(n: Any, m: Any = None, k: Any = 0, dtype: Any = None) -> Variable:
     """The n x m (m defaults to n) array with ones on diagonal k; n, m and k may be integer
@@ -405,6 +466,42 @@ class ARange(Op):
             start, stop, step = (math.cast(v, "float64") for v in node.inputs)
             length = math.cast(math.ceil(math.true_div(math.sub(stop, start), step)), "int64")
         return [(math.maximum(length, 0),)]
+
+    def connection_pattern(self, node):
+        # Element i is start + i * step; stop only sets the length. A bool or integer result
+        # is piecewise constant in the bounds.
+        continuous = not _is_discrete(node.outputs[0])
+        return [[continuous], [False], [continuous]]
+
+    def L_op(self, inputs, outputs, output_grads):
+        """With element i = start + i * step (at a point where the length is locally
+        constant): d/dstart = sum(g), d/dstep = sum(i * g); stop is disconnected."""
+        start, _, step = inputs
+        (output,), (output_grad,) = outputs, output_grads
+        if is_disconnected(output_grad) or _is_discrete(output):
+            return [disconnected_type() for _ in inputs]
+        positions = ARange(self.dtype)(0, shape_i(output, 0), 1)
+        start_grad = tensor_sum(output_grad)
+        step_grad = tensor_sum(math.mul(output_grad, positions))
+        return [disconnected_type() if _is_discrete(start) else
+                math.cast(start_grad, start.type.dtype),
+                disconnected_type(),
+                disconnected_type() if _is_discrete(step) else
+                math.cast(step_grad, step.type.dtype)]
+
+    def R_op(self, inputs, eval_points):
+        """The tangent of element i is dstart + i * dstep (stop's tangent changes nothing)."""
+        start_tangent, _, step_tangent = eval_points
+        if self.dtype in DISCRETE_DTYPES or (start_tangent is None and step_tangent is None):
+            return [None]
+        length = shape_i(self(*inputs), 0)
+        if step_tangent is None:
+            tangent = _alloc(start_tangent, length)
+        else:
+            tangent = math.mul(ARange(self.dtype)(0, length, 1), step_tangent)
+            if start_tangent is not None:
+                tangent = math.add(tangent, start_tangent)
+        return [math.cast(tangent, self.dtype)]
 
 
 def _is_constant(variable: Variable) -> bool:
@@ -497,6 +594,40 @@ class Join(Op):
             else:
                 result.append(_axis_dependent(axis, ndim, dimension, total, other))
         return [tuple(result)]
+
+    def connection_pattern(self, node):
+        # The axis only says where the tensors go.
+        return [[False]] + [[True]] * (len(node.inputs) - 1)
+
+    def L_op(self, inputs, outputs, output_grads):
+        """Each tensor's gradient is its piece of the output gradient: the output gradient
+        split along the axis by the tensors' lengths on it. The axis is disconnected."""
+        axis, *tensors = inputs
+        (output_grad,) = output_grads
+        if is_disconnected(output_grad) or _is_discrete(outputs[0]):
+            return [disconnected_type() for _ in inputs]
+        static_axis = _static_int(axis)
+        if static_axis is None:
+            sizes = [shape(tensor)[axis] for tensor in tensors]
+        else:
+            static_axis %= tensors[0].type.ndim
+            sizes = [_length(tensor, static_axis) for tensor in tensors]
+        pieces = Split(len(tensors)).make_node(output_grad, axis, _length_vector(sizes)).outputs
+        return [disconnected_type()] + [
+            disconnected_type() if _is_discrete(tensor) else
+            _declared_like(math.cast(piece, tensor.type.dtype), tensor)
+            for tensor, piece in zip(tensors, pieces)]
+
+    def R_op(self, inputs, eval_points):
+        """The tensors' tangents joined the same way (zeros for a tensor without one)."""
+        axis, *tensors = inputs
+        dtype = upcast(*[tensor.type.dtype for tensor in tensors])
+        points = eval_points[1:]
+        if dtype in DISCRETE_DTYPES or all(point is None for point in points):
+            return [None]
+        return [self(axis, *[zeros_like(tensor, dtype=dtype) if point is None
+                             else math.cast(point, dtype)
+                             for tensor, point in zip(tensors, points)])]
 
 
 def _join_static_shape(op: Op, shapes: Sequence[tuple], axis: int) -> tuple:
@@ -639,6 +770,30 @@ class Split(Op):
                                                  x_shape[dimension]))
             shapes.append(tuple(shape))
         return shapes
+
+    def connection_pattern(self, node):
+        # The axis and the sizes only say where x is cut.
+        outputs = len(node.outputs)
+        return [[True] * outputs, [False] * outputs, [False] * outputs]
+
+    def L_op(self, inputs, outputs, output_grads):
+        """x's gradient is the pieces' gradients joined back along the axis, a piece that
+        does not lead to the cost counting as zeros. The axis and sizes are disconnected."""
+        x, axis, _ = inputs
+        if _is_discrete(x) or all(is_disconnected(g) for g in output_grads):
+            return [disconnected_type() for _ in inputs]
+        pieces = [zeros_like(output, dtype=x.type.dtype) if is_disconnected(g)
+                  else math.cast(g, x.type.dtype) for output, g in zip(outputs, output_grads)]
+        gradient = join(axis, *pieces)
+        return [_declared_like(gradient, x), disconnected_type(), disconnected_type()]
+
+    def R_op(self, inputs, eval_points):
+        """x's tangent split the same way."""
+        x, axis, splits = inputs
+        tangent = eval_points[0]
+        if tangent is None or _is_discrete(x):
+            return [None] * self.n_splits
+        return self.make_node(tangent, axis, splits).outputs
 
 
 def split(x: Any, splits_size: Any, n_splits: int, axis: Any = 0) -> list[Variable]:

@@ -2,6 +2,11 @@
 
 Lengths in shape graphs are int64 scalars. Where a length is known when the graph is built it
 is kept as a Python int (see `_length`), so that static shapes stay exact through reshapes.
+
+Derivatives: shapes are integers, so shape inputs and the shape ops' outputs carry no gradient
+(disconnected; no tangent). The other ops only move elements: specify_shape passes gradients
+and tangents through, reshape reshapes them (back to the input's shape in reverse mode), and
+make_vector's gradient with respect to its i-th scalar is entry i of the output gradient.
 """
 
 from __future__ import annotations
@@ -12,8 +17,9 @@ from typing import Any
 import numpy as np
 
 from sympile.graph.basic import Apply, Constant, Variable
+from sympile.graph.gradient_types import disconnected_type, is_disconnected
 from sympile.graph.op import Op
-from sympile.scalar.basic import INTEGER_DTYPES, normalize_dtype
+from sympile.scalar.basic import DISCRETE_DTYPES, INTEGER_DTYPES, normalize_dtype
 from sympile.tensor import math
 from sympile.tensor.elemwise import DimShuffle
 from sympile.tensor.type import tensor_type
@@ -52,6 +58,18 @@ class Shape(Op):
     def infer_shape(self, fgraph, node, input_shapes):
         return [(node.inputs[0].type.ndim,)]
 
+    def connection_pattern(self, node):
+        # The lengths are integers: piecewise constant in x's values.
+        return [[False]]
+
+    def L_op(self, inputs, outputs, output_grads):
+        """x is disconnected from its shape (see connection_pattern)."""
+        return [disconnected_type()]
+
+    def R_op(self, inputs, eval_points):
+        """An integer shape has no tangent."""
+        return [None]
+
 
 class ShapeI(Op):
     """shape_i(x, i): the length of axis i of x, an int64 scalar."""
@@ -75,6 +93,18 @@ class ShapeI(Op):
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [()]
+
+    def connection_pattern(self, node):
+        # The length is an integer: piecewise constant in x's values.
+        return [[False]]
+
+    def L_op(self, inputs, outputs, output_grads):
+        """x is disconnected from its length (see connection_pattern)."""
+        return [disconnected_type()]
+
+    def R_op(self, inputs, eval_points):
+        """An integer length has no tangent."""
+        return [None]
 
 
 _shape = Shape()
@@ -142,6 +172,28 @@ class SpecifyShape(Op):
         return [tuple(x_shape[axis] if _is_none_length(length) else length
                       for axis, length in enumerate(node.inputs[1:]))]
 
+    def connection_pattern(self, node):
+        # Only x's values reach the output; the lengths are only checked.
+        return [[True]] + [[False]] * (len(node.inputs) - 1)
+
+    def L_op(self, inputs, outputs, output_grads):
+        """The identity: x's gradient is the output's (its type declared like x's); the
+        lengths are disconnected."""
+        x, *lengths = inputs
+        (output_grad,) = output_grads
+        unconnected = [disconnected_type() for _ in lengths]
+        if is_disconnected(output_grad) or _is_discrete(x):
+            return [disconnected_type()] + unconnected
+        return [_declared_like(math.cast(output_grad, x.type.dtype), x)] + unconnected
+
+    def R_op(self, inputs, eval_points):
+        """The tangent of x, with the same shape specified."""
+        tangent = eval_points[0]
+        if tangent is None or _is_discrete(inputs[0]):
+            return [None]
+        lengths = [None if _is_none_length(length) else length for length in inputs[1:]]
+        return [self(tangent, *lengths)]
+
 
 # An unspecified length in specify_shape: the constant -1 (lengths are never negative).
 _NONE_LENGTH = as_tensor_variable(np.int64(-1))
@@ -161,6 +213,22 @@ def specify_shape(x: Any, shape: Sequence[Any]) -> Variable:
         raise TypeError("specify_shape: give the shape as a tuple of lengths, not a symbolic "
                         "vector")
     return _specify_shape(x, *shape)
+
+
+def _is_discrete(variable: Variable) -> bool:
+    """Bool and integer tensors: piecewise constant, so they carry no gradient or tangent."""
+    return variable.type.dtype in DISCRETE_DTYPES
+
+
+def _declared_like(variable: Variable, like: Variable) -> Variable:
+    """`variable` (of like's ndim) with the lengths that like's type knows and its own does not
+    declared by specify_shape, so that a gradient or tangent computed for `like` has a type
+    compatible with like's (a length-1 axis stays broadcastable)."""
+    missing = [static if own is None else None
+               for own, static in zip(variable.type.shape, like.type.shape)]
+    if all(length is None for length in missing):
+        return variable
+    return specify_shape(variable, missing)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -341,6 +409,24 @@ class MakeVector(Op):
     def infer_shape(self, fgraph, node, input_shapes):
         return [(len(node.inputs),)]
 
+    def L_op(self, inputs, outputs, output_grads):
+        """The gradient of scalar i is entry i of the output gradient, in the scalar's dtype
+        (bool and integer scalars: disconnected)."""
+        (output_grad,) = output_grads
+        if is_disconnected(output_grad) or _is_discrete(outputs[0]):
+            return [disconnected_type() for _ in inputs]
+        return [disconnected_type() if _is_discrete(scalar)
+                else math.cast(output_grad[index], scalar.type.dtype)
+                for index, scalar in enumerate(inputs)]
+
+    def R_op(self, inputs, eval_points):
+        """The vector of the scalars' tangents (0 for a scalar without one)."""
+        if self.dtype in DISCRETE_DTYPES or all(point is None for point in eval_points):
+            return [None]
+        zero = constant(np.zeros((), dtype=self.dtype))
+        return [self(*[zero if point is None else math.cast(point, self.dtype)
+                       for point in eval_points])]
+
 
 def _length_vector(lengths: Sequence[Length]) -> Variable:
     """An int64 vector of lengths: a constant if all are known, else a MakeVector."""
@@ -410,6 +496,30 @@ class Reshape(Op):
             else:
                 result.append(math.switch(math.eq(entry, -1), missing, entry))
         return [tuple(result)]
+
+    def connection_pattern(self, node):
+        # Only x's values reach the output; the shape only arranges them.
+        return [[True], [False]]
+
+    def L_op(self, inputs, outputs, output_grads):
+        """x's gradient is the output gradient reshaped back to x's shape; the shape is
+        disconnected."""
+        x, _ = inputs
+        (output_grad,) = output_grads
+        if is_disconnected(output_grad) or _is_discrete(x):
+            return [disconnected_type(), disconnected_type()]
+        # The shape vector holds the lengths x's type knows, so the gradient's type has them.
+        x_shape = _length_vector([_length(x, axis) for axis in range(x.type.ndim)])
+        gradient = Reshape(x.type.ndim)(math.cast(output_grad, x.type.dtype), x_shape)
+        return [gradient, disconnected_type()]
+
+    def R_op(self, inputs, eval_points):
+        """x's tangent reshaped the same way."""
+        x, requested = inputs
+        tangent = eval_points[0]
+        if tangent is None or _is_discrete(x):
+            return [None]
+        return [self(tangent, requested)]
 
 
 def _reshape_static_shape(op: Op, x_shape: Sequence[int | None],

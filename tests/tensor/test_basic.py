@@ -9,6 +9,8 @@ from hypothesis import strategies as st
 import sympile
 import sympile.tensor as T
 from sympile.config import config
+from sympile.gradient import DisconnectedInputError, Lop, Rop, disconnected_type, grad
+from sympile.graph.gradient_types import is_disconnected
 from sympile.tensor.basic import (
     Alloc,
     ARange,
@@ -35,11 +37,13 @@ from sympile.tensor.basic import (
     zeros_like,
 )
 from sympile.tensor.elemwise import DimShuffle
-from sympile.tensor.shape import MakeVector
+from sympile.tensor.shape import MakeVector, shape_i, specify_shape
 from tests.utils import (
     NUMERIC_DTYPES,
+    GradCase,
     arrays,
     assert_like_numpy,
+    check_grad_case,
     check_infer_shape,
     evaluate,
     shapes,
@@ -630,3 +634,308 @@ def test_tile_vector_reps_and_errors():
 
 def test_op_equality():
     assert Alloc() == Alloc() and Join() == Join()
+
+
+# ---------------------------------------------------------------------------------------------
+# Gradients
+
+# transpose, tile and stack (of non-scalars) apply DimShuffles (tensor/elemwise.py): their
+# cases wait for its rule.
+NEEDS_DIMSHUFFLE = pytest.mark.xfail(strict=True, reason="needs DimShuffle.L_op")
+
+
+def random_length(rng):
+    return int(rng.integers(1, 4))
+
+
+def normal_at(*shapes_of):
+    """make_point: standard normal arrays; each entry is a fixed shape (a tuple), a number of
+    dimensions (an int: random lengths), or a function of the rng returning a shape."""
+    def make_point(rng):
+        point = []
+        for entry in shapes_of:
+            if callable(entry):
+                entry = entry(rng)
+            elif isinstance(entry, int):
+                entry = tuple(random_length(rng) for _ in range(entry))
+            point.append(rng.standard_normal(entry))
+        return point
+    return make_point
+
+
+def joinable_at(ndim, axis, count):
+    """make_point: `count` arrays of one random shape of `ndim` dimensions except on `axis`,
+    where each has its own random length."""
+    def make_point(rng):
+        base = [random_length(rng) for _ in range(ndim)]
+        point = []
+        for _ in range(count):
+            base[axis] = random_length(rng)
+            point.append(rng.standard_normal(base))
+        return point
+    return make_point
+
+
+def grad_case(name, fun, make_point, marks=()):
+    case = GradCase(name, fun, make_point)
+    return pytest.param(case, marks=marks, id=name) if marks else case
+
+
+def pieces_rejoined(x, sizes, axis, used=None, join_axis=None):
+    """split(x, sizes, axis), the pieces at positions `used` (default: all, reversed) joined
+    back (along `join_axis`, default `axis`), so that one output depends on several pieces."""
+    pieces = split(x, sizes, len(sizes), axis=axis)
+    chosen = [pieces[i] for i in (used if used is not None else reversed(range(len(pieces))))]
+    return join(axis if join_axis is None else join_axis, *chosen)
+
+
+# Points of arange(start, stop, step) away from a change of length: (stop - start) / step is
+# at least 0.1 from an integer.
+ARANGE_POINTS = {
+    "up": lambda rng: [np.array(0.3), np.array(3.2), np.array(0.7)],
+    "down": lambda rng: [np.array(2.5), np.array(-1.2), np.array(-0.9)],
+    "stop only": lambda rng: [np.array(3.5)],
+    "start, stop": lambda rng: [np.array(-1.3), np.array(2.2)],
+}
+
+GRAD_CASES = [
+    # alloc and the functions built on it: the gradient summed over the broadcast axes.
+    grad_case("alloc(0d, 2, 3)", lambda v: alloc(v, 2, 3), normal_at(())),
+    grad_case("alloc(1d, 4, n)", lambda v: alloc(v, 4, shape_i(v, 0)), normal_at(1)),
+    grad_case("alloc(2d, n, m) (no broadcast)",
+              lambda v: alloc(v, shape_i(v, 0), shape_i(v, 1)), normal_at(2)),
+    grad_case("alloc(1 x n, 2, 3, n)",
+              lambda v: alloc(specify_shape(v, (1, None)), 2, 3, shape_i(v, 1)),
+              normal_at(lambda rng: (1, random_length(rng)))),
+    grad_case("alloc(n x 1 x m, n, 4, m)",
+              lambda v: alloc(specify_shape(v, (None, 1, None)), shape_i(v, 0), 4,
+                              shape_i(v, 2)),
+              normal_at(lambda rng: (random_length(rng), 1, random_length(rng)))),
+    grad_case("alloc(v, w.shape[0], n)", lambda v, w: alloc(v, shape_i(w, 0), shape_i(v, 0)),
+              normal_at(1, 2)),
+    grad_case("full((2, 3), 0d)", lambda v: full((2, 3), v), normal_at(())),
+    grad_case("full(w.shape, 1d)", lambda w, v: full(w.shape, v),
+              normal_at((2, 3), (3,))),
+    grad_case("full_like(w, 0d)", lambda w, v: full_like(w, v), normal_at(2, ())),
+    grad_case("second(2d, 1d)", second, normal_at((3, 2), (2,))),
+    grad_case("second(3d, 3d)", second, normal_at((2, 1, 3), (2, 1, 3))),
+    grad_case("fill(2d, 0d)", fill, normal_at(2, ())),
+    # arange: element i is start + i * step.
+    grad_case("arange(start, stop, step)", arange, ARANGE_POINTS["up"]),
+    grad_case("arange(start, stop, negative step)", arange, ARANGE_POINTS["down"]),
+    grad_case("arange(stop)", arange, ARANGE_POINTS["stop only"]),
+    grad_case("arange(start, stop)", arange, ARANGE_POINTS["start, stop"]),
+    # join and concatenate: each input gets its piece of the gradient.
+    grad_case("join(0, a, b)", lambda a, b: join(0, a, b), joinable_at(2, 0, 2)),
+    grad_case("join(1, a, b, c)", lambda a, b, c: join(1, a, b, c), joinable_at(3, 1, 3)),
+    grad_case("join(-1, a, b, c)", lambda a, b, c: join(-1, a, b, c), joinable_at(2, 1, 3)),
+    grad_case("join(-3, a, b)", lambda a, b: join(-3, a, b), joinable_at(3, 0, 2)),
+    grad_case("join(0, a)", lambda a: join(0, a), normal_at(2)),
+    grad_case("join(0, a, a)", lambda a: join(0, a, a), normal_at(2)),
+    grad_case("join(0, a, constant)",
+              lambda a: join(0, a, T.constant(np.ones((2, 3)))), normal_at((1, 3))),
+    grad_case("join(0, a, int constant)",
+              lambda a: join(0, a, T.constant(np.ones((1, 3), dtype="int8"))),
+              normal_at((2, 3))),
+    grad_case("join(computed axis -1, a, b)",
+              lambda a, b: join(shape_i(a, 0) - shape_i(a, 0) - 1, a, b),
+              joinable_at(2, 1, 2)),
+    grad_case("concatenate([a, b])", lambda a, b: concatenate([a, b]), joinable_at(1, 0, 2)),
+    grad_case("concatenate([a, b], axis=1)", lambda a, b: concatenate([a, b], axis=1),
+              joinable_at(3, 1, 2)),
+    grad_case("concatenate([a, b], axis=None)",
+              lambda a, b: concatenate([a, b], axis=None), normal_at(2, 1)),
+    grad_case("stack([a, b, a]) of scalars", lambda a, b: stack([a, b, a]), normal_at((), ())),
+    grad_case("stack([a, b])", lambda a, b: stack([a, b]), normal_at((2, 3), (2, 3)),
+              marks=NEEDS_DIMSHUFFLE),
+    grad_case("stack([a, b], axis=-1)", lambda a, b: stack([a, b], axis=-1),
+              normal_at((3,), (3,)), marks=NEEDS_DIMSHUFFLE),
+    # split: the pieces' gradients joined back, zeros for unused pieces.
+    grad_case("split(x, [1, 2, 1], axis=1), all pieces",
+              lambda x: pieces_rejoined(x, [1, 2, 1], 1), normal_at(lambda rng: (2, 4))),
+    grad_case("split(x, [2, 1], axis=0)[1]", lambda x: split(x, [2, 1], 2, axis=0)[1],
+              normal_at(lambda rng: (3, random_length(rng)))),
+    grad_case("split(x, [1, 2, 1], axis=-1), pieces 0 and 2",
+              lambda x: pieces_rejoined(x, [1, 2, 1], -1, used=[2, 0]),
+              normal_at(lambda rng: (random_length(rng), 2, 4))),
+    grad_case("split(x, [2, 1, 1], axis=0), pieces 1 and 2 joined on axis 1",
+              lambda x: pieces_rejoined(x, [2, 1, 1], 0, used=[1, 2], join_axis=1),
+              normal_at((4, 2))),
+    grad_case("split(x, [n - 1, 1]) (symbolic sizes)",
+              lambda x: pieces_rejoined(x, [shape_i(x, 0) - 1, 1], 0),
+              normal_at(lambda rng: (random_length(rng) + 1, 2))),
+    grad_case("split(x, [1, 2], computed axis 1)[0]",
+              lambda x: split(x, [1, 2], 2, axis=shape_i(x, 0) - shape_i(x, 0) + 1)[0],
+              normal_at(lambda rng: (2, 3))),
+    grad_case("split(x, [n], 1)", lambda x: split(x, [shape_i(x, 0)], 1)[0], normal_at(2)),
+    # DimShuffles, checked once DimShuffle's rule lands.
+    grad_case("transpose(3d)", transpose, normal_at(3), marks=NEEDS_DIMSHUFFLE),
+    grad_case("transpose(3d, (1, 2, 0))", lambda x: transpose(x, (1, 2, 0)), normal_at(3),
+              marks=NEEDS_DIMSHUFFLE),
+    grad_case("tile(2d, (2, 3))", lambda x: tile(x, (2, 3)), normal_at(2),
+              marks=NEEDS_DIMSHUFFLE),
+    grad_case("tile(1d, (2, 1, 2))", lambda x: tile(x, (2, 1, 2)), normal_at(1),
+              marks=NEEDS_DIMSHUFFLE),
+]
+
+
+@pytest.mark.parametrize("case", GRAD_CASES, ids=repr)
+def test_gradients(case):
+    check_grad_case(case)
+
+
+def test_alloc_gradient_sums_over_broadcast_axes():
+    v = T.tensor("float64", shape=(1, None))
+    output = alloc(v, 2, 3, shape_i(v, 1))
+    cotangent = np.arange(24.0).reshape(2, 3, 4)
+    actual = evaluate(Lop(output, v, T.constant(cotangent)), [v], [np.ones((1, 4))])
+    assert_like_numpy(actual, cotangent.sum(axis=(0, 1)).reshape(1, 4))
+
+
+def test_arange_gradient_values():
+    start, stop, step = T.dscalar("start"), T.dscalar("stop"), T.dscalar("step")
+    output = arange(start, stop, step)
+    cotangent = T.dvector("u")
+    gradients = Lop(output, [start, step], cotangent)
+    # arange(0.5, 3.2, 0.7) has 4 elements: d/dstart = sum(u), d/dstep = sum(i * u).
+    actual = evaluate(gradients, [start, stop, step, cotangent],
+                      [0.5, 3.2, 0.7, np.array([1.0, 2.0, 3.0, 4.0])])
+    assert [float(g) for g in actual] == [10.0, 20.0]
+    tangent = Rop(output, [start, step], [T.constant(2.0), T.constant(1.0)])
+    assert_like_numpy(evaluate(tangent, [start, stop, step], [0.5, 3.2, 0.7]),
+                      [2.0, 3.0, 4.0, 5.0])
+
+
+def test_split_gradient_of_unused_pieces_is_zero():
+    x = T.dmatrix("x")
+    middle = split(x, [1, 2, 1], 3, axis=1)[1]
+    actual = evaluate(grad(T.sum(middle), x), [x], [np.ones((2, 4))])
+    assert_like_numpy(actual, np.array([[0.0, 1.0, 1.0, 0.0]] * 2))
+
+
+@pytest.mark.parametrize("build", [
+    pytest.param(lambda x: zeros_like(x), id="zeros_like"),
+    pytest.param(lambda x: ones_like(x), id="ones_like"),
+    pytest.param(lambda x: zeros(x.shape), id="zeros"),
+    pytest.param(lambda x: full_like(x, 2.0), id="full_like of a constant"),
+    pytest.param(lambda x: eye(shape_i(x, 0)), id="eye"),
+    pytest.param(lambda x: identity_like(x), id="identity_like"),
+    pytest.param(lambda x: arange(shape_i(x, 1)), id="arange of a length"),
+])
+def test_values_built_from_shapes_have_no_gradient(build):
+    x = T.dmatrix("x")
+    with pytest.raises(DisconnectedInputError, match="does not depend on x"):
+        grad(T.sum(build(x)), x)
+    with pytest.raises(ValueError, match="does not depend on the wrt variables"):
+        Rop(build(x), x, T.dmatrix())
+
+
+@pytest.mark.parametrize("build", [
+    lambda x, y: alloc(x, shape_i(y, 0), shape_i(x, 0)),
+    lambda x, y: split(x, [shape_i(y, 0), 1], 2)[0],
+    lambda x, y: arange(x[0], y[0], 0.5),
+])
+def test_shape_arguments_and_stop_are_disconnected(build):
+    x, y = T.dvector("x"), T.dvector("y")
+    with pytest.raises(DisconnectedInputError, match="does not depend on y"):
+        grad(T.sum(build(x, y)), y)
+
+
+def test_integer_arange_and_integer_inputs_have_no_gradient():
+    x = T.dscalar("x")
+    with pytest.raises(DisconnectedInputError, match="does not depend on x"):
+        grad(T.sum(arange(x, 5.0, dtype="int64")), x)
+    node = arange(x, 5.0, dtype="int64").owner
+    assert node.op.connection_pattern(node) == [[False], [False], [False]]
+    assert node.op.R_op(node.inputs, [T.dscalar(), None, None]) == [None]
+    float_node = arange(x, 5.0).owner
+    assert float_node.op.connection_pattern(float_node) == [[True], [False], [True]]
+    gradients = float_node.op.L_op(float_node.inputs, float_node.outputs, [T.dvector()])
+    # The step is the int8 constant 1.
+    assert [is_disconnected(g) for g in gradients] == [False, True, True]
+    a, n = T.dmatrix("a"), T.bmatrix("n")
+    joined = join(0, a, n).owner
+    gradients = joined.op.L_op(joined.inputs, joined.outputs, [T.dmatrix()])
+    assert [is_disconnected(g) for g in gradients] == [True, False, True]
+
+
+def test_connection_patterns():
+    x, n = T.dmatrix(), T.lscalar()
+    eye_node = eye(n).owner
+    assert eye_node.op.connection_pattern(eye_node) == [[False]] * 3
+    assert all(is_disconnected(g) for g in eye_node.op.L_op(eye_node.inputs, eye_node.outputs,
+                                                            [T.dmatrix()]))
+    assert eye_node.op.R_op(eye_node.inputs, [T.lscalar(), None, None]) == [None]
+    alloc_node = alloc(x, n, 2, 3).owner
+    assert alloc_node.op.connection_pattern(alloc_node) == [[True], [False], [False], [False]]
+    join_node = join(n, x, x).owner
+    assert join_node.op.connection_pattern(join_node) == [[False], [True], [True]]
+    split_node = split(x, [1, n], 2, axis=1)[0].owner
+    assert split_node.op.connection_pattern(split_node) == [[True, True], [False, False],
+                                                            [False, False]]
+
+
+def test_disconnected_output_gradients_give_disconnected_inputs():
+    x = T.dmatrix()
+    for node in [alloc(x, 3, 2, 2).owner, join(0, x, x).owner,
+                 split(x, [1, 1], 2)[0].owner, arange(T.dscalar(), 3.0).owner]:
+        gradients = node.op.L_op(node.inputs, node.outputs,
+                                 [disconnected_type() for _ in node.outputs])
+        assert all(is_disconnected(g) for g in gradients), node.op
+
+
+def test_gradient_dtype_is_the_input_dtype():
+    a, b = T.fmatrix("a"), T.dmatrix("b")
+    gradients = grad(T.sum(join(0, a, b)), [a, b])
+    assert [g.type.dtype for g in gradients] == ["float32", "float64"]
+    v = T.fscalar("v")
+    assert grad(T.sum(alloc(v, 2, 3)), v).type.dtype == "float32"
+    start = T.fscalar("start")
+    assert grad(T.sum(arange(start, 4.0)), start).type.dtype == "float32"
+
+
+def assert_keeps_static_lengths(gradient, x):
+    """The gradient has x's dtype and ndim and every length x's type knows."""
+    assert gradient.type.dtype == x.type.dtype and gradient.type.ndim == x.type.ndim
+    for known, own in zip(x.type.shape, gradient.type.shape):
+        assert known is None or own == known, f"{gradient.type} loses a length of {x.type}"
+
+
+@pytest.mark.parametrize("shapes_of, build", [
+    ([(1, None)], lambda x: alloc(x, 4, 5)),
+    ([(1, None)], lambda x: alloc(x, 3, 4, shape_i(x, 1))),
+    ([(None, 1)], lambda x: second(T.dmatrix(), x)),
+    ([()], lambda x: alloc(x, 2)),
+    ([(1, None), (None, 3)], lambda x, y: join(0, x, y)),
+    ([(1, None), (None, 3)], lambda x, y: join(T.lscalar(), x, y)),
+    ([(2, None), (None, 1)], lambda x, y: join(-1, x, y)),
+    ([(None, 4)], lambda x: split(x, [1, 3], 2, axis=1)[1]),
+    ([(1, None)], lambda x: split(x, [1, shape_i(x, 1) - 1], 2, axis=T.lscalar())[0]),
+    ([()], lambda x: arange(x, 3.0)),
+])
+def test_gradient_static_type_matches_the_input(shapes_of, build):
+    inputs = [T.tensor("float64", shape=s) for s in shapes_of]
+    output = build(*inputs)
+    gradients = Lop(output, inputs, output.type(), disconnected_inputs="ignore")
+    for gradient, x in zip(gradients, inputs):
+        assert_keeps_static_lengths(gradient, x)
+
+
+@pytest.mark.parametrize("build", [
+    pytest.param(lambda a, b: join(0, a, b), id="join"),
+    pytest.param(lambda a, b: join(1, *split(b, [1, 2], 2, axis=1)[::-1]), id="split"),
+])
+def test_gradient_graphs_have_forward_rules(build):
+    """The gradient is linear in the cotangent u, so its tangent along u's direction w is the
+    gradient at w: Rop(Lop(f, x, u), u, w) == Lop(f, x, w) (second-order derivatives need the
+    rules of the ops the gradient rules build)."""
+    a, b = T.dmatrix("a"), T.dmatrix("b")
+    output = build(a, b)
+    cotangent, direction = output.type("u"), output.type("w")
+    gradient = Lop(output, b, cotangent)
+    tangent = Rop(gradient, cotangent, direction)
+    rng = np.random.default_rng(0)
+    values = [rng.standard_normal((1, 3)), rng.standard_normal((2, 3))]
+    weights = rng.standard_normal(evaluate(output, [a, b], values).shape)
+    assert_like_numpy(evaluate(tangent, [a, b, direction], values + [weights]),
+                      evaluate(gradient, [a, b, cotangent], values + [weights]))

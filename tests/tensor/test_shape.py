@@ -7,6 +7,8 @@ from hypothesis import strategies as st
 
 import sympile
 import sympile.tensor as T
+from sympile.gradient import DisconnectedInputError, Lop, Rop, disconnected_type, grad
+from sympile.graph.gradient_types import is_disconnected
 from sympile.tensor.shape import (
     MakeVector,
     Reshape,
@@ -24,8 +26,10 @@ from sympile.tensor.shape import (
 )
 from tests.utils import (
     NUMERIC_DTYPES,
+    GradCase,
     arrays,
     assert_like_numpy,
+    check_grad_case,
     check_infer_shape,
     evaluate,
     shapes,
@@ -432,3 +436,176 @@ def test_size_static():
     assert int(size(T.tensor("float64", shape=(None, 0))).data) == 0
     assert int(size(T.dscalar()).data) == 1
     assert not isinstance(size(T.tensor("float64", shape=(None, 3))), T.TensorConstant)
+
+
+# ---------------------------------------------------------------------------------------------
+# Gradients
+
+# squeeze and expand_dims are DimShuffles (tensor/elemwise.py): their cases wait for its rule.
+NEEDS_DIMSHUFFLE = pytest.mark.xfail(strict=True, reason="needs DimShuffle.L_op")
+
+
+def random_shape(rng, ndim, low=1, high=4):
+    return tuple(int(n) for n in rng.integers(low, high + 1, size=ndim))
+
+
+def normal_at(*shapes_or_ndims):
+    """make_point: standard normal arrays, each of a fixed shape (a tuple) or of a random shape
+    of that many dimensions (an int)."""
+    def make_point(rng):
+        return [rng.standard_normal(s if isinstance(s, tuple) else random_shape(rng, s))
+                for s in shapes_or_ndims]
+    return make_point
+
+
+def grad_case(name, fun, *shapes_or_ndims, marks=()):
+    case = GradCase(name, fun, normal_at(*shapes_or_ndims))
+    return pytest.param(case, marks=marks, id=name) if marks else case
+
+
+def make_float_vector(*scalars):
+    return MakeVector("float64")(*scalars)
+
+
+GRAD_CASES = [
+    # reshape: the gradient is reshaped back.
+    grad_case("reshape(3d, (-1,))", lambda x: reshape(x, (-1,)), 3),
+    grad_case("reshape(2x6, (3, 2, 2))", lambda x: reshape(x, (3, 2, 2)), (2, 6)),
+    grad_case("reshape(2x6, (4, -1))", lambda x: reshape(x, (4, -1)), (2, 6)),
+    grad_case("reshape(3d, (-1, shape_i(x, 2)))", lambda x: reshape(x, (-1, shape_i(x, 2))), 3),
+    grad_case("reshape(3d, (x.shape[1], x.shape[0] * x.shape[2]))",
+              lambda x: reshape(x, (shape_i(x, 1), shape_i(x, 0) * shape_i(x, 2))), 3),
+    grad_case("reshape(x, shape(y))", lambda x, y: reshape(x, shape(y)), (2, 3), (3, 2)),
+    grad_case("reshape(1x1, ())", lambda x: reshape(x, ()), (1, 1)),
+    grad_case("reshape(0d, (1, 1, 1))", lambda x: reshape(x, (1, 1, 1)), ()),
+    grad_case("x.reshape(4d, (x.shape[0], -1))", lambda x: x.reshape((x.shape[0], -1)), 4),
+    grad_case("flatten(3d)", flatten, 3),
+    grad_case("flatten(3d, 2)", lambda x: flatten(x, 2), 3),
+    grad_case("flatten(4d, 3)", lambda x: flatten(x, 3), 4),
+    # specify_shape: the identity.
+    grad_case("specify_shape(2x3, (2, None))", lambda x: specify_shape(x, (2, None)), (2, 3)),
+    grad_case("specify_shape(2x3, (2, 3))", lambda x: specify_shape(x, (2, 3)), (2, 3)),
+    grad_case("specify_shape(2d, (x.shape[0], None))",
+              lambda x: specify_shape(x, (shape_i(x, 0), None)), 2),
+    grad_case("specify_shape(0d, ())", lambda x: specify_shape(x, ()), ()),
+    # make_vector: entry i's gradient goes to scalar i.
+    grad_case("make_vector(a, b, c)", make_float_vector, (), (), ()),
+    grad_case("make_vector(a)", make_float_vector, ()),
+    grad_case("make_vector(a, 2, b, a)",
+              lambda a, b: make_float_vector(a, T.constant(np.int8(2)), b, a), (), ()),
+    # DimShuffles, checked once DimShuffle's rule lands.
+    grad_case("squeeze(3d, axis=1)", lambda x: squeeze(x, axis=1), (3, 1, 2),
+              marks=NEEDS_DIMSHUFFLE),
+    grad_case("squeeze(specify_shape(x, (None, 1)))",
+              lambda x: squeeze(specify_shape(x, (None, 1))), (3, 1), marks=NEEDS_DIMSHUFFLE),
+    grad_case("expand_dims(2d, (0, -1))", lambda x: expand_dims(x, (0, -1)), 2,
+              marks=NEEDS_DIMSHUFFLE),
+]
+
+
+@pytest.mark.parametrize("case", GRAD_CASES, ids=repr)
+def test_gradients(case):
+    check_grad_case(case)
+
+
+def test_gradient_values():
+    x = T.dmatrix("x")
+    value = np.arange(6.0).reshape(2, 3)
+    weights = np.arange(6.0)
+    gradient = Lop(reshape(x, (-1,)), x, T.constant(weights))
+    assert_like_numpy(evaluate(gradient, [x], [value]), weights.reshape(2, 3))
+    a, b = T.dscalar("a"), T.dscalar("b")
+    vector = make_float_vector(a, b, a)
+    gradients = Lop(vector, [a, b], T.constant(np.array([1.0, 2.0, 4.0])))
+    assert [float(g) for g in evaluate(gradients, [a, b], [1.0, 1.0])] == [5.0, 2.0]
+    tangent = Rop(vector, [a, b], [T.constant(3.0), T.constant(5.0)])
+    assert_like_numpy(evaluate(tangent, [a, b], [1.0, 1.0]), [3.0, 5.0, 3.0])
+
+
+@pytest.mark.parametrize("build", [
+    lambda x: shape(x),
+    lambda x: shape_i(x, 1),
+    lambda x: size(x),
+])
+def test_shapes_have_no_gradient(build):
+    x = T.dmatrix("x")
+    cost = T.cast(T.sum(build(x)), "float64")
+    with pytest.raises(DisconnectedInputError, match="does not depend on x"):
+        grad(cost, x)
+    assert_like_numpy(evaluate(grad(cost, x, disconnected_inputs="ignore"), [x],
+                               [np.ones((2, 3))]), np.zeros((2, 3)))
+    with pytest.raises(ValueError, match="does not depend on the wrt variables"):
+        Rop(build(x), x, T.dmatrix())
+
+
+@pytest.mark.parametrize("build", [
+    lambda x, y: reshape(x, shape(y)),
+    lambda x, y: reshape(x, (shape_i(y, 1), -1)),
+    lambda x, y: specify_shape(x, (shape_i(y, 0), None)),
+])
+def test_shape_arguments_are_disconnected(build):
+    x, y = T.dmatrix("x"), T.dmatrix("y")
+    cost = T.sum(build(x, y))
+    with pytest.raises(DisconnectedInputError, match="does not depend on y"):
+        grad(cost, y)
+    assert_like_numpy(evaluate(grad(cost, x), [x, y], [np.ones((2, 3)), np.ones((2, 3))]),
+                      np.ones((2, 3)))
+
+
+def test_connection_patterns_and_rules_of_integer_inputs():
+    x, n = T.dmatrix(), T.lscalar()
+    shape_node = shape(x).owner
+    assert shape_node.op.connection_pattern(shape_node) == [[False]]
+    assert is_disconnected(shape_node.op.L_op(shape_node.inputs, shape_node.outputs,
+                                              [T.lvector()])[0])
+    assert shape_node.op.R_op(shape_node.inputs, [T.dmatrix()]) == [None]
+    shape_i_node = ShapeI(0)(x).owner
+    assert shape_i_node.op.connection_pattern(shape_i_node) == [[False]]
+    assert shape_i_node.op.R_op(shape_i_node.inputs, [T.dmatrix()]) == [None]
+    specified = specify_shape(x, (n, None)).owner
+    assert specified.op.connection_pattern(specified) == [[True], [False], [False]]
+    gradients = specified.op.L_op(specified.inputs, specified.outputs, [T.dmatrix()])
+    assert [is_disconnected(g) for g in gradients] == [False, True, True]
+    reshaped = reshape(x, (n, -1)).owner
+    assert reshaped.op.connection_pattern(reshaped) == [[True], [False]]
+    gradients = reshaped.op.L_op(reshaped.inputs, reshaped.outputs, [T.dmatrix()])
+    assert [is_disconnected(g) for g in gradients] == [False, True]
+    # An integer make_vector (a shape) carries no gradient or tangent.
+    lengths = MakeVector("int64")(n, n).owner
+    assert all(is_disconnected(g) for g in lengths.op.L_op(lengths.inputs, lengths.outputs,
+                                                           [T.dvector()]))
+    assert lengths.op.R_op(lengths.inputs, [T.lscalar(), None]) == [None]
+
+
+def test_disconnected_output_gradient_gives_disconnected_inputs():
+    x, a = T.dmatrix(), T.dscalar()
+    for output in [reshape(x, (-1,)), specify_shape(x, (2, None)), make_float_vector(a, a)]:
+        node = output.owner
+        gradients = node.op.L_op(node.inputs, node.outputs, [disconnected_type()])
+        assert all(is_disconnected(g) for g in gradients)
+
+
+def assert_keeps_static_lengths(gradient, x):
+    """The gradient has x's dtype and ndim and every length x's type knows."""
+    assert gradient.type.dtype == x.type.dtype and gradient.type.ndim == x.type.ndim
+    for known, own in zip(x.type.shape, gradient.type.shape):
+        assert known is None or own == known, f"{gradient.type} loses a length of {x.type}"
+
+
+@pytest.mark.parametrize("x_shape, build", [
+    ((2, 3), lambda x: reshape(x, (-1,))),
+    ((1, None), lambda x: reshape(x, (-1,))),
+    ((None, 1, 4), lambda x: flatten(x, 2)),
+    ((1, None), lambda x: specify_shape(x, (None, 3))),
+    ((None, None), lambda x: specify_shape(x, (1, None))),
+    ((), lambda x: make_float_vector(x, x)),
+])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gradient_static_type_matches_the_input(x_shape, build, dtype):
+    x = T.tensor(dtype, shape=x_shape)
+    output = build(x)
+    gradient = Lop(output, x, output.type())
+    assert_keeps_static_lengths(gradient, x)
+    if not isinstance(output.owner.op, SpecifyShape):
+        # specify_shape's gradient may know more lengths than x: those of its output.
+        assert gradient.type == x.type
