@@ -20,6 +20,16 @@ index, each of
 The symbolic parts (the SCALAR, ARRAY and MASK placeholders, in order, slice parts included)
 are the node's inputs after x (and, for the increment ops, after the value), so ops with the
 same index structure are equal whatever the symbolic values are.
+
+Derivatives: every op here is linear in its tensor inputs (x, and the value y of the write
+ops), so a tangent is the op applied to the tangents; the index inputs are never
+differentiable (disconnected). The gradient of x[index] adds the output gradient into zeros at
+the region (accumulating where an integer array repeats an element); that of a write gives x
+the output gradient with the region zeroed when setting, and y the output gradient read at the
+region, summed over y's broadcast axes. Where a write with repeated indices lets only one
+occurrence through (setting, or ignore_duplicates: numpy's last write wins), only that
+occurrence gets a gradient. Theano and PyTensor give every occurrence the element's gradient
+there, which is not the derivative of what they compute.
 """
 
 from __future__ import annotations
@@ -31,9 +41,15 @@ from typing import Any, Protocol
 import numpy as np
 
 from sympile.graph.basic import Apply, Constant, Variable
+from sympile.graph.gradient_types import disconnected_type, is_disconnected
 from sympile.graph.op import Op
+from sympile.tensor import reduction
+from sympile.tensor.basic import arange, full_like, zeros_like
 from sympile.tensor.elemwise import broadcast_static_shape
 from sympile.tensor.math import cast, eq, switch
+from sympile.tensor.shape import _declared_like, _is_discrete, reshape
+from sympile.tensor.shape import shape as shape_of
+from sympile.tensor.shape import size as size_of
 from sympile.tensor.type import tensor_type
 from sympile.tensor.variable import as_tensor_variable, constant, is_python_scalar
 
@@ -195,6 +211,7 @@ def _layout(op: Any, steps: Sequence[_Step], x_lengths: Sequence[Any], args: Seq
     the advanced ones (integer arrays and masks, and then integers too) goes where the first
     advanced entry is if they are adjacent, else in front."""
     pieces: list[tuple[bool, list]] = []
+    arrays: list[tuple[Any, int]] = []
     for step in steps:
         entry = step.entry
         entry_args = [args[i] for i in step.inputs]
@@ -213,7 +230,10 @@ def _layout(op: Any, steps: Sequence[_Step], x_lengths: Sequence[Any], args: Seq
         else:
             # An int, SCALAR or ARRAY entry.
             index = entry_args[0] if entry_args else entry
-            lengths.check_bounds(op, index, step.axis, x_lengths[step.axis])
+            if entry == ARRAY:
+                arrays.append((index, step.axis))
+            else:
+                lengths.check_bounds(op, index, step.axis, x_lengths[step.axis])
             shape = lengths.array_shape(index) if entry == ARRAY else []
             pieces.append((advanced, shape))
     positions = [i for i, (is_advanced, _) in enumerate(pieces) if is_advanced]
@@ -221,6 +241,11 @@ def _layout(op: Any, steps: Sequence[_Step], x_lengths: Sequence[Any], args: Seq
         return tuple(length for _, piece in pieces for length in piece)
     broadcast = list(lengths.broadcast(op, [piece for is_advanced, piece in pieces
                                             if is_advanced]))
+    # numpy checks the entries of index arrays only when they select something: not when
+    # the advanced indices broadcast to an empty shape (nor before that is known).
+    if all(isinstance(n, (int, np.integer)) and n > 0 for n in broadcast):
+        for index, axis in arrays:
+            lengths.check_bounds(op, index, axis, x_lengths[axis])
     basic = [(i, piece) for i, (is_advanced, piece) in enumerate(pieces) if not is_advanced]
     if positions[-1] - positions[0] + 1 == len(positions):
         before = [n for i, piece in basic if i < positions[0] for n in piece]
@@ -488,7 +513,42 @@ def _is_integer(dtype: str) -> bool:
     return dtype.startswith(("int", "uint"))
 
 
-class Subtensor(_IndexOp):
+class _ReadOp(_IndexOp):
+    """What Subtensor and AdvancedSubtensor share: inputs (x, *index inputs), and their
+    derivatives, which are linear in x: the tangent is the same index applied to x's tangent,
+    the gradient the output gradient added into zeros at the region (the write op of the same
+    index, `_increment`)."""
+
+    def _increment(self) -> Op:
+        """The op that adds a value into the region this op reads."""
+        raise NotImplementedError
+
+    def connection_pattern(self, node):
+        # The index inputs only choose which elements are read.
+        return [[True]] + [[False]] * (len(node.inputs) - 1)
+
+    def L_op(self, inputs, outputs, output_grads):
+        """d x = inc_subtensor(zeros_like(x)[index], g): each element gets the sum of the
+        output gradients at the places it was read (several for a repeated integer index)."""
+        x, *index_inputs = inputs
+        (output_grad,) = output_grads
+        unconnected = [disconnected_type() for _ in index_inputs]
+        if is_disconnected(output_grad) or _is_discrete(x):
+            return [disconnected_type()] + unconnected
+        gradient = self._increment()(zeros_like(x), cast(output_grad, x.type.dtype),
+                                     *index_inputs)
+        return [gradient] + unconnected
+
+    def R_op(self, inputs, eval_points):
+        """The tangent of x[index] is tangent_x[index]."""
+        x, *index_inputs = inputs
+        tangent = eval_points[0]
+        if tangent is None or _is_discrete(x):
+            return [None]
+        return [self(_declared_like(cast(tangent, x.type.dtype), x), *index_inputs)]
+
+
+class Subtensor(_ReadOp):
     """x[index] for a basic index (integers, slices, newaxis): a view of x.
 
     idx_list: see the module docstring (no ARRAY, MASK or Ellipsis entries).
@@ -516,8 +576,11 @@ class Subtensor(_IndexOp):
     def infer_shape(self, fgraph, node, input_shapes):
         return [self._symbolic_region(node, input_shapes[0], node.inputs[1:], input_shapes[1:])]
 
+    def _increment(self) -> Op:
+        return IncSubtensor(self.idx_list)
 
-class AdvancedSubtensor(_IndexOp):
+
+class AdvancedSubtensor(_ReadOp):
     """x[index] for an advanced index (integer arrays, boolean masks, mixed with integers,
     slices, newaxis and Ellipsis as numpy allows): a new array.
 
@@ -543,6 +606,10 @@ class AdvancedSubtensor(_IndexOp):
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [self._symbolic_region(node, input_shapes[0], node.inputs[1:], input_shapes[1:])]
+
+    def _increment(self) -> Op:
+        # Accumulating (numpy.add.at): a repeated index collects all its gradients.
+        return AdvancedIncSubtensor(self.idx_list)
 
 
 def _apply_numpy_index(op: Op, x: np.ndarray, index: tuple) -> np.ndarray:
@@ -598,6 +665,59 @@ class _IncOp(_IndexOp):
     def infer_shape(self, fgraph, node, input_shapes):
         return [input_shapes[0]]
 
+    def _read(self) -> Op:
+        """The op that reads the region this op writes."""
+        raise NotImplementedError
+
+    def _setter(self) -> Op:
+        """The op that sets the region this op writes."""
+        raise NotImplementedError
+
+    def _only_last_write_counts(self, x: Variable, index_inputs: Sequence[Variable]) -> bool:
+        """Whether, where the index selects an element several times, only one of the
+        region's values reaches the output (numpy's last write), so the others get no
+        gradient."""
+        return False
+
+    def connection_pattern(self, node):
+        # The index inputs only choose where the value goes.
+        return [[True], [True]] + [[False]] * (len(node.inputs) - 2)
+
+    def L_op(self, inputs, outputs, output_grads):
+        """For the output gradient g: d x = g with the region zeroed when setting (those
+        elements of x are overwritten), g itself when incrementing; d y = g[index] summed
+        over the axes along which y was broadcast to the region (its missing leading axes
+        and its length-1 ones), keeping only the occurrence written last of an element the
+        index repeats, where only that write reaches the output (setting, or
+        ignore_duplicates)."""
+        x, y, *index_inputs = inputs
+        (output_grad,) = output_grads
+        unconnected = [disconnected_type() for _ in index_inputs]
+        if is_disconnected(output_grad) or _is_discrete(x):
+            return [disconnected_type(), disconnected_type()] + unconnected
+        output_grad = cast(output_grad, x.type.dtype)
+        zero = constant(np.zeros((), dtype=x.type.dtype))
+        x_grad = output_grad
+        if self.set_instead_of_inc:
+            x_grad = self._setter()(output_grad, zero, *index_inputs)
+        region_grad = self._read()(output_grad, *index_inputs)
+        if self._only_last_write_counts(x, index_inputs):
+            written = _last_writes(self, x, region_grad, index_inputs)
+            region_grad = switch(written, region_grad, zero)
+        return [_declared_like(x_grad, x), _sum_to_value(region_grad, y)] + unconnected
+
+    def R_op(self, inputs, eval_points):
+        """The op is linear in (x, y) together, so the tangent is the op applied to the
+        tangents of x and y (zeros for the one that has none)."""
+        x, y, *index_inputs = inputs
+        x_tangent, y_tangent = eval_points[:2]
+        if (x_tangent is None and y_tangent is None) or _is_discrete(x):
+            return [None]
+        tangents = [zeros_like(value) if tangent is None
+                    else _declared_like(cast(tangent, x.type.dtype), value)
+                    for value, tangent in ((x, x_tangent), (y, y_tangent))]
+        return [self(*tangents, *index_inputs)]
+
     def __str__(self):
         name = type(self).__name__
         if self.set_instead_of_inc:
@@ -626,6 +746,12 @@ class IncSubtensor(_IncOp):
         else:
             region += y
         output_storage[0][0] = result
+
+    def _read(self) -> Op:
+        return Subtensor(self.idx_list)
+
+    def _setter(self) -> Op:
+        return IncSubtensor(self.idx_list, set_instead_of_inc=True)
 
 
 class AdvancedIncSubtensor(_IncOp):
@@ -661,6 +787,67 @@ class AdvancedIncSubtensor(_IncOp):
         else:
             np.add.at(result, index, y)
         output_storage[0][0] = result
+
+    def _read(self) -> Op:
+        return AdvancedSubtensor(self.idx_list)
+
+    def _setter(self) -> Op:
+        return AdvancedIncSubtensor(self.idx_list, set_instead_of_inc=True)
+
+    def _only_last_write_counts(self, x: Variable, index_inputs: Sequence[Variable]) -> bool:
+        # Accumulating (numpy.add.at) lets every occurrence through.
+        return (self.set_instead_of_inc or self.ignore_duplicates) \
+            and _may_repeat(self, x, index_inputs)
+
+
+def _may_repeat(op: _IndexOp, x: Variable, index_inputs: Sequence[Variable]) -> bool:
+    """Whether op's advanced index may select an element of x more than once. False only
+    when that is known when the graph is built: the index has no integer array, or a single
+    constant one (and no mask) with distinct entries on an axis of x."""
+    steps = [step for step in op._steps(x.type.ndim, index_inputs) if step.entry == ARRAY]
+    if not steps:
+        return False
+    if len(steps) > 1 or MASK in op.idx_list:
+        return True
+    (step,) = steps
+    array = index_inputs[step.inputs[0]]
+    if not isinstance(array, Constant):
+        return True
+    values = np.asarray(array.data, dtype="int64").ravel()
+    length = x.type.shape[step.axis]
+    if length is None and np.any(values < 0):
+        # -1 and length - 1 are the same element, which the type cannot tell.
+        return True
+    if length is not None:
+        values = values % max(length, 1)
+    return np.unique(values).size != values.size
+
+
+def _last_writes(op: _IncOp, x: Variable, region: Variable,
+                 index_inputs: Sequence[Variable]) -> Variable:
+    """A boolean tensor of the region's shape (`region` is x-like data read at the index):
+    True where the region's value is the one that reaches the output when op writes the
+    region into x. It writes the region's positions (0, 1, ... in C order) with op's own
+    setter, so the element that several positions select keeps the one numpy writes last,
+    and reads them back."""
+    positions = reshape(arange(size_of(region), dtype="int64"), shape_of(region),
+                        ndim=region.type.ndim)
+    winners = op._setter()(full_like(x, -1, dtype="int64"), positions, *index_inputs)
+    return eq(op._read()(winners, *index_inputs), positions)
+
+
+def _sum_to_value(gradient: Variable, value: Variable) -> Variable:
+    """`gradient`, of the shape of a region that `value` was broadcast to, summed back to
+    value's type: over the leading axes value lacks, and (kept, with length 1) over those
+    its type gives length 1 where the region's may differ."""
+    extra = gradient.type.ndim - value.type.ndim
+    if extra:
+        gradient = reduction.sum(gradient, axis=tuple(range(extra)))
+    broadcast = tuple(axis for axis, length in enumerate(value.type.shape)
+                      if length == 1 and gradient.type.shape[axis] != 1)
+    if broadcast:
+        gradient = reduction.sum(gradient, axis=broadcast, keepdims=True)
+    return _declared_like(cast(gradient, value.type.dtype), value)
 
 
 class SliceLength(Op):
@@ -699,6 +886,16 @@ class SliceLength(Op):
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [()]
+
+    def connection_pattern(self, node):
+        # An integer count: piecewise constant in its (integer) inputs.
+        return [[False] for _ in node.inputs]
+
+    def L_op(self, inputs, outputs, output_grads):
+        return [disconnected_type() for _ in inputs]
+
+    def R_op(self, inputs, eval_points):
+        return [None]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -4,16 +4,21 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import sympile
 import sympile.tensor as T
+from sympile.gradient import DisconnectedInputError, Lop, Rop, disconnected_type, grad
+from sympile.graph.basic import io_toposort
+from sympile.graph.gradient_types import is_disconnected
 from sympile.tensor.subtensor import (
     ARRAY, MASK, SCALAR, AdvancedIncSubtensor, AdvancedSubtensor, IncSubtensor, IndexSlice,
     SliceLength, Subtensor, getitem, inc_subtensor, set_subtensor, take,
 )
-from tests.utils import assert_like_numpy, check_infer_shape, evaluate, shapes
+from tests.utils import (
+    GradCase, assert_like_numpy, check_grad_case, check_infer_shape, evaluate, shapes,
+)
 
 RNG = np.random.default_rng(20240611)
 
@@ -789,6 +794,23 @@ def test_out_of_range_at_run_time():
         evaluate(set_subtensor(x[i], 1.0), [x, i], [value, 3])
 
 
+@pytest.mark.parametrize("index", [np.s_[..., False, [[1]]], np.s_[[5], []],
+                                   np.s_[[[7]], np.zeros(4, dtype=bool)]])
+def test_index_arrays_that_select_nothing_are_not_bounds_checked(index):
+    """numpy checks an index array's entries only when the advanced indices select
+    something; integers are always checked."""
+    value = random_array((3, 4))
+    x = T.dmatrix("x")
+    static = T.tensor("float64", shape=(3, 4))
+    for symbolic in (x, static):
+        assert_like_numpy(evaluate(symbolic[index], [symbolic], [value]), value[index])
+        for mode in ("set", "inc"):
+            result = inc_subtensor(symbolic[index], 1.0, set_instead_of_inc=mode == "set")
+            assert_like_numpy(evaluate(result, [symbolic], [value]), value)
+    with pytest.raises(IndexError, match="index 5 is out of bounds"):
+        static[5, []]
+
+
 def test_bad_value_shapes():
     x = T.dmatrix("x")
     with pytest.raises(ValueError, match="cannot be broadcast to the indexed region"):
@@ -824,3 +846,322 @@ def test_getitem_function_and_exports():
     assert_like_numpy(evaluate(getitem(x, slice(1, None)), [x], [value]), value[1:])
     for name in ("getitem", "take", "set_subtensor", "inc_subtensor"):
         assert getattr(T, name) is globals()[name]
+
+
+# ---------------------------------------------------------------------------------------------
+# Gradients (reverse and forward mode).
+
+def normal(rng, *shape):
+    return rng.standard_normal(shape)
+
+
+def length(rng, low, high):
+    """A random axis length in [low, high]."""
+    return int(rng.integers(low, high + 1))
+
+
+def matrix_point(rng, rows=(3, 6), columns=(4, 6)):
+    return [normal(rng, length(rng, *rows), length(rng, *columns))]
+
+
+def matrix_and_value(value_shape):
+    """make_point for (x, y): x a random matrix, y of value_shape(x's shape)."""
+    def make_point(rng):
+        (x,) = matrix_point(rng)
+        return [x, normal(rng, *value_shape(x.shape))]
+    return make_point
+
+
+# Symbolic (non-constant) indices: shared variables, so the checked functions keep only float
+# inputs.
+START = sympile.shared(np.int64(1), name="start")
+STOP = sympile.shared(np.int64(-1), name="stop")
+STEP = sympile.shared(np.int64(-2), name="step")
+ROW = sympile.shared(np.int64(-2), name="row")
+REPEATED = sympile.shared(np.array([2, 0, 2, 2]), name="repeated")
+MASK_3 = np.array([True, False, True])
+MASK_34 = np.array([[True, False, True, True], [False, False, True, False],
+                    [True, True, False, False]])
+SYMBOLIC_MASK = sympile.shared(MASK_34, name="mask")
+
+
+def row_of(y):
+    """y declared to have length 1 on axis 0 (it broadcasts over the region's rows)."""
+    return T.specify_shape(y, (1,) + (None,) * (y.type.ndim - 1))
+
+
+def column_of(y):
+    """y declared to have length 1 on its last axis."""
+    return T.specify_shape(y, (None,) * (y.type.ndim - 1) + (1,))
+
+
+GRAD_CASES = [
+    # Basic indexing (Subtensor).
+    GradCase("int", lambda x: x[1], matrix_point),
+    GradCase("negative ints", lambda x: x[-1, -2], matrix_point),
+    GradCase("slice", lambda x: x[1:3], matrix_point),
+    GradCase("slice steps", lambda x: x[::2, 1::3], matrix_point),
+    GradCase("negative steps", lambda x: x[::-1, 3:0:-2], matrix_point),
+    GradCase("empty slice", lambda x: x[3:1], matrix_point),
+    GradCase("newaxis", lambda x: x[None, :, 1, None], matrix_point),
+    GradCase("ellipsis", lambda x: x[..., 1], lambda rng: [normal(rng, 2, length(rng, 1, 3), 3)]),
+    GradCase("symbolic bounds", lambda x: x[START:STOP, ::STEP], matrix_point),
+    GradCase("symbolic int", lambda x: x[ROW, START:], matrix_point),
+    GradCase("bounds from the shape", lambda x: x[T.shape_i(x, 0) - 3:, :T.shape_i(x, 1) - 1],
+             matrix_point),
+    # Advanced indexing (AdvancedSubtensor).
+    GradCase("int array", lambda x: x[[0, 2]], matrix_point),
+    GradCase("repeated int array", lambda x: x[[1, 0, 1, 1]], matrix_point),
+    GradCase("negative int array", lambda x: x[:, [-1, 0, -1]], matrix_point),
+    GradCase("2-d int array", lambda x: x[[[0, 1], [1, 1]]], matrix_point),
+    GradCase("broadcast int arrays", lambda x: x[[0, 1, 1], [[2], [0]]], matrix_point),
+    GradCase("separated int arrays", lambda x: x[[0, 1, 0], :, [1, 1, 0]],
+             lambda rng: [normal(rng, 2, length(rng, 1, 3), 3)]),
+    GradCase("int array, newaxis, ellipsis", lambda x: x[None, ..., [0, 0, 2]], matrix_point),
+    GradCase("symbolic int array", lambda x: x[:, REPEATED], matrix_point),
+    GradCase("mask", lambda x: x[MASK_3], lambda rng: matrix_point(rng, rows=(3, 3))),
+    GradCase("2-d mask", lambda x: x[MASK_34], lambda rng: [normal(rng, 3, 4)]),
+    GradCase("mask after a slice", lambda x: x[:, 1:, MASK_3],
+             lambda rng: [normal(rng, length(rng, 1, 3), 3, 3)]),
+    GradCase("symbolic mask", lambda x: x[SYMBOLIC_MASK], lambda rng: [normal(rng, 3, 4)]),
+    GradCase("boolean scalar", lambda x: x[True], matrix_point),
+    GradCase("mask and int array", lambda x: x[MASK_3, [0, 3]],
+             lambda rng: matrix_point(rng, rows=(3, 3))),
+    # take.
+    GradCase("take along axis 1", lambda x: take(x, [3, 1, 3], axis=1), matrix_point),
+    GradCase("take, flattened", lambda x: take(x, [[5, -1], [0, 5]]), matrix_point),
+    GradCase("take, negative", lambda x: take(x, [-1, -1, 0], axis=0), matrix_point),
+    # Writing into a basic region (IncSubtensor).
+    GradCase("set slice", lambda x, y: set_subtensor(x[1:3], y),
+             matrix_and_value(lambda s: (2, s[1]))),
+    GradCase("inc slice", lambda x, y: inc_subtensor(x[1:3], y),
+             matrix_and_value(lambda s: (2, s[1]))),
+    GradCase("set slice, broadcast row", lambda x, y: set_subtensor(x[::-2], row_of(y)),
+             matrix_and_value(lambda s: (1, s[1]))),
+    GradCase("inc slice, broadcast row", lambda x, y: inc_subtensor(x[::-2], row_of(y)),
+             matrix_and_value(lambda s: (1, s[1]))),
+    GradCase("set slice, broadcast column", lambda x, y: set_subtensor(x[:, 1:3], column_of(y)),
+             matrix_and_value(lambda s: (s[0], 1))),
+    GradCase("inc slice, fewer dimensions", lambda x, y: inc_subtensor(x[1:], y),
+             matrix_and_value(lambda s: (s[1],))),
+    GradCase("set int, scalar value", lambda x, y: set_subtensor(x[::2, -1], y),
+             matrix_and_value(lambda s: ())),
+    GradCase("set one element", lambda x, y: set_subtensor(x[1, 2], y),
+             matrix_and_value(lambda s: ())),
+    GradCase("inc newaxis", lambda x, y: inc_subtensor(x[None, 1], y),
+             matrix_and_value(lambda s: (1, s[1]))),
+    GradCase("set symbolic bounds", lambda x, y: set_subtensor(x[START:STOP], y),
+             matrix_and_value(lambda s: (s[0] - 2, s[1]))),
+    # Writing into an advanced region (AdvancedIncSubtensor).
+    GradCase("set int array", lambda x, y: set_subtensor(x[[2, 0]], y),
+             matrix_and_value(lambda s: (2, s[1]))),
+    GradCase("inc repeated int array", lambda x, y: inc_subtensor(x[[1, 0, 1]], y),
+             matrix_and_value(lambda s: (3, s[1]))),
+    GradCase("set repeated int array", lambda x, y: set_subtensor(x[[1, 0, 1]], y),
+             matrix_and_value(lambda s: (3, s[1]))),
+    GradCase("set repeated, broadcast", lambda x, y: set_subtensor(x[[1, 1, 0]], y),
+             matrix_and_value(lambda s: (s[1],))),
+    GradCase("inc repeated, broadcast", lambda x, y: inc_subtensor(x[[1, 1, 0]], row_of(y)),
+             matrix_and_value(lambda s: (1, s[1]))),
+    GradCase("set repeated columns, broadcast",
+             lambda x, y: set_subtensor(x[:, [2, 0, -2]], column_of(y)),
+             matrix_and_value(lambda s: (s[0], 1))),
+    GradCase("set negative duplicates", lambda x, y: set_subtensor(x[[-1, 2]], y),
+             lambda rng: [normal(rng, 3, 4), normal(rng, 2, 4)]),
+    GradCase("set symbolic repeated", lambda x, y: set_subtensor(x[:, REPEATED], y),
+             matrix_and_value(lambda s: (s[0], 4))),
+    GradCase("inc symbolic repeated", lambda x, y: inc_subtensor(x[:, REPEATED], y),
+             matrix_and_value(lambda s: (s[0], 4))),
+    GradCase("inc ignoring duplicates",
+             lambda x, y: inc_subtensor(x[[1, 0, 1]], y, ignore_duplicates=True),
+             matrix_and_value(lambda s: (3, s[1]))),
+    GradCase("inc ignoring duplicates, broadcast",
+             lambda x, y: inc_subtensor(x[:, REPEATED], y, ignore_duplicates=True),
+             matrix_and_value(lambda s: (4,))),
+    GradCase("set broadcast int arrays", lambda x, y: set_subtensor(x[[0, 1, 1], [[2], [2]]], y),
+             matrix_and_value(lambda s: (2, 3))),
+    GradCase("set mask", lambda x, y: set_subtensor(x[MASK_3], y),
+             lambda rng: [normal(rng, 3, 4), normal(rng, 2, 4)]),
+    GradCase("inc mask, scalar value", lambda x, y: inc_subtensor(x[MASK_34], y),
+             lambda rng: [normal(rng, 3, 4), normal(rng)]),
+    GradCase("set symbolic mask", lambda x, y: set_subtensor(x[SYMBOLIC_MASK], y),
+             lambda rng: [normal(rng, 3, 4), normal(rng, int(MASK_34.sum()))]),
+    GradCase("set mask and repeated int array", lambda x, y: set_subtensor(x[MASK_3, [1, 1]], y),
+             lambda rng: [normal(rng, 3, 4), normal(rng, 2)]),
+    GradCase("inc boolean scalar", lambda x, y: inc_subtensor(x[True], y),
+             matrix_and_value(lambda s: (1,) + s)),
+]
+
+
+@pytest.mark.parametrize("case", GRAD_CASES, ids=repr)
+def test_gradients(case):
+    check_grad_case(case)
+
+
+def test_set_gradient_reaches_only_the_last_write():
+    """Where set_subtensor (or ignore_duplicates) writes an element several times, only the
+    last write reaches the output, so only it gets a gradient. (Theano and PyTensor give
+    every occurrence the element's gradient, the sum's; we follow the function computed.)"""
+    x = T.dvector("x")
+    y = T.dvector("y")
+    indices = [1, 1, 3, 1]
+    weights = np.array([10.0, 20.0, 30.0, 40.0])
+    point = [np.zeros(4), np.arange(4.0)]
+    for result in (set_subtensor(x[indices], y),
+                   inc_subtensor(x[indices], y, ignore_duplicates=True)):
+        x_grad, y_grad = Lop(result, [x, y], T.as_tensor_variable(weights))
+        x_value, y_value = evaluate([x_grad, y_grad], [x, y], point)
+        expected_x = np.array([10.0, 0.0, 30.0, 0.0]) if result.owner.op.set_instead_of_inc \
+            else weights
+        assert_like_numpy(x_value, expected_x)
+        assert_like_numpy(y_value, np.array([0.0, 0.0, 40.0, 20.0]))
+    # Incrementing accumulates every occurrence.
+    y_value = evaluate(Lop(inc_subtensor(x[indices], y), y, T.as_tensor_variable(weights)),
+                       [x, y], point)
+    assert_like_numpy(y_value, np.array([20.0, 20.0, 40.0, 20.0]))
+
+
+@settings(max_examples=15, deadline=None)
+@given(shapes(min_dims=2, max_dims=2, min_side=1, max_side=4), st.sampled_from(
+    ["set", "inc", "inc once"]), st.data())
+def test_write_gradients_with_repeated_indices_hypothesis(shape, mode, data):
+    """Writes through a random integer array (repeats and negative entries likely) of a value
+    broadcast along random axes: both derivatives against finite differences."""
+    rows, columns = shape
+    indices = data.draw(st.lists(st.integers(-rows, rows - 1), min_size=1, max_size=5))
+    region = (len(indices), columns)
+    y_shape = tuple(1 if data.draw(st.booleans()) else n for n in region)
+    y_shape = y_shape[data.draw(st.integers(0, 2)):]
+
+    def fun(x, y):
+        y = T.specify_shape(y, tuple(1 if n == 1 else None for n in y_shape))
+        return inc_subtensor(x[indices], y, set_instead_of_inc=mode == "set",
+                             ignore_duplicates=mode == "inc once")
+
+    check_grad_case(GradCase("write", fun, lambda rng: [normal(rng, rows, columns),
+                                                       normal(rng, *y_shape)]),
+                    seed=data.draw(st.integers(0, 1000)))
+
+
+def test_last_write_mask_only_where_an_index_may_repeat():
+    """Distinct constant indices need no last-write mask in the gradient graph."""
+    x = T.dmatrix("x")
+    y = T.dmatrix("y")
+
+    def graph_ops(result):
+        gradient = grad(result.sum(), y)
+        forward = set(io_toposort([x, y], [result]))
+        return [type(node.op) for node in io_toposort([x, y], [gradient])
+                if node not in forward]
+
+    distinct = graph_ops(set_subtensor(x[[2, 0]], y))
+    repeated = graph_ops(set_subtensor(x[[2, 0, -1]], y))
+    assert AdvancedIncSubtensor not in distinct
+    assert AdvancedIncSubtensor in repeated
+
+
+def index_op_nodes():
+    """A node of each indexing op, with symbolic index inputs of every kind (slice bound,
+    integer scalar, integer array, mask): (x, y, the index inputs, [(node, number of
+    differentiable inputs)])."""
+    x = T.dmatrix("x")
+    y = T.dvector("y")
+    start, row = T.lscalar("start"), T.lscalar("row")
+    array, mask = T.lvector("array"), T.tensor("bool", shape=(None,))
+    basic = x[start:, row]
+    advanced = x[mask, array]
+    nodes = [(basic.owner, 1), (advanced.owner, 1), (set_subtensor(basic, y).owner, 2),
+             (inc_subtensor(basic, y).owner, 2), (set_subtensor(advanced, y).owner, 2),
+             (inc_subtensor(advanced, y).owner, 2),
+             (inc_subtensor(advanced, y, ignore_duplicates=True).owner, 2)]
+    return x, y, [start, row, array, mask], nodes
+
+
+def test_index_inputs_are_disconnected():
+    x, y, (start, row, array, mask), nodes = index_op_nodes()
+    for node, n_values in nodes:
+        n_indices = len(node.inputs) - n_values
+        assert node.op.connection_pattern(node) == [[True]] * n_values + [[False]] * n_indices
+        gradients = node.op.L_op(node.inputs, node.outputs, [node.outputs[0].type()])
+        assert len(gradients) == len(node.inputs)
+        assert not any(is_disconnected(g) for g in gradients[:n_values])
+        assert all(is_disconnected(g) for g in gradients[n_values:])
+        # Nothing flows back from an output that does not lead to the cost.
+        assert all(is_disconnected(g) for g in
+                   node.op.L_op(node.inputs, node.outputs, [disconnected_type()]))
+        # Tangents of the index inputs alone give no tangent.
+        assert node.op.R_op(node.inputs, [None] * n_values + list(node.inputs[n_values:])) \
+            == [None]
+    cost = set_subtensor(x[start:, row], y).sum() + x[mask, array].sum()
+    for index_input in (start, row, array, mask):
+        with pytest.raises(DisconnectedInputError, match="does not depend on"):
+            grad(cost, index_input)
+
+
+def test_slice_length_is_disconnected():
+    n, start = T.lscalar("n"), T.lscalar("start")
+    node = SliceLength((True, False, False))(n, start).owner
+    assert node.op.connection_pattern(node) == [[False], [False]]
+    assert all(is_disconnected(g) for g in
+               node.op.L_op(node.inputs, node.outputs, [node.outputs[0].type()]))
+    assert node.op.R_op(node.inputs, [n, start]) == [None]
+
+
+def test_integer_tensors_get_no_gradient_or_tangent():
+    x = T.lmatrix("x")
+    y = T.lvector("y")
+    for result in (x[1:], x[[0, 0]], set_subtensor(x[1], y), inc_subtensor(x[[1, 1]], y)):
+        node = result.owner
+        cotangent = T.tensor("float64", shape=(None,) * result.type.ndim)
+        assert all(is_disconnected(g) for g in
+                   node.op.L_op(node.inputs, node.outputs, [cotangent]))
+        assert node.op.R_op(node.inputs, [x] + [None] * (len(node.inputs) - 1)) == [None]
+
+
+def assert_compatible_type(gradient, variable):
+    """gradient has variable's dtype and ndim and every length variable's type knows."""
+    assert gradient.type.dtype == variable.type.dtype
+    assert gradient.type.ndim == variable.type.ndim
+    for own, known in zip(gradient.type.shape, variable.type.shape):
+        assert known is None or own == known, (gradient.type, variable.type)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_gradient_and_tangent_types_match_the_inputs(dtype):
+    x = T.tensor(dtype, shape=(1, None, 4), name="x")
+    row = T.tensor(dtype, shape=(1, 4), name="row")
+    full = T.tensor(dtype, shape=(None, None, 4), name="full")
+    results = [x[0], x[:, ::-1], x[..., [1, 1]], x[np.array([True])],
+               set_subtensor(x[:, 1:], row), inc_subtensor(x[0, [0, 0]], row[0]),
+               set_subtensor(x[:, [1, 1]], row), inc_subtensor(full[1:], row),
+               inc_subtensor(full[[0, 0]], row, ignore_duplicates=True)]
+    for result in results:
+        inputs = [v for v in (x, row, full) if v in result.owner.inputs]
+        gradients = grad(result.sum(), inputs)
+        tangents = [v.type() for v in inputs]
+        tangent = Rop(result, inputs, tangents)
+        for gradient, variable in zip(gradients, inputs):
+            assert_compatible_type(gradient, variable)
+        assert_compatible_type(tangent, result)
+
+
+def test_rop_with_some_tangents_missing():
+    """A write's tangent with only y's tangent writes it into zeros; with only x's, x's
+    tangent with the region set to zero (setting) or left (incrementing)."""
+    x = T.dmatrix("x")
+    y = T.dvector("y")
+    x_tangent, y_tangent = T.dmatrix("dx"), T.dvector("dy")
+    values = [random_array((4, 3)), random_array((3,)), random_array((4, 3)),
+              random_array((3,))]
+    index = [2, 0, 2]
+    for mode in ("set", "inc"):
+        result = inc_subtensor(x[index], y, set_instead_of_inc=mode == "set")
+        only_y = Rop(result, y, y_tangent)
+        only_x = Rop(result, x, x_tangent)
+        inputs = [x, y, x_tangent, y_tangent]
+        expected_y = _numpy_write(np.zeros((4, 3)), index, values[3], mode)
+        assert_like_numpy(evaluate(only_y, inputs, values), expected_y)
+        expected_x = values[2].copy()
+        if mode == "set":
+            expected_x[index] = 0.0
+        assert_like_numpy(evaluate(only_x, inputs, values), expected_x)
