@@ -8,7 +8,9 @@ the input dtypes, so sympile's type promotion is numpy's by construction.
 from __future__ import annotations
 
 import functools
-from typing import Any, Callable
+import warnings
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import scipy.special
@@ -29,7 +31,8 @@ ALL_DTYPES = DISCRETE_DTYPES + CONTINUOUS_DTYPES
 
 
 def normalize_dtype(dtype: Any) -> str:
-    """'float32' for np.float32, 'f4', np.dtype('float32'), ...; ValueError if unsupported."""
+    """The name of a supported dtype ('float32' for np.float32, 'f4', np.dtype('float32'),
+    ...); TypeError if `dtype` is not a dtype or not one of ALL_DTYPES."""
     try:
         name = np.dtype(dtype).name
     except TypeError as error:
@@ -63,22 +66,37 @@ class ScalarType(Type):
         return f"ScalarType({self.dtype})"
 
     def filter(self, value, strict=False, allow_downcast=None):
+        """`value` as a numpy scalar of this dtype. A numpy scalar of the dtype passes; other
+        numbers are converted when numpy casts their dtype safely, when they are Python
+        numbers that convert exactly, or when allow_downcast is True; else TypeError."""
+        if isinstance(value, np.generic) and value.dtype.name == self.dtype:
+            return value
         if strict:
-            if isinstance(value, np.generic) and value.dtype.name == self.dtype:
-                return value
             raise TypeError(f"expected a numpy scalar of dtype {self.dtype}, got {value!r}")
-        converted = np.asarray(value).astype(self.dtype)
-        if converted.ndim != 0:
-            raise TypeError(f"expected a scalar of dtype {self.dtype}, got shape "
-                            f"{converted.shape}")
-        return converted[()]
+        try:
+            data = np.asarray(value)
+        except (TypeError, ValueError) as error:
+            raise TypeError(f"expected a scalar of dtype {self.dtype}, got {value!r} "
+                            f"({error})") from None
+        if data.ndim != 0 or data.dtype.kind not in "biufc":
+            raise TypeError(f"expected a scalar of dtype {self.dtype}, got {value!r}")
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+            converted = data.astype(self.dtype)
+        python_number = not isinstance(value, (np.ndarray, np.generic))
+        exact = python_number and (converted == data or bool(np.isnan(converted)
+                                                             and np.isnan(data)))
+        if allow_downcast or np.can_cast(data.dtype, self.dtype) or exact:
+            return converted[()]
+        raise TypeError(f"cannot convert {value!r} ({data.dtype}) to {self.dtype} without "
+                        f"losing precision; pass allow_downcast=True to allow it")
 
 
 def get_scalar_type(dtype: Any) -> ScalarType:
     return _scalar_types(normalize_dtype(dtype))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _scalar_types(dtype: str) -> ScalarType:
     return ScalarType(dtype)
 
@@ -96,6 +114,15 @@ class ScalarOp(Op):
     identity: Any = None
     commutative = False
     associative = False
+    # A comparison's result is bool whatever its operands' dtype, so a Python int out of every
+    # integer dtype's range can still be compared (see tensor.elemwise's weak scalars).
+    comparison = False
+    # The op uses its inputs only for their truth value (logical_and, ...): a Python scalar
+    # operand is then just True or False, as in numpy's logical loops.
+    logical = False
+    # The inputs whose dtypes decide the result dtype (None: all). switch's condition is not
+    # one of them, as in numpy.where.
+    promoted_inputs: tuple[int, ...] | None = None
 
     @property
     def name(self) -> str:
@@ -128,11 +155,12 @@ class ScalarOp(Op):
             storage[0] = np.asarray(result).astype(variable.type.dtype)[()]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _probe_output_dtypes(op: ScalarOp, input_dtypes: tuple[str, ...]) -> tuple[str, ...]:
     probes = [np.zeros((0,), dtype=d) for d in input_dtypes]
     try:
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
             results = op.impl(*probes)
     except (TypeError, ValueError) as error:
         raise TypeError(f"{op} is not defined for inputs of dtype "
@@ -163,16 +191,28 @@ def _scalar_op(name: str, nin: int, nfunc: Callable[..., Any], **attributes: Any
 
 def _softplus(x):
     # log(1 + exp(x)) without overflow for large x; logaddexp is exact to an ulp everywhere.
-    return np.logaddexp(0, x)
+    # The zero has x's dtype so that the result dtype is exp's (bool -> float16, like np.exp).
+    x = np.asarray(x)
+    return np.logaddexp(np.zeros((), dtype=x.dtype), x)
 
 
 def _round_half_away_from_zero(x):
     x = np.asarray(x)
     if x.dtype.kind == "c":
-        raise TypeError("rounding is not defined for complex numbers")
+        raise TypeError("round_half_away_from_zero is not defined for complex numbers")
     if x.dtype.kind != "f":
         return np.round(x)
-    return np.where(x >= 0, np.floor(x + 0.5), np.ceil(x - 0.5))
+    # x - trunc(x) is exact, so ties are found exactly (floor(x + 0.5) rounds
+    # 0.49999999999999994 up, because x + 0.5 rounds to 1). np.where keeps -0.0 and inf.
+    whole = np.trunc(x)
+    with np.errstate(invalid="ignore"):
+        tie_or_above = np.abs(x - whole) >= 0.5
+    return np.where(tie_or_above, whole + np.sign(x), whole)
+
+
+def _identity(x):
+    # A copy (np.positive is not defined for bool): an Elemwise output never aliases its input.
+    return np.array(x, copy=True)
 
 
 def _switch(condition, if_true, if_false):
@@ -196,8 +236,8 @@ reciprocal = _scalar_op("reciprocal", 1, np.reciprocal)
 maximum = _scalar_op("maximum", 2, np.maximum, commutative=True, associative=True)
 minimum = _scalar_op("minimum", 2, np.minimum, commutative=True, associative=True)
 clip = _scalar_op("clip", 3, np.clip)
-switch = _scalar_op("switch", 3, _switch)
-identity = _scalar_op("identity", 1, np.positive)
+switch = _scalar_op("switch", 3, _switch, promoted_inputs=(1, 2))
+identity = _scalar_op("identity", 1, _identity)
 conj = _scalar_op("conj", 1, np.conjugate)
 real = _scalar_op("real", 1, np.real)
 imag = _scalar_op("imag", 1, np.imag)
@@ -251,23 +291,23 @@ round_half_away_from_zero = _scalar_op("round_half_away_from_zero", 1,
                                        _round_half_away_from_zero)
 
 # Comparisons and predicates
-eq = _scalar_op("eq", 2, np.equal, commutative=True)
-neq = _scalar_op("neq", 2, np.not_equal, commutative=True)
-lt = _scalar_op("lt", 2, np.less)
-gt = _scalar_op("gt", 2, np.greater)
-le = _scalar_op("le", 2, np.less_equal)
-ge = _scalar_op("ge", 2, np.greater_equal)
+eq = _scalar_op("eq", 2, np.equal, commutative=True, comparison=True)
+neq = _scalar_op("neq", 2, np.not_equal, commutative=True, comparison=True)
+lt = _scalar_op("lt", 2, np.less, comparison=True)
+gt = _scalar_op("gt", 2, np.greater, comparison=True)
+le = _scalar_op("le", 2, np.less_equal, comparison=True)
+ge = _scalar_op("ge", 2, np.greater_equal, comparison=True)
 isnan = _scalar_op("isnan", 1, np.isnan)
 isinf = _scalar_op("isinf", 1, np.isinf)
 isfinite = _scalar_op("isfinite", 1, np.isfinite)
 
 # Logical and bitwise
 logical_and = _scalar_op("logical_and", 2, np.logical_and, identity=True, commutative=True,
-                         associative=True)
+                         associative=True, logical=True)
 logical_or = _scalar_op("logical_or", 2, np.logical_or, identity=False, commutative=True,
-                        associative=True)
-logical_xor = _scalar_op("logical_xor", 2, np.logical_xor, commutative=True)
-logical_not = _scalar_op("logical_not", 1, np.logical_not)
+                        associative=True, logical=True)
+logical_xor = _scalar_op("logical_xor", 2, np.logical_xor, commutative=True, logical=True)
+logical_not = _scalar_op("logical_not", 1, np.logical_not, logical=True)
 bitwise_and = _scalar_op("bitwise_and", 2, np.bitwise_and, commutative=True, associative=True)
 bitwise_or = _scalar_op("bitwise_or", 2, np.bitwise_or, commutative=True, associative=True)
 bitwise_xor = _scalar_op("bitwise_xor", 2, np.bitwise_xor, commutative=True)
@@ -293,14 +333,17 @@ class Cast(ScalarOp):
         return self.name
 
     def impl(self, x):
-        with np.errstate(invalid="ignore"):
+        # astype's unsafe casting is the point (as in C): NaN -> int and complex -> real
+        # (which drops the imaginary part) are not errors.
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
             return np.asarray(x).astype(self.dtype)
 
     def output_dtypes(self, *input_dtypes):
         return (self.dtype,)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def cast_op(dtype: str) -> Cast:
     return Cast(dtype)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -13,7 +14,7 @@ from sympile.scalar.basic import ScalarOp
 from sympile.tensor.type import tensor_type
 from sympile.tensor.variable import as_tensor_variable, constant, is_python_scalar
 
-__all__ = ["Elemwise", "DimShuffle", "broadcast_static_shape"]
+__all__ = ["DimShuffle", "Elemwise", "broadcast_static_shape"]
 
 
 def broadcast_static_shape(shapes: Sequence[tuple], op: Any = "broadcast") -> tuple:
@@ -36,19 +37,129 @@ def broadcast_static_shape(shapes: Sequence[tuple], op: Any = "broadcast") -> tu
     return tuple(result)
 
 
+_SIGNED_DTYPES = ("int8", "int16", "int32", "int64")
+_UNSIGNED_DTYPES = ("uint8", "uint16", "uint32", "uint64")
+
+
+def _python_kind_rank(value: Any) -> int:
+    """0 for a bool, 1 for an int, 2 for a float, 3 for a complex (numpy's kind order)."""
+    if isinstance(value, bool):
+        return 0
+    return 1 if isinstance(value, int) else 2 if isinstance(value, float) else 3
+
+
+def _smallest_integer_dtype(value: int, signed: bool) -> str | None:
+    for name in _SIGNED_DTYPES if signed else _UNSIGNED_DTYPES:
+        info = np.iinfo(name)
+        if info.min <= value <= info.max:
+            return name
+    return None
+
+
+def _weak_dtype(value: Any, tensor_dtypes: Sequence[str]) -> tuple[str | None, bool]:
+    """(dtype, in_range) for a Python scalar operand next to tensors of `tensor_dtypes`, as
+    numpy 2 (NEP 50) treats it: 'weak', it takes the dtype the tensors promote to with a
+    Python value of its kind (float32 tensor + 1.5 stays float32, int8 tensor + 1 stays int8).
+
+    An int out of that dtype's range (where numpy raises OverflowError) is widened to the
+    smallest integer dtype holding both, as Theano did (int8 + 1000 -> int16, uint8 + -1 ->
+    int16); in_range is then False, and the dtype None when no integer dtype can (int64 and
+    2**63).
+    """
+    promoted = np.result_type(*tensor_dtypes, value)
+    if promoted.kind not in "iu" or isinstance(value, bool):
+        return promoted.name, True
+    info = np.iinfo(promoted)
+    if info.min <= value <= info.max:
+        return promoted.name, True
+    candidate = _smallest_integer_dtype(value, signed=promoted.kind == "i" or value < 0)
+    if candidate is not None:
+        widened = np.result_type(*tensor_dtypes, candidate)
+        if widened.kind in "iu":
+            return widened.name, False
+    return None, False
+
+
 def _weak_scalar_dtype(value: Any, tensor_dtypes: list[str]) -> str | None:
-    """dtype for a Python scalar operand, as numpy 2 treats it: it takes the kind-aware
-    promotion with the tensor operands (float32 array + 1.5 stays float32) when the value
-    fits. None when there is no tensor operand (the value then takes its default dtype)."""
+    """The dtype a Python scalar operand takes next to tensors of `tensor_dtypes` (see
+    _weak_dtype; None when there is no tensor). Where no integer dtype holds the value, the
+    dtype numpy promotes it to (float64 for int64 and 2**63)."""
     if not tensor_dtypes:
         return None
-    dtype = np.result_type(*tensor_dtypes, value)
-    if dtype.kind in "iu" and not isinstance(value, bool):
-        info = np.iinfo(dtype)
-        if not info.min <= value <= info.max:
-            # numpy raises OverflowError here; we widen as Theano did (int8 + 1000 -> int16).
-            dtype = np.result_type(*tensor_dtypes, np.min_scalar_type(value))
-    return dtype.name
+    dtype, _ = _weak_dtype(value, tensor_dtypes)
+    if dtype is None:
+        return np.result_type(*tensor_dtypes, np.min_scalar_type(value)).name
+    return dtype
+
+
+def _numpy_output_dtypes(op: Elemwise, probes: Sequence[Any]) -> tuple[str, ...] | None:
+    """The output dtypes numpy gives the op on `probes` (empty arrays and Python scalars, which
+    numpy treats as weak); None where numpy refuses."""
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            results = op.scalar_op.impl(*probes)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if op.scalar_op.nout == 1:
+        results = (results,)
+    return tuple(np.asarray(r).dtype.name for r in results)
+
+
+def _as_operands(op: Elemwise, inputs: Sequence[Any]) -> list:
+    """The inputs as tensor variables; Python scalars become constants of their weak dtype
+    (see _weak_dtype)."""
+    variables: list[Any] = [None if is_python_scalar(x)
+                            else as_tensor_variable(x, op=op, argument=index)
+                            for index, x in enumerate(inputs)]
+    promoted = op.scalar_op.promoted_inputs
+    promoted = range(len(inputs)) if promoted is None else promoted
+    for index, value in enumerate(inputs):
+        if variables[index] is None and index not in promoted:
+            variables[index] = as_tensor_variable(value, op=op, argument=index)
+    tensor_dtypes = [variables[i].type.dtype for i in promoted if variables[i] is not None]
+    weak = [i for i in promoted if variables[i] is None]
+    if not weak:
+        return variables
+    if not tensor_dtypes:
+        # Only Python scalars take part: the one of the highest kind (complex > float > int >
+        # bool) takes its default dtype (floatX for a float) and the others are weak to it.
+        anchor = max(weak, key=lambda i: _python_kind_rank(inputs[i]))
+        variables[anchor] = as_tensor_variable(inputs[anchor], op=op, argument=anchor)
+        tensor_dtypes = [variables[anchor].type.dtype]
+        weak.remove(anchor)
+    if op.scalar_op.logical:
+        for i in weak:
+            variables[i] = as_tensor_variable(bool(inputs[i]), op=op, argument=i)
+        return variables
+    values = {i: inputs[i] for i in weak}
+    chosen = {i: _weak_dtype(inputs[i], tensor_dtypes) for i in weak}
+    out_of_range = [i for i in weak if not chosen[i][1]]
+    if out_of_range and not op.scalar_op.comparison:
+        # numpy accepts an int out of the tensor's range when the op has no integer loop: it
+        # converts the int to the loop's dtype (logaddexp(uint8, -1) is float16,
+        # logical_and(uint64, -1) is bool). Do the same, so that our dtype is numpy's.
+        numpy_dtypes = _numpy_output_dtypes(op, [np.zeros(0, v.type.dtype) if v is not None
+                                                 else inputs[i]
+                                                 for i, v in enumerate(variables)])
+        if numpy_dtypes is not None:
+            for i in out_of_range:
+                chosen[i] = (numpy_dtypes[0], True)
+    for i in weak:
+        dtype = chosen[i][0]
+        if dtype is None and op.scalar_op.comparison:
+            # An infinity of the value's sign compares with every integer as the value does.
+            dtype, values[i] = "float64", float("inf") if values[i] > 0 else float("-inf")
+        elif dtype is None:
+            raise OverflowError(
+                f"{op}: the Python integer {values[i]} is out of the range of "
+                f"{np.result_type(*tensor_dtypes, values[i]).name}, and no integer dtype holds "
+                f"both it and the {', '.join(tensor_dtypes)} operand; cast the tensor (e.g. "
+                f"x.astype('float64')) or pass a numpy scalar of the dtype you want")
+        # The conversion may overflow to inf (float16 + 1e6), as in numpy: no warning.
+        with np.errstate(all="ignore"):
+            variables[i] = as_tensor_variable(values[i], dtype=dtype, op=op, argument=i)
+    return variables
 
 
 class Elemwise(Op):
@@ -81,15 +192,7 @@ class Elemwise(Op):
         nin = self.scalar_op.nin
         if len(inputs) != nin:
             raise TypeError(f"{self}: expected {nin} input{'s' * (nin != 1)}, got {len(inputs)}")
-        tensor_dtypes = [as_tensor_variable(x, op=self).type.dtype
-                         for x in inputs if not is_python_scalar(x)]
-        variables = []
-        for index, value in enumerate(inputs):
-            if is_python_scalar(value):
-                dtype = _weak_scalar_dtype(value, tensor_dtypes)
-                variables.append(as_tensor_variable(value, dtype=dtype, op=self))
-            else:
-                variables.append(as_tensor_variable(value, op=self, argument=index))
+        variables = _as_operands(self, inputs)
         ndim = max(v.type.ndim for v in variables)
         aligned = [_pad_left(v, ndim) for v in variables]
         shape = broadcast_static_shape([v.type.shape for v in aligned], op=self)
@@ -112,6 +215,9 @@ class Elemwise(Op):
             result = np.asarray(result)
             if result.dtype.name != variable.type.dtype:
                 result = result.astype(variable.type.dtype)
+            elif any(np.may_share_memory(result, value) for value in inputs):
+                # np.real of a float array is that array: Elemwise outputs are never views.
+                result = result.copy()
             storage[0] = result
         for out_index, in_index in self.inplace_pattern:
             target = inputs[in_index]
@@ -120,13 +226,15 @@ class Elemwise(Op):
 
     def infer_shape(self, fgraph, node, input_shapes):
         shape = []
-        for axis in range(node.outputs[0].type.ndim):
-            for variable, input_shape in zip(node.inputs, input_shapes):
-                if variable.type.shape[axis] != 1:
-                    shape.append(input_shape[axis])
-                    break
-            else:
-                shape.append(1)
+        for axis, static in enumerate(node.outputs[0].type.shape):
+            if static is not None:
+                shape.append(static)
+                continue
+            # Inputs of a length other than 1 all have the output's length on this axis (the
+            # run-time check ensures it); take the first.
+            shape.append(next(input_shape[axis]
+                              for variable, input_shape in zip(node.inputs, input_shapes)
+                              if variable.type.shape[axis] != 1))
         return [tuple(shape)] * len(node.outputs)
 
 
@@ -174,13 +282,16 @@ class DimShuffle(Op):
 
     def __init__(self, input_ndim: int, new_order: Sequence[int | str]):
         self.input_ndim = int(input_ndim)
-        self.new_order = tuple(new_order)
+        order = tuple(new_order)
+        for axis in order:
+            valid_axis = isinstance(axis, (int, np.integer)) and not isinstance(
+                axis, (bool, np.bool_)) and 0 <= axis < self.input_ndim
+            if not (valid_axis or (isinstance(axis, str) and axis == "x")):
+                raise ValueError(f"DimShuffle: {axis!r} in pattern {order} is neither 'x' nor "
+                                 f"an axis of a {self.input_ndim}-d input (0 to "
+                                 f"{self.input_ndim - 1})")
+        self.new_order = tuple(a if a == "x" else int(a) for a in order)
         kept = [axis for axis in self.new_order if axis != "x"]
-        for axis in self.new_order:
-            if axis != "x" and not (isinstance(axis, (int, np.integer))
-                                    and 0 <= axis < self.input_ndim):
-                raise ValueError(f"DimShuffle: {axis!r} in pattern {self.new_order} is neither "
-                                 f"'x' nor an axis of a {self.input_ndim}-d input")
         if len(set(kept)) != len(kept):
             raise ValueError(f"DimShuffle: pattern {self.new_order} repeats an axis")
         self.drop = tuple(a for a in range(self.input_ndim) if a not in kept)

@@ -8,13 +8,15 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+import numpy as np
+
 from sympile.scalar import basic as scalar
 from sympile.scalar.basic import cast_op, normalize_dtype
 from sympile.tensor.elemwise import Elemwise
-from sympile.tensor.variable import as_tensor_variable
+from sympile.tensor.variable import as_tensor_variable, is_python_scalar
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def elemwise_of(scalar_op: scalar.ScalarOp) -> Elemwise:
     """The (shared) Elemwise Op of `scalar_op`."""
     return Elemwise(scalar_op)
@@ -29,6 +31,25 @@ def _lift(scalar_op: scalar.ScalarOp, name: str):
 
     apply.__name__ = apply.__qualname__ = name
     apply.__doc__ = f"{name}({arguments}) elementwise, with numpy broadcasting and dtypes."
+    return apply
+
+
+def _lift_variadic(scalar_op: scalar.ScalarOp, name: str):
+    """Like _lift for an associative binary op, which also takes more than two inputs (as
+    Theano's add and mul do): they are combined from left to right."""
+    op = elemwise_of(scalar_op)
+
+    def apply(*inputs: Any, name: str | None = None):
+        if len(inputs) < 2:
+            raise TypeError(f"{apply.__name__}: expected at least 2 inputs, got {len(inputs)}")
+        result = inputs[0]
+        for value in inputs[1:-1]:
+            result = op(result, value)
+        return op(result, inputs[-1], name=name)
+
+    apply.__name__ = apply.__qualname__ = name
+    apply.__doc__ = (f"{name}(x, y, ...) elementwise, with numpy broadcasting and dtypes; "
+                     f"several inputs are combined from left to right.")
     return apply
 
 
@@ -70,12 +91,19 @@ _ALIASES = {
     "expit": "sigmoid", "log_gamma": "gammaln", "digamma": "psi", "equal": "eq",
     "not_equal": "neq", "less": "lt", "greater": "gt", "less_equal": "le",
     "greater_equal": "ge", "and_": "bitwise_and", "or_": "bitwise_or", "xor": "bitwise_xor",
-    "bitwise_not": "invert", "bitwise_invert": "invert", "where": "switch",
+    "bitwise_not": "invert", "bitwise_invert": "invert", "where": "switch", "sgn": "sign",
+    # numpy 2's array-API names
+    "acos": "arccos", "asin": "arcsin", "atan": "arctan", "atan2": "arctan2",
+    "acosh": "arccosh", "asinh": "arcsinh", "atanh": "arctanh",
+    "bitwise_left_shift": "left_shift", "bitwise_right_shift": "right_shift",
 }
 
-_FUNCTIONS = {name: _lift(op, name) for name, op in _NAMES.items()}
+_VARIADIC = ("add", "mul")
+
+_FUNCTIONS = {name: (_lift_variadic if name in _VARIADIC else _lift)(op, name)
+              for name, op in _NAMES.items()}
 _FUNCTIONS.update({alias: _FUNCTIONS[target] for alias, target in _ALIASES.items()})
-globals().update(_FUNCTIONS)
+globals().update({name: f for name, f in _FUNCTIONS.items() if name != "clip"})
 
 
 def cast(x: Any, dtype: Any):
@@ -87,14 +115,52 @@ def cast(x: Any, dtype: Any):
     return elemwise_of(cast_op(dtype))(x)
 
 
-def round(x: Any, mode: str = "half_to_even"):
-    """Round to the nearest integer: mode 'half_to_even' (numpy's) or 'half_away_from_zero'."""
-    if mode == "half_to_even":
+def round(x: Any, mode: str | None = "half_to_even"):
+    """Round to the nearest integer, in x's dtype: mode 'half_to_even' (numpy's round; also
+    mode=None) or 'half_away_from_zero' (C's round)."""
+    if mode is None or mode == "half_to_even":
         return _FUNCTIONS["round_half_to_even"](x)
     if mode == "half_away_from_zero":
         return _FUNCTIONS["round_half_away_from_zero"](x)
     raise ValueError(f"round: mode must be 'half_to_even' or 'half_away_from_zero', got {mode!r}")
 
 
+def iround(x: Any, mode: str | None = "half_to_even"):
+    """round(x, mode) as int64 (Theano's iround)."""
+    return cast(round(x, mode), "int64")
 
-__all__ = sorted(_FUNCTIONS) + ["cast", "round", "elemwise_of"]
+
+def clip(x: Any, a_min: Any, a_max: Any, name: str | None = None):
+    """x limited to [a_min, a_max] elementwise (numpy.clip); a bound may be None (no limit).
+
+    As in numpy, a Python int bound beyond the integer dtype's range on the side where it
+    cannot matter (a_min below its minimum, a_max above its maximum) is dropped, so
+    clip(int8 x, -1000, 1000) is int8.
+    """
+    x, a_min, a_max = (v if v is None or is_python_scalar(v)
+                       else as_tensor_variable(v, op="clip", argument=i)
+                       for i, v in enumerate((x, a_min, a_max)))
+    dtypes = [v.type.dtype for v in (x, a_min, a_max) if v is not None and
+              not is_python_scalar(v)]
+    dtype = np.result_type(*dtypes) if dtypes else None
+    if dtype is not None and dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        if _is_python_int(a_min) and a_min < info.min:
+            a_min = None
+        if _is_python_int(a_max) and a_max > info.max:
+            a_max = None
+    if a_min is None and a_max is None:
+        return _FUNCTIONS["identity"](x, name=name)
+    if a_min is None:
+        return _FUNCTIONS["minimum"](x, a_max, name=name)
+    if a_max is None:
+        return _FUNCTIONS["maximum"](x, a_min, name=name)
+    return elemwise_of(scalar.clip)(x, a_min, a_max, name=name)
+
+
+def _is_python_int(value: Any) -> bool:
+    return is_python_scalar(value) and isinstance(value, int) and not isinstance(value, bool)
+
+
+__all__ = sorted(set(_FUNCTIONS) - {"clip"}) + ["cast", "clip", "elemwise_of", "iround",
+                                                "round"]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import hashlib
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -16,6 +18,9 @@ Shape = tuple[int | None, ...]
 
 
 def _normalize_shape(shape: Sequence[int | None]) -> Shape:
+    if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
+        raise TypeError(f"TensorType: a static shape must be a tuple of ints and Nones, got "
+                        f"{shape!r}")
     result = []
     for size in shape:
         if size is None:
@@ -38,6 +43,8 @@ class TensorType(Type):
                  broadcastable: Sequence[bool] | None = None):
         if shape is None and broadcastable is None:
             raise TypeError("TensorType: give shape (or broadcastable)")
+        if shape is not None and broadcastable is not None:
+            raise TypeError("TensorType: give shape or broadcastable, not both")
         self.dtype = normalize_dtype(dtype)
         self.shape: Shape = _normalize_shape(shape if shape is not None else broadcastable)
         self.ndim = len(self.shape)
@@ -84,15 +91,19 @@ class TensorType(Type):
 
     # -- values -----------------------------------------------------------------------------
     def filter(self, value: Any, strict: bool = False, allow_downcast: bool | None = None):
-        """`value` as an ndarray of this Type (Theano's rules).
+        """`value` as an ndarray of this Type (Theano's rules), else TypeError.
 
-        An ndarray of the exact dtype is taken as is. strict=True accepts only that. Otherwise
-        the value is converted when no precision can be lost (int8 -> float32, a list of ints ->
-        a float vector), when it is a Python float and the dtype is floatX, or when
-        allow_downcast is True; anything else raises TypeError.
+        An ndarray of the exact dtype is taken as is (a copy only if its byte order is not
+        the machine's); strict=True accepts nothing else. Otherwise: with allow_downcast=True
+        anything numeric is converted (numpy's astype); an ndarray (or numpy scalar) is
+        converted if numpy casts its dtype safely (int8 -> float32, not float64 -> float32);
+        Python data (numbers, lists) if every value converts exactly ([1, 2] -> a float32
+        vector, not [0.1] nor [2**60 + 1]) or, unless allow_downcast is False, if it is a
+        Python float and the dtype is config.floatX. The number of dimensions and the static
+        lengths must match.
         """
         if isinstance(value, np.ndarray) and value.dtype.name == self.dtype:
-            data = value
+            data = value if value.dtype.isnative else value.astype(value.dtype.newbyteorder("="))
         elif strict:
             raise TypeError(f"expected an ndarray of dtype {self.dtype}, got "
                             f"{_describe(value)}")
@@ -108,31 +119,28 @@ class TensorType(Type):
         return data
 
     def _convert(self, value: Any, allow_downcast: bool | None) -> np.ndarray:
-        if isinstance(value, np.ndarray) or isinstance(value, np.generic):
+        from sympile.graph.basic import Variable
+        if isinstance(value, Variable):
+            raise TypeError(f"expected a value of {self}, got the symbolic variable {value}; "
+                            f"to substitute a variable, use function(..., givens=...)")
+        numpy_data = isinstance(value, (np.ndarray, np.generic))
+        try:
             original = np.asarray(value)
-        else:
-            try:
-                original = np.asarray(value)
-            except (TypeError, ValueError) as error:
-                raise TypeError(f"cannot convert {_describe(value)} to an array: {error}") \
-                    from None
-            if original.dtype.kind == "O":
-                raise TypeError(f"cannot convert {_describe(value)} to an array of "
-                                f"{self.dtype}")
-        if original.dtype.kind in "USVO":
+        except (TypeError, ValueError) as error:
+            raise TypeError(f"cannot convert {_describe(value)} to an array: {error}") from None
+        if original.dtype.kind not in "biufc":
             raise TypeError(f"expected numbers of dtype {self.dtype}, got {_describe(value)}")
-        if allow_downcast:
-            return np.asarray(original, dtype=self.dtype)
-        if np.can_cast(original.dtype, self.dtype, casting="safe"):
-            return np.asarray(original, dtype=self.dtype)
-        python_data = not isinstance(value, (np.ndarray, np.generic))
-        if python_data:
-            if isinstance(value, float) and self.dtype == config.floatX:
-                return np.asarray(original, dtype=self.dtype)
-            # Python ints and lists: fine if every value survives the conversion exactly.
-            with np.errstate(all="ignore"):
-                converted = original.astype(self.dtype)
-            if original.dtype.kind in "biu" and np.array_equal(converted, original):
+        if allow_downcast or (numpy_data and np.can_cast(original.dtype, self.dtype, "safe")):
+            return _astype(original, self.dtype)
+        if not numpy_data:
+            if isinstance(value, float) and allow_downcast is None \
+                    and self.dtype == config.floatX:
+                return _astype(original, self.dtype)
+            converted = _astype(original, self.dtype)
+            # numpy compares int64 with float64 in float64, and int64 -> uint64 -> int64
+            # round-trips: the values survive only if both comparisons hold.
+            if _same_values(original, converted) \
+                    and _same_values(original, _astype(converted, original.dtype)):
                 return converted
         raise TypeError(
             f"cannot convert {_describe(value)} to {self.dtype} without losing precision; "
@@ -140,26 +148,31 @@ class TensorType(Type):
             f"compile with allow_input_downcast=True")
 
     def values_eq(self, a, b) -> bool:
+        """a and b have the same shape, dtype and values (NaNs equal NaNs)."""
         a, b = np.asarray(a), np.asarray(b)
-        return a.shape == b.shape and a.dtype == b.dtype and \
-            bool(np.all((a == b) | (np.isnan(a) & np.isnan(b)) if a.dtype.kind in "fc"
-                        else a == b))
+        if a.shape != b.shape or a.dtype != b.dtype:
+            return False
+        return _same_values(a, b)
 
     def values_eq_approx(self, a, b, rtol: float | None = None, atol: float | None = None):
+        """a and b have the same shape and close values: within the tolerance of this Type's
+        dtype for floats (NaNs equal NaNs, infinities equal same-signed infinities), exactly
+        equal otherwise."""
         a, b = np.asarray(a), np.asarray(b)
         if a.shape != b.shape:
             return False
-        if a.dtype.kind not in "fc":
+        if a.dtype.kind not in "fc" and b.dtype.kind not in "fc":
             return bool(np.all(a == b))
         tolerance = {"float16": 1e-3, "float32": 1e-5, "complex64": 1e-5}.get(self.dtype, 1e-8)
-        return bool(np.allclose(a, b, rtol=rtol or tolerance * 10, atol=atol or tolerance,
-                                equal_nan=True))
+        return bool(np.allclose(a, b, rtol=tolerance * 10 if rtol is None else rtol,
+                                atol=tolerance if atol is None else atol, equal_nan=True))
 
     def data_signature(self, data):
-        data = np.asarray(data)
+        data = np.ascontiguousarray(data)
         if data.size > 1000:
-            # Large constants: compare by identity-free digest of their bytes.
-            return (data.shape, data.dtype.str, hash(data.tobytes()))
+            # Large constants: a cryptographic digest, so that different values never share a
+            # signature (Python's hash() of the bytes can collide).
+            return (data.shape, data.dtype.str, hashlib.blake2b(data.tobytes()).hexdigest())
         return (data.shape, data.dtype.str, data.tobytes())
 
     # -- variables --------------------------------------------------------------------------
@@ -170,6 +183,26 @@ class TensorType(Type):
     def make_constant(self, value, name=None):
         from sympile.tensor.variable import TensorConstant
         return TensorConstant(self, value, name)
+
+
+def _astype(data: np.ndarray, dtype: str) -> np.ndarray:
+    """data as `dtype` with numpy's unsafe casting, without warnings (callers check losses)."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        return np.asarray(data).astype(dtype)
+
+
+def _same_values(a: np.ndarray, b: np.ndarray) -> bool:
+    """Elementwise equality where NaN equals NaN (real and imaginary parts apart)."""
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        if a.dtype.kind == "c" or b.dtype.kind == "c":
+            return _same_values(np.real(a), np.real(b)) and _same_values(np.imag(a),
+                                                                         np.imag(b))
+        equal = a == b
+        if a.dtype.kind == "f" or b.dtype.kind == "f":
+            equal = equal | (np.isnan(a) & np.isnan(b))
+        return bool(np.all(equal))
 
 
 def _describe(value: Any) -> str:
@@ -186,7 +219,7 @@ def _shape_text(shape: Shape) -> str:
         ("," if len(shape) == 1 else "") + ")"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _cached_tensor_type(dtype: str, shape: Shape) -> TensorType:
     return TensorType(dtype, shape)
 
@@ -196,101 +229,125 @@ def tensor_type(dtype: Any, shape: Sequence[int | None]) -> TensorType:
 
 
 # ---------------------------------------------------------------------------------------------
-# Constructors, with Theano's names. dtype=None means config.floatX.
+# Constructors, with Theano's names. dtype=None (or 'floatX') means config.floatX.
 
 def _dtype_or_floatx(dtype: Any) -> str:
-    return normalize_dtype(config.floatX if dtype is None else dtype)
+    if dtype is None or (isinstance(dtype, str) and dtype == "floatX"):
+        return normalize_dtype(config.floatX)
+    return normalize_dtype(dtype)
+
+
+def _is_dtype_name(text: str) -> bool:
+    if text == "floatX":
+        return True
+    try:
+        normalize_dtype(text)
+    except TypeError:
+        return False
+    return True
 
 
 def tensor(dtype: Any = None, shape: Sequence[int | None] | None = None, name: str | None = None,
            broadcastable: Sequence[bool] | None = None, ndim: int | None = None):
     """A symbolic tensor: tensor('float32', shape=(None, 3), name='x').
 
-    As in PyTensor, a first argument that is not a dtype name is the variable's name.
+    As in PyTensor, a first argument that is not a dtype name is the variable's name:
+    tensor('x', shape=(None, 3)) is a floatX tensor named 'x'. Without shape, broadcastable
+    or ndim the tensor is 0-d.
     """
-    if isinstance(dtype, str) and dtype not in _DTYPE_NAMES and name is None:
+    if isinstance(dtype, str) and not _is_dtype_name(dtype):
+        if name is not None:
+            raise TypeError(f"tensor: {dtype!r} is not a dtype (and name={name!r} is given)")
         dtype, name = None, dtype
+    if shape is not None and broadcastable is not None:
+        raise TypeError("tensor: give shape or broadcastable, not both")
     if shape is None:
         shape = broadcastable if broadcastable is not None else (None,) * (ndim or 0)
-    elif ndim is not None and ndim != len(shape):
-        raise ValueError(f"tensor: ndim={ndim} does not match shape {shape}")
+    shape = _normalize_shape(shape)
+    if ndim is not None and ndim != len(shape):
+        raise ValueError(f"tensor: ndim={ndim} does not match shape {_shape_text(shape)}")
     return tensor_type(_dtype_or_floatx(dtype), shape)(name)
 
 
-_DTYPE_NAMES = {name for name in np.sctypeDict if isinstance(name, str)}
+_KINDS: dict[str, Shape] = {
+    "scalar": (), "vector": (None,), "matrix": (None, None), "row": (1, None),
+    "col": (None, 1), "tensor3": (None,) * 3, "tensor4": (None,) * 4, "tensor5": (None,) * 5,
+    "tensor6": (None,) * 6, "tensor7": (None,) * 7}
 
 
-def _constructor(ndim_shape: Shape, doc: str):
-    def make(name: str | None = None, dtype: Any = None, shape: Sequence[int | None] | None = None):
-        if shape is not None:
-            if len(shape) != len(ndim_shape):
-                raise ValueError(f"expected a shape of {len(ndim_shape)} entries, got {shape}")
-            merged = tuple(s if s is not None else d for s, d in zip(shape, ndim_shape))
-        else:
-            merged = ndim_shape
-        return tensor_type(_dtype_or_floatx(dtype), merged)(name)
-    make.__doc__ = doc
+def _kind_shape(kind: str, shape: Sequence[int | None] | None) -> Shape:
+    """The static shape of a `kind` variable, refined by the user's `shape`."""
+    default = _KINDS[kind]
+    if shape is None:
+        return default
+    shape = _normalize_shape(shape)
+    if len(shape) != len(default):
+        raise ValueError(f"{kind}: expected a shape of {len(default)} entries, got "
+                         f"{_shape_text(shape)}")
+    for axis, (given, fixed) in enumerate(zip(shape, default)):
+        if fixed is not None and given not in (None, fixed):
+            raise ValueError(f"{kind}: axis {axis} of a {kind} has length {fixed}, got shape "
+                             f"{_shape_text(shape)}")
+    return tuple(given if given is not None else fixed for given, fixed in zip(shape, default))
+
+
+def _generic_constructor(kind: str):
+    def make(name: str | None = None, dtype: Any = None,
+             shape: Sequence[int | None] | None = None):
+        return tensor_type(_dtype_or_floatx(dtype), _kind_shape(kind, shape))(name)
+    make.__name__ = make.__qualname__ = kind
+    make.__doc__ = (f"A symbolic {kind} (static shape {_shape_text(_KINDS[kind])}) of dtype "
+                    f"`dtype` (config.floatX by default); `shape` may fix unknown lengths.")
     return make
 
 
-scalar = _constructor((), "A 0-d tensor.")
-vector = _constructor((None,), "A 1-d tensor.")
-matrix = _constructor((None, None), "A 2-d tensor.")
-row = _constructor((1, None), "A 1xN matrix (broadcastable rows).")
-col = _constructor((None, 1), "An Nx1 matrix (broadcastable columns).")
-tensor3 = _constructor((None,) * 3, "A 3-d tensor.")
-tensor4 = _constructor((None,) * 4, "A 4-d tensor.")
-tensor5 = _constructor((None,) * 5, "A 5-d tensor.")
-tensor6 = _constructor((None,) * 6, "A 6-d tensor.")
-tensor7 = _constructor((None,) * 7, "A 7-d tensor.")
-
-_PREFIXES = {"b": "int8", "w": "int16", "i": "int32", "l": "int64", "f": "float32",
-             "d": "float64", "c": "complex64", "z": "complex128"}
-_KINDS = {"scalar": (), "vector": (None,), "matrix": (None, None), "row": (1, None),
-          "col": (None, 1), "tensor3": (None,) * 3, "tensor4": (None,) * 4,
-          "tensor5": (None,) * 5, "tensor6": (None,) * 6, "tensor7": (None,) * 7}
-
-_TYPED: dict[str, Any] = {}
-for _prefix, _dtype in _PREFIXES.items():
-    for _kind, _shape in _KINDS.items():
-        def _make(name=None, _dtype=_dtype, _shape=_shape):
-            return tensor_type(_dtype, _shape)(name)
-
-        def _make_many(*names, _dtype=_dtype, _shape=_shape):
-            if len(names) == 1 and isinstance(names[0], int):
-                return [tensor_type(_dtype, _shape)() for _ in range(names[0])]
-            if len(names) == 1 and isinstance(names[0], str) and "," in names[0]:
-                names = tuple(n.strip() for n in names[0].split(","))
-            return [tensor_type(_dtype, _shape)(n) for n in names]
-
-        _make.__name__ = _prefix + _kind
-        _make.__doc__ = f"A {_dtype} {_kind}."
-        _plural = _prefix + ("matrices" if _kind == "matrix" else _kind + "s")
-        _make_many.__name__ = _plural
-        _make_many.__doc__ = f"Several {_dtype} {_kind}s: {_plural}('a', 'b')."
-        _TYPED[_prefix + _kind] = _make
-        _TYPED[_plural] = _make_many
-globals().update(_TYPED)
+def _typed_constructor(constructor_name: str, dtype: str, kind: str):
+    def make(name: str | None = None, shape: Sequence[int | None] | None = None):
+        return tensor_type(dtype, _kind_shape(kind, shape))(name)
+    make.__name__ = make.__qualname__ = constructor_name
+    make.__doc__ = f"A symbolic {dtype} {kind}; `shape` may fix unknown lengths."
+    return make
 
 
-def _floatx_many(kind: str):
-    def make_many(*names):
-        shape = _KINDS[kind]
-        if len(names) == 1 and isinstance(names[0], int):
-            return [tensor_type(config.floatX, shape)() for _ in range(names[0])]
-        return [tensor_type(config.floatX, shape)(n) for n in names]
-    make_many.__name__ = kind + "s"
+def _plural(singular: str) -> str:
+    return singular[:-len("matrix")] + "matrices" if singular.endswith("matrix") \
+        else singular + "s"
+
+
+def _many(constructor):
+    """Several variables from one constructor: f(3) (three unnamed), f('a', 'b') or
+    f('a, b')."""
+    def make_many(*names: Any) -> list:
+        if len(names) == 1 and isinstance(names[0], int) and not isinstance(names[0], bool):
+            return [constructor() for _ in range(names[0])]
+        if len(names) == 1 and isinstance(names[0], str) and "," in names[0]:
+            names = tuple(part.strip() for part in names[0].split(","))
+        for name in names:
+            if not isinstance(name, str):
+                raise TypeError(f"{make_many.__name__}: expected names (str) or a count (int), "
+                                f"got {name!r}")
+        return [constructor(name) for name in names]
+    make_many.__name__ = make_many.__qualname__ = _plural(constructor.__name__)
+    make_many.__doc__ = (f"Several {constructor.__name__}s: "
+                         f"{make_many.__name__}('a', 'b') or {make_many.__name__}(2).")
     return make_many
 
 
-scalars = _floatx_many("scalar")
-vectors = _floatx_many("vector")
-matrices = _floatx_many("matrix")
-rows = _floatx_many("row")
-cols = _floatx_many("col")
-tensor3s = _floatx_many("tensor3")
-tensor4s = _floatx_many("tensor4")
+_PREFIXES = {"b": "int8", "w": "int16", "i": "int32", "l": "int64", "f": "float32",
+             "d": "float64", "c": "complex64", "z": "complex128"}
+# PyTensor's unsigned scalar constructors (there are no unsigned vectors, matrices, ...).
+_UNSIGNED_SCALARS = {"ubscalar": "uint8", "uwscalar": "uint16", "uiscalar": "uint32",
+                     "ulscalar": "uint64"}
 
-__all__ = ["TensorType", "tensor_type", "tensor", "scalar", "vector", "matrix", "row", "col",
-           "tensor3", "tensor4", "tensor5", "tensor6", "tensor7", "scalars", "vectors",
-           "matrices", "rows", "cols", "tensor3s", "tensor4s", *_TYPED]
+_CONSTRUCTORS: dict[str, Any] = {}
+for _kind in _KINDS:
+    _CONSTRUCTORS[_kind] = _generic_constructor(_kind)
+    for _prefix, _dtype in _PREFIXES.items():
+        _CONSTRUCTORS[_prefix + _kind] = _typed_constructor(_prefix + _kind, _dtype, _kind)
+for _name, _dtype in _UNSIGNED_SCALARS.items():
+    _CONSTRUCTORS[_name] = _typed_constructor(_name, _dtype, "scalar")
+_CONSTRUCTORS.update({_plural(name): _many(constructor)
+                      for name, constructor in list(_CONSTRUCTORS.items())})
+globals().update(_CONSTRUCTORS)
+
+__all__ = ["TensorType", "tensor_type", "tensor", *_CONSTRUCTORS]

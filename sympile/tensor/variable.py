@@ -25,6 +25,10 @@ class _TensorMethods:
 
     type: Any
 
+    # numpy defers to our reflected operators (np.float64(1) + x calls x.__radd__) instead of
+    # looping over the variable as if it were a sequence.
+    __array_ufunc__ = None
+
     # -- attributes -------------------------------------------------------------------------
     @property
     def ndim(self) -> int:
@@ -153,9 +157,31 @@ class _TensorMethods:
         from sympile.tensor import math
         return math.left_shift(self, other)
 
+    def __rlshift__(self, other):
+        from sympile.tensor import math
+        return math.left_shift(other, self)
+
     def __rshift__(self, other):
         from sympile.tensor import math
         return math.right_shift(self, other)
+
+    def __rrshift__(self, other):
+        from sympile.tensor import math
+        return math.right_shift(other, self)
+
+    def __divmod__(self, other):
+        from sympile.tensor import math
+        return math.int_div(self, other), math.mod(self, other)
+
+    def __rdivmod__(self, other):
+        from sympile.tensor import math
+        return math.int_div(other, self), math.mod(other, self)
+
+    def __round__(self, ndigits=None):
+        if ndigits is not None:
+            raise TypeError("round(): only ndigits=None is supported for symbolic tensors")
+        from sympile.tensor import math
+        return math.round(self)
 
     def __matmul__(self, other):
         from sympile.tensor import blas
@@ -193,8 +219,7 @@ class _TensorMethods:
         if length is None:
             raise TypeError(f"cannot iterate over {self} ({self.type}): its length is not known "
                             f"statically; index it or use scan")
-        for index in range(length):
-            yield self[index]
+        return (self[index] for index in range(length))
 
     def __len__(self):
         length = self.type.shape[0] if self.type.ndim else None
@@ -378,12 +403,23 @@ class TensorVariable(_TensorMethods, Variable):
 
 
 class TensorConstant(_TensorMethods, Constant):
-    """A tensor with a fixed value (its static shape is the value's shape)."""
+    """A tensor with a fixed value (its static shape is the value's shape). It holds a
+    read-only copy of the value, so changing the array it was made from changes nothing."""
 
     def __init__(self, type, data, name=None):
         super().__init__(type, data, name)
+        if isinstance(data, np.ndarray) and np.may_share_memory(self.data, data):
+            self.data = self.data.copy()
         # Constants are shared by every function compiled from the graph: never written.
         self.data.setflags(write=False)
+
+    def clone(self, name=None):
+        # The read-only data is shared, not copied again.
+        copy = Constant.__new__(type(self))
+        Variable.__init__(copy, self.type, None, None, name if name is not None else self.name)
+        copy.data = self.data
+        copy.tag.__dict__.update(self.tag.__dict__)
+        return copy
 
     def __str__(self):
         if self.name is not None:
@@ -407,7 +443,11 @@ def constant(value: Any, name: str | None = None, dtype: Any = None, ndim: int |
         raise TypeError(f"constant: {value} is already symbolic")
     if dtype is None:
         dtype = _default_dtype(value)
-    data = np.array(value, dtype=dtype)
+    try:
+        data = np.array(value, dtype=dtype)
+    except OverflowError as error:
+        raise ValueError(f"constant: {value!r} does not fit in dtype {np.dtype(dtype).name} "
+                         f"({error})") from None
     if ndim is not None and data.ndim != ndim:
         if data.ndim > ndim or data.size != 1:
             raise ValueError(f"constant: value of shape {data.shape} cannot have ndim {ndim}")
