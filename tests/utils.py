@@ -213,6 +213,8 @@ ELEMWISE_CASES: dict[str, ElemwiseCase] = {
     "gamma": ElemwiseCase(scipy.special.gamma, (-5.0, 20.0)),
     "gammaln": ElemwiseCase(scipy.special.gammaln, (-5.0, 50.0)),
     "psi": ElemwiseCase(scipy.special.psi, (-5.0, 50.0)),
+    "tri_gamma": ElemwiseCase(lambda x: np.asarray(scipy.special.polygamma(1, x)).astype(
+        scipy.special.psi(np.zeros(0, dtype=np.asarray(x).dtype)).dtype), (-5.0, 50.0)),
     "floor": ElemwiseCase(np.floor, _WIDE),
     "ceil": ElemwiseCase(np.ceil, _WIDE),
     "trunc": ElemwiseCase(np.trunc, _WIDE),

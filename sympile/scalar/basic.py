@@ -215,6 +215,13 @@ def _identity(x):
     return np.array(x, copy=True)
 
 
+def _tri_gamma(x):
+    """The derivative of psi, polygamma(1, x), in the dtype psi gives for x."""
+    x = np.asarray(x)
+    dtype = scipy.special.psi(np.zeros(0, dtype=x.dtype)).dtype
+    return np.asarray(scipy.special.polygamma(1, x)).astype(dtype)
+
+
 def _switch(condition, if_true, if_false):
     return np.where(condition, if_true, if_false)
 
@@ -281,6 +288,7 @@ erfcinv = _scalar_op("erfcinv", 1, scipy.special.erfcinv)
 gamma = _scalar_op("gamma", 1, scipy.special.gamma)
 gammaln = _scalar_op("gammaln", 1, scipy.special.gammaln)
 psi = _scalar_op("psi", 1, scipy.special.psi)
+tri_gamma = _scalar_op("tri_gamma", 1, _tri_gamma)
 
 # Rounding
 floor = _scalar_op("floor", 1, np.floor)
@@ -342,6 +350,9 @@ class Cast(ScalarOp):
     def output_dtypes(self, *input_dtypes):
         return (self.dtype,)
 
+    def L_op(self, inputs, outputs, output_grads):
+        return [cast_op(inputs[0].type.dtype)(output_grads[0])]
+
 
 @functools.cache
 def cast_op(dtype: str) -> Cast:
@@ -351,3 +362,118 @@ def cast_op(dtype: str) -> Cast:
 SCALAR_OPS: dict[str, ScalarOp] = {
     name: value for name, value in globals().items() if isinstance(value, ScalarOp)
 }
+
+
+# ---------------------------------------------------------------------------------------------
+# Derivatives. Each rule maps (inputs..., output, output gradient) to one gradient per input,
+# written with the scalar ops above; Elemwise lifts the rule to tensors (and derives forward
+# mode from it). Constants take the dtype of the value they combine with, so float32 graphs
+# stay float32. Piecewise-constant functions (floor, sign, int_div, ...) have derivative 0
+# wherever it exists; that zero is their true derivative, not a placeholder.
+
+def _like(value: Any, variable: Variable) -> Variable:
+    """The constant `value` with `variable`'s dtype (float64 if that dtype is discrete)."""
+    dtype = variable.type.dtype
+    if dtype in DISCRETE_DTYPES:
+        dtype = "float64"
+    return get_scalar_type(dtype).make_constant(np.asarray(value, dtype=dtype)[()])
+
+
+def _zero(variable: Variable, like: Variable) -> Variable:
+    """The zero derivative with respect to `variable`, in the dtype of the gradient `like`."""
+    return _like(0, like)
+
+
+def _square(x: Variable) -> Variable:
+    return mul(x, x)
+
+
+class _Derivative:
+    """L_op of a scalar op from a rule (inputs..., output, output_gradient) -> gradients."""
+
+    def __init__(self, rule: Callable[..., list]):
+        self.rule = rule
+
+    def __get__(self, op: ScalarOp, owner: type) -> Callable[..., list]:
+        def L_op(inputs, outputs, output_grads):
+            return self.rule(*inputs, outputs[0], output_grads[0])
+        return L_op
+
+
+_PI = np.pi
+_DERIVATIVES: dict[ScalarOp, Callable[..., list]] = {
+    add: lambda x, y, out, g: [g, g],
+    sub: lambda x, y, out, g: [g, neg(g)],
+    mul: lambda x, y, out, g: [mul(g, y), mul(g, x)],
+    true_div: lambda x, y, out, g: [true_div(g, y), neg(true_div(mul(g, out), y))],
+    int_div: lambda x, y, out, g: [_zero(x, g), _zero(y, g)],
+    # x mod y = x - y floor(x / y)
+    mod: lambda x, y, out, g: [g, neg(mul(g, floor(true_div(x, y))))],
+    pow: lambda x, y, out, g: [mul(g, mul(y, pow(x, sub(y, _like(1, y))))),
+                               mul(g, mul(out, log(x)))],
+    neg: lambda x, out, g: [neg(g)],
+    abs: lambda x, out, g: [mul(g, sign(x))],
+    sign: lambda x, out, g: [_zero(x, g)],
+    sqr: lambda x, out, g: [mul(g, mul(_like(2, x), x))],
+    sqrt: lambda x, out, g: [true_div(mul(g, _like(0.5, out)), out)],
+    reciprocal: lambda x, out, g: [neg(mul(g, mul(out, out)))],
+    # Ties: the whole gradient goes to every input equal to the result (Theano, PyTensor).
+    maximum: lambda x, y, out, g: [mul(g, cast_op(g.type.dtype)(eq(out, x))),
+                                   mul(g, cast_op(g.type.dtype)(eq(out, y)))],
+    minimum: lambda x, y, out, g: [mul(g, cast_op(g.type.dtype)(eq(out, x))),
+                                   mul(g, cast_op(g.type.dtype)(eq(out, y)))],
+    clip: lambda x, low, high, out, g: [
+        switch(logical_and(ge(x, low), le(x, high)), g, _zero(x, g)),
+        switch(lt(x, low), g, _zero(low, g)),
+        switch(gt(x, high), g, _zero(high, g))],
+    switch: lambda condition, a, b, out, g: [
+        _zero(condition, g), switch(condition, g, _zero(a, g)), switch(condition, _zero(b, g), g)],
+    identity: lambda x, out, g: [g],
+    exp: lambda x, out, g: [mul(g, out)],
+    exp2: lambda x, out, g: [mul(g, mul(out, _like(np.log(2.0), out)))],
+    expm1: lambda x, out, g: [mul(g, add(out, _like(1, out)))],
+    log: lambda x, out, g: [true_div(g, x)],
+    log2: lambda x, out, g: [true_div(g, mul(x, _like(np.log(2.0), out)))],
+    log10: lambda x, out, g: [true_div(g, mul(x, _like(np.log(10.0), out)))],
+    log1p: lambda x, out, g: [true_div(g, add(x, _like(1, out)))],
+    sigmoid: lambda x, out, g: [mul(g, mul(out, sub(_like(1, out), out)))],
+    softplus: lambda x, out, g: [mul(g, sigmoid(x))],
+    logaddexp: lambda x, y, out, g: [mul(g, exp(sub(x, out))), mul(g, exp(sub(y, out)))],
+    sin: lambda x, out, g: [mul(g, cos(x))],
+    cos: lambda x, out, g: [neg(mul(g, sin(x)))],
+    tan: lambda x, out, g: [mul(g, add(_like(1, out), mul(out, out)))],
+    arcsin: lambda x, out, g: [true_div(g, sqrt(sub(_like(1, out), _square(x))))],
+    arccos: lambda x, out, g: [neg(true_div(g, sqrt(sub(_like(1, out), _square(x)))))],
+    arctan: lambda x, out, g: [true_div(g, add(_like(1, out), _square(x)))],
+    arctan2: lambda y, x, out, g: [true_div(mul(g, x), add(_square(x), _square(y))),
+                                   neg(true_div(mul(g, y), add(_square(x), _square(y))))],
+    sinh: lambda x, out, g: [mul(g, cosh(x))],
+    cosh: lambda x, out, g: [mul(g, sinh(x))],
+    tanh: lambda x, out, g: [mul(g, sub(_like(1, out), mul(out, out)))],
+    arcsinh: lambda x, out, g: [true_div(g, sqrt(add(_square(x), _like(1, out))))],
+    arccosh: lambda x, out, g: [true_div(g, sqrt(sub(_square(x), _like(1, out))))],
+    arctanh: lambda x, out, g: [true_div(g, sub(_like(1, out), _square(x)))],
+    hypot: lambda x, y, out, g: [mul(g, true_div(x, out)), mul(g, true_div(y, out))],
+    deg2rad: lambda x, out, g: [mul(g, _like(_PI / 180, out))],
+    rad2deg: lambda x, out, g: [mul(g, _like(180 / _PI, out))],
+    erf: lambda x, out, g: [mul(g, mul(_like(2 / np.sqrt(_PI), out), exp(neg(_square(x)))))],
+    erfc: lambda x, out, g: [mul(g, mul(_like(-2 / np.sqrt(_PI), out), exp(neg(_square(x)))))],
+    erfinv: lambda x, out, g: [mul(g, mul(_like(np.sqrt(_PI) / 2, out), exp(_square(out))))],
+    erfcinv: lambda x, out, g: [mul(g, mul(_like(-np.sqrt(_PI) / 2, out), exp(_square(out))))],
+    gamma: lambda x, out, g: [mul(g, mul(out, psi(x)))],
+    gammaln: lambda x, out, g: [mul(g, psi(x))],
+    psi: lambda x, out, g: [mul(g, tri_gamma(x))],
+    floor: lambda x, out, g: [_zero(x, g)],
+    ceil: lambda x, out, g: [_zero(x, g)],
+    trunc: lambda x, out, g: [_zero(x, g)],
+    round_half_to_even: lambda x, out, g: [_zero(x, g)],
+    round_half_away_from_zero: lambda x, out, g: [_zero(x, g)],
+    # On real inputs (Elemwise refuses complex gradients): conj and real are the identity,
+    # imag and angle are piecewise constant.
+    conj: lambda x, out, g: [g],
+    real: lambda x, out, g: [g],
+    imag: lambda x, out, g: [_zero(x, g)],
+    angle: lambda x, out, g: [_zero(x, g)],
+}
+for _op, _rule in _DERIVATIVES.items():
+    type(_op).L_op = _Derivative(_rule)

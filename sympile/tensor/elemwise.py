@@ -8,9 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from sympile.graph.basic import Apply, Constant
+from sympile.graph.basic import Apply, Constant, io_toposort
+from sympile.graph.gradient_types import disconnected_type, grad_not_implemented, is_disconnected
 from sympile.graph.op import Op
-from sympile.scalar.basic import ScalarOp
+from sympile.graph.utils import MethodNotDefined
+from sympile.scalar.basic import COMPLEX_DTYPES, DISCRETE_DTYPES, ScalarOp, get_scalar_type
 from sympile.tensor.type import tensor_type
 from sympile.tensor.variable import as_tensor_variable, constant, is_python_scalar
 
@@ -237,6 +239,108 @@ class Elemwise(Op):
                               if variable.type.shape[axis] != 1))
         return [tuple(shape)] * len(node.outputs)
 
+    # -- derivatives ------------------------------------------------------------------------
+    def L_op(self, inputs, outputs, output_grads):
+        """The scalar op's rule, lifted: its scalar gradient graph becomes an Elemwise graph on
+        the tensors, then each gradient is summed back over the axes its input was broadcast
+        along."""
+        if all(_is_discrete(o) for o in outputs):
+            return [disconnected_type() for _ in inputs]
+        if any(v.type.dtype in COMPLEX_DTYPES for v in [*inputs, *outputs]):
+            return [grad_not_implemented(self, i, x, "complex gradients are not implemented")
+                    for i, x in enumerate(inputs)]
+        from sympile.tensor.basic import zeros_like
+        grads = [zeros_like(o) if is_disconnected(g) else g
+                 for o, g in zip(outputs, output_grads)]
+        scalar_grads = self._scalar_rule(inputs, outputs, grads)
+        if scalar_grads is None:
+            return [grad_not_implemented(self, i, x, f"{self.scalar_op} has no derivative rule")
+                    for i, x in enumerate(inputs)]
+        results = []
+        for index, (x, gradient) in enumerate(zip(inputs, scalar_grads)):
+            if _is_discrete(x):
+                results.append(disconnected_type())
+                continue
+            results.append(_sum_to_type(gradient, x, outputs[0]))
+        return results
+
+    def R_op(self, inputs, eval_points):
+        """Forward mode from the same rule: sum_i (d out / d x_i) * tangent_i, the partial
+        derivatives being the rule's gradients for an output gradient of ones."""
+        outputs = self.make_node(*inputs).outputs
+        if len(outputs) != 1:
+            raise MethodNotDefined(f"{self}.R_op: multi-output elementwise ops")
+        output = outputs[0]
+        if _is_discrete(output):
+            return [None]
+        from sympile.tensor.basic import ones_like
+        partials = self._scalar_rule(inputs, outputs, [ones_like(output)])
+        if partials is None:
+            raise MethodNotDefined(f"{self.scalar_op} has no derivative rule")
+        tangent = None
+        for partial, point in zip(partials, eval_points):
+            if point is None:
+                continue
+            term = partial * point
+            tangent = term if tangent is None else tangent + term
+        return [tangent]
+
+    def _scalar_rule(self, inputs, outputs, output_grads):
+        """The tensor gradients (one per input, before summing over broadcast axes) given by
+        the scalar op's L_op, or None if it has none."""
+        placeholders = {}
+        scalar_inputs = [_scalar_placeholder(v, placeholders) for v in inputs]
+        scalar_outputs = [_scalar_placeholder(v, placeholders) for v in outputs]
+        scalar_grads = [_scalar_placeholder(v, placeholders) for v in output_grads]
+        try:
+            rule = self.scalar_op.L_op(scalar_inputs, scalar_outputs, scalar_grads)
+        except MethodNotDefined:
+            return None
+        return [_lift_scalar_graph(g, placeholders, like=x) for g, x in zip(rule, inputs)]
+
+
+def _is_discrete(variable) -> bool:
+    return variable.type.dtype in DISCRETE_DTYPES
+
+
+def _scalar_placeholder(variable, placeholders: dict):
+    placeholder = get_scalar_type(variable.type.dtype)()
+    placeholders[placeholder] = variable
+    return placeholder
+
+
+def _lift_scalar_graph(scalar_output, placeholders: dict, like):
+    """Rebuild the scalar graph of `scalar_output` on tensors: placeholders become the tensors
+    they stand for, constants 0-d tensor constants, each scalar op its Elemwise."""
+    from sympile.tensor.math import elemwise_of
+    lifted = dict(placeholders)
+    for node in io_toposort(list(placeholders), [scalar_output]):
+        arguments = [lifted[v] if v in lifted else constant(v.data, dtype=v.type.dtype)
+                     for v in node.inputs]
+        for output, value in zip(node.outputs, elemwise_of(node.op).make_node(*arguments).outputs):
+            lifted[output] = value
+    if scalar_output in lifted:
+        return lifted[scalar_output]
+    return constant(scalar_output.data, dtype=scalar_output.type.dtype)
+
+
+def _sum_to_type(gradient, x, output):
+    """`gradient` (broadcast like `output`) summed back to the shape and dtype of input x."""
+    from sympile.tensor.basic import second
+    from sympile.tensor.math import cast
+    from sympile.tensor.reduction import sum as reduce_sum
+    if gradient.type.ndim < output.type.ndim:
+        # A constant rule result (e.g. the zero derivative of floor): give it the output's shape.
+        gradient = second(output, gradient)
+    axes = tuple(axis for axis, (size, out_size) in enumerate(zip(x.type.shape,
+                                                                 gradient.type.shape))
+                 if size == 1 and out_size != 1)
+    if axes:
+        gradient = reduce_sum(gradient, axis=axes, keepdims=True)
+    if gradient.type.dtype != x.type.dtype:
+        gradient = cast(gradient, x.type.dtype)
+    return gradient
+
 
 def _pad_left(variable, ndim: int):
     """`variable` with broadcastable axes added in front up to `ndim` dimensions."""
@@ -321,6 +425,24 @@ class DimShuffle(Op):
     def infer_shape(self, fgraph, node, input_shapes):
         (shape,) = input_shapes
         return [tuple(1 if a == "x" else shape[a] for a in self.new_order)]
+
+    def L_op(self, inputs, outputs, output_grads):
+        """Sum away the inserted axes (length 1, so a no-op on values), undo the permutation,
+        and put back the dropped length-1 axes."""
+        (x,), (gradient,) = inputs, output_grads
+        if _is_discrete(x):
+            return [disconnected_type()]
+        if self.augment:
+            from sympile.tensor.reduction import sum as reduce_sum
+            gradient = reduce_sum(gradient, axis=self.augment)
+        pattern = [self.shuffle.index(axis) if axis in self.shuffle else "x"
+                   for axis in range(self.input_ndim)]
+        if pattern != list(range(gradient.type.ndim)):
+            gradient = DimShuffle(gradient.type.ndim, pattern)(gradient)
+        return [gradient]
+
+    def R_op(self, inputs, eval_points):
+        return [None if eval_points[0] is None else self(eval_points[0])]
 
 
 def is_elemwise_of(variable: Any, scalar_op: ScalarOp) -> bool:

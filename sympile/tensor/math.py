@@ -69,7 +69,7 @@ _NAMES = {
     "arccosh": scalar.arccosh, "arctanh": scalar.arctanh, "hypot": scalar.hypot,
     "deg2rad": scalar.deg2rad, "rad2deg": scalar.rad2deg, "erf": scalar.erf,
     "erfc": scalar.erfc, "erfinv": scalar.erfinv, "erfcinv": scalar.erfcinv,
-    "gamma": scalar.gamma, "gammaln": scalar.gammaln, "psi": scalar.psi,
+    "gamma": scalar.gamma, "gammaln": scalar.gammaln, "psi": scalar.psi, "tri_gamma": scalar.tri_gamma,
     "floor": scalar.floor, "ceil": scalar.ceil, "trunc": scalar.trunc,
     "round_half_to_even": scalar.round_half_to_even,
     "round_half_away_from_zero": scalar.round_half_away_from_zero,

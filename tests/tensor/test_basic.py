@@ -641,7 +641,6 @@ def test_op_equality():
 
 # transpose, tile and stack (of non-scalars) apply DimShuffles (tensor/elemwise.py): their
 # cases wait for its rule.
-NEEDS_DIMSHUFFLE = pytest.mark.xfail(strict=True, reason="needs DimShuffle.L_op")
 
 
 def random_length(rng):
@@ -746,10 +745,9 @@ GRAD_CASES = [
     grad_case("concatenate([a, b], axis=None)",
               lambda a, b: concatenate([a, b], axis=None), normal_at(2, 1)),
     grad_case("stack([a, b, a]) of scalars", lambda a, b: stack([a, b, a]), normal_at((), ())),
-    grad_case("stack([a, b])", lambda a, b: stack([a, b]), normal_at((2, 3), (2, 3)),
-              marks=NEEDS_DIMSHUFFLE),
+    grad_case("stack([a, b])", lambda a, b: stack([a, b]), normal_at((2, 3), (2, 3))),
     grad_case("stack([a, b], axis=-1)", lambda a, b: stack([a, b], axis=-1),
-              normal_at((3,), (3,)), marks=NEEDS_DIMSHUFFLE),
+              normal_at((3,), (3,))),
     # split: the pieces' gradients joined back, zeros for unused pieces.
     grad_case("split(x, [1, 2, 1], axis=1), all pieces",
               lambda x: pieces_rejoined(x, [1, 2, 1], 1), normal_at(lambda rng: (2, 4))),
@@ -769,13 +767,10 @@ GRAD_CASES = [
               normal_at(lambda rng: (2, 3))),
     grad_case("split(x, [n], 1)", lambda x: split(x, [shape_i(x, 0)], 1)[0], normal_at(2)),
     # DimShuffles, checked once DimShuffle's rule lands.
-    grad_case("transpose(3d)", transpose, normal_at(3), marks=NEEDS_DIMSHUFFLE),
-    grad_case("transpose(3d, (1, 2, 0))", lambda x: transpose(x, (1, 2, 0)), normal_at(3),
-              marks=NEEDS_DIMSHUFFLE),
-    grad_case("tile(2d, (2, 3))", lambda x: tile(x, (2, 3)), normal_at(2),
-              marks=NEEDS_DIMSHUFFLE),
-    grad_case("tile(1d, (2, 1, 2))", lambda x: tile(x, (2, 1, 2)), normal_at(1),
-              marks=NEEDS_DIMSHUFFLE),
+    grad_case("transpose(3d)", transpose, normal_at(3)),
+    grad_case("transpose(3d, (1, 2, 0))", lambda x: transpose(x, (1, 2, 0)), normal_at(3)),
+    grad_case("tile(2d, (2, 3))", lambda x: tile(x, (2, 3)), normal_at(2)),
+    grad_case("tile(1d, (2, 1, 2))", lambda x: tile(x, (2, 1, 2)), normal_at(1)),
 ]
 
 

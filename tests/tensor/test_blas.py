@@ -430,10 +430,7 @@ def test_batched_dot_errors():
 
 # Until Elemwise's and DimShuffle's rules land (tensor/elemwise.py), a case with an elementwise
 # op or a DimShuffle on the path from input to output cannot be differentiated.
-NEEDS_ELEMWISE = pytest.mark.xfail(strict=True, reason="needs Elemwise.L_op")
 # outer flattens a matrix operand first: Reshape's rule (tensor/shape.py) is needed too.
-NEEDS_ELEMWISE_AND_RESHAPE = pytest.mark.xfail(
-    strict=True, reason="needs Elemwise.L_op and Reshape.L_op")
 
 
 def product_case(function, *layouts, marks=(), name=None):
@@ -469,7 +466,7 @@ GRAD_CASES = [
     product_case(T.dot, "abk", "ckd"),
     product_case(T.dot, "abk", "k"),
     product_case(T.dot, "k", "ckd"),
-    product_case(T.dot, "", "nk", marks=NEEDS_ELEMWISE),
+    product_case(T.dot, "", "nk"),
     # MatMul: batches, operands of different ranks (broadcast over the missing leading
     # axes), and 1-d operands promoted and demoted.
     product_case(T.matmul, "nk", "km"),
@@ -492,12 +489,12 @@ GRAD_CASES = [
     product_case(tensordot_over(((3, 0), (0, 2))), "abcd", "dxa"),
     product_case(TensorDot((2, 0, 1), (0, 2, 1)), "abc", "cba", name="TensorDot"),
     # Built with elementwise ops and DimShuffle.
-    product_case(T.outer, "n", "m", marks=NEEDS_ELEMWISE),
-    product_case(T.outer, "nk", "m", marks=NEEDS_ELEMWISE_AND_RESHAPE),
-    product_case(T.batched_dot, "bnk", "bkm", marks=NEEDS_ELEMWISE),
-    product_case(T.batched_dot, "bnk", "bk", marks=NEEDS_ELEMWISE),
-    product_case(T.batched_dot, "bn", "bn", marks=NEEDS_ELEMWISE),
-    product_case(T.batched_dot, "bcnk", "bdkm", marks=NEEDS_ELEMWISE),
+    product_case(T.outer, "n", "m"),
+    product_case(T.outer, "nk", "m"),
+    product_case(T.batched_dot, "bnk", "bkm"),
+    product_case(T.batched_dot, "bnk", "bk"),
+    product_case(T.batched_dot, "bn", "bn"),
+    product_case(T.batched_dot, "bcnk", "bdkm"),
 ]
 
 

@@ -407,9 +407,6 @@ def test_std_is_the_square_root_of_var(dtype):
 # op or a DimShuffle (keepdims) on the path from input to output cannot be differentiated.
 # mean, var and std also divide by a count computed with Shape_i when lengths are unknown:
 # Rop needs ShapeI.R_op (tensor/shape.py: no tangent, [None]) as well.
-NEEDS_ELEMWISE = pytest.mark.xfail(strict=True, reason="needs Elemwise.L_op")
-NEEDS_DIMSHUFFLE = pytest.mark.xfail(strict=True,
-                                     reason="needs Elemwise.L_op (DimShuffle's, for keepdims)")
 
 
 def random_shape(rng: np.random.Generator, ndim: int) -> tuple[int, ...]:
@@ -477,8 +474,8 @@ GRAD_CASES = [
     reduction_case(T.sum, 2, axis=()),
     reduction_case(T.sum, 4, axis=(1, 3)),
     reduction_case(T.sum, 2, axis=0, acc_dtype="float64"),
-    reduction_case(T.sum, 3, axis=1, keepdims=True, marks=NEEDS_DIMSHUFFLE),
-    reduction_case(T.sum, 2, keepdims=True, marks=NEEDS_DIMSHUFFLE),
+    reduction_case(T.sum, 3, axis=1, keepdims=True),
+    reduction_case(T.sum, 2, keepdims=True),
     # prod, at points whose slices hold no zero, one zero and two or more zeros.
     reduction_case(T.prod, 0, values=values_with_zeros),
     reduction_case(T.prod, 2, values=values_with_zeros),
@@ -488,8 +485,7 @@ GRAD_CASES = [
     reduction_case(T.prod, 2, axis=0, values=normal_values),
     reduction_case(T.prod, 2, axis=0, values=values_with_zeros, dtype="float64",
                    acc_dtype="float64"),
-    reduction_case(T.prod, 3, axis=1, keepdims=True, values=values_with_zeros,
-                   marks=NEEDS_DIMSHUFFLE),
+    reduction_case(T.prod, 3, axis=1, keepdims=True, values=values_with_zeros),
     # max and min, away from ties.
     reduction_case(T.max, 0, values=distinct_values),
     reduction_case(T.max, 2, values=distinct_values),
@@ -503,24 +499,22 @@ GRAD_CASES = [
     reduction_case(T.amin, 2, axis=0, values=distinct_values),
     reduction_case(first_output(T.max_and_argmax), 3, axis=1, values=distinct_values),
     reduction_case(first_output(T.max_and_argmax), 2, values=distinct_values),
-    reduction_case(T.max, 3, axis=1, keepdims=True, values=distinct_values,
-                   marks=NEEDS_DIMSHUFFLE),
-    reduction_case(T.min, 2, keepdims=True, values=distinct_values, marks=NEEDS_DIMSHUFFLE),
+    reduction_case(T.max, 3, axis=1, keepdims=True, values=distinct_values),
+    reduction_case(T.min, 2, keepdims=True, values=distinct_values),
     reduction_case(first_output(T.max_and_argmax), 2, axis=0, keepdims=True,
-                   values=distinct_values, marks=NEEDS_DIMSHUFFLE),
+                   values=distinct_values),
     # Compositions with elementwise ops.
-    reduction_case(T.mean, 2, marks=NEEDS_ELEMWISE),
-    reduction_case(T.mean, 3, axis=(0, 2), marks=NEEDS_ELEMWISE),
-    reduction_case(T.mean, 2, axis=-1, keepdims=True, marks=NEEDS_ELEMWISE),
-    reduction_case(T.var, 2, marks=NEEDS_ELEMWISE),
-    reduction_case(T.var, 3, axis=1, ddof=1, values=distinct_values, marks=NEEDS_ELEMWISE),
-    reduction_case(T.var, 3, axis=(0, 1), keepdims=True, marks=NEEDS_ELEMWISE),
-    reduction_case(T.std, 2, axis=0, values=distinct_values, marks=NEEDS_ELEMWISE),
-    reduction_case(T.std, 3, axis=(1, 2), ddof=1, values=distinct_values,
-                   marks=NEEDS_ELEMWISE),
-    reduction_case(T.logsumexp, 2, marks=NEEDS_ELEMWISE),
-    reduction_case(T.logsumexp, 3, axis=-1, marks=NEEDS_ELEMWISE),
-    reduction_case(T.logsumexp, 3, axis=(0, 2), keepdims=True, marks=NEEDS_ELEMWISE),
+    reduction_case(T.mean, 2),
+    reduction_case(T.mean, 3, axis=(0, 2)),
+    reduction_case(T.mean, 2, axis=-1, keepdims=True),
+    reduction_case(T.var, 2),
+    reduction_case(T.var, 3, axis=1, ddof=1, values=distinct_values),
+    reduction_case(T.var, 3, axis=(0, 1), keepdims=True),
+    reduction_case(T.std, 2, axis=0, values=distinct_values),
+    reduction_case(T.std, 3, axis=(1, 2), ddof=1, values=distinct_values),
+    reduction_case(T.logsumexp, 2),
+    reduction_case(T.logsumexp, 3, axis=-1),
+    reduction_case(T.logsumexp, 3, axis=(0, 2), keepdims=True),
 ]
 
 

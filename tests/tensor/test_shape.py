@@ -442,7 +442,6 @@ def test_size_static():
 # Gradients
 
 # squeeze and expand_dims are DimShuffles (tensor/elemwise.py): their cases wait for its rule.
-NEEDS_DIMSHUFFLE = pytest.mark.xfail(strict=True, reason="needs DimShuffle.L_op")
 
 
 def random_shape(rng, ndim, low=1, high=4):
@@ -494,12 +493,10 @@ GRAD_CASES = [
     grad_case("make_vector(a, 2, b, a)",
               lambda a, b: make_float_vector(a, T.constant(np.int8(2)), b, a), (), ()),
     # DimShuffles, checked once DimShuffle's rule lands.
-    grad_case("squeeze(3d, axis=1)", lambda x: squeeze(x, axis=1), (3, 1, 2),
-              marks=NEEDS_DIMSHUFFLE),
+    grad_case("squeeze(3d, axis=1)", lambda x: squeeze(x, axis=1), (3, 1, 2)),
     grad_case("squeeze(specify_shape(x, (None, 1)))",
-              lambda x: squeeze(specify_shape(x, (None, 1))), (3, 1), marks=NEEDS_DIMSHUFFLE),
-    grad_case("expand_dims(2d, (0, -1))", lambda x: expand_dims(x, (0, -1)), 2,
-              marks=NEEDS_DIMSHUFFLE),
+              lambda x: squeeze(specify_shape(x, (None, 1))), (3, 1)),
+    grad_case("expand_dims(2d, (0, -1))", lambda x: expand_dims(x, (0, -1)), 2),
 ]
 
 

@@ -1,0 +1,260 @@
+"""gradient.py: grad, Lop, Rop, second-order products, markers, jacobian/hessian, verify_grad.
+
+The per-op rules are checked by the GRAD_CASES tables of each op module's tests; this file
+tests the machinery and the Theano tutorial's derivative examples.
+"""
+
+import numpy as np
+import pytest
+
+import sympile
+import sympile.tensor as T
+from sympile import function, shared
+from sympile.gradient import (
+    DisconnectedInputError, GradientError, NullTypeGradError, Lop, Rop, disconnected_grad,
+    gauss_newton_vector_product, grad, grad_clip, grad_scale, grad_undefined, hessian,
+    hessian_vector_product, jacobian, verify_grad, verify_rop, zero_grad,
+)
+from sympile.graph.basic import Apply
+from sympile.graph.op import Op
+
+
+def test_derivative_of_x_squared():
+    x = T.dscalar("x")
+    y = x ** 2
+    gy = grad(y, x)
+    assert gy.name == "(dcost/dx)" or gy.name.startswith("(d")
+    f = function([x], gy)
+    assert f(4) == 8.0
+    assert np.allclose(f(94.2), 188.4)
+
+
+def test_derivative_of_the_logistic():
+    x = T.dmatrix("x")
+    s = T.sum(1 / (1 + T.exp(-x)))
+    gs = grad(s, x)
+    dlogistic = function([x], gs)
+    np.testing.assert_allclose(dlogistic([[0, 1], [-1, -2]]),
+                               [[0.25, 0.19661193], [0.19661193, 0.10499359]], rtol=1e-7)
+
+
+def test_tutorial_jacobian_and_hessian():
+    x = T.dvector("x")
+    y = x ** 2
+    J = jacobian(y, x)
+    f = function([x], J)
+    np.testing.assert_array_equal(f([4, 4]), [[8.0, 0.0], [0.0, 8.0]])
+    cost = y.sum()
+    H = hessian(cost, x)
+    np.testing.assert_array_equal(function([x], H)([4, 4]), [[2.0, 0.0], [0.0, 2.0]])
+
+
+def test_tutorial_rop_and_lop():
+    W = T.dmatrix("W")
+    V = T.dmatrix("V")
+    x = T.dvector("x")
+    y = T.dot(x, W)
+    JV = Rop(y, W, V)
+    # Theano's tutorial compiles this without on_unused_input: W does not appear in J V for a
+    # linear y, which sympile's function() reports unless told to ignore it.
+    f = function([W, V, x], JV, on_unused_input="ignore")
+    np.testing.assert_array_equal(f([[1, 1], [1, 1]], [[2, 2], [2, 2]], [0, 1]), [2.0, 2.0])
+    v = T.dvector("v")
+    VJ = Lop(y, W, v)
+    g = function([v, x], VJ)
+    np.testing.assert_array_equal(g([2, 2], [0, 1]), [[0.0, 0.0], [2.0, 2.0]])
+
+
+def test_gradient_summed_over_clients_and_broadcasting():
+    x = T.dvector("x")
+    b = T.row("b")
+    cost = (x * x + x).sum() + (b * T.dmatrix("m")).sum()
+    gx = grad(cost, x, disconnected_inputs="ignore")
+    np.testing.assert_allclose(function([x], gx)([1.0, 2.0]), [3.0, 5.0])
+    m = T.dmatrix("m")
+    cost = (b * m).sum()
+    gb = grad(cost, b)
+    assert gb.type.shape[0] == 1
+    np.testing.assert_allclose(function([b, m], gb)([[1.0, 2.0]], np.ones((3, 2))), [[3.0, 3.0]])
+
+
+def test_each_gradient_is_computed_once():
+    x = T.dscalar("x")
+    shared_part = T.exp(x)
+    cost = shared_part * 2 + shared_part * 3
+    gx = grad(cost, x)
+    exps = [node for node in sympile.graph.basic.toposort([gx])
+            if getattr(node.op, "scalar_op", None) is sympile.scalar.exp]
+    assert len(exps) == 1  # the forward exp, reused by the rule
+    assert np.isclose(function([x], gx)(0.0), 5.0)
+
+
+def test_grad_errors():
+    x = T.dvector("x")
+    y = T.dvector("y")
+    with pytest.raises(TypeError, match="cost must be a scalar"):
+        grad(x * 2, x)
+    with pytest.raises(DisconnectedInputError, match="does not depend on y"):
+        grad(x.sum(), y)
+    with pytest.warns(UserWarning, match="does not depend on y"):
+        zero = grad(x.sum(), y, disconnected_inputs="warn")
+    np.testing.assert_array_equal(function([y], zero)([1.0, 2.0]), [0.0, 0.0])
+    assert grad(x.sum(), y, disconnected_inputs="ignore", return_disconnected="none") is None
+    with pytest.raises(TypeError, match="constant"):
+        grad(x.sum(), T.constant(1.0))
+    with pytest.raises(TypeError, match="expected a Variable"):
+        grad(x.sum(), [x, 3])
+    with pytest.raises(ValueError, match="disconnected_inputs must be"):
+        grad(x.sum(), x, disconnected_inputs="maybe")
+    with pytest.raises(TypeError, match="nothing to differentiate"):
+        grad(None, x)
+
+
+def test_integer_inputs_are_disconnected_and_get_zero():
+    i = T.ivector("i")
+    x = T.dvector("x")
+    cost = (x * i).sum()
+    with pytest.raises(DisconnectedInputError):
+        grad(cost, i)
+    gi = grad(cost, i, disconnected_inputs="ignore")
+    assert gi.type.dtype == sympile.config.floatX
+    np.testing.assert_array_equal(function([i], gi)([1, 2]), [0.0, 0.0])
+    gx = grad(cost, x)
+    np.testing.assert_array_equal(function([x, i], gx)([1.0, 1.0], [3, 4]), [3.0, 4.0])
+
+
+class _NotDifferentiable(Op):
+    def make_node(self, x):
+        return Apply(self, [x], [x.type()])
+
+    def perform(self, node, inputs, output_storage):
+        output_storage[0][0] = inputs[0].copy()
+
+    def L_op(self, inputs, outputs, output_grads):
+        return [grad_undefined(self, 0, inputs[0], "it is a test op")]
+
+
+def test_undefined_gradients_raise_or_are_returned():
+    x = T.dvector("x")
+    cost = _NotDifferentiable()(x).sum()
+    with pytest.raises(NullTypeGradError, match="undefined: it is a test op"):
+        grad(cost, x)
+    null = grad(cost, x, null_gradients="return")
+    assert "undefined" in null.type.why_null
+
+
+def test_known_grads_and_lop_structure():
+    x = T.dvector("x")
+    y = x * 3
+    gx = grad(None, x, known_grads={y: T.constant(np.array([1.0, 2.0]))})
+    f = function([x], gx, on_unused_input="ignore")  # a linear map: gx does not read x
+    np.testing.assert_array_equal(f([0.0, 0.0]), [3.0, 6.0])
+    with pytest.raises(ValueError, match="has 2 dimensions, but"):
+        Lop(y, x, T.dmatrix())
+    with pytest.raises(ValueError, match="1 outputs but 2 eval_points"):
+        Lop(y, x, [T.dvector(), T.dvector()])
+
+
+def test_rop_errors_and_disconnected_outputs():
+    x = T.dvector("x")
+    y = T.dvector("y")
+    with pytest.raises(ValueError, match="does not depend"):
+        Rop(y * 2, x, T.dvector())
+    zero = Rop(y * 2, x, T.dvector(), disconnected_outputs="ignore")
+    np.testing.assert_array_equal(function([y], zero)([1.0, 2.0]), [0.0, 0.0])
+    with pytest.raises(ValueError, match="has 2 dimensions"):
+        Rop(x * 2, x, T.dmatrix())
+    with pytest.raises(TypeError, match="discrete dtype"):
+        Rop(x * 2, x, T.ivector())
+
+
+def test_markers():
+    x = T.dvector("x")
+    np.testing.assert_array_equal(function([x], grad((zero_grad(x) * x).sum(), x))([2.0, 3.0]),
+                                  [2.0, 3.0])
+    np.testing.assert_array_equal(
+        function([x], grad((grad_scale(x, -2.0) * 1.0).sum(), x))([2.0, 3.0]), [-2.0, -2.0])
+    np.testing.assert_array_equal(
+        function([x], grad((grad_clip(x, -0.5, 0.5) * 3.0).sum(), x))([2.0, 3.0]), [0.5, 0.5])
+    with pytest.raises(DisconnectedInputError):
+        grad(disconnected_grad(x).sum(), x)
+    with pytest.raises(ValueError, match="lower bound"):
+        grad_clip(x, 1, 0)
+
+
+def test_hessian_vector_product_matches_dense_hessian():
+    rng = np.random.default_rng(0)
+    x = T.dvector("x")
+    a = rng.standard_normal((4, 4))
+    cost = T.sum(T.tanh(T.dot(a, x)) ** 2) + T.sum(x ** 3)
+    v = T.dvector("v")
+    hv = hessian_vector_product(cost, x, v)
+    dense = hessian(cost, x)
+    f = function([x, v], [hv, dense])
+    point, direction = rng.standard_normal(4), rng.standard_normal(4)
+    product, matrix = f(point, direction)
+    np.testing.assert_allclose(product, matrix @ direction, rtol=1e-10, atol=1e-12)
+
+
+def test_gauss_newton_product_on_a_small_mlp():
+    rng = np.random.default_rng(1)
+    inputs = rng.standard_normal((5, 3))
+    targets = rng.standard_normal((5, 2))
+    w1 = T.dmatrix("w1")
+    w2 = T.dmatrix("w2")
+    hidden = T.tanh(T.dot(inputs, w1))
+    outputs = T.dot(hidden, w2)
+    loss = T.sum((outputs - targets) ** 2) / 2
+    v1, v2 = T.dmatrix("v1"), T.dmatrix("v2")
+    gv = gauss_newton_vector_product(loss, outputs, [w1, w2], [v1, v2])
+    flat = outputs.flatten()
+    jac1 = jacobian(flat, w1)
+    jac2 = jacobian(flat, w2)
+    f = function([w1, w2, v1, v2], gv + [jac1, jac2])
+    p1, p2 = rng.standard_normal((3, 4)), rng.standard_normal((4, 2))
+    d1, d2 = rng.standard_normal((3, 4)), rng.standard_normal((4, 2))
+    g1, g2, j1, j2 = f(p1, p2, d1, d2)
+    J = np.concatenate([j1.reshape(10, -1), j2.reshape(10, -1)], axis=1)
+    # The loss's Hessian with respect to the outputs is the identity here.
+    dense = J.T @ J @ np.concatenate([d1.ravel(), d2.ravel()])
+    np.testing.assert_allclose(np.concatenate([g1.ravel(), g2.ravel()]), dense, rtol=1e-10)
+
+
+def test_jacobian_shapes_static_and_symbolic():
+    x = T.dmatrix("x")
+    y = T.exp(x).sum(axis=0)
+    J = jacobian(y, x)
+    value = np.arange(6.0).reshape(2, 3) / 10
+    result = function([x], J)(value)
+    assert result.shape == (3, 2, 3)
+    expected = np.zeros((3, 2, 3))
+    for j in range(3):
+        expected[j, :, j] = np.exp(value[:, j])
+    np.testing.assert_allclose(result, expected)
+    fixed = T.tensor("float64", shape=(2,), name="fixed")
+    np.testing.assert_allclose(function([fixed], jacobian(fixed * 3, fixed),
+                                        on_unused_input="ignore")([1.0, 2.0]),
+                               3 * np.eye(2))
+
+
+def test_verify_grad_catches_a_wrong_rule():
+    with pytest.raises(GradientError, match="largest difference at index"):
+        verify_grad(lambda x: grad_scale(x, 2.0) * 1.0, [np.ones(3)], rng=0)
+    verify_grad(lambda x: T.exp(x) * x, [np.linspace(-1, 1, 4)], rng=0)
+    verify_rop(lambda x: T.exp(x) * x, [np.linspace(-1, 1, 4)], rng=0)
+    with pytest.raises(TypeError, match="floating-point"):
+        verify_grad(lambda x: x, [np.arange(3)])
+
+
+def test_gradient_through_shared_variables_and_sgd():
+    w = shared(np.zeros(2), name="w")
+    x = T.dmatrix("x")
+    y = T.dvector("y")
+    loss = T.mean((T.dot(x, w) - y) ** 2)
+    gw = grad(loss, w)
+    train = function([x, y], loss, updates=[(w, w - 0.1 * gw)])
+    data = np.array([[1.0, 0.0], [0.0, 1.0]])
+    targets = np.array([1.0, -1.0])
+    losses = [float(train(data, targets)) for _ in range(50)]
+    assert losses[-1] < losses[0] * 1e-3
+    np.testing.assert_allclose(w.get_value(), targets, atol=1e-2)
