@@ -6,6 +6,8 @@
     x = T.dvector("x")
     f = sympile.function([x], (x ** 2).sum())
     f([1.0, 2.0])  # array(5.)
+    g = sympile.function([x], sympile.grad((x ** 2).sum(), x))
+    g([1.0, 2.0])  # array([2., 4.])
 """
 
 from sympile.config import config  # noqa: F401
@@ -16,7 +18,8 @@ from sympile.compile import (  # noqa: F401
 from sympile.graph import Apply, Constant, FunctionGraph, Op, Type, Variable  # noqa: F401
 from sympile.graph.basic import clone_replace  # noqa: F401
 from sympile.graph.fgraph import MissingInputError  # noqa: F401
-from sympile import printing  # noqa: F401
+from sympile import gradient, printing  # noqa: F401
+from sympile.gradient import Lop, Rop, grad, hessian, jacobian  # noqa: F401
 from sympile.printing import debugprint, pp  # noqa: F401
 
 __version__ = "0.1.0"

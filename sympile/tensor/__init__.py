@@ -19,3 +19,6 @@ from sympile.tensor.sort import *  # noqa: F401,F403
 from sympile.tensor.extra_ops import *  # noqa: F401,F403
 
 as_tensor = as_tensor_variable
+
+# Theano users write T.grad; gradient.py sits above the tensor layer, so it comes last.
+from sympile.gradient import Lop, Rop, grad, hessian, jacobian  # noqa: E402,F401
