@@ -31,8 +31,7 @@ from sympile.tensor.shape import (
     MakeVector,
     _as_length_variable,
     _check_nonnegative,
-    _declared_like,
-    _is_discrete,
+    declared_like,
     _is_integer_type,
     _length,
     _length_argument,
@@ -49,7 +48,7 @@ from sympile.tensor.shape import (
     shape,
     shape_i,
 )
-from sympile.tensor.type import tensor_type
+from sympile.tensor.type import is_discrete, tensor_type
 from sympile.tensor.variable import as_tensor_variable, constant, is_python_scalar
 
 __all__ = [
@@ -209,7 +208,7 @@ class Alloc(Op):
         value, *lengths = inputs
         (output_grad,) = output_grads
         unconnected = [disconnected_type() for _ in lengths]
-        if is_disconnected(output_grad) or _is_discrete(value):
+        if is_disconnected(output_grad) or is_discrete(value):
             return [disconnected_type()] + unconnected
         offset = len(lengths) - value.type.ndim
         broadcast = [axis for axis, length in enumerate(value.type.shape) if length == 1]
@@ -221,16 +220,16 @@ class Alloc(Op):
             gradient = DimShuffle(gradient.type.ndim,
                                   ["x" if axis in broadcast else next(remaining)
                                    for axis in range(value.type.ndim)])(gradient)
-        return [_declared_like(math.cast(gradient, value.type.dtype), value)] + unconnected
+        return [declared_like(math.cast(gradient, value.type.dtype), value)] + unconnected
 
     def R_op(self, inputs, eval_points):
         """The value's tangent allocated the same way (declared to broadcast as the value
         does)."""
         value, *lengths = inputs
         tangent = eval_points[0]
-        if tangent is None or _is_discrete(value):
+        if tangent is None or is_discrete(value):
             return [None]
-        return [self(_declared_like(tangent, value), *lengths)]
+        return [self(declared_like(tangent, value), *lengths)]
 
 
 _alloc = Alloc()
@@ -470,7 +469,7 @@ class ARange(Op):
     def connection_pattern(self, node):
         # Element i is start + i * step; stop only sets the length. A bool or integer result
         # is piecewise constant in the bounds.
-        continuous = not _is_discrete(node.outputs[0])
+        continuous = not is_discrete(node.outputs[0])
         return [[continuous], [False], [continuous]]
 
     def L_op(self, inputs, outputs, output_grads):
@@ -478,15 +477,15 @@ class ARange(Op):
         constant): d/dstart = sum(g), d/dstep = sum(i * g); stop is disconnected."""
         start, _, step = inputs
         (output,), (output_grad,) = outputs, output_grads
-        if is_disconnected(output_grad) or _is_discrete(output):
+        if is_disconnected(output_grad) or is_discrete(output):
             return [disconnected_type() for _ in inputs]
         positions = ARange(self.dtype)(0, shape_i(output, 0), 1)
         start_grad = tensor_sum(output_grad)
         step_grad = tensor_sum(math.mul(output_grad, positions))
-        return [disconnected_type() if _is_discrete(start) else
+        return [disconnected_type() if is_discrete(start) else
                 math.cast(start_grad, start.type.dtype),
                 disconnected_type(),
-                disconnected_type() if _is_discrete(step) else
+                disconnected_type() if is_discrete(step) else
                 math.cast(step_grad, step.type.dtype)]
 
     def R_op(self, inputs, eval_points):
@@ -604,7 +603,7 @@ class Join(Op):
         split along the axis by the tensors' lengths on it. The axis is disconnected."""
         axis, *tensors = inputs
         (output_grad,) = output_grads
-        if is_disconnected(output_grad) or _is_discrete(outputs[0]):
+        if is_disconnected(output_grad) or is_discrete(outputs[0]):
             return [disconnected_type() for _ in inputs]
         static_axis = _static_int(axis)
         if static_axis is None:
@@ -614,8 +613,8 @@ class Join(Op):
             sizes = [_length(tensor, static_axis) for tensor in tensors]
         pieces = Split(len(tensors)).make_node(output_grad, axis, _length_vector(sizes)).outputs
         return [disconnected_type()] + [
-            disconnected_type() if _is_discrete(tensor) else
-            _declared_like(math.cast(piece, tensor.type.dtype), tensor)
+            disconnected_type() if is_discrete(tensor) else
+            declared_like(math.cast(piece, tensor.type.dtype), tensor)
             for tensor, piece in zip(tensors, pieces)]
 
     def R_op(self, inputs, eval_points):
@@ -780,18 +779,18 @@ class Split(Op):
         """x's gradient is the pieces' gradients joined back along the axis, a piece that
         does not lead to the cost counting as zeros. The axis and sizes are disconnected."""
         x, axis, _ = inputs
-        if _is_discrete(x) or all(is_disconnected(g) for g in output_grads):
+        if is_discrete(x) or all(is_disconnected(g) for g in output_grads):
             return [disconnected_type() for _ in inputs]
         pieces = [zeros_like(output, dtype=x.type.dtype) if is_disconnected(g)
                   else math.cast(g, x.type.dtype) for output, g in zip(outputs, output_grads)]
         gradient = join(axis, *pieces)
-        return [_declared_like(gradient, x), disconnected_type(), disconnected_type()]
+        return [declared_like(gradient, x), disconnected_type(), disconnected_type()]
 
     def R_op(self, inputs, eval_points):
         """x's tangent split the same way."""
         x, axis, splits = inputs
         tangent = eval_points[0]
-        if tangent is None or _is_discrete(x):
+        if tangent is None or is_discrete(x):
             return [None] * self.n_splits
         return self.make_node(tangent, axis, splits).outputs
 

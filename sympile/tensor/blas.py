@@ -21,12 +21,12 @@ from typing import Any
 import numpy as np
 
 from sympile.graph.basic import Apply, Variable
+from sympile.graph.gradient_types import DisconnectedType, disconnected_type
 from sympile.graph.op import Op
 from sympile.scalar.basic import DISCRETE_DTYPES, upcast
 from sympile.tensor import math, reduction
 from sympile.tensor.elemwise import DimShuffle, broadcast_static_shape
-from sympile.tensor.reduction import _declared_like
-from sympile.tensor.shape import flatten
+from sympile.tensor.shape import declared_like, flatten
 from sympile.tensor.type import tensor_type
 from sympile.tensor.variable import as_tensor_variable
 
@@ -62,11 +62,10 @@ def _store(output_storage: list[list[Any]], node: Apply, result: Any) -> None:
 
 def _gradient_like(gradient: Variable, operand: Variable) -> Variable:
     """`gradient`, computed for `operand`, in its dtype and with a compatible static shape."""
-    return _declared_like(math.cast(gradient, operand.type.dtype), operand)
+    return declared_like(math.cast(gradient, operand.type.dtype), operand)
 
 
 def _no_gradient(output_grad: Variable) -> bool:
-    from sympile.gradient import DisconnectedType
     return isinstance(output_grad.type, DisconnectedType)
 
 
@@ -74,7 +73,6 @@ def _operand_gradients(operands: Sequence[Variable], gradients: Sequence[Any]) -
     """The L_op result from `gradients`, one function per operand that builds its gradient:
     each gradient in its operand's form; bool and integer operands (which have no gradient)
     are disconnected, without building theirs."""
-    from sympile.gradient import disconnected_type
     return [disconnected_type() if operand.type.dtype in DISCRETE_DTYPES
             else _gradient_like(gradient(), operand)
             for operand, gradient in zip(operands, gradients)]
@@ -88,9 +86,9 @@ def _product_tangent(product: Any, operands: Sequence[Variable],
     tangent_a, tangent_b = tangents
     terms = []
     if tangent_a is not None and a.type.dtype not in DISCRETE_DTYPES:
-        terms.append(product(_declared_like(math.cast(tangent_a, a.type.dtype), a), b))
+        terms.append(product(declared_like(math.cast(tangent_a, a.type.dtype), a), b))
     if tangent_b is not None and b.type.dtype not in DISCRETE_DTYPES:
-        terms.append(product(a, _declared_like(math.cast(tangent_b, b.type.dtype), b)))
+        terms.append(product(a, declared_like(math.cast(tangent_b, b.type.dtype), b)))
     if not terms:
         return [None]
     return [terms[0] if len(terms) == 1 else math.add(*terms)]
@@ -131,7 +129,6 @@ class Dot(Op):
         """For z = a · b and the gradient g of z: matrices give g · bᵀ and aᵀ · g; a vector
         operand takes the outer product of g with the other operand (matrix · vector:
         outer(g, b) for a), and two vectors give g * b and g * a."""
-        from sympile.gradient import disconnected_type
         a, b = inputs
         (output_grad,) = output_grads
         if _no_gradient(output_grad):
@@ -261,7 +258,6 @@ class MatMul(Op):
         (the leading axes it lacks, and those its type gives length 1). A 1-d operand is
         promoted as in the forward product (a to a row, b to a column, with g given the
         matching length-1 axis) and its gradient demoted back."""
-        from sympile.gradient import disconnected_type
         a, b = inputs
         (output_grad,) = output_grads
         if _no_gradient(output_grad):
@@ -355,7 +351,6 @@ class TensorDot(Op):
         a's gradient contracts g's b-part with b's free axes, tensordot(g, b, (b-part, b's
         free axes)), whose axes (a's free ones, then b's paired ones in b's order) are then
         put in a's order; b's gradient is the mirror image."""
-        from sympile.gradient import disconnected_type
         a, b = inputs
         (output_grad,) = output_grads
         if _no_gradient(output_grad):

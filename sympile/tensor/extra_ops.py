@@ -22,12 +22,13 @@ from typing import Any
 import numpy as np
 
 from sympile.graph.basic import Apply, Constant, Variable
+from sympile.graph.gradient_types import disconnected_type, is_disconnected
 from sympile.graph.op import Op
 from sympile.tensor import math as tensor_math
 from sympile.tensor.elemwise import DimShuffle
 from sympile.tensor.reduction import sum as tensor_sum
-from sympile.tensor.shape import flatten, reshape, shape_i, specify_shape
-from sympile.tensor.type import tensor_type
+from sympile.tensor.shape import declared_like, flatten, reshape, shape_i
+from sympile.tensor.type import is_discrete, tensor_type
 from sympile.tensor.variable import as_tensor_variable, is_python_scalar
 
 __all__ = ["CumOp", "Repeat", "GroupSum", "AllocDiag", "ExtractDiag", "EmbedDiag", "Tril",
@@ -89,34 +90,13 @@ def static_product(shape: Sequence[int | None]) -> int | None:
     return int(np.prod(shape, dtype="int64"))
 
 
-def declared_like(variable: Variable, like: Variable) -> Variable:
-    """`variable` (of like's ndim) with the axis lengths that like's type knows and its own
-    does not declared by specify_shape, so that a gradient or tangent computed for `like` has
-    a type compatible with like's (a length-1 axis stays broadcastable)."""
-    missing = [static if own is None else None
-               for own, static in zip(variable.type.shape, like.type.shape)]
-    if all(length is None for length in missing):
-        return variable
-    return specify_shape(variable, missing)
-
-
 def reshaped_like(variable: Variable, like: Variable) -> Variable:
     """`variable` (with like's number of elements) reshaped to like's shape."""
     lengths = [shape_i(like, axis) for axis in range(like.type.ndim)]
     return declared_like(reshape(variable, lengths, ndim=like.type.ndim), like)
 
 
-def _is_disconnected(variable: Variable) -> bool:
-    from sympile.gradient import DisconnectedType
-    return isinstance(variable.type, DisconnectedType)
-
-
-def _is_discrete(variable: Variable) -> bool:
-    return variable.type.dtype == "bool" or variable.type.dtype[0] in _INTEGER_KINDS
-
-
 def _disconnected(count: int) -> list[Variable]:
-    from sympile.gradient import disconnected_type
     return [disconnected_type() for _ in range(count)]
 
 
@@ -191,7 +171,7 @@ class CumOp(Op):
                  instead of by 0, which keeps the unselected branch finite).
         """
         (x,), (output,), (output_grad,) = inputs, outputs, output_grads
-        if _is_disconnected(output_grad) or _is_discrete(x):
+        if is_disconnected(output_grad) or is_discrete(x):
             return _disconnected(1)
         axis = 0 if self.axis is None else self.axis
         if self.mode == "add":
@@ -214,7 +194,7 @@ class CumOp(Op):
         but j = z holds the factor x_z = 0, so it is v_z * out_z,i (out_z: the cumprod of x with
         x_z replaced by 1), exactly, without dividing by 0."""
         (x,), (tangent,) = inputs, eval_points
-        if tangent is None or _is_discrete(x):
+        if tangent is None or is_discrete(x):
             return [None]
         if self.mode == "add":
             return [self(tangent)]
@@ -367,7 +347,7 @@ class Repeat(Op):
     def L_op(self, inputs, outputs, output_grads):
         """Each element's gradient is the sum of the gradients of its copies (GroupSum)."""
         (x, repeats), (output_grad,) = inputs, output_grads
-        if _is_disconnected(output_grad) or _is_discrete(x):
+        if is_disconnected(output_grad) or is_discrete(x):
             return _disconnected(2)
         if self.axis is None:
             gradient = reshaped_like(GroupSum(0)(output_grad, repeats, flatten(x)), x)
@@ -437,7 +417,7 @@ class GroupSum(Op):
     def L_op(self, inputs, outputs, output_grads):
         """The transpose of a sum per group is the repeat of each group's gradient."""
         (y, repeats, _), (output_grad,) = inputs, output_grads
-        if _is_disconnected(output_grad) or _is_discrete(y):
+        if is_disconnected(output_grad) or is_discrete(y):
             return _disconnected(3)
         gradient = Repeat(self.axis)(output_grad, repeats)
         return [declared_like(gradient, y)] + _disconnected(2)
@@ -517,7 +497,7 @@ class AllocDiag(Op):
     def L_op(self, inputs, outputs, output_grads):
         """The transpose of putting v on a diagonal is reading that diagonal back."""
         (v,), (output_grad,) = inputs, output_grads
-        if _is_disconnected(output_grad) or _is_discrete(v):
+        if is_disconnected(output_grad) or is_discrete(v):
             return _disconnected(1)
         return [declared_like(ExtractDiag(self.offset, 0, 1)(output_grad), v)]
 
@@ -565,7 +545,7 @@ class ExtractDiag(Op):
     def L_op(self, inputs, outputs, output_grads):
         """The transpose of reading a diagonal is writing it into zeros of x's shape."""
         (x,), (output_grad,) = inputs, output_grads
-        if _is_disconnected(output_grad) or _is_discrete(x):
+        if is_disconnected(output_grad) or is_discrete(x):
             return _disconnected(1)
         return [EmbedDiag(self.offset, self.axis1, self.axis2)(output_grad, x)]
 
@@ -621,7 +601,7 @@ class EmbedDiag(Op):
 
     def L_op(self, inputs, outputs, output_grads):
         (diagonal, _), (output_grad,) = inputs, output_grads
-        if _is_disconnected(output_grad) or _is_discrete(diagonal):
+        if is_disconnected(output_grad) or is_discrete(diagonal):
             return _disconnected(2)
         gradient = ExtractDiag(self.offset, self.axis1, self.axis2)(output_grad)
         return [declared_like(gradient, diagonal)] + _disconnected(1)
@@ -702,7 +682,7 @@ class _Triangle(Op):
         """The mask is its own transpose; a vector x was copied into every row, so its
         gradient sums the masked rows."""
         (x, k), (output_grad,) = inputs, output_grads
-        if _is_disconnected(output_grad) or _is_discrete(x):
+        if is_disconnected(output_grad) or is_discrete(x):
             return _disconnected(2)
         gradient = self(output_grad, k)
         if x.type.ndim == 1:
@@ -779,7 +759,7 @@ class FillDiagonal(Op):
         """a's gradient is g with the overwritten diagonal zeroed; val's is the sum of g over
         that diagonal."""
         (a, val), (output_grad,) = inputs, output_grads
-        if _is_disconnected(output_grad) or _is_discrete(a):
+        if is_disconnected(output_grad) or is_discrete(a):
             return _disconnected(2)
         gradient_a = declared_like(self(output_grad, 0), a)
         gradient_val = tensor_math.cast(tensor_sum(_main_diagonal(output_grad)), val.type.dtype)
@@ -788,7 +768,7 @@ class FillDiagonal(Op):
     def R_op(self, inputs, eval_points):
         """Linear in (a, val): the tangent of a with its diagonal set to val's tangent."""
         (a, _), (tangent_a, tangent_val) = inputs, eval_points
-        if (tangent_a is None and tangent_val is None) or _is_discrete(a):
+        if (tangent_a is None and tangent_val is None) or is_discrete(a):
             return [None]
         from sympile.tensor.basic import zeros_like
         dtype = a.type.dtype

@@ -25,14 +25,15 @@ from typing import Any
 import numpy as np
 
 from sympile.graph.basic import Apply, Variable
+from sympile.graph.gradient_types import DisconnectedType, disconnected_type, grad_not_implemented
 from sympile.graph.op import Op
 from sympile.graph.utils import MethodNotDefined
 from sympile.scalar import basic as scalar
 from sympile.scalar.basic import normalize_dtype
 from sympile.tensor import math
 from sympile.tensor.elemwise import DimShuffle
-from sympile.tensor.shape import shape_i, specify_shape
-from sympile.tensor.type import tensor_type
+from sympile.tensor.shape import declared_like, shape_i
+from sympile.tensor.type import is_discrete, tensor_type
 from sympile.tensor.variable import as_tensor_variable, constant
 
 __all__ = ["CAReduce", "Argmax", "Argmin", "sum", "prod", "max", "min", "amax", "amin", "all",
@@ -193,7 +194,7 @@ class CAReduce(Op):
 
     def connection_pattern(self, node):
         # A bool or integer result (all, any, a sum cast to int) is piecewise constant in x.
-        return [[not _is_discrete(node.outputs[0])]]
+        return [[not is_discrete(node.outputs[0])]]
 
     def L_op(self, inputs, outputs, output_grads):
         """The gradient of x from the output's gradient g, with g_kept = g with the reduced
@@ -209,10 +210,9 @@ class CAReduce(Op):
 
         The gradient has x's dtype (the dtype and acc_dtype props only set the result's).
         """
-        from sympile.gradient import DisconnectedType, disconnected_type, grad_not_implemented
         (x,), (output,), (output_grad,) = inputs, outputs, output_grads
-        if isinstance(output_grad.type, DisconnectedType) or _is_discrete(output) \
-                or _is_discrete(x):
+        if isinstance(output_grad.type, DisconnectedType) or is_discrete(output) \
+                or is_discrete(x):
             return [disconnected_type()]
         axes = _checked_axes(self, self.axis, x)
         kept_grad = _keep_reduced_axes(output_grad, x.type.ndim, axes)
@@ -226,7 +226,7 @@ class CAReduce(Op):
         else:
             return [grad_not_implemented(self, 0, x, f"there is no derivative rule for a "
                                                      f"reduction by {self.scalar_op}")]
-        return [_declared_like(math.cast(gradient, x.type.dtype), x)]
+        return [declared_like(math.cast(gradient, x.type.dtype), x)]
 
     def R_op(self, inputs, eval_points):
         """The tangent of the result for the tangent v of x:
@@ -238,11 +238,11 @@ class CAReduce(Op):
                   <R_op(v), u> = <v, L_op(u)> holds at ties too).
         """
         (x,), (tangent,) = inputs, eval_points
-        if tangent is None or _is_discrete(x) \
+        if tangent is None or is_discrete(x) \
                 or self._output_dtype(x) in scalar.DISCRETE_DTYPES:
             return [None]
         axes = _checked_axes(self, self.axis, x)
-        tangent = _declared_like(math.cast(tangent, x.type.dtype), x)
+        tangent = declared_like(math.cast(tangent, x.type.dtype), x)
         if self.scalar_op == scalar.add:
             return [self(tangent)]
         if self.scalar_op == scalar.mul:
@@ -279,21 +279,6 @@ class CAReduce(Op):
                                  math.true_div(nonzero_product, nonzero), 0)
         at_zero = math.switch(math.eq(zero_count, 1), nonzero_product, 0)
         return math.switch(is_zero, at_zero, at_nonzero)
-
-
-def _is_discrete(variable: Variable) -> bool:
-    return variable.type.dtype in scalar.DISCRETE_DTYPES
-
-
-def _declared_like(variable: Variable, like: Variable) -> Variable:
-    """`variable` (of like's ndim) with the axis lengths that like's type knows and its own does
-    not declared with specify_shape, so that a gradient or tangent computed for `like` has a
-    compatible type (a length-1 axis stays broadcastable)."""
-    missing = [static if own is None else None
-               for own, static in zip(variable.type.shape, like.type.shape)]
-    if builtins.all(length is None for length in missing):
-        return variable
-    return specify_shape(variable, missing)
 
 
 def _extremum_mask(x: Variable, extremum: Variable, axes: tuple[int, ...]) -> Variable:
@@ -343,7 +328,6 @@ class _ArgReduce(Op):
 
     def L_op(self, inputs, outputs, output_grads):
         """x is disconnected from the index (see connection_pattern)."""
-        from sympile.gradient import disconnected_type
         return [disconnected_type()]
 
     def R_op(self, inputs, eval_points):

@@ -22,7 +22,7 @@ from sympile.graph.op import Op
 from sympile.scalar.basic import DISCRETE_DTYPES, INTEGER_DTYPES, normalize_dtype
 from sympile.tensor import math
 from sympile.tensor.elemwise import DimShuffle
-from sympile.tensor.type import tensor_type
+from sympile.tensor.type import is_discrete, tensor_type
 from sympile.tensor.variable import as_tensor_variable, constant
 
 __all__ = [
@@ -182,14 +182,14 @@ class SpecifyShape(Op):
         x, *lengths = inputs
         (output_grad,) = output_grads
         unconnected = [disconnected_type() for _ in lengths]
-        if is_disconnected(output_grad) or _is_discrete(x):
+        if is_disconnected(output_grad) or is_discrete(x):
             return [disconnected_type()] + unconnected
-        return [_declared_like(math.cast(output_grad, x.type.dtype), x)] + unconnected
+        return [declared_like(math.cast(output_grad, x.type.dtype), x)] + unconnected
 
     def R_op(self, inputs, eval_points):
         """The tangent of x, with the same shape specified."""
         tangent = eval_points[0]
-        if tangent is None or _is_discrete(inputs[0]):
+        if tangent is None or is_discrete(inputs[0]):
             return [None]
         lengths = [None if _is_none_length(length) else length for length in inputs[1:]]
         return [self(tangent, *lengths)]
@@ -215,12 +215,7 @@ def specify_shape(x: Any, shape: Sequence[Any]) -> Variable:
     return _specify_shape(x, *shape)
 
 
-def _is_discrete(variable: Variable) -> bool:
-    """Bool and integer tensors: piecewise constant, so they carry no gradient or tangent."""
-    return variable.type.dtype in DISCRETE_DTYPES
-
-
-def _declared_like(variable: Variable, like: Variable) -> Variable:
+def declared_like(variable: Variable, like: Variable) -> Variable:
     """`variable` (of like's ndim) with the lengths that like's type knows and its own does not
     declared by specify_shape, so that a gradient or tangent computed for `like` has a type
     compatible with like's (a length-1 axis stays broadcastable)."""
@@ -413,9 +408,9 @@ class MakeVector(Op):
         """The gradient of scalar i is entry i of the output gradient, in the scalar's dtype
         (bool and integer scalars: disconnected)."""
         (output_grad,) = output_grads
-        if is_disconnected(output_grad) or _is_discrete(outputs[0]):
+        if is_disconnected(output_grad) or is_discrete(outputs[0]):
             return [disconnected_type() for _ in inputs]
-        return [disconnected_type() if _is_discrete(scalar)
+        return [disconnected_type() if is_discrete(scalar)
                 else math.cast(output_grad[index], scalar.type.dtype)
                 for index, scalar in enumerate(inputs)]
 
@@ -506,7 +501,7 @@ class Reshape(Op):
         disconnected."""
         x, _ = inputs
         (output_grad,) = output_grads
-        if is_disconnected(output_grad) or _is_discrete(x):
+        if is_disconnected(output_grad) or is_discrete(x):
             return [disconnected_type(), disconnected_type()]
         # The shape vector holds the lengths x's type knows, so the gradient's type has them.
         x_shape = _length_vector([_length(x, axis) for axis in range(x.type.ndim)])
@@ -517,7 +512,7 @@ class Reshape(Op):
         """x's tangent reshaped the same way."""
         x, requested = inputs
         tangent = eval_points[0]
-        if tangent is None or _is_discrete(x):
+        if tangent is None or is_discrete(x):
             return [None]
         return [self(tangent, requested)]
 

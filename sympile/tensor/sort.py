@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from sympile.graph.basic import Apply, Variable
+from sympile.graph.gradient_types import disconnected_type, is_disconnected
 from sympile.graph.op import Op
 from sympile.tensor.extra_ops import (
     declared_like,
@@ -84,9 +85,8 @@ class SortOp(_SortBase):
     def L_op(self, inputs, outputs, output_grads):
         """gx = g scattered back through p = argsort(x): gx[..., p[..., j], ...] = g[..., j, ...]
         along the axis (for axis None, on the flattened x, then reshaped to x's shape)."""
-        from sympile.gradient import disconnected_type
         (x,), (output_grad,) = inputs, output_grads
-        if _is_disconnected(output_grad):
+        if is_disconnected(output_grad):
             return [disconnected_type()]
         permutation = ArgSortOp(self.axis)(x)
         axis = 0 if self.axis is None else self.axis
@@ -126,7 +126,6 @@ class ArgSortOp(_SortBase):
         return [[False]]
 
     def L_op(self, inputs, outputs, output_grads):
-        from sympile.gradient import disconnected_type
         return [disconnected_type()]
 
     def R_op(self, inputs, eval_points):
@@ -195,9 +194,8 @@ class PermuteAlongAxis(Op):
 
     def L_op(self, inputs, outputs, output_grads):
         """A permutation's transpose is its inverse: gx = the other direction applied to g."""
-        from sympile.gradient import disconnected_type
         (x, permutation), (output_grad,) = inputs, output_grads
-        if _is_disconnected(output_grad):
+        if is_disconnected(output_grad):
             return [disconnected_type(), disconnected_type()]
         gradient = PermuteAlongAxis(self.axis, not self.inverse)(output_grad, permutation)
         return [declared_like(gradient, x), disconnected_type()]
@@ -206,11 +204,6 @@ class PermuteAlongAxis(Op):
         """Linear in x: the same permutation applied to x's tangent."""
         tangent = eval_points[0]
         return [None if tangent is None else self(tangent, inputs[1])]
-
-
-def _is_disconnected(variable: Variable) -> bool:
-    from sympile.gradient import DisconnectedType
-    return isinstance(variable.type, DisconnectedType)
 
 
 def _check_kind(kind: Any, function: str) -> str:

@@ -47,10 +47,10 @@ from sympile.tensor import reduction
 from sympile.tensor.basic import arange, full_like, zeros_like
 from sympile.tensor.elemwise import broadcast_static_shape
 from sympile.tensor.math import cast, eq, switch
-from sympile.tensor.shape import _declared_like, _is_discrete, reshape
+from sympile.tensor.shape import declared_like, reshape
 from sympile.tensor.shape import shape as shape_of
 from sympile.tensor.shape import size as size_of
-from sympile.tensor.type import tensor_type
+from sympile.tensor.type import is_discrete, tensor_type
 from sympile.tensor.variable import as_tensor_variable, constant, is_python_scalar
 
 __all__ = ["getitem", "take", "set_subtensor", "inc_subtensor", "Subtensor", "IncSubtensor",
@@ -533,7 +533,7 @@ class _ReadOp(_IndexOp):
         x, *index_inputs = inputs
         (output_grad,) = output_grads
         unconnected = [disconnected_type() for _ in index_inputs]
-        if is_disconnected(output_grad) or _is_discrete(x):
+        if is_disconnected(output_grad) or is_discrete(x):
             return [disconnected_type()] + unconnected
         gradient = self._increment()(zeros_like(x), cast(output_grad, x.type.dtype),
                                      *index_inputs)
@@ -543,9 +543,9 @@ class _ReadOp(_IndexOp):
         """The tangent of x[index] is tangent_x[index]."""
         x, *index_inputs = inputs
         tangent = eval_points[0]
-        if tangent is None or _is_discrete(x):
+        if tangent is None or is_discrete(x):
             return [None]
-        return [self(_declared_like(cast(tangent, x.type.dtype), x), *index_inputs)]
+        return [self(declared_like(cast(tangent, x.type.dtype), x), *index_inputs)]
 
 
 class Subtensor(_ReadOp):
@@ -693,7 +693,7 @@ class _IncOp(_IndexOp):
         x, y, *index_inputs = inputs
         (output_grad,) = output_grads
         unconnected = [disconnected_type() for _ in index_inputs]
-        if is_disconnected(output_grad) or _is_discrete(x):
+        if is_disconnected(output_grad) or is_discrete(x):
             return [disconnected_type(), disconnected_type()] + unconnected
         output_grad = cast(output_grad, x.type.dtype)
         zero = constant(np.zeros((), dtype=x.type.dtype))
@@ -704,17 +704,17 @@ class _IncOp(_IndexOp):
         if self._only_last_write_counts(x, index_inputs):
             written = _last_writes(self, x, region_grad, index_inputs)
             region_grad = switch(written, region_grad, zero)
-        return [_declared_like(x_grad, x), _sum_to_value(region_grad, y)] + unconnected
+        return [declared_like(x_grad, x), _sum_to_value(region_grad, y)] + unconnected
 
     def R_op(self, inputs, eval_points):
         """The op is linear in (x, y) together, so the tangent is the op applied to the
         tangents of x and y (zeros for the one that has none)."""
         x, y, *index_inputs = inputs
         x_tangent, y_tangent = eval_points[:2]
-        if (x_tangent is None and y_tangent is None) or _is_discrete(x):
+        if (x_tangent is None and y_tangent is None) or is_discrete(x):
             return [None]
         tangents = [zeros_like(value) if tangent is None
-                    else _declared_like(cast(tangent, x.type.dtype), value)
+                    else declared_like(cast(tangent, x.type.dtype), value)
                     for value, tangent in ((x, x_tangent), (y, y_tangent))]
         return [self(*tangents, *index_inputs)]
 
@@ -847,7 +847,7 @@ def _sum_to_value(gradient: Variable, value: Variable) -> Variable:
                       if length == 1 and gradient.type.shape[axis] != 1)
     if broadcast:
         gradient = reduction.sum(gradient, axis=broadcast, keepdims=True)
-    return _declared_like(cast(gradient, value.type.dtype), value)
+    return declared_like(cast(gradient, value.type.dtype), value)
 
 
 class SliceLength(Op):

@@ -12,7 +12,7 @@ import numpy as np
 
 from sympile.config import config
 from sympile.graph.type import Type
-from sympile.scalar.basic import normalize_dtype
+from sympile.scalar.basic import DISCRETE_DTYPES, normalize_dtype
 
 Shape = tuple[int | None, ...]
 
@@ -203,6 +203,12 @@ def _same_values(a: np.ndarray, b: np.ndarray) -> bool:
         if a.dtype.kind == "f" or b.dtype.kind == "f":
             equal = equal | (np.isnan(a) & np.isnan(b))
         return bool(np.all(equal))
+
+
+def is_discrete(variable: Any) -> bool:
+    """Bool and integer tensors: piecewise constant, so they carry no gradient or tangent."""
+    return isinstance(getattr(variable, "type", None), TensorType) \
+        and variable.type.dtype in DISCRETE_DTYPES
 
 
 def _describe(value: Any) -> str:
