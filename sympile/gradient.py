@@ -31,7 +31,7 @@ from sympile.graph.gradient_types import (
 from sympile.graph.op import Op
 from sympile.graph.utils import MethodNotDefined
 from sympile.scalar.basic import DISCRETE_DTYPES
-from sympile.tensor.type import TensorType
+from sympile.tensor.type import TensorType, is_discrete
 from sympile.tensor.variable import as_tensor_variable
 
 __all__ = [
@@ -59,13 +59,9 @@ class DisconnectedInputError(ValueError):
     """grad was asked for a variable the cost does not depend on (disconnected_inputs='raise')."""
 
 
-def _is_discrete(variable: Variable) -> bool:
-    return isinstance(variable.type, TensorType) and variable.type.dtype in DISCRETE_DTYPES
-
-
 def _float_zeros_like(variable: Variable) -> Variable:
     from sympile.tensor.basic import zeros_like
-    dtype = variable.type.dtype if not _is_discrete(variable) else config.floatX
+    dtype = variable.type.dtype if not is_discrete(variable) else config.floatX
     return zeros_like(variable, dtype=dtype)
 
 
@@ -114,7 +110,7 @@ def grad(cost: Variable | None, wrt: Variable | Sequence[Variable],
             raise TypeError(f"grad: cost must be a scalar (0-d tensor), got {cost} of type "
                             f"{cost.type}; sum or index it, or use Lop / known_grads")
         from sympile.tensor.basic import ones_like
-        seeds[cost] = ones_like(cost, dtype=cost.type.dtype if not _is_discrete(cost)
+        seeds[cost] = ones_like(cost, dtype=cost.type.dtype if not is_discrete(cost)
                                 else config.floatX)
     elif not known_grads:
         raise TypeError("grad: cost is None and no known_grads are given: nothing to "
@@ -205,7 +201,7 @@ def _backpropagate(seeds: dict[Variable, Variable], wrt: list[Variable],
             result = parts[0]
             for part in parts[1:]:
                 result = result + part
-            if isinstance(variable.type, TensorType) and not _is_discrete(variable) \
+            if isinstance(variable.type, TensorType) and not is_discrete(variable) \
                     and result.type.dtype != variable.type.dtype:
                 from sympile.tensor.math import cast
                 result = cast(result, variable.type.dtype)
@@ -232,13 +228,13 @@ def _backpropagate(seeds: dict[Variable, Variable], wrt: list[Variable],
             gradient = input_grads[index]
             if gradient is None or _is_disconnected(gradient):
                 continue
-            if _is_discrete(node.inputs[index]):
+            if is_discrete(node.inputs[index]):
                 continue
             contributions.setdefault(id(node.inputs[index]), []).append(gradient)
     results = []
     for variable in wrt:
         gradient = total(variable)
-        if gradient is not None and _is_discrete(variable) and not _is_null(gradient):
+        if gradient is not None and is_discrete(variable) and not _is_null(gradient):
             gradient = _float_zeros_like(variable)
         results.append(gradient)
     return results
@@ -304,7 +300,7 @@ def _check_eval_point(variable: Variable, point: Any, where: str) -> Variable:
     for axis, (a, b) in enumerate(zip(point.type.shape, variable.type.shape)):
         if a is not None and b is not None and a != b:
             raise ValueError(f"{where} has length {a} on axis {axis}, but {variable} has {b}")
-    if _is_discrete(point) and not _is_discrete(variable):
+    if is_discrete(point) and not is_discrete(variable):
         raise TypeError(f"{where} has the discrete dtype {point.type.dtype}; tangents and "
                         f"cotangents of {variable.type.dtype} values must be floats")
     return point
@@ -355,7 +351,7 @@ def Rop(f: Variable | Sequence[Variable], wrt: Variable | Sequence[Variable],
             if point.type.ndim != output.type.ndim:
                 raise GradientError(f"{node.op}.R_op returned a tangent of {point.type.ndim} "
                                     f"dimensions for an output of {output.type.ndim}")
-            if isinstance(output.type, TensorType) and not _is_discrete(output) \
+            if isinstance(output.type, TensorType) and not is_discrete(output) \
                     and point.type.dtype != output.type.dtype:
                 from sympile.tensor.math import cast
                 point = cast(point, output.type.dtype)
@@ -435,7 +431,7 @@ def _empty_jacobian(variable: Variable) -> Variable:
     from sympile.tensor.basic import zeros
     from sympile.tensor.shape import shape_i
     return zeros((0,) + tuple(shape_i(variable, a) for a in range(variable.type.ndim)),
-                 dtype=variable.type.dtype if not _is_discrete(variable) else config.floatX)
+                 dtype=variable.type.dtype if not is_discrete(variable) else config.floatX)
 
 
 class JacobianLoop(Op):
