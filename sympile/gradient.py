@@ -30,7 +30,6 @@ from sympile.graph.gradient_types import (
 )
 from sympile.graph.op import Op
 from sympile.graph.utils import MethodNotDefined
-from sympile.scalar.basic import DISCRETE_DTYPES
 from sympile.tensor.type import TensorType, is_discrete
 from sympile.tensor.variable import as_tensor_variable
 

@@ -1,8 +1,9 @@
 """Modes: which graph rewrites run, and which backend runs the result.
 
-A Mode pairs a rewrite query with a backend. The rewrite databases are filled by
-sympile.tensor.rewriting; while a database holds no rewrite, a mode runs the graph as the user
-wrote it.
+A Mode pairs a rewriter with a backend. The rewriter is a callable on a FunctionGraph or a
+RewriteQuery over sympile.tensor.rewriting.rewrite_db, resolved at each compilation (so rules
+registered later are included). FAST_RUN selects the rewrites tagged 'fast_run', FAST_COMPILE
+those tagged 'fast_compile' (the merge pass).
 """
 
 from __future__ import annotations
@@ -12,29 +13,64 @@ from typing import Any
 
 from sympile.config import config
 from sympile.graph.fgraph import FunctionGraph
+from sympile.graph.rewriting.basic import RewriteHistory
+from sympile.graph.rewriting.db import RewriteQuery
 from sympile.link.python.vm import PythonVM
+from sympile.tensor.rewriting import rewrite_db
 
-Rewriter = Callable[[FunctionGraph], None]
+Rewriter = Callable[[FunctionGraph], Any]
 
 
 class Mode:
-    """rewriter: a callable that rewrites a FunctionGraph in place (None: none);
-    backend: 'python' (the reference VM)."""
+    """rewriter: a callable that rewrites a FunctionGraph in place, a RewriteQuery over
+    rewrite_db, or None (no rewrite); backend: 'python' (the reference VM);
+    record_history: attach a RewriteHistory to each compiled graph, so that
+    `f.maker.fgraph.rewrite_history` shows which rewrite changed what."""
 
-    def __init__(self, rewriter: Rewriter | None = None, backend: str = "python",
-                 name: str | None = None):
+    def __init__(self, rewriter: Rewriter | RewriteQuery | None = None, backend: str = "python",
+                 name: str | None = None, record_history: bool = False):
         if backend not in BACKENDS:
             raise ValueError(f"Mode: unknown backend {backend!r}; known: {', '.join(BACKENDS)}")
+        if rewriter is not None and not isinstance(rewriter, RewriteQuery) \
+                and not callable(rewriter):
+            raise TypeError(f"Mode: rewriter must be a callable, a RewriteQuery or None, got "
+                            f"{rewriter!r}")
         self.rewriter = rewriter
         self.backend = backend
         self.name = name or f"Mode(backend={backend!r})"
+        self.record_history = record_history
 
     def rewrite(self, fgraph: FunctionGraph) -> None:
-        if self.rewriter is not None:
+        if self.record_history and getattr(fgraph, "rewrite_history", None) is None:
+            fgraph.attach_feature(RewriteHistory())
+        if isinstance(self.rewriter, RewriteQuery):
+            rewrite_db.query_rewriter(self.rewriter)(fgraph)
+        elif self.rewriter is not None:
             self.rewriter(fgraph)
 
     def link(self, fgraph: FunctionGraph, input_storage: list[list[Any]]):
         return BACKENDS[self.backend](fgraph, input_storage)
+
+    # -- derived modes ----------------------------------------------------------------------
+    def _with_query(self, method: str, tags: tuple[str, ...]) -> Mode:
+        if not isinstance(self.rewriter, RewriteQuery):
+            raise ValueError(f"Mode.{method}: mode {self.name} does not select its rewrites by "
+                             f"a RewriteQuery")
+        query = getattr(self.rewriter, method)(*tags)
+        return Mode(query, self.backend, f"{self.name}.{method}({', '.join(map(repr, tags))})",
+                    self.record_history)
+
+    def including(self, *tags: str) -> Mode:
+        """This mode plus the rewrites with one of `tags` (or named so)."""
+        return self._with_query("including", tags)
+
+    def excluding(self, *tags: str) -> Mode:
+        """This mode without the rewrites with one of `tags` (or named so)."""
+        return self._with_query("excluding", tags)
+
+    def requiring(self, *tags: str) -> Mode:
+        """This mode restricted to the rewrites with every one of `tags`."""
+        return self._with_query("requiring", tags)
 
     def __str__(self):
         return self.name
@@ -43,8 +79,8 @@ class Mode:
 BACKENDS: dict[str, Callable[..., Any]] = {"python": PythonVM}
 
 PREDEFINED_MODES: dict[str, Mode] = {
-    "FAST_RUN": Mode(name="FAST_RUN"),
-    "FAST_COMPILE": Mode(name="FAST_COMPILE"),
+    "FAST_RUN": Mode(RewriteQuery(include=("fast_run",)), name="FAST_RUN"),
+    "FAST_COMPILE": Mode(RewriteQuery(include=("fast_compile",)), name="FAST_COMPILE"),
 }
 
 

@@ -351,7 +351,11 @@ class Cast(ScalarOp):
         return (self.dtype,)
 
     def L_op(self, inputs, outputs, output_grads):
-        return [cast_op(inputs[0].type.dtype)(output_grads[0])]
+        """The identity on values: the gradient converted back to the input's dtype."""
+        (x,), (gradient,) = inputs, output_grads
+        if gradient.type.dtype == x.type.dtype:
+            return [gradient]
+        return [cast_op(x.type.dtype)(gradient)]
 
 
 @functools.cache
@@ -388,6 +392,15 @@ def _square(x: Variable) -> Variable:
     return mul(x, x)
 
 
+def _power_derivative(x: Variable, y: Variable, like: Variable) -> Variable:
+    """d(x ** y)/dx = y x ** (y - 1), computed in the dtype of the gradient `like`: an integer
+    exponent is cast first, so that y - 1 neither turns a float32 graph into float64 (int8 -
+    1.0 is float64) nor wraps around (uint8 0 - 1 is 255)."""
+    dtype = like.type.dtype
+    exponent = y if y.type.dtype == dtype else cast_op(dtype)(y)
+    return mul(exponent, pow(x, sub(exponent, _like(1, like))))
+
+
 class _Derivative:
     """L_op of a scalar op from a rule (inputs..., output, output_gradient) -> gradients."""
 
@@ -409,8 +422,7 @@ _DERIVATIVES: dict[ScalarOp, Callable[..., list]] = {
     int_div: lambda x, y, out, g: [_zero(x, g), _zero(y, g)],
     # x mod y = x - y floor(x / y)
     mod: lambda x, y, out, g: [g, neg(mul(g, floor(true_div(x, y))))],
-    pow: lambda x, y, out, g: [mul(g, mul(y, pow(x, sub(y, _like(1, y))))),
-                               mul(g, mul(out, log(x)))],
+    pow: lambda x, y, out, g: [mul(g, _power_derivative(x, y, g)), mul(g, mul(out, log(x)))],
     neg: lambda x, out, g: [neg(g)],
     abs: lambda x, out, g: [mul(g, sign(x))],
     sign: lambda x, out, g: [_zero(x, g)],
@@ -422,10 +434,12 @@ _DERIVATIVES: dict[ScalarOp, Callable[..., list]] = {
                                    mul(g, cast_op(g.type.dtype)(eq(out, y)))],
     minimum: lambda x, y, out, g: [mul(g, cast_op(g.type.dtype)(eq(out, x))),
                                    mul(g, cast_op(g.type.dtype)(eq(out, y)))],
+    # clip is minimum(maximum(x, low), high), as numpy computes it: when low > high the
+    # result is high (whatever x), so the whole gradient goes to high.
     clip: lambda x, low, high, out, g: [
         switch(logical_and(ge(x, low), le(x, high)), g, _zero(x, g)),
-        switch(lt(x, low), g, _zero(low, g)),
-        switch(gt(x, high), g, _zero(high, g))],
+        switch(logical_and(lt(x, low), le(low, high)), g, _zero(low, g)),
+        switch(logical_or(gt(x, high), gt(low, high)), g, _zero(high, g))],
     switch: lambda condition, a, b, out, g: [
         _zero(condition, g), switch(condition, g, _zero(a, g)), switch(condition, _zero(b, g), g)],
     identity: lambda x, out, g: [g],

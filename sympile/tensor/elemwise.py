@@ -273,7 +273,9 @@ class Elemwise(Op):
         output = outputs[0]
         if _is_discrete(output):
             return [None]
-        from sympile.tensor.basic import ones_like
+        if any(v.type.dtype in COMPLEX_DTYPES for v in [*inputs, output]):
+            raise MethodNotDefined(f"{self}.R_op: complex tangents are not implemented")
+        from sympile.tensor.basic import ones_like, second
         partials = self._scalar_rule(inputs, outputs, [ones_like(output)])
         if partials is None:
             raise MethodNotDefined(f"{self.scalar_op} has no derivative rule")
@@ -283,6 +285,11 @@ class Elemwise(Op):
                 continue
             term = partial * point
             tangent = term if tangent is None else tangent + term
+        if tangent is not None and any(t == 1 and o != 1 for t, o in zip(tangent.type.shape,
+                                                                           output.type.shape)):
+            # A constant partial (int_div's 0) times the tangent of a broadcast input has that
+            # input's shape: broadcast it to the output's.
+            tangent = second(output, tangent)
         return [tangent]
 
     def _scalar_rule(self, inputs, outputs, output_grads):
@@ -430,7 +437,7 @@ class DimShuffle(Op):
         """Sum away the inserted axes (length 1, so a no-op on values), undo the permutation,
         and put back the dropped length-1 axes."""
         (x,), (gradient,) = inputs, output_grads
-        if _is_discrete(x):
+        if _is_discrete(x) or is_disconnected(gradient):
             return [disconnected_type()]
         if self.augment:
             from sympile.tensor.reduction import sum as reduce_sum
