@@ -67,3 +67,18 @@ def is_disconnected(variable: Any) -> bool:
 
 def is_null(variable: Any) -> bool:
     return isinstance(getattr(variable, "type", None), NullType)
+
+
+class NonDifferentiable:
+    """Mixin for one-output Ops whose output does not vary smoothly with any input (integer
+    results: shapes, lengths, indices, counts): every input is disconnected, and the output
+    has no tangent."""
+
+    def connection_pattern(self, node) -> list[list[bool]]:
+        return [[False] * len(node.outputs) for _ in node.inputs]
+
+    def L_op(self, inputs, outputs, output_grads) -> list[Variable]:
+        return [disconnected_type() for _ in inputs]
+
+    def R_op(self, inputs, eval_points) -> list[None]:
+        return [None]

@@ -20,7 +20,7 @@ import numpy as np
 
 from sympile.config import config
 from sympile.graph.basic import Apply, Variable
-from sympile.graph.gradient_types import disconnected_type, is_disconnected
+from sympile.graph.gradient_types import NonDifferentiable, disconnected_type, is_disconnected
 from sympile.graph.op import Op
 from sympile.scalar.basic import DISCRETE_DTYPES, normalize_dtype, upcast
 from sympile.tensor import math
@@ -31,7 +31,6 @@ from sympile.tensor.shape import (
     MakeVector,
     _as_length_variable,
     _check_nonnegative,
-    declared_like,
     _is_integer_type,
     _length,
     _length_argument,
@@ -42,6 +41,7 @@ from sympile.tensor.shape import (
     _static_int,
     _vector_entries,
     _vector_static_entries,
+    declared_like,
     expand_dims,
     flatten,
     reshape,
@@ -347,7 +347,7 @@ fill = second
 # ---------------------------------------------------------------------------------------------
 # Eye
 
-class Eye(Op):
+class Eye(NonDifferentiable, Op):
     """eye(n, m, k): the n x m array of `dtype` with ones on diagonal k (0: the main one,
     positive: above, negative: below) and zeros elsewhere (numpy.eye)."""
 
@@ -374,18 +374,6 @@ class Eye(Op):
         n, m, _ = node.inputs
         return [tuple(length if static is None else static
                       for static, length in zip(node.outputs[0].type.shape, (n, m)))]
-
-    def connection_pattern(self, node):
-        # n, m and k are integers that only place the ones.
-        return [[False], [False], [False]]
-
-    def L_op(self, inputs, outputs, output_grads):
-        """No input is differentiable (see connection_pattern)."""
-        return [disconnected_type() for _ in inputs]
-
-    def R_op(self, inputs, eval_points):
-        """The output does not depend on any continuous input: no tangent."""
-        return [None]
 
 
 def eye(n: Any, m: Any = None, k: Any = 0, dtype: Any = None) -> Variable:

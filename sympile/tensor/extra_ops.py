@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from sympile.graph.basic import Apply, Constant, Variable
-from sympile.graph.gradient_types import disconnected_type, is_disconnected
+from sympile.graph.gradient_types import NonDifferentiable, disconnected_type, is_disconnected
 from sympile.graph.op import Op
 from sympile.tensor import math as tensor_math
 from sympile.tensor.elemwise import DimShuffle
@@ -818,7 +818,7 @@ def fill_diagonal(a: Any, val: Any) -> Variable:
 # ---------------------------------------------------------------------------------------------
 # searchsorted
 
-class SearchsortedOp(Op):
+class SearchsortedOp(NonDifferentiable, Op):
     """The int64 indices where the elements of v would be inserted into the sorted vector a to
     keep it sorted (numpy.searchsorted); side 'left' gives the first such index, 'right' the
     last. An optional int vector `sorter` holds the indices that sort a. The output has v's
@@ -858,16 +858,6 @@ class SearchsortedOp(Op):
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [tuple(input_shapes[1])]
-
-    def connection_pattern(self, node):
-        # Integer positions, piecewise constant in a and v.
-        return [[False] for _ in node.inputs]
-
-    def L_op(self, inputs, outputs, output_grads):
-        return _disconnected(len(inputs))
-
-    def R_op(self, inputs, eval_points):
-        return [None]
 
 
 def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Variable:

@@ -25,7 +25,12 @@ from typing import Any
 import numpy as np
 
 from sympile.graph.basic import Apply, Variable
-from sympile.graph.gradient_types import DisconnectedType, disconnected_type, grad_not_implemented
+from sympile.graph.gradient_types import (
+    DisconnectedType,
+    NonDifferentiable,
+    disconnected_type,
+    grad_not_implemented,
+)
 from sympile.graph.op import Op
 from sympile.graph.utils import MethodNotDefined
 from sympile.scalar import basic as scalar
@@ -286,7 +291,7 @@ def _extremum_mask(x: Variable, extremum: Variable, axes: tuple[int, ...]) -> Va
     return math.eq(x, _keep_reduced_axes(extremum, x.type.ndim, axes))
 
 
-class _ArgReduce(Op):
+class _ArgReduce(NonDifferentiable, Op):
     """Index of the extreme element over `axis` (a tuple of axes >= 0, None: every axis),
     counted in the C-order flattening of the reduced axes (numpy's argmax with axis=None
     counts in the flattened array). The reduced axes are removed; the output is int64."""
@@ -321,18 +326,6 @@ class _ArgReduce(Op):
     def infer_shape(self, fgraph, node, input_shapes):
         axes = _checked_axes(self, self.axis, node.inputs[0])
         return [_reduced_shape(input_shapes[0], axes)]
-
-    def connection_pattern(self, node):
-        # An index is piecewise constant in x: no gradient flows through it.
-        return [[False]]
-
-    def L_op(self, inputs, outputs, output_grads):
-        """x is disconnected from the index (see connection_pattern)."""
-        return [disconnected_type()]
-
-    def R_op(self, inputs, eval_points):
-        """An integer index has no tangent."""
-        return [None]
 
 
 class Argmax(_ArgReduce):

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from sympile.graph.basic import Apply, Constant, Variable
-from sympile.graph.gradient_types import disconnected_type, is_disconnected
+from sympile.graph.gradient_types import NonDifferentiable, disconnected_type, is_disconnected
 from sympile.graph.op import Op
 from sympile.scalar.basic import DISCRETE_DTYPES, INTEGER_DTYPES, normalize_dtype
 from sympile.tensor import math
@@ -45,7 +45,7 @@ __all__ = [
 Length = int | Variable
 
 
-class Shape(Op):
+class Shape(NonDifferentiable, Op):
     """shape(x): the int64 vector of x's dimensions."""
 
     def make_node(self, x):
@@ -58,20 +58,8 @@ class Shape(Op):
     def infer_shape(self, fgraph, node, input_shapes):
         return [(node.inputs[0].type.ndim,)]
 
-    def connection_pattern(self, node):
-        # The lengths are integers: piecewise constant in x's values.
-        return [[False]]
 
-    def L_op(self, inputs, outputs, output_grads):
-        """x is disconnected from its shape (see connection_pattern)."""
-        return [disconnected_type()]
-
-    def R_op(self, inputs, eval_points):
-        """An integer shape has no tangent."""
-        return [None]
-
-
-class ShapeI(Op):
+class ShapeI(NonDifferentiable, Op):
     """shape_i(x, i): the length of axis i of x, an int64 scalar."""
 
     __props__ = ("axis",)
@@ -93,18 +81,6 @@ class ShapeI(Op):
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [()]
-
-    def connection_pattern(self, node):
-        # The length is an integer: piecewise constant in x's values.
-        return [[False]]
-
-    def L_op(self, inputs, outputs, output_grads):
-        """x is disconnected from its length (see connection_pattern)."""
-        return [disconnected_type()]
-
-    def R_op(self, inputs, eval_points):
-        """An integer length has no tangent."""
-        return [None]
 
 
 _shape = Shape()

@@ -7,8 +7,8 @@ its non-stable kinds unspecified, and a fixed order keeps every backend's result
 Derivatives: sort(x) is x gathered by the permutation p = argsort(x) along the axis, so its
 gradient is the output gradient scattered back through p, and its tangent is the input tangent
 gathered by p (PermuteAlongAxis does both). Where x has ties any order of the tied elements
-sorts x; the rules use argsort's stable one (one of the one-sided derivatives there). argsort's integer
-result is piecewise constant: its input is disconnected.
+sorts x; the rules use argsort's stable one (one of the one-sided derivatives there).
+argsort's integer result is piecewise constant: its input is disconnected.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from sympile.graph.basic import Apply, Variable
-from sympile.graph.gradient_types import disconnected_type, is_disconnected
+from sympile.graph.gradient_types import NonDifferentiable, disconnected_type, is_disconnected
 from sympile.graph.op import Op
 from sympile.tensor.extra_ops import (
     declared_like,
@@ -107,7 +107,7 @@ class SortOp(_SortBase):
         return [PermuteAlongAxis(self.axis)(tangent, permutation)]
 
 
-class ArgSortOp(_SortBase):
+class ArgSortOp(NonDifferentiable, _SortBase):
     """The int64 indices that sort x along `axis`, ties in stable order (numpy.argsort with
     kind='stable'); axis None sorts the flattened x."""
 
@@ -120,16 +120,6 @@ class ArgSortOp(_SortBase):
     def perform(self, node, inputs, output_storage):
         output_storage[0][0] = np.argsort(inputs[0], axis=self.axis, kind="stable") \
             .astype("int64", copy=False)
-
-    def connection_pattern(self, node):
-        # Integer indices, piecewise constant in x.
-        return [[False]]
-
-    def L_op(self, inputs, outputs, output_grads):
-        return [disconnected_type()]
-
-    def R_op(self, inputs, eval_points):
-        return [None]
 
 
 class PermuteAlongAxis(Op):

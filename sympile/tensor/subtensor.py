@@ -41,7 +41,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from sympile.graph.basic import Apply, Constant, Variable
-from sympile.graph.gradient_types import disconnected_type, is_disconnected
+from sympile.graph.gradient_types import NonDifferentiable, disconnected_type, is_disconnected
 from sympile.graph.op import Op
 from sympile.tensor import reduction
 from sympile.tensor.basic import arange, full_like, zeros_like
@@ -850,7 +850,7 @@ def _sum_to_value(gradient: Variable, value: Variable) -> Variable:
     return declared_like(cast(gradient, value.type.dtype), value)
 
 
-class SliceLength(Op):
+class SliceLength(NonDifferentiable, Op):
     """The number of elements slice(start, stop, step) selects on an axis of a given length
     (Python's slice.indices): an int64 scalar.
 
@@ -886,16 +886,6 @@ class SliceLength(Op):
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [()]
-
-    def connection_pattern(self, node):
-        # An integer count: piecewise constant in its (integer) inputs.
-        return [[False] for _ in node.inputs]
-
-    def L_op(self, inputs, outputs, output_grads):
-        return [disconnected_type() for _ in inputs]
-
-    def R_op(self, inputs, eval_points):
-        return [None]
 
 
 # ---------------------------------------------------------------------------------------------
