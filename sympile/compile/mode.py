@@ -54,8 +54,8 @@ class Mode:
     # -- derived modes ----------------------------------------------------------------------
     def _with_query(self, method: str, tags: tuple[str, ...]) -> Mode:
         if not isinstance(self.rewriter, RewriteQuery):
-            raise ValueError(f"Mode.{method}: mode {self.name} does not select its rewrites by "
-                             f"a RewriteQuery")
+            raise TypeError(f"Mode.{method}: mode {self.name} does not select its rewrites by "
+                            f"a RewriteQuery")
         query = getattr(self.rewriter, method)(*tags)
         return Mode(query, self.backend, f"{self.name}.{method}({', '.join(map(repr, tags))})",
                     self.record_history)

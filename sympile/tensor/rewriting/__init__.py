@@ -1,0 +1,8 @@
+"""Tensor rewrite rules, registered in rewrite_db (which modes query by tag)."""
+
+from sympile.tensor.rewriting.basic import (  # noqa: F401
+    MAX_FOLDED_SIZE,
+    MergeRewriter,
+    local_constant_folding,
+    rewrite_db,
+)

@@ -1,0 +1,156 @@
+"""The first rules: the merge pass and constant folding, and the database modes query.
+
+rewrite_db (a sequence, by position):
+  0    merge                   merge, fast_compile, fast_run
+  1    local_constant_folding  constant_folding, fast_run   (an in_to_out walk)
+  100  final_merge             merge, fast_run              (merges the folded constants)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from sympile.graph.basic import Apply, Constant, Variable
+from sympile.graph.fgraph import FunctionGraph, InconsistencyError
+from sympile.graph.rewriting.basic import GraphRewriter, node_rewriter, record_rewrite
+from sympile.graph.rewriting.db import RewriteDatabase
+from sympile.tensor.type import TensorType, tensor_type
+
+# Constant folding never creates a constant of more elements than this: a constant lives as
+# long as the compiled function (and in every copy of it), while computing a large array
+# at each call costs no more than the copy a returned constant needs anyway.
+MAX_FOLDED_SIZE = 1_000_000
+
+
+class MergeRewriter(GraphRewriter):
+    """Merges what computes the same thing, until nothing is left to merge: constants with
+    equal signatures (same Type and value) become one, then nodes with equal ops and the same
+    inputs become one (their outputs replaced by the first node's).
+
+    Nodes whose op destroys an input are never merged (each overwrites its own copy). Two
+    graph outputs may become one variable; function() still returns separate arrays.
+    """
+
+    def __init__(self, name: str = "merge"):
+        self.name = name
+
+    def apply(self, fgraph: FunctionGraph) -> bool:
+        changed = False
+        while True:
+            merged = self._merge_constants(fgraph)
+            merged = self._merge_nodes(fgraph) or merged
+            if not merged:
+                return changed
+            changed = True
+
+    def _merge_constants(self, fgraph: FunctionGraph) -> bool:
+        changed = False
+        first_of: dict[Any, Constant] = {}
+        for constant in _constants(fgraph):
+            first = first_of.setdefault(constant.signature(), constant)
+            if first is constant or constant not in fgraph.variables:
+                continue
+            if _replace(fgraph, self.name, None, [(constant, first)]):
+                changed = True
+        return changed
+
+    def _merge_nodes(self, fgraph: FunctionGraph) -> bool:
+        changed = False
+        first_of: dict[tuple, Apply] = {}
+        # Topological order: a node's inputs are merged before the node is looked at, so one
+        # pass merges whole duplicated subgraphs.
+        for node in fgraph.toposort():
+            if node not in fgraph.apply_nodes or node.op.destroy_map:
+                continue
+            key = (node.op, tuple(id(v) for v in node.inputs))
+            first = first_of.get(key)
+            if first is None or first not in fgraph.apply_nodes:
+                # The node kept in first_of keeps its inputs alive, so their ids stay unique.
+                first_of[key] = node
+                continue
+            pairs = [(old, new) for old, new in zip(node.outputs, first.outputs)
+                     if old in fgraph.variables]
+            if any(not old.type.is_super(new.type) for old, new in pairs):
+                # The first node's outputs are less precise: keep both rather than lose
+                # static information.
+                continue
+            if _replace(fgraph, self.name, node, pairs):
+                changed = True
+        return changed
+
+
+def _constants(fgraph: FunctionGraph) -> list[Constant]:
+    """The constants of fgraph in a deterministic order (first use in topological order)."""
+    seen: set[int] = set()
+    result: list[Constant] = []
+    for variable in [v for node in fgraph.toposort() for v in node.inputs] + fgraph.outputs:
+        if isinstance(variable, Constant) and id(variable) not in seen:
+            seen.add(id(variable))
+            result.append(variable)
+    return result
+
+
+def _replace(fgraph: FunctionGraph, name: str, node: Apply | None,
+             pairs: list[tuple[Variable, Variable]]) -> bool:
+    """Replace `pairs` in fgraph and record it; False if a feature vetoed it."""
+    if not pairs:
+        return False
+    try:
+        fgraph.replace_all(pairs, reason=name)
+    except InconsistencyError:
+        return False
+    record_rewrite(fgraph, name, node, [old for old, _ in pairs], [new for _, new in pairs])
+    return True
+
+
+def _static_size(variable: Variable) -> int | None:
+    shape = variable.type.shape
+    return None if None in shape else math.prod(shape)
+
+
+@node_rewriter(None)
+def local_constant_folding(fgraph: FunctionGraph, node: Apply):
+    """op(c1, ..., cn) -> constant(op.perform(c1, ..., cn)) when every input is a constant.
+
+    Skipped when: the node has no inputs; an output is not a tensor; the op's
+    do_constant_folding declines; a result would hold more than MAX_FOLDED_SIZE elements
+    (checked on the static shape before computing, and on the result); perform raises (the
+    error then happens when the function runs, as without folding) or gives a value that is
+    not exactly of the output's Type. The folded constant is a read-only copy with the
+    result's full static shape.
+    """
+    if not node.inputs or not all(isinstance(v, Constant) for v in node.inputs):
+        return None
+    if not all(isinstance(output.type, TensorType) for output in node.outputs):
+        return None
+    if not node.op.do_constant_folding(fgraph, node):
+        return None
+    for output in node.outputs:
+        size = _static_size(output)
+        if size is not None and size > MAX_FOLDED_SIZE:
+            return None
+    storage: list[list[Any]] = [[None] for _ in node.outputs]
+    try:
+        node.op.perform(node, [v.data for v in node.inputs], storage)
+    except Exception:  # noqa: BLE001 - any failure: leave the node to fail when it runs
+        return None
+    replacements = []
+    for output, (value,) in zip(node.outputs, storage):
+        try:
+            value = output.type.filter(value, strict=True)
+        except (TypeError, ValueError):
+            return None
+        if value.size > MAX_FOLDED_SIZE:
+            return None
+        replacements.append(tensor_type(output.type.dtype, value.shape).make_constant(value))
+    return replacements
+
+
+rewrite_db = RewriteDatabase("rewrite_db")
+rewrite_db.register("merge", MergeRewriter("merge"), "merge", "fast_compile", "fast_run",
+                    position=0)
+rewrite_db.register("local_constant_folding", local_constant_folding, "constant_folding",
+                    "fast_run", position=1)
+rewrite_db.register("final_merge", MergeRewriter("final_merge"), "merge", "fast_run",
+                    position=100)
