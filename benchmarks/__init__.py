@@ -1,0 +1,1 @@
+"""Benchmarks: measured side by side, reported as ratios; never asserted in tests."""
