@@ -401,6 +401,11 @@ def _power_derivative(x: Variable, y: Variable, like: Variable) -> Variable:
     return mul(exponent, pow(x, sub(exponent, _like(1, like))))
 
 
+def _first_or_second(first: Variable, g: Variable) -> list:
+    """The gradient g for the first input where `first` holds, for the second elsewhere."""
+    return [switch(first, g, _like(0, g)), switch(first, _like(0, g), g)]
+
+
 class _Derivative:
     """L_op of a scalar op from a rule (inputs..., output, output_gradient) -> gradients."""
 
@@ -429,11 +434,10 @@ _DERIVATIVES: dict[ScalarOp, Callable[..., list]] = {
     sqr: lambda x, out, g: [mul(g, mul(_like(2, x), x))],
     sqrt: lambda x, out, g: [true_div(mul(g, _like(0.5, out)), out)],
     reciprocal: lambda x, out, g: [neg(mul(g, mul(out, out)))],
-    # Ties: the whole gradient goes to every input equal to the result (Theano, PyTensor).
-    maximum: lambda x, y, out, g: [mul(g, cast_op(g.type.dtype)(eq(out, x))),
-                                   mul(g, cast_op(g.type.dtype)(eq(out, y)))],
-    minimum: lambda x, y, out, g: [mul(g, cast_op(g.type.dtype)(eq(out, x))),
-                                   mul(g, cast_op(g.type.dtype)(eq(out, y)))],
+    # Ties go to the first input (as in PyTensor), so that the two gradients add up to g:
+    # maximum(x, x) is x, of derivative 1.
+    maximum: lambda x, y, out, g: _first_or_second(eq(out, x), g),
+    minimum: lambda x, y, out, g: _first_or_second(eq(out, x), g),
     # clip is minimum(maximum(x, low), high), as numpy computes it: when low > high the
     # result is high (whatever x), so the whole gradient goes to high.
     clip: lambda x, low, high, out, g: [

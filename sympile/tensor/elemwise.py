@@ -267,7 +267,10 @@ class Elemwise(Op):
     def R_op(self, inputs, eval_points):
         """Forward mode from the same rule: sum_i (d out / d x_i) * tangent_i, the partial
         derivatives being the rule's gradients for an output gradient of ones."""
-        outputs = self.make_node(*inputs).outputs
+        # The output, recomputed by the op without its inplace pattern (the tangent graph must
+        # not overwrite the inputs it reads).
+        forward = Elemwise(self.scalar_op) if self.inplace_pattern else self
+        outputs = forward.make_node(*inputs).outputs
         if len(outputs) != 1:
             raise MethodNotDefined(f"{self}.R_op: multi-output elementwise ops")
         output = outputs[0]
@@ -276,14 +279,16 @@ class Elemwise(Op):
         if any(v.type.dtype in COMPLEX_DTYPES for v in [*inputs, output]):
             raise MethodNotDefined(f"{self}.R_op: complex tangents are not implemented")
         from sympile.tensor.basic import ones_like, second
+        from sympile.tensor.shape import declared_like
         partials = self._scalar_rule(inputs, outputs, [ones_like(output)])
         if partials is None:
             raise MethodNotDefined(f"{self.scalar_op} has no derivative rule")
         tangent = None
-        for partial, point in zip(partials, eval_points):
-            if point is None:
+        for partial, point, x in zip(partials, eval_points, inputs):
+            if point is None or _is_discrete(x):
                 continue
-            term = partial * point
+            # A tangent typed (None, None) for a row must still broadcast like the row.
+            term = partial * declared_like(point, x)
             tangent = term if tangent is None else tangent + term
         if tangent is not None and any(t == 1 and o != 1 for t, o in zip(tangent.type.shape,
                                                                            output.type.shape)):
@@ -449,7 +454,12 @@ class DimShuffle(Op):
         return [gradient]
 
     def R_op(self, inputs, eval_points):
-        return [None if eval_points[0] is None else self(eval_points[0])]
+        """The same rearrangement of the tangent (declared with the input's static shape, so
+        that the length-1 axes to drop are known to be length 1)."""
+        if eval_points[0] is None:
+            return [None]
+        from sympile.tensor.shape import declared_like
+        return [self(declared_like(eval_points[0], inputs[0]))]
 
 
 def is_elemwise_of(variable: Any, scalar_op: ScalarOp) -> bool:
