@@ -23,13 +23,23 @@ from typing import Any
 import numpy as np
 
 from sympile.config import config
-from sympile.graph.basic import Apply, Constant, Variable, io_toposort, graph_inputs
+from sympile.graph.basic import Apply, Constant, Variable, graph_inputs, io_toposort
 from sympile.graph.gradient_types import (
-    DisconnectedType, NullType, disconnected_type, grad_not_implemented, grad_undefined,
-    is_disconnected as _is_disconnected, is_null as _is_null,
+    DisconnectedType,
+    NullType,
+    disconnected_type,
+    grad_not_implemented,
+    grad_undefined,
+)
+from sympile.graph.gradient_types import (
+    is_disconnected as _is_disconnected,
+)
+from sympile.graph.gradient_types import (
+    is_null as _is_null,
 )
 from sympile.graph.op import Op
 from sympile.graph.utils import MethodNotDefined
+from sympile.tensor.shape import declared_like
 from sympile.tensor.type import TensorType, is_discrete
 from sympile.tensor.variable import as_tensor_variable
 
@@ -283,7 +293,7 @@ def Lop(f: Variable | Sequence[Variable], wrt: Variable | Sequence[Variable],
     known = {}
     for index, (output, point) in enumerate(zip(f_list, points)):
         point = _check_eval_point(output, point, f"Lop: eval_points[{index}]")
-        known[output] = point
+        known[output] = declared_like(point, output)
     return grad(None, wrt, consider_constant=consider_constant,
                 disconnected_inputs=disconnected_inputs, known_grads=known)
 
@@ -330,16 +340,17 @@ def Rop(f: Variable | Sequence[Variable], wrt: Variable | Sequence[Variable],
     for index, (variable, point) in enumerate(zip(wrt_list, points)):
         if not isinstance(variable, Variable):
             raise TypeError(f"Rop: wrt[{index}] is {variable!r}, expected a Variable")
-        tangents[id(variable)] = _check_eval_point(variable, point, f"Rop: eval_points[{index}]")
+        point = _check_eval_point(variable, point, f"Rop: eval_points[{index}]")
+        tangents[id(variable)] = declared_like(point, variable)
     for node in io_toposort(wrt_list, f_list):
         input_points = [tangents.get(id(v)) for v in node.inputs]
         if all(p is None for p in input_points):
             continue
         try:
             output_points = node.op.R_op(node.inputs, input_points)
-        except MethodNotDefined:
-            raise NotImplementedError(f"Rop: {node.op} has no R_op rule (forward mode); it is "
-                                      f"needed for {node.outputs[0]} created at "
+        except MethodNotDefined as error:
+            raise NotImplementedError(f"Rop: {node.op} has no R_op rule (forward mode): {error}; "
+                                      f"it is needed for {node.outputs[0]} created at "
                                       f"{node.outputs[0].creation_site()}") from None
         if len(output_points) != len(node.outputs):
             raise GradientError(f"{node.op}.R_op returned {len(output_points)} tangents for "
@@ -734,7 +745,9 @@ def verify_rop(fun: Callable[..., Variable], pt: Sequence[Any], n_tests: int = 2
         reference = np.asarray(forward(*point))
         weights = rng.standard_normal(reference.shape).astype(dtype)
         jv, *vjps = compiled(*point, *directions, weights)
-        step = eps if eps is not None else _EPS.get(dtype, 1e-6)
+        # The coarsest dtype involved sets the step: a float32 input perturbed by 1e-6 rounds.
+        step = eps if eps is not None else max(_EPS.get(d, 1e-6) for d in
+                                               [dtype, *(p.dtype.name for p in point)])
         upper = forward(*[(p + step * d).astype(p.dtype) for p, d in zip(point, directions)])
         lower = forward(*[(p - step * d).astype(p.dtype) for p, d in zip(point, directions)])
         numeric = (np.asarray(upper, "float64") - np.asarray(lower, "float64")) / (2 * step)
