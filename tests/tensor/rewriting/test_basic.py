@@ -199,13 +199,17 @@ def test_constant_outputs_and_updates_still_work():
 
 
 def test_rewrite_db_entries():
-    assert rewrite_db.names() == ["merge", "local_constant_folding", "final_merge"]
+    # Other modules register passes between these; this module's three keep their order.
+    def own(names):
+        return [n for n in names if n in ("merge", "local_constant_folding", "final_merge")]
+
+    assert own(rewrite_db.names()) == ["merge", "local_constant_folding", "final_merge"]
     assert rewrite_db["local_constant_folding"] is local_constant_folding
     assert [str(r) for r in rewrite_db.query(include=["fast_compile"]).rewriters] == ["merge"]
-    assert [str(r) for r in rewrite_db.query(include=["fast_run"]).rewriters] == \
+    assert own(str(r) for r in rewrite_db.query(include=["fast_run"]).rewriters) == \
         ["merge", "local_constant_folding", "final_merge"]
-    assert [str(r) for r in rewrite_db.query(include=["fast_run"],
-                                             exclude=["constant_folding"]).rewriters] == \
+    assert own(str(r) for r in rewrite_db.query(include=["fast_run"],
+                                                 exclude=["constant_folding"]).rewriters) == \
         ["merge", "final_merge"]
 
 

@@ -1,0 +1,323 @@
+"""Canonicalization: rewrites that remove computations which do nothing (x * 1, x + 0,
+--x, an identity DimShuffle, a cast to x's own dtype, ...) and put what remains in one
+standard form (x ** 2 -> sqr(x), one DimShuffle instead of two, one reduction instead of two).
+
+Every rule keeps the output's Type: a replacement has the output's dtype (x is cast when the
+operation would have changed it, as x * 1.0 does for an integer x) and a static shape at
+least as precise (x is allocated to the output's shape when a constant broadcast it, as in
+x * ones((3, 1))). They run together, with the merge pass and constant folding, until none
+changes the graph: canonicalize_db, an EquilibriumDatabase registered in rewrite_db as
+'canonicalize' (tags canonicalize, fast_run) at position 0.5, after the first merge.
+
+Changes of value, as in Theano: x + 0 gives x where x is -0.0 (IEEE gives +0.0); x - x gives
+0 where x is inf or nan (IEEE gives nan); merged reshapes and reductions skip the run-time
+checks of the inner one (a reshape whose size does not match) and sum in another order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from sympile import scalar
+from sympile.graph.basic import Apply, Constant, Variable
+from sympile.graph.fgraph import FunctionGraph
+from sympile.graph.rewriting.basic import node_rewriter
+from sympile.graph.rewriting.db import EquilibriumDatabase
+from sympile.tensor.basic import alloc
+from sympile.tensor.elemwise import DimShuffle, Elemwise
+from sympile.tensor.math import cast, elemwise_of
+from sympile.tensor.reduction import CAReduce
+from sympile.tensor.rewriting.basic import MergeRewriter, local_constant_folding, rewrite_db
+from sympile.tensor.shape import Reshape, ShapeI, SpecifyShape
+from sympile.tensor.type import TensorType
+
+__all__ = ["canonicalize_db"]
+
+
+# -- helpers ------------------------------------------------------------------------------------
+
+def _is_constant(variable: Variable, value: Any) -> bool:
+    """True if `variable` is a constant whose every element equals `value` (constants padded
+    to the rank of an Elemwise have shape (1,) * ndim)."""
+    if not isinstance(variable, Constant) or not isinstance(variable.type, TensorType):
+        return False
+    data = np.asarray(variable.data)
+    with np.errstate(all="ignore"):
+        return data.size > 0 and bool(np.all(data == value))
+
+
+def _elemwise_lengths(node: Apply) -> list[Any]:
+    """The output lengths of an Elemwise node: ints where its type knows them, else the
+    length of an input that is not broadcast on that axis."""
+    lengths = []
+    for axis, static in enumerate(node.outputs[0].type.shape):
+        if static is not None:
+            lengths.append(static)
+            continue
+        source = next(v for v in node.inputs if v.type.shape[axis] != 1)
+        lengths.append(ShapeI(axis)(source))
+    return lengths
+
+
+def _like_output(node: Apply, value: Variable) -> Variable | None:
+    """`value` (holding the values of node's output, broadcast or not) made to fit the Type of
+    node's only output: cast to its dtype, allocated to its shape if other inputs broadcast it.
+    None if it cannot fit."""
+    (output,) = node.outputs
+    value = cast(value, output.type.dtype)
+    if value.type.ndim != output.type.ndim:
+        return None
+    # An axis of static length 1 where the output's is not 1 is broadcast (Elemwise broadcasts
+    # no other): is_super alone would accept the smaller array.
+    if any(length == 1 and out_length != 1
+           for length, out_length in zip(value.type.shape, output.type.shape)):
+        value = alloc(value, *_elemwise_lengths(node))
+    return value if output.type.is_super(value.type) else None
+
+
+def _is_elemwise(node: Apply, scalar_op: scalar.ScalarOp) -> bool:
+    return isinstance(node.op, Elemwise) and node.op.scalar_op == scalar_op \
+        and not node.op.inplace_pattern
+
+
+def _is_inexact(dtype: str) -> bool:
+    return np.dtype(dtype).kind in "fc"
+
+
+# -- arithmetic ---------------------------------------------------------------------------------
+
+@node_rewriter([Elemwise])
+def local_mul_by_one(fgraph: FunctionGraph, node: Apply):
+    """x * 1 -> x and 1 * x -> x (cast to the product's dtype, allocated to its shape when
+    the constant broadcasts x)."""
+    if not _is_elemwise(node, scalar.mul):
+        return None
+    for position, other in ((0, 1), (1, 0)):
+        if _is_constant(node.inputs[other], 1):
+            replacement = _like_output(node, node.inputs[position])
+            if replacement is not None:
+                return [replacement]
+    return None
+
+
+@node_rewriter([Elemwise])
+def local_mul_self(fgraph: FunctionGraph, node: Apply):
+    """x * x -> sqr(x)."""
+    if not _is_elemwise(node, scalar.mul) or node.inputs[0] is not node.inputs[1]:
+        return None
+    replacement = elemwise_of(scalar.sqr)(node.inputs[0])
+    return [replacement] if node.outputs[0].type.is_super(replacement.type) else None
+
+
+@node_rewriter([Elemwise])
+def local_add_zero(fgraph: FunctionGraph, node: Apply):
+    """x + 0 -> x and 0 + x -> x (cast and allocated like the sum). For x = -0.0 the sum is
+    +0.0, which compares equal."""
+    if not _is_elemwise(node, scalar.add):
+        return None
+    for position, other in ((0, 1), (1, 0)):
+        if _is_constant(node.inputs[other], 0):
+            replacement = _like_output(node, node.inputs[position])
+            if replacement is not None:
+                return [replacement]
+    return None
+
+
+@node_rewriter([Elemwise])
+def local_sub_zero(fgraph: FunctionGraph, node: Apply):
+    """x - 0 -> x (cast and allocated like the difference)."""
+    if not (_is_elemwise(node, scalar.sub) and _is_constant(node.inputs[1], 0)):
+        return None
+    replacement = _like_output(node, node.inputs[0])
+    return None if replacement is None else [replacement]
+
+
+@node_rewriter([Elemwise])
+def local_sub_self(fgraph: FunctionGraph, node: Apply):
+    """x - x -> zeros of x's shape and the difference's dtype. Where x is inf or nan the
+    difference is nan; the rewritten graph gives 0 (as Theano's does)."""
+    if not _is_elemwise(node, scalar.sub) or node.inputs[0] is not node.inputs[1]:
+        return None
+    zero = np.zeros((1,) * node.outputs[0].type.ndim, dtype=node.outputs[0].type.dtype)
+    replacement = _like_output(node, TensorType(zero.dtype.name, zero.shape).make_constant(zero))
+    return None if replacement is None else [replacement]
+
+
+@node_rewriter([Elemwise])
+def local_neg_neg(fgraph: FunctionGraph, node: Apply):
+    """--x -> x."""
+    if not _is_elemwise(node, scalar.neg):
+        return None
+    (inner,) = node.inputs
+    if inner.owner is None or not _is_elemwise(inner.owner, scalar.neg):
+        return None
+    x = inner.owner.inputs[0]
+    return [x] if node.outputs[0].type.is_super(x.type) else None
+
+
+@node_rewriter([Elemwise])
+def local_div_by_one(fgraph: FunctionGraph, node: Apply):
+    """x / 1 -> x (cast to the quotient's dtype: float64 for an integer x; allocated to its
+    shape when the constant broadcasts x)."""
+    if not (_is_elemwise(node, scalar.true_div) and _is_constant(node.inputs[1], 1)):
+        return None
+    replacement = _like_output(node, node.inputs[0])
+    return None if replacement is None else [replacement]
+
+
+# x ** c -> f(x) for these exponents c: (c, f, whether the power's dtype must be inexact).
+# x ** -1 of an integer x is an error in numpy, while reciprocal would give a value.
+_POWERS = ((1, None, False), (2, scalar.sqr, False), (0.5, scalar.sqrt, True),
+           (-1, scalar.reciprocal, True))
+
+
+@node_rewriter([Elemwise])
+def local_pow_specialize(fgraph: FunctionGraph, node: Apply):
+    """x ** 1 -> x, x ** 0 -> ones, x ** 2 -> sqr(x), x ** 0.5 -> sqrt(x),
+    x ** -1 -> reciprocal(x) (floats and complex only); x is first cast to the power's dtype
+    (so that int ** 0.5 is the float64 sqrt) and the result allocated to its shape."""
+    if not _is_elemwise(node, scalar.pow):
+        return None
+    x, exponent = node.inputs
+    dtype = node.outputs[0].type.dtype
+    if _is_constant(exponent, 0):
+        one = np.ones((1,) * node.outputs[0].type.ndim, dtype=dtype)
+        replacement = _like_output(node, TensorType(dtype, one.shape).make_constant(one))
+        return None if replacement is None else [replacement]
+    for value, scalar_op, inexact_only in _POWERS:
+        if not _is_constant(exponent, value) or (inexact_only and not _is_inexact(dtype)):
+            continue
+        result = cast(x, dtype)
+        if scalar_op is not None:
+            result = elemwise_of(scalar_op)(result)
+        if result.type.dtype != dtype:
+            return None
+        replacement = _like_output(node, result)
+        return None if replacement is None else [replacement]
+    return None
+
+
+@node_rewriter([Elemwise])
+def local_useless_cast(fgraph: FunctionGraph, node: Apply):
+    """cast(x, x.dtype) -> x."""
+    if not (isinstance(node.op, Elemwise) and isinstance(node.op.scalar_op, scalar.Cast)):
+        return None
+    (x,) = node.inputs
+    return [x] if node.outputs[0].type.is_super(x.type) else None
+
+
+# -- shapes -------------------------------------------------------------------------------------
+
+@node_rewriter([DimShuffle])
+def local_dimshuffle_dimshuffle(fgraph: FunctionGraph, node: Apply):
+    """DimShuffle{outer}(DimShuffle{inner}(x)) -> DimShuffle{inner then outer}(x), or x when
+    the composition is the identity."""
+    (inner,) = node.inputs
+    if inner.owner is None or not isinstance(inner.owner.op, DimShuffle):
+        return None
+    x = inner.owner.inputs[0]
+    inner_order = inner.owner.op.new_order
+    order = tuple("x" if axis == "x" else inner_order[axis] for axis in node.op.new_order)
+    if order == tuple(range(x.type.ndim)):
+        replacement = x
+    else:
+        replacement = DimShuffle(x.type.ndim, order)(x)
+    return [replacement] if node.outputs[0].type.is_super(replacement.type) else None
+
+
+@node_rewriter([DimShuffle])
+def local_useless_dimshuffle(fgraph: FunctionGraph, node: Apply):
+    """DimShuffle{0, 1, ..., n-1}(x) -> x."""
+    if node.op.new_order != tuple(range(node.op.input_ndim)):
+        return None
+    return [node.inputs[0]]
+
+
+@node_rewriter([Reshape])
+def local_reshape_reshape(fgraph: FunctionGraph, node: Apply):
+    """reshape(reshape(x, s1), s2) -> reshape(x, s2) (C order depends only on the size);
+    skipped when the inner reshape's type knows lengths the new one would not."""
+    inner, shape = node.inputs
+    if inner.owner is None or not isinstance(inner.owner.op, Reshape):
+        return None
+    replacement = node.op(inner.owner.inputs[0], shape)
+    return [replacement] if node.outputs[0].type.is_super(replacement.type) else None
+
+
+@node_rewriter([SpecifyShape])
+def local_useless_specify_shape(fgraph: FunctionGraph, node: Apply):
+    """specify_shape(x, shape) -> x when x's type already knows every given length (entries
+    that are None, or constants equal to x's static lengths)."""
+    x, *lengths = node.inputs
+    for static, length in zip(x.type.shape, lengths):
+        if not isinstance(length, Constant):
+            return None
+        given = int(length.data)
+        if given != -1 and given != static:
+            return None
+    return [x]
+
+
+# -- reductions ---------------------------------------------------------------------------------
+
+def _changes_dtype(node: Apply) -> bool:
+    dtype = node.outputs[0].type.dtype
+    return node.inputs[0].type.dtype != dtype or node.op.acc_dtype not in (None, dtype)
+
+
+@node_rewriter([CAReduce])
+def local_reduce_reduce(fgraph: FunctionGraph, node: Apply):
+    """reduce(reduce(x, axes1), axes2) -> reduce(x, axes1 and axes2), for the same scalar op
+    (sum of a sum, max of a max, ...) when the outer reduction changes no dtype (the inner's
+    dtype and accumulator dtype are kept)."""
+    (inner,) = node.inputs
+    if inner.owner is None or not isinstance(inner.owner.op, CAReduce):
+        return None
+    inner_op = inner.owner.op
+    if inner_op.scalar_op != node.op.scalar_op or _changes_dtype(node):
+        return None
+    x = inner.owner.inputs[0]
+    inner_axes = range(x.type.ndim) if inner_op.axis is None else inner_op.axis
+    kept = [axis for axis in range(x.type.ndim) if axis not in inner_axes]
+    outer_axes = range(len(kept)) if node.op.axis is None else node.op.axis
+    axes = tuple(sorted(set(inner_axes) | {kept[axis] for axis in outer_axes}))
+    op = CAReduce(inner_op.scalar_op, None if len(axes) == x.type.ndim else axes,
+                  inner_op.dtype, inner_op.acc_dtype)
+    replacement = op(x)
+    return [replacement] if node.outputs[0].type.is_super(replacement.type) else None
+
+
+@node_rewriter([CAReduce])
+def local_reduce_length_one(fgraph: FunctionGraph, node: Apply):
+    """reduce(x, axes) -> x without those axes (a DimShuffle) when x's type says every
+    reduced axis has length 1 and the reduction changes no dtype: the fold of one element is
+    that element. (The sum of a gradient over an axis that dimshuffle('x', ...) inserted.)"""
+    (x,) = node.inputs
+    axes = range(x.type.ndim) if node.op.axis is None else node.op.axis
+    if _changes_dtype(node) or any(x.type.shape[axis] != 1 for axis in axes):
+        return None
+    replacement = DimShuffle(x.type.ndim, [a for a in range(x.type.ndim) if a not in axes])(x)
+    return [replacement] if node.outputs[0].type.is_super(replacement.type) else None
+
+
+# -- the database -------------------------------------------------------------------------------
+
+CANONICALIZE_RULES = (
+    local_mul_by_one, local_mul_self, local_add_zero, local_sub_zero, local_sub_self, local_neg_neg,
+    local_div_by_one, local_pow_specialize, local_useless_cast, local_dimshuffle_dimshuffle,
+    local_useless_dimshuffle, local_reshape_reshape, local_useless_specify_shape,
+    local_reduce_reduce, local_reduce_length_one,
+)
+
+canonicalize_db = EquilibriumDatabase("canonicalize")
+# Merging and folding inside the equilibrium expose more patterns (x - x once both x are one
+# variable, x * 1 once 1 is a folded constant).
+canonicalize_db.register("merge", MergeRewriter("merge"), "canonicalize", "merge", "fast_run")
+canonicalize_db.register("local_constant_folding", local_constant_folding, "canonicalize",
+                         "constant_folding", "fast_run")
+for _rule in CANONICALIZE_RULES:
+    canonicalize_db.register(_rule.name, _rule, "canonicalize", "fast_run")
+
+rewrite_db.register("canonicalize", canonicalize_db, "canonicalize", "fast_run", position=0.5)

@@ -1,0 +1,289 @@
+"""Numerically stabilizing rewrites: formulas that lose precision, overflow or give NaN on
+ordinary inputs replaced by equivalent ones that stay finite and accurate.
+
+They run together in stabilize_db, an EquilibriumDatabase registered in rewrite_db as
+'stabilize' (tags stabilize, fast_run) at STABILIZE_POSITION, after constant folding and
+before the final merge:
+
+  local_log1p_exp      log(1 + exp(x)), log1p(exp(x))     -> softplus(x)
+  local_log1m_sigmoid  log(1 - sigmoid(x))                -> -softplus(x)
+  local_log_sigmoid    log(sigmoid(x))                    -> -softplus(-x)
+  local_log_exp        log(exp(x))                        -> x
+  local_logsumexp      log(sum(exp(x), axis))             -> logsumexp(x, axis)
+                       (x when the sum is over no axis)
+  local_log1p          log(1 + x), log(x + 1), log(1 - x) -> log1p(x), log1p(-x)
+  local_expm1          exp(x) - 1, exp(x) + -1            -> expm1(x)
+  local_1m_sigmoid     1 - sigmoid(x)                     -> sigmoid(-x)
+
+Each replacement is computed in the dtype of the intermediate it replaces (the dtype of
+1 + x for log1p, of exp(x) for expm1, ...) and has exactly the Type of the variable it
+replaces (a cast where the dtype differs, specify_shape where the original knows a length
+the replacement does not); when that cannot be arranged (a constant of ones that broadcasts
+x to a larger shape) the rule does not fire. The rules match real floating-point
+intermediates only: on integers 1 + x may wrap around, which the rewritten form would not
+reproduce, and complex logarithms have branch cuts.
+
+exp(log(x)) -> x is deliberately absent: it holds only for x > 0 (exp(log(-1)) is NaN,
+exp(log(0)) is 0), so it would change results. log(sum(exp(x), keepdims=True)) (a DimShuffle
+between the log and the sum) is not matched either: logsumexp builds exactly that shape of
+graph itself.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from sympile.graph.basic import Apply, Constant, Variable
+from sympile.graph.fgraph import FunctionGraph
+from sympile.graph.rewriting.basic import node_rewriter
+from sympile.graph.rewriting.db import EquilibriumDatabase
+from sympile.scalar import basic as scalar
+from sympile.tensor import math
+from sympile.tensor.elemwise import Elemwise, is_elemwise_of
+from sympile.tensor.reduction import CAReduce, logsumexp
+from sympile.tensor.rewriting.basic import rewrite_db
+from sympile.tensor.shape import specify_shape
+
+__all__ = [
+    "STABILIZE_POSITION",
+    "local_1m_sigmoid",
+    "local_expm1",
+    "local_log1m_sigmoid",
+    "local_log1p",
+    "local_log1p_exp",
+    "local_log_exp",
+    "local_log_sigmoid",
+    "local_logsumexp",
+    "stabilize_db",
+]
+
+# After constant folding (1), so that constant subexpressions are already single constants,
+# and before the final merge (100), which merges what the rules duplicate.
+STABILIZE_POSITION = 1.5
+
+
+# -- matching helpers ---------------------------------------------------------------------------
+
+def _inputs_of(variable: Any, scalar_op: scalar.ScalarOp) -> list[Variable] | None:
+    """The inputs of the Elemwise(scalar_op) node computing `variable`, or None."""
+    if not is_elemwise_of(variable, scalar_op):
+        return None
+    return list(variable.owner.inputs)
+
+
+def _is_constant(variable: Any, value: float) -> bool:
+    """True if `variable` is a non-empty constant whose elements all equal `value`."""
+    if not isinstance(variable, Constant):
+        return False
+    data = np.asarray(variable.data)
+    return data.size > 0 and bool(np.all(data == value))
+
+
+def _is_real_float(variable: Variable) -> bool:
+    return variable.type.dtype in scalar.FLOAT_DTYPES
+
+
+def _negate(variable: Variable) -> Variable:
+    """-variable; the input of a neg rather than a double negation."""
+    inner = _inputs_of(variable, scalar.neg)
+    return inner[0] if inner is not None else math.neg(variable)
+
+
+def _as_type_of(new: Variable, old: Variable) -> list[Variable] | None:
+    """[new] with exactly old's Type (cast to old's dtype, lengths old knows declared by
+    specify_shape), or None when new's static shape contradicts old's."""
+    new = math.cast(new, old.type.dtype)
+    if new.type.ndim != old.type.ndim:
+        return None
+    missing = []
+    for own, wanted in zip(new.type.shape, old.type.shape):
+        if own == wanted:
+            missing.append(None)
+        elif own is None:
+            missing.append(wanted)
+        else:
+            return None
+    if any(length is not None for length in missing):
+        new = specify_shape(new, missing)
+    return [new] if new.type == old.type else None
+
+
+def _one_plus(variable: Variable) -> Variable | None:
+    """x if `variable` is 1 + x or x + 1 computed in a real float dtype, else None."""
+    terms = _inputs_of(variable, scalar.add)
+    if terms is None or not _is_real_float(variable):
+        return None
+    if _is_constant(terms[0], 1):
+        return terms[1]
+    if _is_constant(terms[1], 1):
+        return terms[0]
+    return None
+
+
+def _one_minus(variable: Variable) -> Variable | None:
+    """x if `variable` is 1 - x computed in a real float dtype, else None."""
+    terms = _inputs_of(variable, scalar.sub)
+    if terms is None or not _is_real_float(variable) or not _is_constant(terms[0], 1):
+        return None
+    return terms[1]
+
+
+_log = Elemwise(scalar.log)
+_log1p = Elemwise(scalar.log1p)
+_sub = Elemwise(scalar.sub)
+_add = Elemwise(scalar.add)
+
+
+# -- rules --------------------------------------------------------------------------------------
+
+@node_rewriter([_log, _log1p])
+def local_log1p_exp(fgraph: FunctionGraph, node: Apply):
+    """log(1 + exp(x)), log(exp(x) + 1), log1p(exp(x)) -> softplus(x)."""
+    # exp(x) overflows to inf for x > 709 (float64) although log(1 + exp(x)) is about x;
+    # softplus is computed as logaddexp(0, x), finite wherever the result is.
+    (argument,) = node.inputs
+    if node.op == _log:
+        argument = _one_plus(argument)
+    if argument is None or not _is_real_float(argument):
+        return None
+    exp_inputs = _inputs_of(argument, scalar.exp)
+    if exp_inputs is None:
+        return None
+    x = math.cast(exp_inputs[0], argument.type.dtype)
+    return _as_type_of(math.softplus(x), node.outputs[0])
+
+
+@node_rewriter([_log])
+def local_log1m_sigmoid(fgraph: FunctionGraph, node: Apply):
+    """log(1 - sigmoid(x)) -> -softplus(x)."""
+    # 1 - sigmoid(x) rounds to 0 for x > 37 (float64), whose log is -inf; the exact value
+    # is about -x, which -softplus(x) gives.
+    complement = _one_minus(node.inputs[0])
+    if complement is None:
+        return None
+    sigmoid_inputs = _inputs_of(complement, scalar.sigmoid)
+    if sigmoid_inputs is None or not _is_real_float(complement):
+        return None
+    x = math.cast(sigmoid_inputs[0], complement.type.dtype)
+    return _as_type_of(math.neg(math.softplus(x)), node.outputs[0])
+
+
+@node_rewriter([_log])
+def local_log_sigmoid(fgraph: FunctionGraph, node: Apply):
+    """log(sigmoid(x)) -> -softplus(-x)."""
+    # sigmoid(x) underflows to 0 for x < -745 (float64), whose log is -inf; the exact value
+    # is about x, which -softplus(-x) gives.
+    (argument,) = node.inputs
+    sigmoid_inputs = _inputs_of(argument, scalar.sigmoid)
+    if sigmoid_inputs is None or not _is_real_float(argument):
+        return None
+    x = math.cast(sigmoid_inputs[0], argument.type.dtype)
+    return _as_type_of(math.neg(math.softplus(_negate(x))), node.outputs[0])
+
+
+@node_rewriter([_log])
+def local_log_exp(fgraph: FunctionGraph, node: Apply):
+    """log(exp(x)) -> x, for real x."""
+    # exp(x) overflows to inf (x > 709) or underflows to 0 (x < -745), so the round trip
+    # gives +-inf where x itself is the exact answer.
+    (argument,) = node.inputs
+    exp_inputs = _inputs_of(argument, scalar.exp)
+    if exp_inputs is None or not _is_real_float(argument):
+        return None
+    return _as_type_of(math.cast(exp_inputs[0], argument.type.dtype), node.outputs[0])
+
+
+def _is_shifted_by_logsumexp(variable: Variable) -> bool:
+    """True if `variable` is x - switch(isfinite(m), m, 0), the shifted input logsumexp
+    exponentiates (so that log(sum(exp(...))) over it is not rewritten again)."""
+    terms = _inputs_of(variable, scalar.sub)
+    if terms is None:
+        return False
+    choice = _inputs_of(terms[1], scalar.switch)
+    return choice is not None and is_elemwise_of(choice[0], scalar.isfinite)
+
+
+@node_rewriter([_log])
+def local_logsumexp(fgraph: FunctionGraph, node: Apply):
+    """log(sum(exp(x), axis)) -> logsumexp(x, axis); -> x for a sum over no axis."""
+    # exp overflows for large x (sum(exp([1000, 1000])) is inf) and the sum underflows to 0
+    # for very negative x; logsumexp subtracts the maximum before exponentiating.
+    total = node.inputs[0].owner
+    if total is None or not isinstance(total.op, CAReduce) or total.op.scalar_op != scalar.add:
+        return None
+    (terms,) = total.inputs
+    exp_inputs = _inputs_of(terms, scalar.exp)
+    if exp_inputs is None or not _is_real_float(terms) \
+            or not _is_real_float(node.inputs[0]) or _is_shifted_by_logsumexp(exp_inputs[0]):
+        return None
+    x = math.cast(exp_inputs[0], terms.type.dtype)
+    if total.op.axis == ():
+        # A sum over no axis is the identity: this is log(exp(x)).
+        return _as_type_of(x, node.outputs[0])
+    return _as_type_of(logsumexp(x, total.op.axis), node.outputs[0])
+
+
+@node_rewriter([_log])
+def local_log1p(fgraph: FunctionGraph, node: Apply):
+    """log(1 + x), log(x + 1) -> log1p(x); log(1 - x) -> log1p(-x)."""
+    # For |x| below the float epsilon, 1 + x rounds to 1 and the log to 0, losing x
+    # entirely (log(1 + 1e-20) = 0, the exact value is 1e-20); log1p keeps it.
+    (argument,) = node.inputs
+    x = _one_plus(argument)
+    if x is not None:
+        return _as_type_of(math.log1p(math.cast(x, argument.type.dtype)), node.outputs[0])
+    x = _one_minus(argument)
+    if x is not None:
+        x = _negate(math.cast(x, argument.type.dtype))
+        return _as_type_of(math.log1p(x), node.outputs[0])
+    return None
+
+
+@node_rewriter([_sub, _add])
+def local_expm1(fgraph: FunctionGraph, node: Apply):
+    """exp(x) - 1, exp(x) + -1, -1 + exp(x) -> expm1(x)."""
+    # For |x| below the float epsilon, exp(x) rounds to 1 and the difference to 0, losing x
+    # entirely (exp(1e-20) - 1 = 0, the exact value is 1e-20); expm1 keeps it.
+    if not _is_real_float(node.outputs[0]):
+        return None
+    left, right = node.inputs
+    if node.op == _sub:
+        candidates = [left] if _is_constant(right, 1) else []
+    else:
+        candidates = [term for term, other in ((left, right), (right, left))
+                      if _is_constant(other, -1)]
+    for candidate in candidates:
+        exp_inputs = _inputs_of(candidate, scalar.exp)
+        if exp_inputs is not None and _is_real_float(candidate):
+            x = math.cast(exp_inputs[0], candidate.type.dtype)
+            return _as_type_of(math.expm1(x), node.outputs[0])
+    return None
+
+
+@node_rewriter([_sub])
+def local_1m_sigmoid(fgraph: FunctionGraph, node: Apply):
+    """1 - sigmoid(x) -> sigmoid(-x)."""
+    # For large x, sigmoid(x) rounds to 1 and 1 - sigmoid(x) to 0 (cancellation), while
+    # sigmoid(-x) is the small positive value itself, accurate to the last bit.
+    complement = _one_minus(node.outputs[0])
+    if complement is None:
+        return None
+    sigmoid_inputs = _inputs_of(complement, scalar.sigmoid)
+    if sigmoid_inputs is None or not _is_real_float(complement):
+        return None
+    x = math.cast(sigmoid_inputs[0], complement.type.dtype)
+    return _as_type_of(math.sigmoid(_negate(x)), node.outputs[0])
+
+
+stabilize_db = EquilibriumDatabase("stabilize")
+# On a log node the rules are tried in this order: the patterns that contain another's
+# (log(1 + exp(x)) contains log(1 + x)) come first, so the more stable form wins.
+for _rule in (local_log1p_exp, local_log1m_sigmoid, local_log_sigmoid, local_log_exp,
+              local_logsumexp, local_log1p, local_expm1, local_1m_sigmoid):
+    stabilize_db.register(_rule.name, _rule, "stabilize", "fast_run")
+del _rule
+
+rewrite_db.register("stabilize", stabilize_db, "stabilize", "fast_run",
+                    position=STABILIZE_POSITION)

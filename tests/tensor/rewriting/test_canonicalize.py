@@ -1,0 +1,301 @@
+"""Tests of sympile/tensor/rewriting/canonicalize.py: for each rule the graph FAST_RUN compiles
+against the unrewritten one, the values (and dtypes) both give, and the cases each rule must
+leave alone (broadcasting by a constant, dtype changes)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import sympile
+import sympile.tensor as T
+from sympile.compile.mode import Mode, get_mode
+from sympile.graph.basic import Constant, graph_inputs
+from sympile.tensor.elemwise import DimShuffle
+from sympile.tensor.rewriting import rewrite_db
+from sympile.tensor.rewriting.canonicalize import canonicalize_db
+from tests.tensor.rewriting.test_basic import mlp_gradient_graph
+from tests.utils import arrays, assert_like_numpy, shapes
+
+NO_REWRITE = Mode(rewriter=None, name="no rewrite")
+RNG = np.random.default_rng(42)
+
+
+def _inputs(output):
+    return [v for v in graph_inputs([output]) if not isinstance(v, Constant)]
+
+
+def _ops(function) -> list[str]:
+    return [str(node.op) for node in function.maker.fgraph.toposort()]
+
+
+def _value(variable) -> np.ndarray:
+    shape = tuple(3 if length is None else length for length in variable.type.shape)
+    dtype = variable.type.dtype
+    if dtype.startswith(("int", "uint")):
+        return RNG.integers(1, 5, size=shape).astype(dtype)
+    return (RNG.normal(size=shape) + 2).astype(dtype)
+
+
+def compare(output, expected_ops, history_name=None):
+    """Compile `output` in FAST_RUN and without rewrites: FAST_RUN's ops are expected_ops and
+    both give the same values of the same dtype."""
+    inputs = _inputs(output)
+    fast = sympile.function(inputs, output, mode=Mode(get_mode("FAST_RUN").rewriter,
+                                                      record_history=True))
+    plain = sympile.function(inputs, output, mode=NO_REWRITE)
+    assert _ops(fast) == expected_ops
+    assert _ops(plain) != expected_ops
+    if history_name is not None:
+        assert history_name in fast.maker.fgraph.rewrite_history.names()
+    values = [_value(v) for v in inputs]
+    expected = plain(*values)
+    assert_like_numpy(fast(*values), expected)
+    assert fast.maker.fgraph.outputs[0].type.dtype == output.type.dtype
+    fast.maker.fgraph.check_integrity()
+
+
+X = T.dmatrix("x")
+F = T.fvector("f")
+I8 = T.bvector("i8")
+I32 = T.ivector("i32")
+STATIC = T.tensor("float64", shape=(2, 3), name="static")
+ROW = T.row("row")
+
+REMOVED = [
+    (X * 1, "local_mul_by_one"),
+    (1 * X, "local_mul_by_one"),
+    (X * np.ones((1, 1)), "local_mul_by_one"),
+    (F * 1.0, "local_mul_by_one"),
+    (X + 0, "local_add_zero"),
+    (0.0 + X, "local_add_zero"),
+    (X - 0, "local_sub_zero"),
+    (X / 1, "local_div_by_one"),
+    (F / np.float32(1), "local_div_by_one"),
+    (X ** 1, "local_pow_specialize"),
+    (T.neg(T.neg(X)), "local_neg_neg"),
+    (X.dimshuffle(1, 0).dimshuffle(1, 0), "local_dimshuffle_dimshuffle"),
+    (DimShuffle(2, (0, 1))(X), "local_useless_dimshuffle"),
+    (T.specify_shape(STATIC, (2, 3)), "local_useless_specify_shape"),
+    (T.specify_shape(STATIC, (None, 3)), "local_useless_specify_shape"),
+    (STATIC - STATIC, "local_sub_self"),
+    (STATIC ** 0, "local_pow_specialize"),
+]
+
+
+@pytest.mark.parametrize("output, name", REMOVED, ids=[str(i) for i in range(len(REMOVED))])
+def test_rules_that_remove_every_node(output, name):
+    compare(output, [], name)
+
+
+def test_useless_cast():
+    cast = T.elemwise_of(sympile.scalar.cast_op("float64"))(X)
+    compare(cast, [], "local_useless_cast")
+
+
+@pytest.mark.parametrize("output, expected", [
+    (X ** 2, ["sqr"]),
+    (X ** 0.5, ["sqrt"]),
+    (X ** -1, ["reciprocal"]),
+    (F ** 2, ["sqr"]),
+    (I8 ** 2, ["sqr"]),
+    (F ** -1.0, ["reciprocal"]),
+])
+def test_pow_specialize(output, expected):
+    compare(output, expected, "local_pow_specialize")
+
+
+@pytest.mark.parametrize("output, expected", [
+    (I32 * 1.0, ["cast_float64"]),
+    (I32 + 0.0, ["cast_float64"]),
+    (I32 / 1, ["cast_float64"]),
+    (I8 + np.int16(0), ["cast_int16"]),
+    (I8 ** 0.5, ["cast_float64", "sqrt"]),
+    (F * np.float64(1), ["cast_float64"]),
+])
+def test_dtype_changes_become_casts(output, expected):
+    compare(output, expected)
+
+
+@pytest.mark.parametrize("output, expected", [
+    (X - X, ["Shape_i{0}", "Shape_i{1}", "Alloc"]),
+    (X ** 0, ["Shape_i{0}", "Shape_i{1}", "Alloc"]),
+    (ROW * np.ones((3, 1)), ["Shape_i{1}", "Alloc"]),
+    (np.zeros((3, 1)) + ROW, ["Shape_i{1}", "Alloc"]),
+])
+def test_broadcast_results_are_allocated(output, expected):
+    inputs = _inputs(output)
+    fast = sympile.function(inputs, output)
+    ops = [op.split("(")[0] for op in _ops(fast)]
+    assert sorted(ops) == sorted(expected)
+    values = [_value(v) for v in inputs]
+    assert_like_numpy(fast(*values), sympile.function(inputs, output, mode=NO_REWRITE)(*values))
+
+
+def test_sub_self_gives_zero_where_ieee_gives_nan():
+    # Documented change of value (as in Theano): inf - inf is nan, the rewrite gives 0.
+    f = sympile.function([X], X - X)
+    assert_like_numpy(f(np.array([[np.inf, np.nan]])), np.zeros((1, 2)))
+
+
+@pytest.mark.parametrize("output, expected", [
+    # The constant broadcasts x to a known length its type does not have: x's type would be
+    # less precise than the product's, so the rule leaves it.
+    (X * np.ones((3, 1)), ["mul"]),
+    # An integer to the power -1 is an error in numpy; reciprocal would give a value.
+    (I32 ** -1, ["pow"]),
+    (X * 2, ["mul"]),
+    (X - 1, ["sub"]),
+    (1 - X, ["sub"]),
+    (X ** 3, ["pow"]),
+])
+def test_left_alone(output, expected):
+    inputs = _inputs(output)
+    fast = sympile.function(inputs, output)
+    assert [op.split("(")[0] for op in _ops(fast)] == expected
+
+
+def test_int_pow_minus_one_still_fails_at_run_time():
+    f = sympile.function([I32], I32 ** -1)
+    with pytest.raises(ValueError, match="negative integer powers"):
+        f(np.array([2], dtype="int32"))
+
+
+def test_dimshuffle_dimshuffle_composes():
+    output = X.dimshuffle("x", 1, 0).dimshuffle(2, "x", 1)
+    compare(output, ["DimShuffle{0,x,1}"], "local_dimshuffle_dimshuffle")
+    col = T.col("c")
+    compare(col.dimshuffle(0).dimshuffle("x", 0), ["DimShuffle{x,0}"])
+
+
+def test_reshape_reshape():
+    output = T.reshape(T.reshape(X, (-1,)), (X.shape[1], X.shape[0]))
+    fast = sympile.function([X], output)
+    assert sum(isinstance(n.op, T.Reshape) for n in fast.maker.fgraph.apply_nodes) == 1
+    value = np.arange(6.0).reshape(2, 3)
+    assert_like_numpy(fast(value), value.reshape(3, 2))
+
+
+def test_reshape_reshape_kept_when_the_inner_type_knows_more():
+    x = T.tensor("float64", shape=(None, 3), name="x")
+    output = T.reshape(T.reshape(x, (2, 3)), (-1,))
+    assert output.type.shape == (6,)
+    fast = sympile.function([x], output)
+    assert sum(isinstance(n.op, T.Reshape) for n in fast.maker.fgraph.apply_nodes) == 2
+
+
+def test_useless_specify_shape_kept_when_it_declares_something():
+    fast = sympile.function([X], T.specify_shape(X, (2, 3)))
+    assert [op.split("(")[0] for op in _ops(fast)] == ["SpecifyShape"]
+    with pytest.raises(ValueError, match="specify_shape"):
+        fast(np.zeros((3, 2)))
+
+
+X3 = T.dtensor3("x3")
+
+
+@pytest.mark.parametrize("output, expected", [
+    (T.sum(T.sum(X3, axis=1), axis=0), "Sum{axis=(0, 1)}"),
+    (T.sum(T.sum(X3, axis=2), axis=1), "Sum{axis=(1, 2)}"),
+    (T.sum(T.sum(X3, axis=0)), "Sum{axis=all}"),
+    (T.sum(T.sum(X3), axis=None), "Sum{axis=all}"),
+    (T.max(T.max(X3, axis=0), axis=1), "Max{axis=(0, 2)}"),
+    (T.sum(T.sum(T.btensor3("b"), axis=0), axis=0), "Sum{axis=(0, 1)}"),
+])
+def test_reduce_reduce(output, expected):
+    compare(output, [expected], "local_reduce_reduce")
+
+
+V = T.dvector("v")
+
+
+@pytest.mark.parametrize("output, expected", [
+    (T.sum(V.dimshuffle("x", 0), axis=0), []),
+    (T.max(V.dimshuffle("x", 0, "x"), axis=(0, 2)), []),
+    (T.sum(ROW, axis=0), ["DimShuffle{1}"]),
+    (T.prod(T.tensor("float32", shape=(1, 1)), axis=None), ["DimShuffle{}"]),
+    (T.sum(X3, axis=()), []),
+])
+def test_reduce_length_one(output, expected):
+    compare(output, expected, "local_reduce_length_one")
+
+
+@pytest.mark.parametrize("output", [
+    T.sum(T.tensor("bool", shape=(1, None)), axis=0),
+    T.sum(ROW, axis=1),
+    T.sum(ROW, axis=(0, 1)),
+    T.sum(T.tensor("float32", shape=(1,)), dtype="float64"),
+])
+def test_reduce_length_one_left_alone(output):
+    fast = sympile.function(_inputs(output), output)
+    assert any(isinstance(node.op, T.CAReduce) for node in fast.maker.fgraph.apply_nodes)
+
+
+def test_mul_self():
+    compare(X * X, ["sqr"], "local_mul_self")
+    fast = sympile.function([X], X * X.T)
+    assert [op.split("(")[0] for op in _ops(fast)] == ["DimShuffle{1,0}", "mul"]
+
+
+@pytest.mark.parametrize("output", [
+    T.sum(T.sum(X3, axis=0), axis=0, dtype="float32"),
+    T.sum(T.max(X3, axis=0), axis=0),
+    T.prod(T.sum(X3, axis=0), axis=0),
+])
+def test_reduce_reduce_left_alone(output):
+    fast = sympile.function([X3], output)
+    assert len(fast.maker.fgraph.apply_nodes) == 2
+
+
+def test_rules_chain_to_a_fixed_point():
+    # (x * 1 + 0) ** 1 / 1 is x after four rules; ((x.T).T * 1) - x is zeros.
+    compare((X * 1 + 0) ** 1 / 1, [])
+    output = (X.T.T * 1) - X
+    f = sympile.function([X], output)
+    assert [op.split("(")[0] for op in _ops(f)] == ["Shape_i{0}", "Shape_i{1}", "Alloc"]
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.sampled_from(["int8", "uint8", "int64", "float32", "float64", "complex64"]),
+       shapes(max_dims=3, max_side=3), st.data())
+def test_identities_match_numpy(dtype, shape, data):
+    x = T.tensor(dtype, shape=(None,) * len(shape), name="x")
+    value = data.draw(arrays(dtype, shape))
+    with np.errstate(all="ignore"):
+        cases = [(x * 1, value * 1), (x + 0, value + 0), (x - 0, value - 0),
+                 (x / 1, value / 1), (x ** 1, value ** 1), (x ** 2, value ** 2),
+                 (T.neg(T.neg(x)), np.negative(np.negative(value)))]
+    f = sympile.function([x], [output for output, _ in cases])
+    for actual, (_, expected) in zip(f(value), cases):
+        assert_like_numpy(actual, expected)
+
+
+def test_registration():
+    assert "canonicalize" in rewrite_db
+    assert rewrite_db.tags_of("canonicalize") == {"canonicalize", "fast_run"}
+    names = rewrite_db.names()
+    assert names.index("merge") < names.index("canonicalize")
+    for name in canonicalize_db.names():
+        assert {"canonicalize", "fast_run"} <= canonicalize_db.tags_of(name)
+        assert canonicalize_db[name].__doc__
+    without = sympile.function([X], X * 1, mode=get_mode("FAST_RUN").excluding("canonicalize"))
+    assert [op.split("(")[0] for op in _ops(without)] == ["mul"]
+    fast_compile = sympile.function([X], X * 1, mode="FAST_COMPILE")
+    assert [op.split("(")[0] for op in _ops(fast_compile)] == ["mul"]
+
+
+def test_mlp_gradient_graph_shrinks():
+    inputs, outputs, values, _, _ = mlp_gradient_graph()
+    counts, results = {}, {}
+    modes = {"none": NO_REWRITE, "without": get_mode("FAST_RUN").excluding("canonicalize"),
+             "FAST_RUN": "FAST_RUN"}
+    for name, mode in modes.items():
+        f = sympile.function(inputs, outputs, mode=mode)
+        counts[name] = len(f.maker.fgraph.apply_nodes)
+        results[name] = f(*values)
+    assert counts["FAST_RUN"] < counts["without"] < counts["none"]
+    for name in ("without", "FAST_RUN"):
+        for actual, expected in zip(results[name], results["none"]):
+            np.testing.assert_allclose(actual, expected, rtol=1e-12, atol=1e-14)
