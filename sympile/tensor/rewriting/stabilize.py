@@ -155,18 +155,25 @@ def local_log1p_exp(fgraph: FunctionGraph, node: Apply):
     return _as_type_of(math.softplus(x), node.outputs[0])
 
 
-@node_rewriter([_log])
-def local_log1m_sigmoid(fgraph: FunctionGraph, node: Apply):
-    """log(1 - sigmoid(x)) -> -softplus(x)."""
-    # 1 - sigmoid(x) rounds to 0 for x > 37 (float64), whose log is -inf; the exact value
-    # is about -x, which -softplus(x) gives.
-    complement = _one_minus(node.inputs[0])
+def _one_minus_sigmoid_argument(variable):
+    """x (cast to the dtype of sigmoid(x)) if `variable` is 1 - sigmoid(x) on real floats."""
+    complement = _one_minus(variable)
     if complement is None:
         return None
     sigmoid_inputs = _inputs_of(complement, scalar.sigmoid)
     if sigmoid_inputs is None or not _is_real_float(complement):
         return None
-    x = math.cast(sigmoid_inputs[0], complement.type.dtype)
+    return math.cast(sigmoid_inputs[0], complement.type.dtype)
+
+
+@node_rewriter([_log])
+def local_log1m_sigmoid(fgraph: FunctionGraph, node: Apply):
+    """log(1 - sigmoid(x)) -> -softplus(x)."""
+    # 1 - sigmoid(x) rounds to 0 for x > 37 (float64), whose log is -inf; the exact value
+    # is about -x, which -softplus(x) gives.
+    x = _one_minus_sigmoid_argument(node.inputs[0])
+    if x is None:
+        return None
     return _as_type_of(math.neg(math.softplus(x)), node.outputs[0])
 
 
@@ -267,13 +274,9 @@ def local_1m_sigmoid(fgraph: FunctionGraph, node: Apply):
     """1 - sigmoid(x) -> sigmoid(-x)."""
     # For large x, sigmoid(x) rounds to 1 and 1 - sigmoid(x) to 0 (cancellation), while
     # sigmoid(-x) is the small positive value itself, accurate to the last bit.
-    complement = _one_minus(node.outputs[0])
-    if complement is None:
+    x = _one_minus_sigmoid_argument(node.outputs[0])
+    if x is None:
         return None
-    sigmoid_inputs = _inputs_of(complement, scalar.sigmoid)
-    if sigmoid_inputs is None or not _is_real_float(complement):
-        return None
-    x = math.cast(sigmoid_inputs[0], complement.type.dtype)
     return _as_type_of(math.sigmoid(_negate(x)), node.outputs[0])
 
 
