@@ -3,7 +3,9 @@
 A Mode pairs a rewriter with a backend. The rewriter is a callable on a FunctionGraph or a
 RewriteQuery over sympile.tensor.rewriting.rewrite_db, resolved at each compilation (so rules
 registered later are included). FAST_RUN selects the rewrites tagged 'fast_run', FAST_COMPILE
-those tagged 'fast_compile' (the merge pass).
+those tagged 'fast_compile' (the merge pass); DEBUG_MODE (alias 'DebugMode', see
+sympile.compile.debugmode) runs the FAST_RUN rewrites and checks at every call that they
+changed no value.
 """
 
 from __future__ import annotations
@@ -57,8 +59,11 @@ class Mode:
             raise TypeError(f"Mode.{method}: mode {self.name} does not select its rewrites by "
                             f"a RewriteQuery")
         query = getattr(self.rewriter, method)(*tags)
-        return Mode(query, self.backend, f"{self.name}.{method}({', '.join(map(repr, tags))})",
-                    self.record_history)
+        return self._derived(query, f"{self.name}.{method}({', '.join(map(repr, tags))})")
+
+    def _derived(self, rewriter: RewriteQuery, name: str) -> Mode:
+        """A mode like this one (same class and settings) with another rewrite query."""
+        return Mode(rewriter, self.backend, name, self.record_history)
 
     def including(self, *tags: str) -> Mode:
         """This mode plus the rewrites with one of `tags` (or named so)."""
@@ -82,6 +87,13 @@ PREDEFINED_MODES: dict[str, Mode] = {
     "FAST_RUN": Mode(RewriteQuery(include=("fast_run",)), name="FAST_RUN"),
     "FAST_COMPILE": Mode(RewriteQuery(include=("fast_compile",)), name="FAST_COMPILE"),
 }
+
+# debugmode subclasses Mode, so it is imported once Mode exists; sympile.compile imports this
+# module first, so the cycle always starts here.
+from sympile.compile.debugmode import DEBUG_MODE
+
+PREDEFINED_MODES["DEBUG_MODE"] = DEBUG_MODE
+PREDEFINED_MODES["DebugMode"] = DEBUG_MODE
 
 
 def get_mode(mode: str | Mode | None) -> Mode:

@@ -22,3 +22,4 @@ from sympile.graph.rewriting.db import (  # noqa: F401
     RewriteDatabase,
     RewriteQuery,
 )
+from sympile.graph.rewriting.pattern import PatternNodeRewriter, pattern_to_str  # noqa: F401
