@@ -1,0 +1,232 @@
+"""BLAS level-2 and level-3 updates, the ops the BLAS rewrites (sympile.tensor.rewriting.blas)
+put in place of a product and the elementwise terms around it:
+
+  Gemm(z, alpha, x, y, beta) = alpha * dot(x, y) + beta * z     (x, y, z matrices)
+  Gemv(y, alpha, a, x, beta) = alpha * dot(a, x) + beta * y     (a a matrix, x and y vectors)
+  Ger(a, alpha, x, y)        = a + alpha * outer(x, y)          (a a matrix, x and y vectors)
+
+alpha and beta are 0-d. Every input has the same dtype, float32 or float64, and the output
+has it too. The ops never broadcast: z (y, a) has exactly the shape of the product. They
+compute a new array and never modify an input (no in-place update yet).
+
+perform calls scipy's BLAS (dgemm, sgemv, ...), except where BLAS would differ from the
+elementwise formula: a zero alpha or beta lets BLAS skip the term it scales, so NaN or inf in
+it would not propagate as 0 * nan = nan does; those calls, and empty operands, use numpy.
+
+Derivatives are those of the formula above (each op is linear in its array operands and in
+alpha and beta): L_op and R_op differentiate that formula written with dot, mul and add.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from scipy.linalg import blas as scipy_blas
+
+from sympile.graph.basic import Apply, Variable
+from sympile.graph.gradient_types import DisconnectedType, disconnected_type
+from sympile.graph.op import Op
+from sympile.tensor import math
+from sympile.tensor.blas import dot, outer
+from sympile.tensor.type import tensor_type
+from sympile.tensor.variable import as_tensor_variable
+
+__all__ = ["Gemm", "Gemv", "Ger", "gemm", "gemv", "ger"]
+
+BLAS_DTYPES = ("float32", "float64")
+
+
+def _check_inputs(op: Op, named: Sequence[tuple[str, Variable, int]]) -> str:
+    """TypeError unless each (name, variable, ndim) has that ndim and all share one dtype of
+    BLAS_DTYPES; returns the dtype."""
+    for name, variable, ndim in named:
+        if variable.type.ndim != ndim:
+            raise TypeError(f"{op}: input {name} must be {ndim}-d, got {variable} of type "
+                            f"{variable.type}")
+    dtypes = {variable.type.dtype for _, variable, _ in named}
+    dtype = named[0][1].type.dtype
+    if len(dtypes) != 1 or dtype not in BLAS_DTYPES:
+        listing = ", ".join(f"{name}: {variable.type.dtype}" for name, variable, _ in named)
+        raise TypeError(f"{op}: the inputs must all be float32 or all float64, got {listing}")
+    return dtype
+
+
+def _merge_length(op: Op, what: str, lengths: Sequence[int | None]) -> int | None:
+    """The one static length that `lengths` (None: unknown) agree on; ValueError if two
+    differ."""
+    known = {length for length in lengths if length is not None}
+    if len(known) > 1:
+        raise ValueError(f"{op}: {what} have different lengths {sorted(known)}")
+    return known.pop() if known else None
+
+
+def _check_runtime(op: Op, what: str, lengths: Sequence[int]) -> None:
+    if len(set(lengths)) > 1:
+        raise ValueError(f"{op}: {what} have different lengths {list(lengths)}")
+
+
+def _blas_applies(scalars: Sequence[np.ndarray], arrays: Sequence[np.ndarray]) -> bool:
+    """False where BLAS could differ from the formula: a zero scale or an empty operand."""
+    return all(float(s) != 0 for s in scalars) and all(a.size > 0 for a in arrays)
+
+
+def _blas_function(name: str, arrays: Sequence[np.ndarray]) -> Any:
+    (function,) = scipy_blas.get_blas_funcs((name,), arrays)
+    return function
+
+
+def _store(output_storage: list[list[Any]], node: Apply, result: Any) -> None:
+    output_storage[0][0] = np.asarray(result).astype(node.outputs[0].type.dtype, copy=False)
+
+
+class _BlasUpdate(Op):
+    """What Gemm, Gemv and Ger share: derivatives through `expand`, the formula written with
+    dot, mul and add."""
+
+    def expand(self, *inputs: Variable) -> Variable:
+        raise NotImplementedError
+
+    def L_op(self, inputs, outputs, output_grads):
+        """The reverse sweep of `expand`: for Gemm, alpha * g · yᵀ for x, alpha * xᵀ · g for y,
+        beta * g for z, sum(g * dot(x, y)) for alpha and sum(g * z) for beta."""
+        from sympile.gradient import Lop
+        (output_grad,) = output_grads
+        if isinstance(output_grad.type, DisconnectedType):
+            return [disconnected_type() for _ in inputs]
+        return Lop(self.expand(*inputs), list(inputs), output_grad)
+
+    def R_op(self, inputs, eval_points):
+        """The forward sweep of `expand` along the given tangents (None: a constant input)."""
+        from sympile.gradient import Rop
+        pairs = [(variable, point) for variable, point in zip(inputs, eval_points)
+                 if point is not None]
+        if not pairs:
+            return [None]
+        return [Rop(self.expand(*inputs), [v for v, _ in pairs], [p for _, p in pairs])]
+
+
+class Gemm(_BlasUpdate):
+    """Gemm(z, alpha, x, y, beta) = alpha * dot(x, y) + beta * z, for matrices x (m, k),
+    y (k, n) and z (m, n) and 0-d alpha and beta, all float32 or all float64."""
+
+    __props__ = ()
+
+    def make_node(self, z, alpha, x, y, beta):
+        z, alpha, x, y, beta = (as_tensor_variable(value, op=self, argument=name)
+                                for name, value in (("z", z), ("alpha", alpha), ("x", x),
+                                                    ("y", y), ("beta", beta)))
+        dtype = _check_inputs(self, [("z", z, 2), ("alpha", alpha, 0), ("x", x, 2),
+                                     ("y", y, 2), ("beta", beta, 0)])
+        _merge_length(self, "the columns of x and the rows of y", [x.type.shape[1],
+                                                                   y.type.shape[0]])
+        rows = _merge_length(self, "the rows of z and of x", [z.type.shape[0], x.type.shape[0]])
+        columns = _merge_length(self, "the columns of z and of y",
+                                [z.type.shape[1], y.type.shape[1]])
+        return Apply(self, [z, alpha, x, y, beta], [tensor_type(dtype, (rows, columns))()])
+
+    def perform(self, node, inputs, output_storage):
+        z, alpha, x, y, beta = inputs
+        _check_runtime(self, "the columns of x and the rows of y", [x.shape[1], y.shape[0]])
+        _check_runtime(self, "the rows of z and of x", [z.shape[0], x.shape[0]])
+        _check_runtime(self, "the columns of z and of y", [z.shape[1], y.shape[1]])
+        if _blas_applies([alpha, beta], [x, y, z]):
+            function = _blas_function("gemm", [x, y, z])
+            result = function(alpha, x, y, beta=beta, c=z, overwrite_c=False)
+        else:
+            result = alpha * np.dot(x, y) + beta * z
+        _store(output_storage, node, result)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        z_shape = input_shapes[0]
+        return [tuple(z_shape)]
+
+    def expand(self, z, alpha, x, y, beta):
+        return math.add(math.mul(alpha, dot(x, y)), math.mul(beta, z))
+
+
+class Gemv(_BlasUpdate):
+    """Gemv(y, alpha, a, x, beta) = alpha * dot(a, x) + beta * y, for a matrix a (m, n),
+    vectors x (n,) and y (m,) and 0-d alpha and beta, all float32 or all float64."""
+
+    __props__ = ()
+
+    def make_node(self, y, alpha, a, x, beta):
+        y, alpha, a, x, beta = (as_tensor_variable(value, op=self, argument=name)
+                                for name, value in (("y", y), ("alpha", alpha), ("a", a),
+                                                    ("x", x), ("beta", beta)))
+        dtype = _check_inputs(self, [("y", y, 1), ("alpha", alpha, 0), ("a", a, 2),
+                                     ("x", x, 1), ("beta", beta, 0)])
+        _merge_length(self, "the columns of a and x", [a.type.shape[1], x.type.shape[0]])
+        rows = _merge_length(self, "y and the rows of a", [y.type.shape[0], a.type.shape[0]])
+        return Apply(self, [y, alpha, a, x, beta], [tensor_type(dtype, (rows,))()])
+
+    def perform(self, node, inputs, output_storage):
+        y, alpha, a, x, beta = inputs
+        _check_runtime(self, "the columns of a and x", [a.shape[1], x.shape[0]])
+        _check_runtime(self, "y and the rows of a", [y.shape[0], a.shape[0]])
+        if _blas_applies([alpha, beta], [a, x, y]):
+            function = _blas_function("gemv", [a, x, y])
+            result = function(alpha, a, x, beta=beta, y=y, overwrite_y=False)
+        else:
+            result = alpha * np.dot(a, x) + beta * y
+        _store(output_storage, node, result)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [tuple(input_shapes[0])]
+
+    def expand(self, y, alpha, a, x, beta):
+        return math.add(math.mul(alpha, dot(a, x)), math.mul(beta, y))
+
+
+class Ger(_BlasUpdate):
+    """Ger(a, alpha, x, y) = a + alpha * outer(x, y), for a matrix a (m, n), vectors x (m,)
+    and y (n,) and a 0-d alpha, all float32 or all float64."""
+
+    __props__ = ()
+
+    def make_node(self, a, alpha, x, y):
+        a, alpha, x, y = (as_tensor_variable(value, op=self, argument=name)
+                          for name, value in (("a", a), ("alpha", alpha), ("x", x), ("y", y)))
+        dtype = _check_inputs(self, [("a", a, 2), ("alpha", alpha, 0), ("x", x, 1),
+                                     ("y", y, 1)])
+        rows = _merge_length(self, "the rows of a and x", [a.type.shape[0], x.type.shape[0]])
+        columns = _merge_length(self, "the columns of a and y",
+                                [a.type.shape[1], y.type.shape[0]])
+        return Apply(self, [a, alpha, x, y], [tensor_type(dtype, (rows, columns))()])
+
+    def perform(self, node, inputs, output_storage):
+        a, alpha, x, y = inputs
+        _check_runtime(self, "the rows of a and x", [a.shape[0], x.shape[0]])
+        _check_runtime(self, "the columns of a and y", [a.shape[1], y.shape[0]])
+        if _blas_applies([alpha], [a, x, y]):
+            function = _blas_function("ger", [x, y, a])
+            result = function(alpha, x, y, a=a, overwrite_a=False)
+        else:
+            result = a + alpha * np.outer(x, y)
+        _store(output_storage, node, result)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [tuple(input_shapes[0])]
+
+    def expand(self, a, alpha, x, y):
+        return math.add(a, math.mul(alpha, outer(x, y)))
+
+
+_gemm, _gemv, _ger = Gemm(), Gemv(), Ger()
+
+
+def gemm(z: Any, alpha: Any, x: Any, y: Any, beta: Any) -> Variable:
+    """alpha * dot(x, y) + beta * z for matrices, by one BLAS gemm call."""
+    return _gemm(z, alpha, x, y, beta)
+
+
+def gemv(y: Any, alpha: Any, a: Any, x: Any, beta: Any) -> Variable:
+    """alpha * dot(a, x) + beta * y for a matrix a and vectors x and y, by one BLAS gemv."""
+    return _gemv(y, alpha, a, x, beta)
+
+
+def ger(a: Any, alpha: Any, x: Any, y: Any) -> Variable:
+    """a + alpha * outer(x, y) for a matrix a and vectors x and y, by one BLAS ger call."""
+    return _ger(a, alpha, x, y)
