@@ -55,9 +55,10 @@ def local_wrong_length(fgraph, node):
 
 
 def _debug_mode_with(*rewriters):
-    """DEBUG mode running FAST_RUN and then the given node rewriters."""
+    """DEBUG mode running FAST_RUN (without fusion, which would hide the nodes the test
+    rewriters look for) and then the given node rewriters."""
     def rewrite(fgraph):
-        rewrite_db.query_rewriter(FAST_RUN_QUERY)(fgraph)
+        rewrite_db.query_rewriter(FAST_RUN_QUERY.excluding("fusion"))(fgraph)
         SequentialGraphRewriter([in2out(r) for r in rewriters])(fgraph)
     return DebugMode(rewrite, name="DEBUG_MODE+test")
 

@@ -137,4 +137,4 @@ def local_elemwise_fusion(fgraph: FunctionGraph, node: Apply):
 
 rewrite_db.register("local_elemwise_fusion",
                     out2in(local_elemwise_fusion, name="local_elemwise_fusion"),
-                    "fusion", position=FUSION_POSITION)
+                    "fusion", "fast_run", position=FUSION_POSITION)

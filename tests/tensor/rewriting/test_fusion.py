@@ -35,7 +35,7 @@ def wave(x):
 
 def test_registration():
     assert "local_elemwise_fusion" in rewrite_db
-    assert rewrite_db.tags_of("local_elemwise_fusion") == frozenset({"fusion"})
+    assert rewrite_db.tags_of("local_elemwise_fusion") == frozenset({"fusion", "fast_run"})
     names = rewrite_db.names()
     assert names.index("local_elemwise_fusion") == names.index("final_merge") - 1
     assert 1.5 < FUSION_POSITION < 100
@@ -58,9 +58,9 @@ def test_expression_becomes_one_node_with_equal_values(dtype):
                       + np.tanh(value) * np.asarray(0.5, dtype))
 
 
-def test_plain_fast_run_does_not_fuse():
+def test_fast_run_fuses_unless_excluded():
     x = T.dmatrix("x")
-    assert not composites(sympile.function([x], wave(x), mode="FAST_RUN"))
+    assert composites(sympile.function([x], wave(x), mode="FAST_RUN"))
     assert not composites(sympile.function([x], wave(x), mode=FUSED.excluding("fusion")))
 
 
