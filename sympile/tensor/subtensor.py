@@ -519,6 +519,12 @@ class _ReadOp(_IndexOp):
     the gradient the output gradient added into zeros at the region (the write op of the same
     index, `_increment`)."""
 
+    def make_node(self, x, *index_inputs):
+        x = as_tensor_variable(x, op=self, argument=0)
+        index_inputs = self._index_inputs(index_inputs, first_input=1)
+        shape = self._static_region(x, index_inputs)
+        return Apply(self, [x, *index_inputs], [tensor_type(x.type.dtype, shape)()])
+
     def _increment(self) -> Op:
         """The op that adds a value into the region this op reads."""
         raise NotImplementedError
@@ -560,12 +566,6 @@ class Subtensor(_ReadOp):
     def __init__(self, idx_list: Sequence[Any]):
         self.idx_list = _check_idx_list("Subtensor", idx_list, advanced=False)
 
-    def make_node(self, x, *index_inputs):
-        x = as_tensor_variable(x, op=self, argument=0)
-        index_inputs = self._index_inputs(index_inputs, first_input=1)
-        shape = self._static_region(x, index_inputs)
-        return Apply(self, [x, *index_inputs], [tensor_type(x.type.dtype, shape)()])
-
     def perform(self, node, inputs, output_storage):
         x, *index_values = inputs
         # A trailing Ellipsis makes numpy return a 0-d view, not a scalar, when every axis
@@ -592,12 +592,6 @@ class AdvancedSubtensor(_ReadOp):
 
     def __init__(self, idx_list: Sequence[Any]):
         self.idx_list = _check_idx_list("AdvancedSubtensor", idx_list, advanced=True)
-
-    def make_node(self, x, *index_inputs):
-        x = as_tensor_variable(x, op=self, argument=0)
-        index_inputs = self._index_inputs(index_inputs, first_input=1)
-        shape = self._static_region(x, index_inputs)
-        return Apply(self, [x, *index_inputs], [tensor_type(x.type.dtype, shape)()])
 
     def perform(self, node, inputs, output_storage):
         x, *index_values = inputs
