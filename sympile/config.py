@@ -7,6 +7,7 @@ SYMPILE_FLAGS="floatX=float32,mode=FAST_COMPILE".
 from __future__ import annotations
 
 import os
+import shutil
 from typing import Any, Callable
 
 
@@ -26,6 +27,30 @@ def _on_unused(value: str) -> str:
     return value
 
 
+def _compiler(value: Any) -> str:
+    return "" if value is None else str(value).strip()
+
+
+def _default_compiler() -> str:
+    """The first C compiler on PATH (gcc, then cc, then clang), or '' when there is none."""
+    for name in ("gcc", "cc", "clang"):
+        if shutil.which(name):
+            return name
+    return ""
+
+
+def _default_compiledir() -> str:
+    cache_home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(cache_home, "sympile")
+
+
+def _positive_int(value: Any) -> int:
+    number = int(value)
+    if number < 1:
+        raise ValueError(f"expected a positive integer, got {value!r}")
+    return number
+
+
 def _boolean(value: Any) -> bool:
     if isinstance(value, str):
         lowered = value.strip().lower()
@@ -43,6 +68,13 @@ _FLAGS: dict[str, tuple[Any, Callable[[Any], Any], str]] = {
     "on_unused_input": ("raise", _on_unused, "default of function(on_unused_input=...)"),
     "compute_test_value": ("off", str, "kept for Theano compatibility; only 'off' is supported"),
     "allow_gc": (False, _boolean, "free intermediate results after each call"),
+    "cxx": (_default_compiler(), _compiler,
+            "C compiler of the C backend ('' : no compiler, use the Python backend)"),
+    "compiledir": (_default_compiledir(), str, "where compiled C modules are cached"),
+    "openmp": ((os.cpu_count() or 1) > 1, _boolean,
+               "run large elementwise loops and reductions on several threads (OpenMP)"),
+    "openmp_elemwise_minsize": (200_000, _positive_int,
+                                "fewest elements for which a loop runs on several threads"),
 }
 
 

@@ -31,7 +31,7 @@ from sympile.graph.basic import Apply, Constant, Variable
 from sympile.graph.fgraph import FunctionGraph
 from sympile.graph.rewriting.basic import RewriteHistory, RewriteRecord
 from sympile.graph.rewriting.db import RewriteQuery
-from sympile.link.python.vm import PythonVM
+from sympile.link.python.vm import PythonVM, UpdatingRuns
 
 __all__ = ["DEBUG_MODE", "BadRewriteError", "DebugMode", "DebugModeError", "InvalidValueError"]
 
@@ -154,7 +154,7 @@ class DebugMode(Mode):
         return DebugMode(rewriter, self.backend, name)
 
 
-class CheckingVM:
+class CheckingVM(UpdatingRuns):
     """Runs `fgraph` with the reference VM after checking, on copies of the inputs, every
     replacement `history` recorded against the original graph (module docstring)."""
 

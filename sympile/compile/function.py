@@ -12,6 +12,7 @@ from sympile.graph.basic import Constant, Variable, clone_replace, graph_inputs
 from sympile.graph.fgraph import FunctionGraph, MissingInputError
 from sympile.compile.mode import Mode, get_mode
 from sympile.compile.shared import SharedVariable
+from sympile.link.python.vm import apply_updates
 from sympile.tensor.shape import specify_shape
 from sympile.tensor.variable import as_tensor_variable
 
@@ -296,6 +297,7 @@ class Function:
         self._updates = [(target.container.storage, cell, _aliases_input(fgraph, variable))
                          for target, cell, variable in zip(updated, update_cells,
                                                            update_variables)]
+        self._vm.set_updates(self._updates)
 
     # -- calling ----------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -319,10 +321,7 @@ class Function:
                 else:
                     raise TypeError(f"{self._label()}.fn: input {self._input_label(index)} has "
                                     f"no stored value; call the function once with it first")
-        for _ in range(n_calls - 1):
-            self._vm()
-            self._apply_updates()
-        self._vm()
+        self._vm.run(n_calls)
         outputs = self._finish_call()
         if self._single:
             return [outputs]
@@ -375,11 +374,7 @@ class Function:
         return outputs
 
     def _apply_updates(self) -> None:
-        # Read every new value before writing any, so updates are simultaneous.
-        new_values = [copy.copy(cell[0]) if aliased else cell[0]
-                      for _, cell, aliased in self._updates]
-        for (storage, _, _), value in zip(self._updates, new_values):
-            storage[0] = value
+        apply_updates(self._updates)
 
     def copy(self, share_memory: bool = False, swap: dict | None = None,
              delete_updates: bool = False, name: str | None = None) -> Function:

@@ -11,12 +11,16 @@ changed no value.
 from __future__ import annotations
 
 from collections.abc import Callable
+import warnings
 from typing import Any
 
 from sympile.config import config
 from sympile.graph.fgraph import FunctionGraph
 from sympile.graph.rewriting.basic import RewriteHistory
 from sympile.graph.rewriting.db import RewriteQuery
+from sympile.link.c.cmodule import compiler_available
+from sympile.link.c.codegen import has_c_code
+from sympile.link.c.linker import CVM
 from sympile.link.python.vm import PythonVM
 from sympile.tensor.rewriting import rewrite_db
 
@@ -25,7 +29,8 @@ Rewriter = Callable[[FunctionGraph], Any]
 
 class Mode:
     """rewriter: a callable that rewrites a FunctionGraph in place, a RewriteQuery over
-    rewrite_db, or None (no rewrite); backend: 'python' (the reference VM);
+    rewrite_db, or None (no rewrite); backend: 'python' (the reference VM) or 'c' (the C
+    backend: one compiled module per function, Python backend without a compiler);
     record_history: attach a RewriteHistory to each compiled graph, so that
     `f.maker.fgraph.rewrite_history` shows which rewrite changed what."""
 
@@ -81,7 +86,26 @@ class Mode:
         return self.name
 
 
-BACKENDS: dict[str, Callable[..., Any]] = {"python": PythonVM}
+def c_backend(fgraph: FunctionGraph, input_storage: list[list[Any]]):
+    """The C backend's VM for `fgraph`; the Python backend (after one warning) when there is
+    no C compiler (config.cxx = '' or not runnable), and when no node has C code (nothing
+    to compile)."""
+    if not compiler_available():
+        global _warned_no_compiler
+        if not _warned_no_compiler:
+            _warned_no_compiler = True
+            warnings.warn(f"sympile: no usable C compiler (config.cxx = {config.cxx!r}); "
+                          f"functions run on the Python backend, which is much slower",
+                          stacklevel=2)
+        return PythonVM(fgraph, input_storage)
+    if not any(has_c_code(node) for node in fgraph.apply_nodes):
+        return PythonVM(fgraph, input_storage)
+    return CVM(fgraph, input_storage)
+
+
+_warned_no_compiler = False
+
+BACKENDS: dict[str, Callable[..., Any]] = {"python": PythonVM, "c": c_backend}
 
 PREDEFINED_MODES: dict[str, Mode] = {
     "FAST_RUN": Mode(RewriteQuery(include=("fast_run",)), name="FAST_RUN"),

@@ -6,6 +6,7 @@ function, so an Op may reuse the array it produced on the previous call.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -14,7 +15,26 @@ from sympile.graph.basic import Apply, Constant, Variable
 from sympile.graph.fgraph import FunctionGraph
 
 
-class PythonVM:
+class UpdatingRuns:
+    """run(n_calls) for a VM whose __call__ runs the program once."""
+
+    updates: list[tuple[list[Any], list[Any], bool]] = []
+
+    def set_updates(self, updates: list[tuple[list[Any], list[Any], bool]]) -> None:
+        """updates: (target cell, cell of the new value, copy the value?) for each update,
+        applied by run() between runs."""
+        self.updates = list(updates)
+
+    def run(self, n_calls: int = 1) -> None:
+        """Run the program n_calls times, applying the updates between runs (not after the
+        last: the caller does that once it has read the outputs)."""
+        for call in range(n_calls):
+            if call:
+                apply_updates(self.updates)
+            self()
+
+
+class PythonVM(UpdatingRuns):
     """Runs `fgraph`; `input_storage` gives the cells of its inputs (shared variables pass their
     containers' cells, so updates are seen by every function)."""
 
@@ -37,6 +57,14 @@ class PythonVM:
                 perform(node, values, output_cells)
             except Exception as error:
                 raise_with_node(node, values, error)
+
+
+def apply_updates(updates: list[tuple[list[Any], list[Any], bool]]) -> None:
+    # Read every new value before writing any, so updates are simultaneous.
+    new_values = [copy.copy(cell[0]) if copy_needed else cell[0]
+                  for _, cell, copy_needed in updates]
+    for (target, _, _), value in zip(updates, new_values):
+        target[0] = value
 
 
 def raise_with_node(node: Apply, values: list[Any], error: Exception):

@@ -1,0 +1,81 @@
+"""How an Op describes its C code to the C backend (sympile/link/c), without importing it.
+
+`Op.c_code(node, names)` returns a CCode, or None to have the backend call `perform()`.
+The backend wraps `body` in its own block and gives it, through `names`:
+
+- `names.inputs[i]`: a C expression of type `PyArrayObject *` for input i: a borrowed,
+  non-NULL reference to an ndarray of exactly the input's dtype and ndim (any strides, maybe
+  not aligned to more than the dtype, maybe read-only).
+- `names.outputs[i]`: a C lvalue of type `PyArrayObject *` for output i. On entry it is NULL or
+  an owned reference to the array this node gave on the previous call; the body may reuse it
+  (see `sympile_prepare_output` below) or `Py_XDECREF` it and assign a new one. On success it
+  must hold an owned reference to an ndarray of exactly the output's dtype and ndim. An output
+  that is a view (view_map) or written over an input (destroy_map) holds a new reference to
+  that array or to a view of it.
+- `names.fail`: a C statement that aborts the node; run it after setting a Python exception
+  (`PyErr_Format(PyExc_ValueError, "...")`). The backend adds the op, the input shapes and
+  where the user created the variable, as for errors raised by perform().
+- `names.id`: an integer unique to the node in its module, to make identifiers unique.
+
+Every module starts with Python.h, numpy/arrayobject.h, math.h, stdint.h, string.h and
+these helpers (defined by the backend):
+
+    int sympile_prepare_output(PyArrayObject **out, int ndim, const npy_intp *dims,
+                               int typenum);
+        *out becomes a C-contiguous, writeable array of that shape and type: the old one when
+        it fits and nothing else refers to it, otherwise a new one (uninitialised). Returns 0,
+        or -1 with a Python exception set.
+    int sympile_assign_output(PyArrayObject **out, PyArrayObject *value);
+        *out becomes `value` (a reference this call steals; NULL means an exception is set
+        and is passed on). Returns 0, or -1.
+
+`support` pieces are top-level C (static helper functions, macros), each emitted once per
+module however many nodes use it: give helpers names that say what they compute, including
+the dtype (`sympile_sum_float32`), so equal text means equal code. `blas` names BLAS routines
+(e.g. "dgemm") that the body calls through the function pointers `sympile_blas_dgemm` etc.,
+which the backend loads from scipy.linalg.cython_blas (Fortran calling convention:
+every argument by pointer, column-major). `openmp`: the body uses OpenMP pragmas.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+# The C type that holds one element of each dtype. float16 and complex have no arithmetic
+# in C; ops give no C code for them and the backend falls back to perform().
+C_TYPES = {
+    "bool": "npy_bool", "int8": "npy_int8", "int16": "npy_int16", "int32": "npy_int32",
+    "int64": "npy_int64", "uint8": "npy_uint8", "uint16": "npy_uint16",
+    "uint32": "npy_uint32", "uint64": "npy_uint64", "float32": "npy_float32",
+    "float64": "npy_float64",
+}
+
+# numpy's type numbers, by name, for PyArray_SimpleNew and friends.
+NPY_TYPES = {
+    "bool": "NPY_BOOL", "int8": "NPY_INT8", "int16": "NPY_INT16", "int32": "NPY_INT32",
+    "int64": "NPY_INT64", "uint8": "NPY_UINT8", "uint16": "NPY_UINT16",
+    "uint32": "NPY_UINT32", "uint64": "NPY_UINT64", "float16": "NPY_FLOAT16",
+    "float32": "NPY_FLOAT32", "float64": "NPY_FLOAT64", "complex64": "NPY_COMPLEX64",
+    "complex128": "NPY_COMPLEX128",
+}
+
+
+@dataclass(frozen=True)
+class CCode:
+    """The C of one node: `body` statements, plus top-level `support` code, the BLAS
+    routines the body calls, and whether it uses OpenMP (see the module docstring)."""
+
+    body: str
+    support: tuple[str, ...] = ()
+    blas: tuple[str, ...] = ()
+    openmp: bool = False
+
+
+@dataclass(frozen=True)
+class CNames:
+    """The C names a node's body works with (see the module docstring)."""
+
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    fail: str
+    id: int = field(default=0)

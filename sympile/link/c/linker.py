@@ -1,0 +1,124 @@
+"""The C backend's VM: builds (or loads from the cache) the module of a FunctionGraph and runs
+its Program. Same interface as the Python backend's PythonVM."""
+
+from __future__ import annotations
+
+import copy
+import time
+from typing import Any
+
+import numpy as np
+
+from sympile.graph.basic import Constant, Variable
+from sympile.graph.fgraph import FunctionGraph
+from sympile.link.c.cmodule import load_module
+from sympile.link.c.codegen import plan_module
+from sympile.link.python.vm import raise_with_node
+from sympile.tensor.type import TensorType
+
+
+class CVM:
+    """Runs `fgraph` as one compiled C module; `input_storage` gives the cells of its inputs.
+
+    run(n_calls) runs the program n_calls times inside C, applying the updates given to
+    set_updates between runs (not after the last: Function does that, as with PythonVM).
+    `build_times` splits the link time into codegen, C compile and load (seconds).
+    """
+
+    def __init__(self, fgraph: FunctionGraph, input_storage: list[list[Any]],
+                 profile: bool = False):
+        start = time.perf_counter()
+        self.fgraph = fgraph
+        self.nodes = fgraph.toposort()
+        self.storage: dict[Variable, list[Any]] = dict(zip(fgraph.inputs, input_storage))
+        constants = [v for v in fgraph.variables
+                     if isinstance(v, Constant) and v not in self.storage]
+        for constant in constants:
+            self.storage[constant] = [_constant_value(constant)]
+        outputs = [v for node in self.nodes for v in node.outputs]
+        for variable in outputs:
+            self.storage.setdefault(variable, [None])
+        self.variables = list(fgraph.inputs) + constants + outputs
+        self.output_storage = [self.storage[v] for v in fgraph.outputs]
+        self.plan = plan_module(self.variables, self.nodes)
+        codegen_s = time.perf_counter() - start
+        self.module = load_module(self.plan.source, openmp=self.plan.openmp)
+        build = getattr(self.module, "__sympile_build__", {})
+        self.build_times = {"codegen": codegen_s, "compile": build.get("compile_s", 0.0),
+                            "load": build.get("load_s", 0.0),
+                            "cache_hit": build.get("cache_hit", False)}
+        self.thunks = tuple(_perform_thunk(plan.node, self.storage)
+                            for plan in self.plan.nodes if plan.code is None)
+        self._cells = tuple(self.storage[v] for v in self.variables)
+        self.profiling = profile
+        self.set_updates([])
+
+    @property
+    def fallback_nodes(self):
+        """The nodes that run their perform() (no C code), in order."""
+        return self.plan.fallback_nodes
+
+    def set_updates(self, updates: list[tuple[list[Any], list[Any], bool]]) -> None:
+        """updates: (target cell, cell of the new value, copy the value?) for each update."""
+        position = {id(cell): i for i, cell in enumerate(self._cells)}
+        entries = tuple((target, position[id(source)], bool(copy_needed))
+                        for target, source, copy_needed in updates)
+        self.program = self.module.Program(self._cells, self.thunks, entries, copy.copy,
+                                           self.profiling)
+
+    def __call__(self) -> None:
+        self.run(1)
+
+    def run(self, n_calls: int = 1) -> None:
+        try:
+            self.program.run(n_calls)
+        except Exception as error:
+            self._reraise(error)
+
+    def node_profile(self) -> list[tuple[float, int]]:
+        """(seconds, calls) of each node in self.nodes, when built with profile=True."""
+        return self.program.profile()
+
+    def _reraise(self, error: Exception):
+        failed = self.program.failed_node
+        if failed >= 0:
+            node = self.nodes[failed]
+            raise_with_node(node, [self.storage[v][0] for v in node.inputs], error)
+        bad = self.program.bad_input
+        if bad >= 0:
+            variable = self.variables[bad]
+            value = self.storage[variable][0]
+            got = (f"an array of dtype {value.dtype} and shape {value.shape}"
+                   if isinstance(value, np.ndarray) else f"{type(value).__name__} {value!r:.60}")
+            if variable.owner is not None:
+                raise TypeError(f"{variable.owner.op}.perform gave {got} for output "
+                                f"{variable.index}, expected {variable.type}; the variable "
+                                f"was created at {variable.creation_site()}") from None
+            raise TypeError(f"input {variable} (created at {variable.creation_site()}): "
+                            f"expected {variable.type}, got {got}") from None
+        raise error
+
+
+def _constant_value(constant: Constant) -> Any:
+    """A tensor constant's value as an array of its dtype (C code reads it as one)."""
+    data = constant.data
+    if isinstance(constant.type, TensorType) and not (
+            isinstance(data, np.ndarray) and data.dtype == constant.type.numpy_dtype):
+        data = np.asarray(data, dtype=constant.type.numpy_dtype)
+        data.setflags(write=False)
+    return data
+
+
+def _perform_thunk(node, storage):
+    perform = node.op.perform
+    input_cells = [storage[v] for v in node.inputs]
+    output_cells = [storage[v] for v in node.outputs]
+
+    def thunk():
+        values = [cell[0] for cell in input_cells]
+        try:
+            perform(node, values, output_cells)
+        except Exception as error:
+            raise_with_node(node, values, error)
+
+    return thunk

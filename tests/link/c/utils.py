@@ -1,0 +1,48 @@
+"""Compile a graph on the C backend and on the Python backend and compare the results."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pytest
+
+import sympile
+from sympile.compile.mode import Mode
+from sympile.graph.basic import Variable
+from sympile.graph.rewriting.db import RewriteQuery
+from sympile.link.c.cmodule import compiler_available
+from tests.utils import assert_like_numpy
+
+requires_compiler = pytest.mark.skipif(not compiler_available(),
+                                       reason="no C compiler (config.cxx)")
+
+C_MODE = Mode(RewriteQuery(include=("fast_run",)), backend="c", name="FAST_RUN_C")
+PYTHON_MODE = Mode(RewriteQuery(include=("fast_run",)), backend="python", name="FAST_RUN_PY")
+
+
+def compile_c(inputs: Sequence[Variable], outputs: Any, **kwargs: Any):
+    """A Function on the C backend (FAST_RUN rewrites)."""
+    kwargs.setdefault("on_unused_input", "ignore")
+    return sympile.function(list(inputs), outputs, mode=C_MODE, **kwargs)
+
+
+def compare_backends(outputs: Variable | Sequence[Variable], inputs: Sequence[Variable],
+                     values: Sequence[Any], rtol: float | None = None,
+                     atol: float | None = None, require_c: bool = True) -> list[Any]:
+    """Compute `outputs` on both backends; assert equal shapes, dtypes and values (and, with
+    require_c, that every node of the C function ran C code). Returns the C results."""
+    single = isinstance(outputs, Variable)
+    outputs = [outputs] if single else list(outputs)
+    c_function = compile_c(inputs, outputs)
+    python_function = sympile.function(list(inputs), outputs, mode=PYTHON_MODE,
+                                       on_unused_input="ignore")
+    if require_c:
+        fallback = getattr(c_function._vm, "fallback_nodes", None)
+        assert fallback == [], f"nodes without C code: {fallback}"
+    c_results = c_function(*[np.copy(v) for v in values])
+    expected = python_function(*[np.copy(v) for v in values])
+    for actual, reference in zip(c_results, expected):
+        assert_like_numpy(np.asarray(actual), reference, rtol=rtol, atol=atol)
+    return c_results[0] if single else c_results
