@@ -143,12 +143,13 @@ class DebugMode(Mode):
             fgraph.attach_feature(DebugHistory(fgraph.clone()))
         super().rewrite(fgraph)
 
-    def link(self, fgraph: FunctionGraph, input_storage: list[list[Any]]):
+    def link(self, fgraph: FunctionGraph, input_storage: list[list[Any]],
+             profile: bool = False):
         history = getattr(fgraph, "rewrite_history", None)
         if not isinstance(history, DebugHistory):
             # Never rewritten by this mode: only the finiteness of the graph is checked.
             history = DebugHistory(fgraph.clone())
-        return CheckingVM(fgraph, input_storage, history, self.name)
+        return CheckingVM(fgraph, input_storage, history, self.name, profile)
 
     def _derived(self, rewriter: RewriteQuery, name: str) -> Mode:
         return DebugMode(rewriter, self.backend, name)
@@ -159,8 +160,10 @@ class CheckingVM(UpdatingRuns):
     replacement `history` recorded against the original graph (module docstring)."""
 
     def __init__(self, fgraph: FunctionGraph, input_storage: list[list[Any]],
-                 history: DebugHistory, mode_name: str):
-        self.vm = PythonVM(fgraph, input_storage)
+                 history: DebugHistory, mode_name: str, profile: bool = False):
+        self.vm = PythonVM(fgraph, input_storage, profile)
+        self.nodes = self.vm.nodes
+        self.node_profile = self.vm.node_profile
         self.fgraph = fgraph
         self.history = history
         self.mode_name = mode_name

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import time
 import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -11,6 +12,7 @@ from sympile.config import config
 from sympile.graph.basic import Constant, Variable, clone_replace, graph_inputs
 from sympile.graph.fgraph import FunctionGraph, MissingInputError
 from sympile.compile.mode import Mode, get_mode
+from sympile.compile.profiling import ProfileStats
 from sympile.compile.shared import SharedVariable
 from sympile.link.python.vm import apply_updates
 from sympile.tensor.shape import specify_shape
@@ -67,9 +69,6 @@ def function(inputs: Sequence[Variable | In] | None = None, outputs: Any = None,
     if isinstance(inputs, (Variable, In)) or not isinstance(inputs, (list, tuple)):
         raise TypeError(f"function: inputs must be a list or tuple of Variables, got "
                         f"{type(inputs).__name__}")
-    if profile:
-        raise ValueError("function: profile=True needs the profiler of the C backend, which "
-                         "this version does not have")
     on_unused_input = on_unused_input or config.on_unused_input
     if on_unused_input not in ("raise", "warn", "ignore"):
         raise ValueError(f"function: on_unused_input must be 'raise', 'warn' or 'ignore', got "
@@ -128,13 +127,17 @@ def function(inputs: Sequence[Variable | In] | None = None, outputs: Any = None,
 
     fgraph = FunctionGraph(explicit + shared_inputs, output_variables + update_values)
     mode = get_mode(mode)
+    start = time.perf_counter()
     mode.rewrite(fgraph)
-    compiled = Function(fgraph, mode, specs, output_specs, output_keys, single, shared_inputs,
-                        [s for s, _ in update_pairs], name, allow_input_downcast, trust_input)
+    stats = ProfileStats(name, time.perf_counter() - start) if profile else None
+    function_class = _ProfiledFunction if profile else Function
+    compiled = function_class(fgraph, mode, specs, output_specs, output_keys, single,
+                              shared_inputs, [s for s, _ in update_pairs], name,
+                              allow_input_downcast, trust_input, stats)
     compiled._arguments = dict(inputs=inputs, outputs=outputs, mode=mode, updates=update_pairs,
                                givens=given_pairs, name=name,
                                allow_input_downcast=allow_input_downcast,
-                               on_unused_input=on_unused_input)
+                               on_unused_input=on_unused_input, profile=profile)
     return compiled
 
 
@@ -262,8 +265,10 @@ class Function:
     def __init__(self, fgraph: FunctionGraph, mode: Mode, specs: list[In], output_specs: list[Out],
                  output_keys: list[Any] | None, single: bool, shared_inputs: list[SharedVariable],
                  updated: list[SharedVariable], name: str | None,
-                 allow_input_downcast: bool | None, trust_input: bool):
+                 allow_input_downcast: bool | None, trust_input: bool,
+                 profile: ProfileStats | None = None):
         self.name = name
+        self.profile = profile
         self.maker = _Maker(fgraph, mode, specs, output_specs)
         self.trust_input = trust_input
         self._specs = specs
@@ -278,7 +283,10 @@ class Function:
             if spec.name is not None and spec.name not in self._names:
                 self._names[spec.name] = index
         shared_cells = [v.container.storage for v in shared_inputs]
-        self._vm = mode.link(fgraph, self._input_cells + shared_cells)
+        self._vm = mode.link(fgraph, self._input_cells + shared_cells,
+                             profile=profile is not None)
+        if profile is not None:
+            profile.vm = self._vm
         n_outputs = len(output_specs)
         self._output_cells = self._vm.output_storage[:n_outputs]
         self._output_keys = output_keys
@@ -426,6 +434,26 @@ class Function:
 
     def __repr__(self):
         return f"<sympile.Function {self.name or ''} of {self._n_explicit} inputs>"
+
+
+class _ProfiledFunction(Function):
+    """A Function that also counts its calls and their time in `self.profile`."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return super().__call__(*args, **kwargs)
+        finally:
+            self.profile.calls += 1
+            self.profile.call_s += time.perf_counter() - start
+
+    def fn(self, n_calls: int = 1) -> list[Any]:
+        start = time.perf_counter()
+        try:
+            return super().fn(n_calls)
+        finally:
+            self.profile.calls += n_calls
+            self.profile.call_s += time.perf_counter() - start
 
 
 _MISSING = object()

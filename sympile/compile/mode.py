@@ -55,8 +55,10 @@ class Mode:
         elif self.rewriter is not None:
             self.rewriter(fgraph)
 
-    def link(self, fgraph: FunctionGraph, input_storage: list[list[Any]]):
-        return BACKENDS[self.backend](fgraph, input_storage)
+    def link(self, fgraph: FunctionGraph, input_storage: list[list[Any]],
+             profile: bool = False):
+        """The backend's VM for `fgraph` (timing each node when `profile`)."""
+        return BACKENDS[self.backend](fgraph, input_storage, profile=profile)
 
     # -- derived modes ----------------------------------------------------------------------
     def _with_query(self, method: str, tags: tuple[str, ...]) -> Mode:
@@ -86,7 +88,7 @@ class Mode:
         return self.name
 
 
-def c_backend(fgraph: FunctionGraph, input_storage: list[list[Any]]):
+def c_backend(fgraph: FunctionGraph, input_storage: list[list[Any]], profile: bool = False):
     """The C backend's VM for `fgraph`; the Python backend (after one warning) when there is
     no C compiler (config.cxx = '' or not runnable), and when no node has C code (nothing
     to compile)."""
@@ -97,10 +99,10 @@ def c_backend(fgraph: FunctionGraph, input_storage: list[list[Any]]):
             warnings.warn(f"sympile: no usable C compiler (config.cxx = {config.cxx!r}); "
                           f"functions run on the Python backend, which is much slower",
                           stacklevel=2)
-        return PythonVM(fgraph, input_storage)
+        return PythonVM(fgraph, input_storage, profile)
     if not any(has_c_code(node) for node in fgraph.apply_nodes):
-        return PythonVM(fgraph, input_storage)
-    return CVM(fgraph, input_storage)
+        return PythonVM(fgraph, input_storage, profile)
+    return CVM(fgraph, input_storage, profile)
 
 
 _warned_no_compiler = False

@@ -7,6 +7,7 @@ function, so an Op may reuse the array it produced on the previous call.
 from __future__ import annotations
 
 import copy
+import time
 from typing import Any
 
 import numpy as np
@@ -38,7 +39,8 @@ class PythonVM(UpdatingRuns):
     """Runs `fgraph`; `input_storage` gives the cells of its inputs (shared variables pass their
     containers' cells, so updates are seen by every function)."""
 
-    def __init__(self, fgraph: FunctionGraph, input_storage: list[list[Any]]):
+    def __init__(self, fgraph: FunctionGraph, input_storage: list[list[Any]],
+                 profile: bool = False):
         self.fgraph = fgraph
         self.nodes = fgraph.toposort()
         self.storage: dict[Variable, list[Any]] = dict(zip(fgraph.inputs, input_storage))
@@ -49,14 +51,37 @@ class PythonVM(UpdatingRuns):
         self.output_storage = [self.storage[v] for v in fgraph.outputs]
         self.thunks = [(node, node.op.perform, [self.storage[v] for v in node.inputs],
                         [self.storage[v] for v in node.outputs]) for node in self.nodes]
+        self.profiling = profile
+        self._node_seconds = [0.0] * len(self.nodes)
+        self._node_calls = [0] * len(self.nodes)
+
+    def node_profile(self) -> list[tuple[float, int]]:
+        """(seconds, calls) of each node in self.nodes, when built with profile=True."""
+        return list(zip(self._node_seconds, self._node_calls))
 
     def __call__(self) -> None:
+        if self.profiling:
+            self._profiled_call()
+            return
         for node, perform, input_cells, output_cells in self.thunks:
             values = [cell[0] for cell in input_cells]
             try:
                 perform(node, values, output_cells)
             except Exception as error:
                 raise_with_node(node, values, error)
+
+
+    def _profiled_call(self) -> None:
+        for index, (node, perform, input_cells, output_cells) in enumerate(self.thunks):
+            values = [cell[0] for cell in input_cells]
+            start = time.perf_counter()
+            try:
+                perform(node, values, output_cells)
+            except Exception as error:
+                raise_with_node(node, values, error)
+            finally:
+                self._node_seconds[index] += time.perf_counter() - start
+                self._node_calls[index] += 1
 
 
 def apply_updates(updates: list[tuple[list[Any], list[Any], bool]]) -> None:
