@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import time
 import warnings
 from collections.abc import Iterable, Sequence
@@ -14,7 +13,6 @@ from sympile.graph.fgraph import FunctionGraph, MissingInputError
 from sympile.compile.mode import Mode, get_mode
 from sympile.compile.profiling import ProfileStats
 from sympile.compile.shared import SharedVariable
-from sympile.link.python.vm import apply_updates
 from sympile.tensor.shape import specify_shape
 from sympile.tensor.variable import as_tensor_variable
 
@@ -306,38 +304,39 @@ class Function:
                          for target, cell, variable in zip(updated, update_cells,
                                                            update_variables)]
         self._vm.set_updates(self._updates)
+        self._vm.set_call(self._input_cells,
+                          [(cell, copy_needed, clear) for cell, copy_needed, clear
+                           in zip(self._output_cells, self._copy_output, self._clear_output)],
+                          single)
 
     # -- calling ----------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if self.trust_input and not kwargs and len(args) == self._n_explicit:
-            for cell, value in zip(self._input_cells, args):
-                cell[0] = value
-        else:
-            self._store_inputs(args, kwargs)
-        self._vm()
-        return self._finish_call()
+        if not (self.trust_input and not kwargs and len(args) == self._n_explicit):
+            args = self._filter_inputs(args, kwargs)
+        outputs = self._vm.call(args)
+        if self._output_keys is not None:
+            return dict(zip(self._output_keys, outputs))
+        return outputs
 
     def fn(self, n_calls: int = 1) -> list[Any]:
         """Run the program `n_calls` times on the stored inputs, applying updates after each
         run; returns the outputs of the last run (a list)."""
         if not isinstance(n_calls, int) or n_calls < 1:
             raise ValueError(f"fn: n_calls must be a positive int, got {n_calls!r}")
+        values = []
         for index, cell in enumerate(self._input_cells):
-            if cell[0] is None:
-                if self._specs[index].has_default:
-                    cell[0] = self._defaults[index]
-                else:
-                    raise TypeError(f"{self._label()}.fn: input {self._input_label(index)} has "
-                                    f"no stored value; call the function once with it first")
-        self._vm.run(n_calls)
-        outputs = self._finish_call()
-        if self._single:
-            return [outputs]
-        if self._output_keys is not None:
-            return [outputs[k] for k in self._output_keys]
-        return outputs
+            if cell[0] is not None:
+                values.append(cell[0])
+            elif self._specs[index].has_default:
+                values.append(self._defaults[index])
+            else:
+                raise TypeError(f"{self._label()}.fn: input {self._input_label(index)} has "
+                                f"no stored value; call the function once with it first")
+        self._vm.run(n_calls - 1)
+        outputs = self._vm.call(tuple(values))
+        return [outputs] if self._single else outputs
 
-    def _store_inputs(self, args: tuple, kwargs: dict) -> None:
+    def _filter_inputs(self, args: tuple, kwargs: dict) -> tuple:
         if len(args) > self._n_explicit:
             raise TypeError(f"{self._label()}: expected at most {self._n_explicit} "
                             f"argument{'s' * (self._n_explicit != 1)}, got {len(args)}")
@@ -365,24 +364,7 @@ class Function:
             except TypeError as error:
                 raise TypeError(f"{self._label()}: bad input {self._input_label(index)}: "
                                 f"{error}") from None
-        for cell, value in zip(self._input_cells, filtered):
-            cell[0] = value
-
-    def _finish_call(self) -> Any:
-        outputs = [copy.copy(cell[0]) if copy_needed else cell[0]
-                   for cell, copy_needed in zip(self._output_cells, self._copy_output)]
-        self._apply_updates()
-        for cell, clear in zip(self._output_cells, self._clear_output):
-            if clear:
-                cell[0] = None
-        if self._single:
-            return outputs[0]
-        if self._output_keys is not None:
-            return dict(zip(self._output_keys, outputs))
-        return outputs
-
-    def _apply_updates(self) -> None:
-        apply_updates(self._updates)
+        return tuple(filtered)
 
     def copy(self, share_memory: bool = False, swap: dict | None = None,
              delete_updates: bool = False, name: str | None = None) -> Function:

@@ -50,6 +50,8 @@ class CVM:
         self.thunks = tuple(_perform_thunk(plan.node, self.storage)
                             for plan in self.plan.nodes if plan.code is None)
         self._cells = tuple(self.storage[v] for v in self.variables)
+        self._position = {id(cell): i for i, cell in enumerate(self._cells)}
+        self._call_spec: tuple | None = None
         self.profiling = profile
         self.set_updates([])
 
@@ -60,16 +62,40 @@ class CVM:
 
     def set_updates(self, updates: list[tuple[list[Any], list[Any], bool]]) -> None:
         """updates: (target cell, cell of the new value, copy the value?) for each update."""
-        position = {id(cell): i for i, cell in enumerate(self._cells)}
-        entries = tuple((target, position[id(source)], bool(copy_needed))
+        entries = tuple((target, self._position[id(source)], bool(copy_needed))
                         for target, source, copy_needed in updates)
         self.program = self.module.Program(self._cells, self.thunks, entries, copy.copy,
                                            self.profiling)
+        self._program_call = self.program.call
+        if self._call_spec is not None:
+            self.program.set_call(*self._call_spec)
+
+    def set_call(self, input_cells: list[list[Any]],
+                 outputs: list[tuple[list[Any], bool, bool]], single: bool) -> None:
+        """What call() stores and returns: outputs are (cell, copy the value?, empty the
+        cell afterwards?) triples."""
+        self._call_spec = (tuple(self._position[id(cell)] for cell in input_cells),
+                           tuple((self._position[id(cell)], bool(copy_needed), bool(clear))
+                                 for cell, copy_needed, clear in outputs),
+                           bool(single))
+        self.program.set_call(*self._call_spec)
+
+    def call(self, values: tuple) -> Any:
+        """One call inside C: store `values` in the input cells, run, take the outputs, apply
+        the updates, empty the cells of the outputs handed out."""
+        try:
+            return self._program_call(values)
+        except Exception as error:
+            self._reraise(error)
 
     def __call__(self) -> None:
-        self.run(1)
+        try:
+            self.program.run_once()
+        except Exception as error:
+            self._reraise(error)
 
     def run(self, n_calls: int = 1) -> None:
+        """Run the program and apply the updates, n_calls times, inside C."""
         try:
             self.program.run(n_calls)
         except Exception as error:

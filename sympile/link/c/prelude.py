@@ -104,6 +104,12 @@ typedef struct {
     int failed_node;           /* node whose C code raised, -1 otherwise */
     int bad_input;             /* input cell that failed its check, -1 otherwise */
     int profiling;
+    Py_ssize_t n_call_inputs, n_call_outputs;
+    int *call_inputs;          /* cell of each explicit input of call() */
+    int *call_outputs;         /* cell of each output call() returns */
+    char *copy_output;         /* return a copy (the function keeps using the value) */
+    char *clear_output;        /* empty the cell after the call (the caller owns the value) */
+    int single_output;
     double node_seconds[SYMPILE_N_NODES > 0 ? SYMPILE_N_NODES : 1];
     long node_calls[SYMPILE_N_NODES > 0 ? SYMPILE_N_NODES : 1];
 } Program;
@@ -226,12 +232,137 @@ static PyObject *Program_run(Program *self, PyObject *argument)
         return NULL;
     self->failed_node = -1;
     self->bad_input = -1;
-    for (long call = 0; call < n_calls; call++) {
-        if (call > 0 && sympile_apply_updates(self))
+    for (long call = 0; call < n_calls; call++)
+        if (sympile_run_once(self) || sympile_apply_updates(self))
             return NULL;
-        if (sympile_run_once(self))
-            return NULL;
+    Py_RETURN_NONE;
+}
+
+/* One call of the compiled function: store the inputs, run, take the outputs, apply the
+   updates, empty the cells of outputs handed to the caller. */
+static PyObject *Program_call(Program *self, PyObject *args)
+{
+    if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) != self->n_call_inputs) {
+        PyErr_Format(PyExc_TypeError, "expected a tuple of %zd inputs", self->n_call_inputs);
+        return NULL;
     }
+    for (Py_ssize_t i = 0; i < self->n_call_inputs; i++) {
+        PyObject *cell = self->cells[self->call_inputs[i]];
+        PyObject *old = PyList_GET_ITEM(cell, 0);
+        PyObject *value = PyTuple_GET_ITEM(args, i);
+        Py_INCREF(value);
+        PyList_SET_ITEM(cell, 0, value);
+        Py_XDECREF(old);
+    }
+    self->failed_node = -1;
+    self->bad_input = -1;
+    if (sympile_run_once(self))
+        return NULL;
+    PyObject *result = self->single_output ? NULL : PyList_New(self->n_call_outputs);
+    if (result == NULL && !self->single_output)
+        return NULL;
+    for (Py_ssize_t j = 0; j < self->n_call_outputs; j++) {
+        PyObject *value = PyList_GET_ITEM(self->cells[self->call_outputs[j]], 0);
+        if (self->copy_output[j]) {
+            value = PyArray_Check(value)
+                ? PyArray_NewCopy((PyArrayObject *)value, NPY_KEEPORDER)
+                : PyObject_CallOneArg(self->copy, value);
+            if (value == NULL) {
+                Py_XDECREF(result);
+                return NULL;
+            }
+        } else {
+            Py_INCREF(value);
+        }
+        if (self->single_output)
+            result = value;
+        else
+            PyList_SET_ITEM(result, j, value);
+    }
+    if (sympile_apply_updates(self)) {
+        Py_DECREF(result);
+        return NULL;
+    }
+    for (Py_ssize_t j = 0; j < self->n_call_outputs; j++)
+        if (self->clear_output[j]) {
+            PyObject *cell = self->cells[self->call_outputs[j]];
+            PyObject *old = PyList_GET_ITEM(cell, 0);
+            Py_INCREF(Py_None);
+            PyList_SET_ITEM(cell, 0, Py_None);
+            Py_XDECREF(old);
+        }
+    return result;
+}
+
+static void Program_free_call(Program *self)
+{
+    PyMem_Free(self->call_inputs);
+    PyMem_Free(self->call_outputs);
+    PyMem_Free(self->copy_output);
+    PyMem_Free(self->clear_output);
+    self->call_inputs = self->call_outputs = NULL;
+    self->copy_output = self->clear_output = NULL;
+    self->n_call_inputs = self->n_call_outputs = 0;
+}
+
+/* set_call(input cells, ((output cell, copy?, clear?), ...), single?) */
+static PyObject *Program_set_call(Program *self, PyObject *args)
+{
+    PyObject *inputs, *outputs;
+    int single;
+    if (!PyArg_ParseTuple(args, "O!O!p", &PyTuple_Type, &inputs, &PyTuple_Type, &outputs,
+                          &single))
+        return NULL;
+    Program_free_call(self);
+    Py_ssize_t n_inputs = PyTuple_GET_SIZE(inputs), n_outputs = PyTuple_GET_SIZE(outputs);
+    if (single && n_outputs != 1) {
+        PyErr_SetString(PyExc_ValueError, "set_call: a single output needs one output");
+        return NULL;
+    }
+    self->call_inputs = PyMem_Calloc(n_inputs + 1, sizeof(int));
+    self->call_outputs = PyMem_Calloc(n_outputs + 1, sizeof(int));
+    self->copy_output = PyMem_Calloc(n_outputs + 1, 1);
+    self->clear_output = PyMem_Calloc(n_outputs + 1, 1);
+    if (!self->call_inputs || !self->call_outputs || !self->copy_output || !self->clear_output) {
+        Program_free_call(self);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < n_inputs; i++) {
+        long cell = PyLong_AsLong(PyTuple_GET_ITEM(inputs, i));
+        if (cell < 0 || cell >= SYMPILE_N_CELLS) {
+            Program_free_call(self);
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_IndexError, "set_call: input cell out of range");
+            return NULL;
+        }
+        self->call_inputs[i] = (int)cell;
+    }
+    for (Py_ssize_t j = 0; j < n_outputs; j++) {
+        long cell;
+        int copy_needed, clear;
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(outputs, j), "lpp", &cell, &copy_needed, &clear)
+                || cell < 0 || cell >= SYMPILE_N_CELLS) {
+            Program_free_call(self);
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_IndexError, "set_call: output cell out of range");
+            return NULL;
+        }
+        self->call_outputs[j] = (int)cell;
+        self->copy_output[j] = (char)copy_needed;
+        self->clear_output[j] = (char)clear;
+    }
+    self->n_call_inputs = n_inputs;
+    self->n_call_outputs = n_outputs;
+    self->single_output = single;
+    Py_RETURN_NONE;
+}
+
+static PyObject *Program_run_once(Program *self, PyObject *unused)
+{
+    self->failed_node = -1;
+    self->bad_input = -1;
+    if (sympile_run_once(self))
+        return NULL;
     Py_RETURN_NONE;
 }
 
@@ -286,11 +417,18 @@ static void Program_dealloc(Program *self)
     Py_XDECREF(self->thunks);
     Py_XDECREF(self->updates);
     Py_XDECREF(self->copy);
+    Program_free_call(self);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
 static PyMethodDef Program_methods[] = {
-    {"run", (PyCFunction)Program_run, METH_O, "run(n_calls): run the program n_calls times"},
+    {"run", (PyCFunction)Program_run, METH_O, "run(n_calls): run the program and apply the updates, n_calls times"},
+    {"run_once", (PyCFunction)Program_run_once, METH_NOARGS,
+     "run the program once, without updates"},
+    {"call", (PyCFunction)Program_call, METH_O,
+     "call(inputs): one call of the function (see set_call)"},
+    {"set_call", (PyCFunction)Program_set_call, METH_VARARGS,
+     "set_call(input cells, ((output cell, copy?, clear?), ...), single?)"},
     {"profile", (PyCFunction)Program_profile, METH_NOARGS,
      "[(seconds, calls)] of each node since creation (when profiling)"},
     {NULL}

@@ -17,22 +17,46 @@ from sympile.graph.fgraph import FunctionGraph
 
 
 class UpdatingRuns:
-    """run(n_calls) for a VM whose __call__ runs the program once."""
+    """call() and run() for a VM whose __call__ runs the program once.
+
+    set_updates(updates): (target cell, cell of the new value, copy the value?) for each
+    update. set_call(input cells, outputs, single): what call() stores and returns; outputs
+    are (cell, copy the value?, empty the cell afterwards?) triples.
+    """
 
     updates: list[tuple[list[Any], list[Any], bool]] = []
+    _call_inputs: list[list[Any]] = []
+    _call_outputs: list[tuple[list[Any], bool, bool]] = []
+    _single = False
 
     def set_updates(self, updates: list[tuple[list[Any], list[Any], bool]]) -> None:
-        """updates: (target cell, cell of the new value, copy the value?) for each update,
-        applied by run() between runs."""
         self.updates = list(updates)
 
+    def set_call(self, input_cells: list[list[Any]],
+                 outputs: list[tuple[list[Any], bool, bool]], single: bool) -> None:
+        self._call_inputs = list(input_cells)
+        self._call_outputs = list(outputs)
+        self._single = single
+
+    def call(self, values: tuple) -> Any:
+        """One call: store `values` in the input cells, run, take the outputs, apply the
+        updates, empty the cells of the outputs handed out; the output, or a list."""
+        for cell, value in zip(self._call_inputs, values):
+            cell[0] = value
+        self()
+        results = [copy.copy(cell[0]) if copy_needed else cell[0]
+                   for cell, copy_needed, _ in self._call_outputs]
+        apply_updates(self.updates)
+        for cell, _, clear in self._call_outputs:
+            if clear:
+                cell[0] = None
+        return results[0] if self._single else results
+
     def run(self, n_calls: int = 1) -> None:
-        """Run the program n_calls times, applying the updates between runs (not after the
-        last: the caller does that once it has read the outputs)."""
-        for call in range(n_calls):
-            if call:
-                apply_updates(self.updates)
+        """Run the program and apply the updates, n_calls times."""
+        for _ in range(n_calls):
             self()
+            apply_updates(self.updates)
 
 
 class PythonVM(UpdatingRuns):
