@@ -7,6 +7,8 @@ import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+import numpy as np
+
 from sympile.config import config
 from sympile.graph.basic import Constant, Variable, clone_replace, graph_inputs
 from sympile.graph.fgraph import FunctionGraph, MissingInputError
@@ -14,6 +16,7 @@ from sympile.compile.mode import Mode, get_mode
 from sympile.compile.profiling import ProfileStats
 from sympile.compile.shared import SharedVariable
 from sympile.tensor.shape import specify_shape
+from sympile.tensor.type import TensorType
 from sympile.tensor.variable import as_tensor_variable
 
 
@@ -274,6 +277,13 @@ class Function:
         self._allow_downcast = [s.allow_downcast if s.allow_downcast is not None
                                 else allow_input_downcast for s in specs]
         self._input_cells: list[list[Any]] = [[None] for _ in specs]
+        # What an input may be to skip filter(): an ndarray of its dtype (so native byte
+        # order) and ndim, for a Type without static lengths.
+        self._exact_arrays = [
+            (np.dtype(s.variable.type.dtype), s.variable.type.ndim)
+            if isinstance(s.variable.type, TensorType)
+            and all(length is None for length in s.variable.type.shape) else (None, -1)
+            for s in specs]
         self._defaults = [s.variable.type.filter(s.value, allow_downcast=True)
                           if s.has_default else None for s in specs]
         self._names = {}
@@ -337,6 +347,10 @@ class Function:
         return [outputs] if self._single else outputs
 
     def _filter_inputs(self, args: tuple, kwargs: dict) -> tuple:
+        if not kwargs and len(args) == self._n_explicit and all(
+                type(value) is np.ndarray and value.dtype == dtype and value.ndim == ndim
+                for value, (dtype, ndim) in zip(args, self._exact_arrays)):
+            return args
         if len(args) > self._n_explicit:
             raise TypeError(f"{self._label()}: expected at most {self._n_explicit} "
                             f"argument{'s' * (self._n_explicit != 1)}, got {len(args)}")
