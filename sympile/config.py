@@ -71,6 +71,7 @@ _FLAGS: dict[str, tuple[Any, Callable[[Any], Any], str]] = {
     "cxx": (_default_compiler(), _compiler,
             "C compiler of the C backend ('' : no compiler, use the Python backend)"),
     "compiledir": (_default_compiledir(), str, "where compiled C modules are cached"),
+    "cxxflags": ("", str, "extra C compiler flags, space-separated (e.g. -fsanitize=address)"),
     "openmp": ((os.cpu_count() or 1) > 1, _boolean,
                "run large elementwise loops and reductions on several threads (OpenMP)"),
     "openmp_elemwise_minsize": (200_000, _positive_int,

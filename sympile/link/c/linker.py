@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from sympile.config import config
 from sympile.graph.basic import Constant, Variable
 from sympile.graph.fgraph import FunctionGraph
 from sympile.link.c.cmodule import load_module
@@ -42,7 +43,8 @@ class CVM:
         self.output_storage = [self.storage[v] for v in fgraph.outputs]
         self.plan = plan_module(self.variables, self.nodes)
         codegen_s = time.perf_counter() - start
-        self.module = load_module(self.plan.source, openmp=self.plan.openmp)
+        self.module = load_module(self.plan.source, openmp=self.plan.openmp,
+                                  extra_flags=tuple(config.cxxflags.split()))
         build = getattr(self.module, "__sympile_build__", {})
         self.build_times = {"codegen": codegen_s, "compile": build.get("compile_s", 0.0),
                             "load": build.get("load_s", 0.0),

@@ -1,0 +1,73 @@
+"""Generated code built with -fsanitize=address runs a few graphs clean (including error
+paths: a bad input, a failing node)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from tests.link.c.utils import requires_compiler
+
+SCRIPT = textwrap.dedent("""
+    import numpy as np
+    import sympile
+    import sympile.tensor as T
+    from sympile.compile.mode import Mode
+    from sympile.graph.rewriting.db import RewriteQuery
+    from tests.link.c.test_linker import AddOne, add_one
+
+    mode = Mode(RewriteQuery(include=("fast_run",)), backend="c")
+    x, y = T.dmatrix("x"), T.dvector("y")
+    m = T.fmatrix("m")
+    outputs = [add_one(x), T.exp(x) * 2 + y, (x * y).sum(axis=1), x.T[1:, ::-1] + 1,
+               T.dot(x, y), T.dot(m, m.T), T.maximum(x, 0).max(axis=1), x.reshape((-1,)),
+               T.cast(x > 0, "int32").sum()]
+    f = sympile.function([x, y, m], outputs, mode=mode)
+    ran_c = len(f._vm.nodes) - len(f._vm.fallback_nodes)
+    assert ran_c >= 1, "no node ran C code"
+    rng = np.random.default_rng(0)
+    for shape in [(3, 4), (1, 4), (0, 4), (7, 4)]:
+        values = [rng.standard_normal(shape), rng.standard_normal(4),
+                  rng.standard_normal(shape).astype("float32")]
+        f(*values)
+    f.trust_input = True
+    try:
+        f(np.zeros((2, 3)), np.zeros(3, dtype="float32"), np.zeros((2, 2), dtype="float32"))
+    except TypeError:
+        pass
+    else:
+        raise AssertionError("a wrong input was accepted")
+    g = sympile.function([x], AddOne(limit=2)(x), mode=mode)
+    try:
+        g(np.zeros((3, 3)))
+    except ValueError:
+        pass
+    print("clean", ran_c)
+""")
+
+
+@requires_compiler
+@pytest.mark.slow
+def test_generated_code_is_clean_under_address_sanitizer(tmp_path):
+    library = subprocess.run(["gcc", "-print-file-name=libasan.so"], capture_output=True,
+                             text=True).stdout.strip()
+    if not os.path.isabs(library) or not os.path.exists(library):
+        pytest.skip("the toolchain has no AddressSanitizer runtime (libasan.so)")
+    environment = dict(os.environ)
+    environment.update(
+        SYMPILE_FLAGS=(f"cxx=gcc,compiledir={tmp_path},openmp=False,"
+                       f"cxxflags=-fsanitize=address -fno-omit-frame-pointer"),
+        LD_PRELOAD=library, PYTHONMALLOC="malloc",
+        ASAN_OPTIONS="detect_leaks=0:abort_on_error=0:exitcode=99")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+    environment["PYTHONPATH"] = root + os.pathsep + environment.get("PYTHONPATH", "")
+    result = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
+                            env=environment, cwd=root, timeout=600)
+    report = result.stdout + result.stderr
+    assert "AddressSanitizer" not in report, report[-4000:]
+    assert result.returncode == 0, report[-4000:]
+    assert "clean" in result.stdout
