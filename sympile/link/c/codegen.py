@@ -3,8 +3,8 @@
 Every variable keeps the storage cell (a one-element list) the Python backend would give it,
 so shared variables, Function's output handling and perform() fallbacks see the same cells.
 Each node becomes one C function: the op's own C code (`Op.c_code`) when it has some, else a
-call to a Python thunk that runs its perform(). `sympile_run_once` checks the graph inputs
-that C code reads (type, ndim and static lengths: a wrong value is a TypeError, never a
+call to a Python thunk that runs its perform(). `sympile_run_once` checks every graph input
+a node reads (type, ndim and static lengths: a wrong value is a TypeError, never a
 crash) and calls the nodes in order.
 """
 
@@ -83,8 +83,11 @@ def plan_module(variables: list[Variable], nodes: list[Apply]) -> ModulePlan:
     plan = ModulePlan(variables, index, plans)
     produced_by_c = {v for p in plans if p.code is not None for v in p.node.outputs}
     read_by_c = {v for p in plans if p.code is not None for v in p.node.inputs}
+    # Every graph input is checked, also those only perform() reads: under trust_input a
+    # wrong dtype must still be a TypeError, not a result of the wrong type.
+    read = {v for p in plans for v in p.node.inputs}
     plan.checked_inputs = [v for v in variables
-                           if v in read_by_c and v.owner is None and not isinstance(v, Constant)]
+                           if v in read and v.owner is None and not isinstance(v, Constant)]
     plan.source = _source(plan, read_by_c - produced_by_c)
     return plan
 
