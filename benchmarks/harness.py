@@ -1,0 +1,124 @@
+"""Timing, peers and reporting shared by the benchmarks (not part of sympile).
+
+A benchmark case is a set of implementations of one piece of work, each a callable that does
+`units` units of it (examples, elements, calls) per invocation. Every implementation is timed
+the same way in the same process (warm-up, then the median of several repeats) and reported
+as seconds per unit, units per second and its ratio to sympile's fastest style.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import platform
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+PEERS = ("pytensor", "jax", "torch")
+
+
+def available_peers(requested: list[str]) -> tuple[list[str], list[str]]:
+    """(importable peers, notes on those skipped), in the requested order."""
+    found, notes = [], []
+    for name in requested:
+        if name not in PEERS:
+            raise SystemExit(f"--compare: unknown peer {name!r}; known: {', '.join(PEERS)}")
+        try:
+            importlib.import_module(name)
+        except ImportError as error:
+            notes.append(f"{name}: skipped, not installed ({error})")
+        else:
+            found.append(name)
+    return found, notes
+
+
+def peer_versions(peers: list[str]) -> dict[str, str]:
+    versions = {"python": platform.python_version(), "numpy": np.__version__}
+    for name in ["sympile", *peers]:
+        versions[name] = getattr(importlib.import_module(name), "__version__", "?")
+    return versions
+
+
+def time_callable(run: Callable[[], Any], repeats: int, min_seconds: float = 0.05) -> float:
+    """Median seconds of one `run()`; each repeat loops `run` enough times to last
+    `min_seconds`, so short calls are not dominated by the timer."""
+    run()
+    start = time.perf_counter()
+    run()
+    once = max(time.perf_counter() - start, 1e-9)
+    inner = max(1, int(min_seconds / once))
+    samples = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(inner):
+            run()
+        samples.append((time.perf_counter() - start) / inner)
+    return statistics.median(samples)
+
+
+@dataclass
+class Case:
+    """One piece of work: `implementations` maps 'library style' labels to callables doing
+    `units` units of `unit` each; labels starting with 'sympile' are ours."""
+
+    workload: str
+    size: str
+    unit: str
+    units: float
+    implementations: dict[str, Callable[[], Any]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Row:
+    workload: str
+    size: str
+    implementation: str
+    seconds_per_call: float
+    units_per_second: float
+    unit: str
+    ratio_to_sympile: float
+
+
+def measure(case: Case, repeats: int) -> list[Row]:
+    """Time every implementation of `case`; ratio_to_sympile = its time / sympile's best
+    (above 1: sympile is faster)."""
+    seconds = {label: time_callable(run, repeats) for label, run in case.implementations.items()}
+    ours = [s for label, s in seconds.items() if label.startswith("sympile")]
+    best = min(ours) if ours else float("nan")
+    return [Row(case.workload, case.size, label, s, case.units / s, case.unit, s / best)
+            for label, s in seconds.items()]
+
+
+def format_table(rows: list[Row]) -> str:
+    header = (f"{'workload':<28}{'size':<20}{'implementation':<30}{'time/call':>12}"
+              f"{'throughput':>22}{'t/sympile':>10}")
+    lines = [header, "-" * len(header)]
+    previous = None
+    for row in rows:
+        key = (row.workload, row.size)
+        if previous is not None and key != previous:
+            lines.append("")
+        previous = key
+        throughput = f"{row.units_per_second:,.4g} {row.unit}/s"
+        lines.append(f"{row.workload:<28}{row.size:<20}{row.implementation:<30}"
+                     f"{format_seconds(row.seconds_per_call):>12}{throughput:>22}"
+                     f"{row.ratio_to_sympile:>10.2f}")
+    return "\n".join(lines)
+
+
+def format_seconds(seconds: float) -> str:
+    for scale, suffix in ((1.0, "s"), (1e-3, "ms"), (1e-6, "us")):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {suffix}"
+    return f"{seconds * 1e9:.3g} ns"
+
+
+def write_json(path: str, rows: list[Row], extra: dict[str, Any]) -> None:
+    with open(path, "w") as handle:
+        json.dump({**extra, "rows": [asdict(row) for row in rows]}, handle, indent=2)

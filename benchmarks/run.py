@@ -1,0 +1,197 @@
+"""sympile side by side with numpy and its peers, in one run.
+
+    python -m benchmarks.run [--compare pytensor,jax,torch] [--only overhead,elemwise,mlp]
+                             [--full] [--repeats 5] [--json benchmarks/results.json]
+
+Workloads (issue 5): call overhead of f(x) = x + 1 on 10 float32 (default call, trust_input,
+fn(n_calls)); fused elementwise exp(-x*x)*sin(x) + tanh(x)*0.5 and sum((x - mean(x))**2) on
+1e6 and 1e7 float32; the paper's MLP training (see benchmarks/mlp.py) for three models at batch
+1, 10 and 60 in each call style. Peers that are not installed are skipped with a note
+(`pip install '.[bench]'`). Prints a table of median times, throughput and each time divided
+by sympile's best time for the same work (above 1: sympile is faster), and writes it to JSON.
+--full trains a whole epoch of 6000 examples per timed call (the paper's setup); by default a
+timed call runs 50 minibatch steps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+import sympile
+import sympile.tensor as T
+from benchmarks import mlp
+from benchmarks.harness import (Case, Row, available_peers, format_table, measure,
+                                peer_versions, write_json)
+
+OVERHEAD_CALLS = 1000
+
+
+def overhead_case(peers: list[str]) -> Case:
+    """f(x) = x + 1 on 10 float32: what one call costs beyond the work."""
+    x = np.arange(10, dtype="float32")
+    case = Case("call overhead", "x + 1, 10 float32", "calls", OVERHEAD_CALLS)
+    vector = T.fvector("x")
+    default = sympile.function([vector], vector + 1)
+    trusted = sympile.function([vector], vector + 1)
+    trusted.trust_input = True
+    trusted(x)
+    calls = range(OVERHEAD_CALLS)
+    case.implementations["sympile default"] = lambda: [default(x) for _ in calls]
+    case.implementations["sympile trust_input"] = lambda: [trusted(x) for _ in calls]
+    case.implementations["sympile fn(n_calls)"] = lambda: trusted.fn(n_calls=OVERHEAD_CALLS)
+    case.implementations["numpy"] = lambda: [np.add(x, 1) for _ in calls]
+    if "pytensor" in peers:
+        import pytensor
+        import pytensor.tensor as pt
+        symbol = pt.fvector("x")
+        pytensor_default = pytensor.function([symbol], symbol + 1)
+        pytensor_trusted = pytensor.function([symbol], symbol + 1)
+        pytensor_trusted.trust_input = True
+        case.implementations["pytensor default"] = lambda: [pytensor_default(x) for _ in calls]
+        case.implementations["pytensor trust_input"] = (
+            lambda: [pytensor_trusted(x) for _ in calls])
+    if "jax" in peers:
+        import jax
+        jitted = jax.jit(lambda v: v + 1)
+        device_x = jax.numpy.asarray(x)
+        case.implementations["jax jit"] = (
+            lambda: [jitted(device_x).block_until_ready() for _ in calls])
+    if "torch" in peers:
+        import torch
+        tensor_x = torch.from_numpy(x)
+        case.implementations["torch eager"] = lambda: [tensor_x + 1 for _ in calls]
+    return case
+
+
+def _elementwise(library: Any, x: Any) -> Any:
+    return library.exp(-x * x) * library.sin(x) + library.tanh(x) * 0.5
+
+
+def _variance_sum(library: Any, x: Any) -> Any:
+    return ((x - library.mean(x)) ** 2).sum()
+
+
+def elementwise_cases(peers: list[str], sizes: tuple[int, ...]) -> list[Case]:
+    cases = []
+    rng = np.random.default_rng(0)
+    for label, expression in (("fused elementwise", _elementwise),
+                              ("sum of squared dev.", _variance_sum)):
+        for size in sizes:
+            x = rng.standard_normal(size).astype("float32")
+            case = Case(label, f"{size:.0e} float32", "elements", size)
+            vector = T.fvector("x")
+            function = sympile.function([vector], expression(T, vector))
+            function.trust_input = True
+            case.implementations["sympile trust_input"] = lambda f=function, x=x: f(x)
+            case.implementations["numpy"] = lambda x=x, e=expression: e(np, x)
+            if "pytensor" in peers:
+                import pytensor
+                import pytensor.tensor as pt
+                symbol = pt.fvector("x")
+                peer = pytensor.function([symbol], expression(pt, symbol))
+                peer.trust_input = True
+                case.implementations["pytensor trust_input"] = lambda f=peer, x=x: f(x)
+            if "jax" in peers:
+                import jax
+                jitted = jax.jit(lambda v, e=expression: e(jax.numpy, v))
+                device_x = jax.numpy.asarray(x)
+                case.implementations["jax jit"] = (
+                    lambda f=jitted, x=device_x: f(x).block_until_ready())
+            if "torch" in peers:
+                import torch
+                tensor_x = torch.from_numpy(x)
+                case.implementations["torch eager"] = lambda x=tensor_x, e=expression: e(torch, x)
+            cases.append(case)
+    return cases
+
+
+def _sympile_softmax() -> Callable:
+    nnet = getattr(T, "nnet", None)
+    if nnet is not None and hasattr(nnet, "softmax"):
+        return nnet.softmax
+    return lambda scores: T.exp(scores - scores.max(axis=1, keepdims=True)) / T.exp(
+        scores - scores.max(axis=1, keepdims=True)).sum(axis=1, keepdims=True)
+
+
+def mlp_cases(peers: list[str], models: list[str], batches: tuple[int, ...], full: bool,
+              compile_times: dict[str, float]) -> list[Case]:
+    cases = []
+    for model in models:
+        layers = mlp.MODELS[model]
+        for batch in batches:
+            steps = mlp.N_EXAMPLES // batch if full else 50
+            case = Case(f"MLP train, {model}", f"batch {batch}", "examples", steps * batch)
+            for style in ("default", "trust_input", "n_calls"):
+                start = time.perf_counter()
+                case.implementations[f"sympile {style}"] = mlp.theano_style_steps(
+                    sympile, T, _sympile_softmax(), layers, batch, steps, style)
+                compile_times[f"{model}, batch {batch}, {style}"] = time.perf_counter() - start
+            case.implementations["numpy (by hand)"] = mlp.numpy_steps(layers, batch, steps)
+            if "pytensor" in peers:
+                import pytensor
+                import pytensor.tensor as pt
+                from pytensor.tensor.special import softmax
+                for style in ("default", "trust_input"):
+                    case.implementations[f"pytensor {style}"] = mlp.theano_style_steps(
+                        pytensor, pt, lambda s: softmax(s, axis=1), layers, batch, steps,
+                        style)
+            if "jax" in peers:
+                for style in ("jit step", "fori_loop"):
+                    case.implementations[f"jax {style}"] = mlp.jax_steps(layers, batch, steps,
+                                                                          style)
+            if "torch" in peers:
+                case.implementations["torch eager"] = mlp.torch_steps(layers, batch, steps)
+            cases.append(case)
+    return cases
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--compare", default="pytensor,jax,torch",
+                        help="comma-separated peers ('' for none)")
+    parser.add_argument("--only", default="overhead,elemwise,mlp")
+    parser.add_argument("--models", default=",".join(mlp.MODELS),
+                        help=f"comma-separated, from: {'; '.join(mlp.MODELS)}")
+    parser.add_argument("--batches", default="1,10,60")
+    parser.add_argument("--full", action="store_true", help="a whole epoch per timed call")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--json", default="benchmarks/results.json")
+    arguments = parser.parse_args(argv)
+    peers, notes = available_peers([p for p in arguments.compare.split(",") if p])
+    workloads = set(arguments.only.split(","))
+    cases: list[Case] = []
+    compile_times: dict[str, float] = {}
+    if "overhead" in workloads:
+        cases.append(overhead_case(peers))
+    if "elemwise" in workloads:
+        cases += elementwise_cases(peers, (10**6, 10**7))
+    if "mlp" in workloads:
+        cases += mlp_cases(peers, arguments.models.split(","),
+                           tuple(int(b) for b in arguments.batches.split(",")),
+                           arguments.full, compile_times)
+    rows: list[Row] = []
+    for case in cases:
+        rows += measure(case, arguments.repeats)
+        print(f"measured {case.workload}, {case.size}", file=sys.stderr)
+    print(f"sympile mode: {sympile.config.mode}; peers: {', '.join(peers) or 'none'}")
+    for note in notes:
+        print(note)
+    print(format_table(rows))
+    if compile_times:
+        print("\nsympile compile time of the MLP training function (s):")
+        for label, seconds in compile_times.items():
+            print(f"  {label}: {seconds:.3f}")
+    write_json(arguments.json, rows, {"versions": peer_versions(peers), "notes": notes,
+                                      "mode": str(sympile.config.mode),
+                                      "compile_seconds": compile_times})
+    print(f"\nwritten to {arguments.json}")
+
+
+if __name__ == "__main__":
+    main()
