@@ -3,12 +3,14 @@
 6000 float32 examples of 784 inputs with integer labels of 10 classes, held by the library
 (shared variables, device arrays or tensors); SGD with learning rate 0.01 on the mean of
 -log(softmax(...))[arange(n), y] over a minibatch. Every builder returns a callable that runs
-`steps` consecutive minibatch steps (wrapping around the 6000 examples).
+`steps` consecutive minibatch steps (wrapping around the 6000 examples), with a
+`parameters()` method giving the current parameters as numpy arrays (tests compare them).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -17,6 +19,15 @@ N_EXAMPLES, N_INPUTS, N_CLASSES = 6000, 784, 10
 LEARNING_RATE = 0.01
 MODELS = {"logreg 784-10": [784, 10], "mlp 784-500-10": [784, 500, 10],
           "mlp 784-1000x3-10": [784, 1000, 1000, 1000, 10]}
+
+
+@dataclass
+class Steps:
+    run: Callable[[], Any]
+    parameters: Callable[[], list[np.ndarray]]
+
+    def __call__(self) -> None:
+        self.run()
 
 
 def dataset(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -38,7 +49,7 @@ def initial_parameters(layers: list[int], seed: int = 1) -> list[np.ndarray]:
 
 
 def theano_style_steps(library: Any, tensor: Any, softmax: Callable, layers: list[int],
-                       batch: int, steps: int, style: str, mode: Any = None) -> Callable:
+                       batch: int, steps: int, style: str, mode: Any = None) -> Steps:
     """The paper's program in a Theano-API library (sympile or pytensor).
 
     style: 'default' (a call per minibatch, given its index), 'trust_input' (the same with
@@ -64,19 +75,23 @@ def theano_style_steps(library: Any, tensor: Any, softmax: Callable, layers: lis
     gradients = library.grad(cost, parameters)
     updates = [(p, p - np.float32(LEARNING_RATE) * g) for p, g in zip(parameters, gradients)]
     kwargs = {} if mode is None else {"mode": mode}
+
+    def values() -> list[np.ndarray]:
+        return [p.get_value() for p in parameters]
+
     if style == "n_calls":
         updates.append((position, (position + 1) % n_batches))
         train = library.function([], cost, updates=updates, **kwargs)
-        return lambda: train.fn(n_calls=steps)
+        return Steps(lambda: train.fn(n_calls=steps), values)
     train = library.function([index], cost, updates=updates, **kwargs)
     if style == "trust_input":
         train.trust_input = True
         indices = [np.array(i % n_batches, dtype="int64") for i in range(steps)]
-        return lambda: [train(i) for i in indices]
-    return lambda: [train(i % n_batches) for i in range(steps)]
+        return Steps(lambda: [train(i) for i in indices], values)
+    return Steps(lambda: [train(i % n_batches) for i in range(steps)], values)
 
 
-def numpy_steps(layers: list[int], batch: int, steps: int) -> Callable:
+def numpy_steps(layers: list[int], batch: int, steps: int) -> Steps:
     """Hand-written forward and backward passes in numpy (the baseline)."""
     data, labels = dataset()
     parameters = initial_parameters(layers)
@@ -104,10 +119,10 @@ def numpy_steps(layers: list[int], batch: int, steps: int) -> Callable:
                     delta = (delta @ weight.T) * (1 - activations[layer] ** 2)
                 weight -= np.float32(LEARNING_RATE) * weight_gradient
                 parameters[2 * layer + 1] -= np.float32(LEARNING_RATE) * bias_gradient
-    return run
+    return Steps(run, lambda: [p.copy() for p in parameters])
 
 
-def jax_steps(layers: list[int], batch: int, steps: int, style: str) -> Callable:
+def jax_steps(layers: list[int], batch: int, steps: int, style: str) -> Steps:
     """A jitted SGD step called per minibatch ('jit step'), or `steps` of them in one
     jitted lax.fori_loop ('fori_loop', the analogue of fn(n_calls))."""
     import jax
@@ -133,6 +148,10 @@ def jax_steps(layers: list[int], batch: int, steps: int, style: str) -> Callable
         return [p - LEARNING_RATE * g for p, g in zip(parameters, gradients)]
 
     state = {"parameters": parameters}
+
+    def values() -> list[np.ndarray]:
+        return [np.asarray(p) for p in state["parameters"]]
+
     if style == "fori_loop":
         loop = jax.jit(lambda parameters: jax.lax.fori_loop(0, steps, step, parameters),
                        donate_argnums=0)
@@ -140,7 +159,7 @@ def jax_steps(layers: list[int], batch: int, steps: int, style: str) -> Callable
         def run() -> None:
             state["parameters"] = loop(state["parameters"])
             jax.block_until_ready(state["parameters"])
-        return run
+        return Steps(run, values)
     jitted = jax.jit(step, donate_argnums=1)
 
     def run_steps() -> None:
@@ -148,10 +167,10 @@ def jax_steps(layers: list[int], batch: int, steps: int, style: str) -> Callable
         for index in range(steps):
             parameters = jitted(index, parameters)
         state["parameters"] = jax.block_until_ready(parameters)
-    return run_steps
+    return Steps(run_steps, values)
 
 
-def torch_steps(layers: list[int], batch: int, steps: int) -> Callable:
+def torch_steps(layers: list[int], batch: int, steps: int) -> Steps:
     """Eager torch: autograd for the gradients, in-place SGD updates."""
     import torch
 
@@ -172,4 +191,4 @@ def torch_steps(layers: list[int], batch: int, steps: int) -> Callable:
             with torch.no_grad():
                 for parameter, gradient in zip(parameters, gradients):
                     parameter.sub_(LEARNING_RATE * gradient)
-    return run
+    return Steps(run, lambda: [p.detach().numpy().copy() for p in parameters])

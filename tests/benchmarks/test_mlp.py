@@ -1,0 +1,57 @@
+"""The MLP benchmark trains the same model in every implementation: after a few SGD steps
+the parameters agree with the hand-written numpy version (so the timings compare equal work)."""
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+import sympile
+import sympile.tensor as T
+from benchmarks import mlp
+from benchmarks.run import _sympile_softmax
+
+LAYERS = [784, 20, 10]
+STEPS = 4
+
+
+def _assert_same_parameters(steps, reference):
+    steps()
+    reference()
+    for actual, expected in zip(steps.parameters(), reference.parameters()):
+        np.testing.assert_allclose(actual, expected, rtol=2e-4, atol=2e-6)
+
+
+@pytest.mark.parametrize("style", ["default", "trust_input", "n_calls"])
+def test_sympile_styles_train_like_numpy(style):
+    steps = mlp.theano_style_steps(sympile, T, _sympile_softmax(), LAYERS, 10, STEPS, style)
+    _assert_same_parameters(steps, mlp.numpy_steps(LAYERS, 10, STEPS))
+
+
+def test_parameters_change():
+    steps = mlp.numpy_steps(LAYERS, 10, STEPS)
+    before = steps.parameters()
+    steps()
+    assert not np.allclose(before[0], steps.parameters()[0])
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch not installed")
+def test_torch_trains_like_numpy():
+    _assert_same_parameters(mlp.torch_steps(LAYERS, 10, STEPS), mlp.numpy_steps(LAYERS, 10, STEPS))
+
+
+@pytest.mark.skipif(importlib.util.find_spec("jax") is None, reason="jax not installed")
+@pytest.mark.parametrize("style", ["jit step", "fori_loop"])
+def test_jax_trains_like_numpy(style):
+    _assert_same_parameters(mlp.jax_steps(LAYERS, 10, STEPS, style),
+                            mlp.numpy_steps(LAYERS, 10, STEPS))
+
+
+@pytest.mark.skipif(importlib.util.find_spec("pytensor") is None, reason="pytensor not installed")
+def test_pytensor_trains_like_numpy():
+    import pytensor
+    import pytensor.tensor as pt
+    from pytensor.tensor.special import softmax
+    steps = mlp.theano_style_steps(pytensor, pt, lambda s: softmax(s, axis=1), LAYERS, 10,
+                                   STEPS, "trust_input")
+    _assert_same_parameters(steps, mlp.numpy_steps(LAYERS, 10, STEPS))
