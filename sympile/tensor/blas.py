@@ -11,6 +11,9 @@ applied to one tangent and the other operand, summed over the two operands; the 
 (L_op) contracts the output gradient with the other operand (for dot, g · bᵀ and aᵀ · g), then
 sums over the batch axes an operand was broadcast along and restores its axis order and type.
 Bool and integer operands get no gradient.
+
+C backend: float32 and float64 products (both inputs and the output of one dtype) call BLAS
+(gemm, gemv, dot; see sympile.tensor.blas_c); other dtypes run perform.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from sympile.graph.gradient_types import DisconnectedType, disconnected_type
 from sympile.graph.op import Op
 from sympile.scalar.basic import DISCRETE_DTYPES, upcast
 from sympile.tensor import math, reduction
+from sympile.tensor.blas_c import BLAS_C_DTYPES, blas_call, c_string
 from sympile.tensor.elemwise import DimShuffle, broadcast_static_shape
 from sympile.tensor.shape import declared_like, flatten
 from sympile.tensor.type import tensor_type
@@ -94,6 +98,14 @@ def _product_tangent(product: Any, operands: Sequence[Variable],
     return [terms[0] if len(terms) == 1 else math.add(*terms)]
 
 
+def _blas_c_dtype(node: Apply) -> str | None:
+    """The dtype in which the C backend computes the product `node` by BLAS: float32 or
+    float64, shared by its inputs and output; None for any other (perform computes those)."""
+    dtypes = {variable.type.dtype for variable in node.inputs + node.outputs}
+    dtype = dtypes.pop()
+    return dtype if not dtypes and dtype in BLAS_C_DTYPES else None
+
+
 def _swap_last_axes(x: Variable) -> Variable:
     """x with its last two axes exchanged (the transpose of each matrix of a stack)."""
     ndim = x.type.ndim
@@ -157,6 +169,16 @@ class Dot(Op):
     def R_op(self, inputs, eval_points):
         """dot(ta, b) + dot(a, tb) for the tangents ta of a and tb of b."""
         return _product_tangent(_dot, inputs, eval_points)
+
+    def c_code(self, node, names):
+        """One BLAS call: gemm (matrix @ matrix), gemv (with a vector) or dot (two
+        vectors)."""
+        dtype = _blas_c_dtype(node)
+        if dtype is None:
+            return None
+        a, b = names.inputs
+        return blas_call("dot", dtype, [c_string(str(self)), a, b, f"&{names.outputs[0]}"],
+                         names.fail)
 
 
 def _matmul_operand_shapes(a_shape: Sequence[Any], b_shape: Sequence[Any]) -> tuple[list, list]:
@@ -285,6 +307,19 @@ class MatMul(Op):
         """matmul(ta, b) + matmul(a, tb) for the tangents ta of a and tb of b."""
         return _product_tangent(_matmul, inputs, eval_points)
 
+    def c_code(self, node, names):
+        """Operands of up to 3 axes: as Dot for 1-d and 2-d ones; with a batch axis, one
+        gemm per matrix of the batch (one in all when b has no batch and a's matrices are
+        the rows of one tall matrix)."""
+        dtype = _blas_c_dtype(node)
+        if dtype is None or any(variable.type.ndim > 3 for variable in node.inputs):
+            return None
+        a, b = names.inputs
+        batch_one = [int(variable.type.ndim == 3 and variable.type.shape[0] == 1)
+                     for variable in node.inputs]
+        return blas_call("matmul", dtype, [c_string(str(self)), a, b, *map(str, batch_one),
+                                           f"&{names.outputs[0]}"], names.fail)
+
 
 def _sum_to_operand(gradient: Variable, operand: Variable) -> Variable:
     """`gradient`, with the batch axes of a matmul result, summed over the batch axes along
@@ -383,6 +418,24 @@ class TensorDot(Op):
     def R_op(self, inputs, eval_points):
         """tensordot(ta, b) + tensordot(a, tb) over the same axes, for the tangents ta, tb."""
         return _product_tangent(self, inputs, eval_points)
+
+    def c_code(self, node, names):
+        """As numpy.tensordot: a's free axes then its summed ones, and b's summed axes then
+        its free ones, reshaped (copied only where the transposed axes do not merge) into the
+        matrices of one gemm."""
+        a, b = node.inputs
+        dtype = _blas_c_dtype(node)
+        if dtype is None or a.type.ndim == 0 or b.type.ndim == 0:
+            return None
+        order_a = [axis for axis in range(a.type.ndim) if axis not in self.axes_a] + \
+            list(self.axes_a)
+        order_b = list(self.axes_b) + [axis for axis in range(b.type.ndim)
+                                       if axis not in self.axes_b]
+        setup = (f"static const int order_a[] = {{{', '.join(map(str, order_a))}}};\n"
+                 f"        static const int order_b[] = {{{', '.join(map(str, order_b))}}};")
+        return blas_call("tensordot", dtype,
+                         [c_string(str(self)), *names.inputs, str(len(self.axes_a)), "order_a",
+                          "order_b", f"&{names.outputs[0]}"], names.fail, setup=setup)
 
 
 def _transposed(x: Variable, order: Sequence[int]) -> Variable:

@@ -30,6 +30,7 @@ from sympile.graph.gradient_types import DisconnectedType, disconnected_type
 from sympile.graph.op import Op
 from sympile.tensor import math
 from sympile.tensor.blas import dot, outer
+from sympile.tensor.blas_c import BLAS_C_DTYPES, blas_call, c_string
 from sympile.tensor.type import tensor_type
 from sympile.tensor.variable import as_tensor_variable
 
@@ -96,12 +97,28 @@ class _BlasUpdate(Op):
             return [None]
         return [Rop(self.expand(*inputs), [v for v, _ in pairs], [p for _, p in pairs])]
 
+    # The name of the C function in sympile.tensor.blas_c that computes the update.
+    c_function: str
+
+    def c_code(self, node, names):
+        """One BLAS call (gemm, gemv or ger) into a new array, or over the destroyed input
+        when the op has a destroy_map; see sympile.tensor.blas_c."""
+        dtype = node.outputs[0].type.dtype
+        if dtype not in BLAS_C_DTYPES:
+            return None
+        inplace = int(bool(self.destroy_map))
+        return blas_call(self.c_function, dtype,
+                         [c_string(str(self)), *names.inputs, str(inplace),
+                          f"&{names.outputs[0]}"], names.fail)
+
 
 class Gemm(_BlasUpdate):
     """Gemm(z, alpha, x, y, beta) = alpha * dot(x, y) + beta * z, for matrices x (m, k),
     y (k, n) and z (m, n) and 0-d alpha and beta, all float32 or all float64."""
 
     __props__ = ()
+
+    c_function = "gemm_update"
 
     def make_node(self, z, alpha, x, y, beta):
         z, alpha, x, y, beta = (as_tensor_variable(value, op=self, argument=name)
@@ -140,6 +157,8 @@ class Gemv(_BlasUpdate):
 
     __props__ = ()
 
+    c_function = "gemv_update"
+
     def make_node(self, y, alpha, a, x, beta):
         y, alpha, a, x, beta = (as_tensor_variable(value, op=self, argument=name)
                                 for name, value in (("y", y), ("alpha", alpha), ("a", a),
@@ -171,6 +190,8 @@ class Ger(_BlasUpdate):
     and y (n,) and a 0-d alpha, all float32 or all float64."""
 
     __props__ = ()
+
+    c_function = "ger_update"
 
     def make_node(self, a, alpha, x, y):
         a, alpha, x, y = (as_tensor_variable(value, op=self, argument=name)
