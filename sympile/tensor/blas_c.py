@@ -1,20 +1,19 @@
 """The C that the C backend runs for the dense products (sympile.tensor.blas: Dot, MatMul,
-TensorDot) and the BLAS updates (sympile.tensor.gemm: Gemm, Gemv, Ger), shared by their
-c_code methods: float32 and float64 only, through the BLAS the backend loads from scipy.
+TensorDot) and the BLAS updates (sympile.tensor.gemm: Gemm, Gemv, Ger): float32 and float64,
+through the BLAS routines the backend loads from scipy.
 
-BLAS is Fortran: column-major, every argument by pointer, 32-bit lengths. A row-major
-(C-ordered) matrix is the column-major matrix of its transpose, so a row-major product
-c = a @ b is the column-major c^T = b^T @ a^T: the operands swap places and take the transpose
-flag that their own layout asks for, and nothing is copied. An operand is copied (to C order)
-only when BLAS cannot read it in place: misaligned, or strides that are negative, zero, not
-multiples of the itemsize or not unit along either of its last two axes. A length past
-INT_MAX is an OverflowError, never a truncated int.
+Every operand is seen as a matrix (a 1-d one as a row or a column), and every product as
+c = alpha * a @ b + beta * c, done by one dot, gemv, ger or gemm call as its shape allows.
+BLAS is column-major; a row-major matrix is the column-major matrix of its transpose, so C- and
+Fortran-ordered operands, and those with spaced rows (or columns), are read in place with the
+transpose flag their layout asks for. An operand BLAS cannot read (negative, zero or non-unit
+inner strides, misaligned data) is copied in C order first. A length past INT_MAX (BLAS's int)
+is an OverflowError.
 
-The results equal perform()'s: empty products are zeros (BLAS is not called with a zero
-length), and where BLAS would skip a term that the formula still computes (alpha = 0, beta =
-0, k = 0), the term is added in C, so that 0 * inf gives nan as in numpy.
-
-Each function is emitted once per module (per dtype), whatever number of nodes calls it.
+Results equal perform()'s: empty products are zeros (BLAS is not called with a zero length);
+beta * z is computed elementwise (so beta = 0 still gives nan where z is nan, and never reads
+an uninitialised output); where BLAS would skip alpha * x @ y (alpha = 0, or k = 0), that term
+is computed and added anyway, so that 0 * inf gives nan as in numpy.
 """
 
 from __future__ import annotations
@@ -24,11 +23,11 @@ from collections.abc import Sequence
 
 from sympile.graph.ccode import CCode
 
-__all__ = ["BLAS_C_DTYPES", "blas_call", "c_string"]
+__all__ = ["BLAS_C_DTYPES", "blas_call", "c_string", "update_c_code"]
 
 BLAS_C_DTYPES = ("float32", "float64")
 
-_LAYOUT = r"""
+_COMMON = r"""
 /* A matrix as BLAS reads it: rows x cols elements at `data`, stored row by row (row_major)
    or column by column, consecutive rows (columns) `ld` elements apart. */
 typedef struct {
@@ -36,6 +35,10 @@ typedef struct {
     npy_intp rows, cols, ld;
     int row_major;
 } sympile_blas_matrix;
+
+/* The elements between consecutive rows, and consecutive columns, of a matrix. */
+#define SYMPILE_BLAS_ROW_STEP(matrix) ((matrix)->row_major ? (int)(matrix)->ld : 1)
+#define SYMPILE_BLAS_COLUMN_STEP(matrix) ((matrix)->row_major ? 1 : (int)(matrix)->ld)
 
 /* Describes in `matrix` the rows x cols matrix at `data` (byte strides s0, s1); returns 1
    when BLAS can read it in place (aligned; unit steps along one axis, along the other a
@@ -74,12 +77,22 @@ static int sympile_blas_layout(char *data, npy_intp rows, npy_intp cols, npy_int
     return 0;
 }
 
-/* The byte strides of the rows and the columns of `matrix`. */
-static void sympile_blas_strides(const sympile_blas_matrix *matrix, npy_intp itemsize,
-                                 npy_intp *s0, npy_intp *s1)
+/* The matrix of the last two axes of the 1-d to 3-d `array` (a 1-d array is one row, or one
+   column when `column`), and the bytes *batch_stride between the matrices of a 3-d one;
+   returns whether BLAS can read it in place (see sympile_blas_layout). */
+static int sympile_blas_describe(PyArrayObject *array, int column, sympile_blas_matrix *matrix,
+                                 npy_intp *batch_stride)
 {
-    *s0 = matrix->row_major ? matrix->ld * itemsize : itemsize;
-    *s1 = matrix->row_major ? itemsize : matrix->ld * itemsize;
+    int ndim = PyArray_NDIM(array);
+    npy_intp *dims = PyArray_DIMS(array), *strides = PyArray_STRIDES(array);
+    *batch_stride = ndim == 3 ? strides[0] : 0;
+    if (ndim == 1)
+        return sympile_blas_layout(PyArray_BYTES(array), column ? dims[0] : 1,
+                                   column ? 1 : dims[0], column ? strides[0] : 0,
+                                   column ? 0 : strides[0], PyArray_ITEMSIZE(array), matrix);
+    return sympile_blas_layout(PyArray_BYTES(array), dims[ndim - 2], dims[ndim - 1],
+                               strides[ndim - 2], strides[ndim - 1], PyArray_ITEMSIZE(array),
+                               matrix);
 }
 
 /* Whether the bytes that arrays a and b span intersect (so they may share memory). */
@@ -88,11 +101,11 @@ static int sympile_blas_may_overlap(PyArrayObject *a, PyArrayObject *b)
     PyArrayObject *arrays[2] = {a, b};
     uintptr_t low[2], high[2];
     for (int i = 0; i < 2; i++) {
-        PyArrayObject *array = arrays[i];
-        low[i] = high[i] = (uintptr_t)PyArray_BYTES(array);
-        high[i] += PyArray_ITEMSIZE(array);
-        for (int axis = 0; axis < PyArray_NDIM(array); axis++) {
-            npy_intp length = PyArray_DIM(array, axis), stride = PyArray_STRIDE(array, axis);
+        low[i] = high[i] = (uintptr_t)PyArray_BYTES(arrays[i]);
+        high[i] += PyArray_ITEMSIZE(arrays[i]);
+        for (int axis = 0; axis < PyArray_NDIM(arrays[i]); axis++) {
+            npy_intp length = PyArray_DIM(arrays[i], axis);
+            npy_intp stride = PyArray_STRIDE(arrays[i], axis);
             if (length == 0)
                 return 0;
             if (stride < 0)
@@ -104,75 +117,21 @@ static int sympile_blas_may_overlap(PyArrayObject *a, PyArrayObject *b)
     return low[0] < high[1] && low[1] < high[0];
 }
 
-/* The matrices of the 1-d to 3-d `array` as BLAS reads them: its last two axes (a 1-d array
-   is one row, or one column when `column`); `matrix` is the first one, the others follow
-   `*batch_stride` bytes apart. An array BLAS cannot read in place, or one that overlaps
-   `avoid` (unless NULL), is copied in C order into *copy, a new reference the caller
-   releases. Returns 0, or -1 with an exception set. */
+/* As sympile_blas_describe, for an operand: one BLAS cannot read in place, or one that may
+   share memory with `avoid` (unless NULL), is first copied in C order into *copy, a new
+   reference the caller releases. Returns 0, or -1 with an exception set. */
 static int sympile_blas_operand(PyArrayObject *array, int column, PyArrayObject *avoid,
                                 sympile_blas_matrix *matrix, npy_intp *batch_stride,
                                 PyArrayObject **copy)
 {
-    PyArrayObject *source = array;
-    int must_copy = avoid != NULL && sympile_blas_may_overlap(array, avoid);
-    for (;;) {
-        int ndim = PyArray_NDIM(source);
-        npy_intp *dims = PyArray_DIMS(source), *strides = PyArray_STRIDES(source);
-        npy_intp rows, cols, s0, s1;
-        if (ndim == 1) {
-            rows = column ? dims[0] : 1;
-            cols = column ? 1 : dims[0];
-            s0 = column ? strides[0] : 0;
-            s1 = column ? 0 : strides[0];
-        } else {
-            rows = dims[ndim - 2];
-            cols = dims[ndim - 1];
-            s0 = strides[ndim - 2];
-            s1 = strides[ndim - 1];
-        }
-        *batch_stride = ndim == 3 ? strides[0] : 0;
-        if (!must_copy && sympile_blas_layout(PyArray_BYTES(source), rows, cols, s0, s1,
-                                              PyArray_ITEMSIZE(source), matrix))
-            return 0;
-        if (source != array) {
-            PyErr_SetString(PyExc_SystemError, "sympile_blas_operand: BLAS cannot read a "
-                            "C-ordered copy");
-            return -1;
-        }
-        *copy = (PyArrayObject *)PyArray_NewCopy(array, NPY_CORDER);
-        if (*copy == NULL)
-            return -1;
-        source = *copy;
-        must_copy = 0;
-    }
-}
-
-/* The 1-d `array` as BLAS reads it: its first element *data and the step *inc between
-   elements. An array whose step is not a positive multiple of the itemsize (of at most
-   INT_MAX elements), that is misaligned or overlaps `avoid` (unless NULL), is copied into
-   *copy, a new reference the caller releases. Returns 0, or -1 with an exception set. */
-static int sympile_blas_vector(PyArrayObject *array, PyArrayObject *avoid, char **data,
-                               int *inc, PyArrayObject **copy)
-{
-    npy_intp length = PyArray_DIM(array, 0), stride = PyArray_STRIDE(array, 0);
-    npy_intp itemsize = PyArray_ITEMSIZE(array);
-    *data = PyArray_BYTES(array);
-    *inc = 1;
-    if (length == 0)
-        return 0;
     if ((avoid == NULL || !sympile_blas_may_overlap(array, avoid))
-            && (uintptr_t)*data % itemsize == 0) {
-        if (length == 1)
-            return 0;
-        if (stride > 0 && stride % itemsize == 0 && stride / itemsize <= INT_MAX) {
-            *inc = (int)(stride / itemsize);
-            return 0;
-        }
-    }
+            && sympile_blas_describe(array, column, matrix, batch_stride))
+        return 0;
     *copy = (PyArrayObject *)PyArray_NewCopy(array, NPY_CORDER);
     if (*copy == NULL)
         return -1;
-    *data = PyArray_BYTES(*copy);
+    /* A C-ordered copy of lengths that fit an int is always readable. */
+    sympile_blas_describe(*copy, column, matrix, batch_stride);
     return 0;
 }
 
@@ -189,181 +148,126 @@ static int sympile_blas_lengths_fit(const char *op, npy_intp a, npy_intp b, npy_
     return 1;
 }
 
-/* -1, with the ValueError of summed axes whose lengths differ (perform's message). */
-static int sympile_blas_not_aligned(const char *op, PyArrayObject *a, PyArrayObject *b,
-                                    int axis_a, int axis_b)
+/* -1, with the ValueError "op: shapes A and B <the detail>" (perform's messages). */
+static int sympile_blas_shape_error(const char *op, PyArrayObject *a, PyArrayObject *b,
+                                    const char *detail_format, ...)
 {
-    PyObject *shape_a = PyObject_GetAttrString((PyObject *)a, "shape");
+    va_list arguments;
+    va_start(arguments, detail_format);
+    PyObject *detail = PyUnicode_FromFormatV(detail_format, arguments);
+    va_end(arguments);
+    PyObject *shape_a = detail ? PyObject_GetAttrString((PyObject *)a, "shape") : NULL;
     PyObject *shape_b = shape_a ? PyObject_GetAttrString((PyObject *)b, "shape") : NULL;
     if (shape_b != NULL)
-        PyErr_Format(PyExc_ValueError, "%s: shapes %R and %R are not aligned: axis %d of a "
-                     "has length %zd, axis %d of b has length %zd", op, shape_a, shape_b,
-                     axis_a, (Py_ssize_t)PyArray_DIM(a, axis_a), axis_b,
-                     (Py_ssize_t)PyArray_DIM(b, axis_b));
+        PyErr_Format(PyExc_ValueError, "%s: shapes %R and %R %U", op, shape_a, shape_b, detail);
+    Py_XDECREF(detail);
     Py_XDECREF(shape_a);
     Py_XDECREF(shape_b);
     return -1;
 }
-
-/* -1, with the ValueError of two lengths that must be equal (perform's message). */
-static int sympile_blas_different_lengths(const char *op, const char *what, npy_intp first,
-                                          npy_intp second)
-{
-    PyErr_Format(PyExc_ValueError, "%s: %s have different lengths [%zd, %zd]", op, what,
-                 (Py_ssize_t)first, (Py_ssize_t)second);
-    return -1;
-}
 """
 
-_SCALE = r"""
-/* out = scale * in, or out += scale * in when `accumulate`, over rows x cols @dtype@
-   elements at the given byte strides (in may be out; in may be misaligned). */
-static void sympile_blas_scale_@dtype@(char *out, npy_intp out_s0, npy_intp out_s1,
-                                       const char *in, npy_intp in_s0, npy_intp in_s1,
-                                       npy_intp rows, npy_intp cols, @type@ scale,
-                                       int accumulate)
-{
-    for (npy_intp i = 0; i < rows; i++)
-        for (npy_intp j = 0; j < cols; j++) {
-            @type@ *target = (@type@ *)(out + i * out_s0 + j * out_s1), value;
-            memcpy(&value, in + i * in_s0 + j * in_s1, sizeof value);
-            *target = accumulate ? *target + scale * value : scale * value;
-        }
-}
-"""
-
-_GEMM = r"""
+_MULTIPLY = r"""
 /* c = alpha * a @ b + beta * c for an m x k a, k x n b and m x n c (m, n, k > 0, at most
-   INT_MAX), by one @p@gemm call. */
-static void sympile_blas_gemm_@dtype@(const sympile_blas_matrix *a,
-                                      const sympile_blas_matrix *b, @type@ alpha,
-                                      @type@ beta, const sympile_blas_matrix *c)
+   INT_MAX), beta 0 (c is then not read) or 1: one @p@dot (m = n = 1), @p@gemv (m or n is 1),
+   @p@ger (k = 1 and beta = 1) or @p@gemm call. */
+static void sympile_blas_multiply_@dtype@(const sympile_blas_matrix *a,
+                                          const sympile_blas_matrix *b, @type@ alpha,
+                                          @type@ beta, const sympile_blas_matrix *c)
 {
     int m = (int)a->rows, n = (int)b->cols, k = (int)a->cols;
-    int lda = (int)a->ld, ldb = (int)b->ld, ldc = (int)c->ld;
-    if (c->row_major) {
-        /* Row-major c = a @ b is column-major c^T = b^T @ a^T. */
-        char trans_b = b->row_major ? 'N' : 'T', trans_a = a->row_major ? 'N' : 'T';
-        sympile_blas_@p@gemm(&trans_b, &trans_a, &n, &m, &k, &alpha, (@type@ *)b->data, &ldb,
-                             (@type@ *)a->data, &lda, &beta, (@type@ *)c->data, &ldc);
+    if (m == 1 && n == 1) {
+        int step_a = SYMPILE_BLAS_COLUMN_STEP(a), step_b = SYMPILE_BLAS_ROW_STEP(b);
+        @type@ *target = (@type@ *)c->data;
+        @type@ product = alpha * sympile_blas_@p@dot(&k, (@type@ *)a->data, &step_a,
+                                                     (@type@ *)b->data, &step_b);
+        *target = beta == 0 ? product : *target + product;
+    } else if (m == 1 || n == 1) {
+        /* A column c = a @ b, or a row c = (b^T @ a^T)^T: matrix @ vector. BLAS sees the
+           column-major matrix in the matrix's memory: its transpose when it is row-major. */
+        const sympile_blas_matrix *matrix = n == 1 ? a : b, *vector = n == 1 ? b : a;
+        int step_x = n == 1 ? SYMPILE_BLAS_ROW_STEP(vector) : SYMPILE_BLAS_COLUMN_STEP(vector);
+        int step_y = n == 1 ? SYMPILE_BLAS_ROW_STEP(c) : SYMPILE_BLAS_COLUMN_STEP(c);
+        int rows = (int)(matrix->row_major ? matrix->cols : matrix->rows);
+        int cols = (int)(matrix->row_major ? matrix->rows : matrix->cols), ld = (int)matrix->ld;
+        char trans = matrix->row_major == (n == 1) ? 'T' : 'N';
+        if (beta == 0) /* some BLAS scale y by beta first, and 0 * nan is nan */
+            for (int i = 0; i < (n == 1 ? m : n); i++)
+                ((@type@ *)c->data)[(npy_intp)i * step_y] = 0;
+        sympile_blas_@p@gemv(&trans, &rows, &cols, &alpha, (@type@ *)matrix->data, &ld,
+                             (@type@ *)vector->data, &step_x, &beta, (@type@ *)c->data,
+                             &step_y);
+    } else if (k == 1 && beta == 1) {
+        /* c += alpha * outer(a, b); a row-major c is the column-major c^T += alpha b a^T. */
+        int step_a = SYMPILE_BLAS_ROW_STEP(a), step_b = SYMPILE_BLAS_COLUMN_STEP(b);
+        int ld = (int)c->ld;
+        if (c->row_major)
+            sympile_blas_@p@ger(&n, &m, &alpha, (@type@ *)b->data, &step_b, (@type@ *)a->data,
+                                &step_a, (@type@ *)c->data, &ld);
+        else
+            sympile_blas_@p@ger(&m, &n, &alpha, (@type@ *)a->data, &step_a, (@type@ *)b->data,
+                                &step_b, (@type@ *)c->data, &ld);
     } else {
-        char trans_a = a->row_major ? 'T' : 'N', trans_b = b->row_major ? 'T' : 'N';
-        sympile_blas_@p@gemm(&trans_a, &trans_b, &m, &n, &k, &alpha, (@type@ *)a->data, &lda,
-                             (@type@ *)b->data, &ldb, &beta, (@type@ *)c->data, &ldc);
+        int lda = (int)a->ld, ldb = (int)b->ld, ldc = (int)c->ld;
+        if (c->row_major) {
+            /* Row-major c = a @ b is column-major c^T = b^T @ a^T. */
+            char trans_b = b->row_major ? 'N' : 'T', trans_a = a->row_major ? 'N' : 'T';
+            sympile_blas_@p@gemm(&trans_b, &trans_a, &n, &m, &k, &alpha, (@type@ *)b->data,
+                                 &ldb, (@type@ *)a->data, &lda, &beta, (@type@ *)c->data,
+                                 &ldc);
+        } else {
+            char trans_a = a->row_major ? 'T' : 'N', trans_b = b->row_major ? 'T' : 'N';
+            sympile_blas_@p@gemm(&trans_a, &trans_b, &m, &n, &k, &alpha, (@type@ *)a->data,
+                                 &lda, (@type@ *)b->data, &ldb, &beta, (@type@ *)c->data,
+                                 &ldc);
+        }
     }
 }
 """
 
-_GEMV = r"""
-/* y = alpha * a @ x + beta * y (a^T @ x when `transposed`) for vectors x and y whose
-   elements are inc_x and inc_y apart (all lengths > 0, at most INT_MAX), by one @p@gemv. */
-static void sympile_blas_gemv_@dtype@(const sympile_blas_matrix *a, int transposed,
-                                      @type@ alpha, char *x, int inc_x, @type@ beta, char *y,
-                                      int inc_y)
+_DOT = r"""
+/* numpy.dot of 1-d or 2-d @dtype@ arrays (a 1-d a is a row, a 1-d b a column) into *out.
+   Returns 0, or -1 with an exception set. */
+static int sympile_dot_@dtype@(const char *op, PyArrayObject *a, PyArrayObject *b,
+                               PyArrayObject **out)
 {
-    /* BLAS sees the column-major matrix in a's memory: a^T when a is row-major. */
-    int rows = (int)(a->row_major ? a->cols : a->rows);
-    int cols = (int)(a->row_major ? a->rows : a->cols), lda = (int)a->ld;
-    char trans = a->row_major != transposed ? 'T' : 'N';
-    sympile_blas_@p@gemv(&trans, &rows, &cols, &alpha, (@type@ *)a->data, &lda, (@type@ *)x,
-                         &inc_x, &beta, (@type@ *)y, &inc_y);
-}
-"""
-
-_GER = r"""
-/* a += alpha * outer(x, y) for vectors x and y whose elements are inc_x and inc_y apart
-   (all lengths > 0, at most INT_MAX), by one @p@ger call. */
-static void sympile_blas_ger_@dtype@(const sympile_blas_matrix *a, @type@ alpha, char *x,
-                                     int inc_x, char *y, int inc_y)
-{
-    int m = (int)a->rows, n = (int)a->cols, lda = (int)a->ld;
-    if (a->row_major) /* a row-major a is the column-major a^T, and a^T += alpha y x^T */
-        sympile_blas_@p@ger(&n, &m, &alpha, (@type@ *)y, &inc_y, (@type@ *)x, &inc_x,
-                            (@type@ *)a->data, &lda);
-    else
-        sympile_blas_@p@ger(&m, &n, &alpha, (@type@ *)x, &inc_x, (@type@ *)y, &inc_y,
-                            (@type@ *)a->data, &lda);
-}
-"""
-
-_PRODUCT = r"""
-/* a @ b for 1-d or 2-d @dtype@ arrays a (m x k) and b (k x n), whose lengths match, into *out
-   (ndim axes of lengths dims): one @p@gemm, @p@gemv or @p@dot call. Returns 0, or -1 with
-   an exception set. */
-static int sympile_blas_product_@dtype@(const char *op, PyArrayObject *a, PyArrayObject *b,
-                                        int ndim, const npy_intp *dims, PyArrayObject **out)
-{
-    int a_ndim = PyArray_NDIM(a), b_ndim = PyArray_NDIM(b), status = -1;
-    npy_intp k = PyArray_DIM(a, a_ndim - 1);
-    npy_intp m = a_ndim == 2 ? PyArray_DIM(a, 0) : 1, n = b_ndim == 2 ? PyArray_DIM(b, 1) : 1;
-    PyArrayObject *a_copy = NULL, *b_copy = NULL;
-    sympile_blas_matrix a_matrix, b_matrix, c;
-    npy_intp batch_stride;
+    int a_ndim = PyArray_NDIM(a), b_ndim = PyArray_NDIM(b), ndim = 0, status = -1;
+    npy_intp k = PyArray_DIM(a, a_ndim - 1), m = a_ndim == 2 ? PyArray_DIM(a, 0) : 1;
+    npy_intp n = b_ndim == 2 ? PyArray_DIM(b, 1) : 1, dims[2], batch_stride;
+    if (k != PyArray_DIM(b, 0))
+        return sympile_blas_shape_error(op, a, b, "are not aligned: axis %d of a has length "
+                                        "%zd, axis 0 of b has length %zd", a_ndim - 1,
+                                        (Py_ssize_t)k, (Py_ssize_t)PyArray_DIM(b, 0));
+    if (a_ndim == 2)
+        dims[ndim++] = m;
+    if (b_ndim == 2)
+        dims[ndim++] = n;
     if (!sympile_blas_lengths_fit(op, m, k, n)
             || sympile_prepare_output(out, ndim, dims, @npy@))
         return -1;
-    char *result = PyArray_BYTES(*out);
     if (m == 0 || n == 0)
         return 0;
-    /* Zeros: the empty product (k = 0), or gemv's y, which beta = 0 must not read. */
-    if (k == 0 || a_ndim == 1 || b_ndim == 1)
-        memset(result, 0, (size_t)(m * n) * sizeof(@type@));
-    if (k == 0)
+    if (k == 0) {
+        memset(PyArray_BYTES(*out), 0, (size_t)(m * n) * sizeof(@type@));
         return 0;
-    if (a_ndim == 1 && b_ndim == 1) {
-        char *x, *y;
-        int inc_x, inc_y, length = (int)k;
-        if (sympile_blas_vector(a, NULL, &x, &inc_x, &a_copy)
-                || sympile_blas_vector(b, NULL, &y, &inc_y, &b_copy))
-            goto done;
-        *(@type@ *)result = sympile_blas_@p@dot(&length, (@type@ *)x, &inc_x, (@type@ *)y,
-                                                &inc_y);
-    } else if (a_ndim == 1 || b_ndim == 1) {
-        /* matrix @ vector, or vector @ matrix = matrix^T @ vector */
-        char *x;
-        int inc_x;
-        if (sympile_blas_operand(b_ndim == 1 ? a : b, 0, NULL, &a_matrix, &batch_stride,
-                                 &a_copy)
-                || sympile_blas_vector(b_ndim == 1 ? b : a, NULL, &x, &inc_x, &b_copy))
-            goto done;
-        sympile_blas_gemv_@dtype@(&a_matrix, b_ndim != 1, 1, x, inc_x, 0, result, 1);
-    } else {
-        if (sympile_blas_operand(a, 0, NULL, &a_matrix, &batch_stride, &a_copy)
-                || sympile_blas_operand(b, 0, NULL, &b_matrix, &batch_stride, &b_copy))
-            goto done;
-        sympile_blas_layout(result, m, n, n * (npy_intp)sizeof(@type@), sizeof(@type@),
-                            sizeof(@type@), &c);
-        sympile_blas_gemm_@dtype@(&a_matrix, &b_matrix, 1, 0, &c);
     }
-    status = 0;
-done:
+    PyArrayObject *a_copy = NULL, *b_copy = NULL;
+    sympile_blas_matrix a_matrix, b_matrix, c = {PyArray_BYTES(*out), m, n, n, 1};
+    if (!sympile_blas_operand(a, 0, NULL, &a_matrix, &batch_stride, &a_copy)
+            && !sympile_blas_operand(b, 1, NULL, &b_matrix, &batch_stride, &b_copy)) {
+        sympile_blas_multiply_@dtype@(&a_matrix, &b_matrix, 1, 0, &c);
+        status = 0;
+    }
     Py_XDECREF(a_copy);
     Py_XDECREF(b_copy);
     return status;
 }
 """
 
-_DOT = r"""
-/* numpy.dot of 1-d and 2-d @dtype@ arrays into *out. */
-static int sympile_dot_@dtype@(const char *op, PyArrayObject *a, PyArrayObject *b,
-                               PyArrayObject **out)
-{
-    int a_ndim = PyArray_NDIM(a), b_ndim = PyArray_NDIM(b), ndim = 0;
-    npy_intp dims[2];
-    if (PyArray_DIM(a, a_ndim - 1) != PyArray_DIM(b, 0))
-        return sympile_blas_not_aligned(op, a, b, a_ndim - 1, 0);
-    if (a_ndim == 2)
-        dims[ndim++] = PyArray_DIM(a, 0);
-    if (b_ndim == 2)
-        dims[ndim++] = PyArray_DIM(b, 1);
-    return sympile_blas_product_@dtype@(op, a, b, ndim, dims, out);
-}
-"""
-
 _MATMUL = r"""
 /* numpy.matmul of 1-d to 3-d @dtype@ arrays into *out. A batch axis broadcasts when its
    operand lacks it, or has it with length 1 in its type (a_batch_one, b_batch_one). The
-   matrices of a batch are one gemm call each, or one call in all when b broadcasts and a's
+   matrices of a batch take one BLAS call each, or one in all when b broadcasts and a's
    matrices follow each other as the rows of one tall matrix. */
 static int sympile_matmul_@dtype@(const char *op, PyArrayObject *a, PyArrayObject *b,
                                   int a_batch_one, int b_batch_one, PyArrayObject **out)
@@ -372,39 +276,20 @@ static int sympile_matmul_@dtype@(const char *op, PyArrayObject *a, PyArrayObjec
     npy_intp *a_dims = PyArray_DIMS(a), *b_dims = PyArray_DIMS(b), dims[3];
     npy_intp k = a_dims[a_ndim - 1], b_rows = b_dims[b_ndim == 1 ? 0 : b_ndim - 2];
     npy_intp m = a_ndim > 1 ? a_dims[a_ndim - 2] : 1, n = b_ndim > 1 ? b_dims[b_ndim - 1] : 1;
-    if (k != b_rows) {
-        PyObject *shape_a = PyObject_GetAttrString((PyObject *)a, "shape");
-        PyObject *shape_b = shape_a ? PyObject_GetAttrString((PyObject *)b, "shape") : NULL;
-        if (shape_b != NULL)
-            PyErr_Format(PyExc_ValueError, "%s: shapes %R and %R are not aligned: a has %zd "
-                         "columns, b has %zd rows", op, shape_a, shape_b, (Py_ssize_t)k,
-                         (Py_ssize_t)b_rows);
-        Py_XDECREF(shape_a);
-        Py_XDECREF(shape_b);
-        return -1;
-    }
-    if (a_ndim < 3 && b_ndim < 3) {
-        if (a_ndim == 2)
-            dims[ndim++] = m;
-        if (b_ndim == 2)
-            dims[ndim++] = n;
-        return sympile_blas_product_@dtype@(op, a, b, ndim, dims, out);
-    }
+    if (k != b_rows)
+        return sympile_blas_shape_error(op, a, b, "are not aligned: a has %zd columns, b has "
+                                        "%zd rows", (Py_ssize_t)k, (Py_ssize_t)b_rows);
+    if (a_ndim < 3 && b_ndim < 3)
+        return sympile_dot_@dtype@(op, a, b, out);
     int a_broadcasts = a_ndim < 3 || a_batch_one, b_broadcasts = b_ndim < 3 || b_batch_one;
     npy_intp a_batch = a_ndim == 3 ? a_dims[0] : 1, b_batch = b_ndim == 3 ? b_dims[0] : 1;
-    if (!a_broadcasts && !b_broadcasts && a_batch != b_batch) {
-        PyObject *shape_a = PyObject_GetAttrString((PyObject *)a, "shape");
-        PyObject *shape_b = shape_a ? PyObject_GetAttrString((PyObject *)b, "shape") : NULL;
-        if (shape_b != NULL)
-            PyErr_Format(PyExc_ValueError, "%s: shapes %R and %R have batch axes that cannot "
-                         "be broadcast together: batch axis 0 has lengths %zd and %zd%s", op,
-                         shape_a, shape_b, (Py_ssize_t)a_batch, (Py_ssize_t)b_batch,
-                         a_batch == 1 || b_batch == 1 ? " (a length-1 batch axis broadcasts "
-                         "only if its type says it has length 1)" : "");
-        Py_XDECREF(shape_a);
-        Py_XDECREF(shape_b);
-        return -1;
-    }
+    if (!a_broadcasts && !b_broadcasts && a_batch != b_batch)
+        return sympile_blas_shape_error(op, a, b, "have batch axes that cannot be broadcast "
+                                        "together: batch axis 0 has lengths %zd and %zd%s",
+                                        (Py_ssize_t)a_batch, (Py_ssize_t)b_batch,
+                                        a_batch == 1 || b_batch == 1 ? " (a length-1 batch "
+                                        "axis broadcasts only if its type says it has length "
+                                        "1)" : "");
     npy_intp batch = !a_broadcasts ? a_batch : !b_broadcasts ? b_batch : 1;
     dims[ndim++] = batch;
     if (a_ndim > 1)
@@ -414,15 +299,14 @@ static int sympile_matmul_@dtype@(const char *op, PyArrayObject *a, PyArrayObjec
     if (!sympile_blas_lengths_fit(op, m, k, n)
             || sympile_prepare_output(out, ndim, dims, @npy@))
         return -1;
-    char *result = PyArray_BYTES(*out);
     if (batch == 0 || m == 0 || n == 0)
         return 0;
     if (k == 0) {
-        memset(result, 0, (size_t)(batch * m * n) * sizeof(@type@));
+        memset(PyArray_BYTES(*out), 0, (size_t)(batch * m * n) * sizeof(@type@));
         return 0;
     }
     PyArrayObject *a_copy = NULL, *b_copy = NULL;
-    sympile_blas_matrix a_matrix, b_matrix, c;
+    sympile_blas_matrix a_matrix, b_matrix, c = {PyArray_BYTES(*out), m, n, n, 1};
     npy_intp a_step, b_step, c_step = m * n * (npy_intp)sizeof(@type@);
     if (sympile_blas_operand(a, 0, NULL, &a_matrix, &a_step, &a_copy)
             || sympile_blas_operand(b, 1, NULL, &b_matrix, &b_step, &b_copy)) {
@@ -434,15 +318,13 @@ static int sympile_matmul_@dtype@(const char *op, PyArrayObject *a, PyArrayObjec
         a_step = 0;
     if (b_broadcasts)
         b_step = 0;
-    sympile_blas_layout(result, m, n, n * (npy_intp)sizeof(@type@), sizeof(@type@),
-                        sizeof(@type@), &c);
     if (b_step == 0 && a_step != 0 && a_matrix.row_major && batch * m <= INT_MAX
             && a_step == m * a_matrix.ld * (npy_intp)sizeof(@type@)) {
         a_matrix.rows = c.rows = batch * m;
-        sympile_blas_gemm_@dtype@(&a_matrix, &b_matrix, 1, 0, &c);
+        sympile_blas_multiply_@dtype@(&a_matrix, &b_matrix, 1, 0, &c);
     } else {
         for (npy_intp i = 0; i < batch; i++) {
-            sympile_blas_gemm_@dtype@(&a_matrix, &b_matrix, 1, 0, &c);
+            sympile_blas_multiply_@dtype@(&a_matrix, &b_matrix, 1, 0, &c);
             a_matrix.data += a_step;
             b_matrix.data += b_step;
             c.data += c_step;
@@ -458,7 +340,7 @@ _TENSORDOT = r"""
 /* numpy.tensordot of @dtype@ arrays into *out: perm_a orders a's axes as its free axes, then
    the n_axes summed ones; perm_b orders b's as the summed axes (paired in order with a's),
    then its free ones. Transposed and reshaped (a copy where numpy's reshape copies), they
-   are the two matrices of one @p@gemm call, whose C-ordered result is the output. */
+   are the two matrices of one BLAS call, whose C-ordered result is the output. */
 static int sympile_tensordot_@dtype@(const char *op, PyArrayObject *a, PyArrayObject *b,
                                      int n_axes, const int *perm_a, const int *perm_b,
                                      PyArrayObject **out)
@@ -469,7 +351,10 @@ static int sympile_tensordot_@dtype@(const char *op, PyArrayObject *a, PyArrayOb
     for (int i = 0; i < n_axes; i++) {
         int axis_a = perm_a[a_ndim - n_axes + i], axis_b = perm_b[i];
         if (PyArray_DIM(a, axis_a) != PyArray_DIM(b, axis_b))
-            return sympile_blas_not_aligned(op, a, b, axis_a, axis_b);
+            return sympile_blas_shape_error(op, a, b, "are not aligned: axis %d of a has "
+                                            "length %zd, axis %d of b has length %zd", axis_a,
+                                            (Py_ssize_t)PyArray_DIM(a, axis_a), axis_b,
+                                            (Py_ssize_t)PyArray_DIM(b, axis_b));
     }
     for (int i = 0; i < a_ndim; i++) {
         order_a[i] = perm_a[i];
@@ -486,36 +371,31 @@ static int sympile_tensordot_@dtype@(const char *op, PyArrayObject *a, PyArrayOb
     if (!sympile_blas_lengths_fit(op, rows, inner, cols)
             || sympile_prepare_output(out, ndim, dims, @npy@))
         return -1;
-    char *result = PyArray_BYTES(*out);
     if (rows == 0 || cols == 0)
         return 0;
     if (inner == 0) {
-        memset(result, 0, (size_t)(rows * cols) * sizeof(@type@));
+        memset(PyArray_BYTES(*out), 0, (size_t)(rows * cols) * sizeof(@type@));
         return 0;
     }
     npy_intp shape_a[2] = {rows, inner}, shape_b[2] = {inner, cols}, batch_stride;
     PyArray_Dims transpose_a = {order_a, a_ndim}, transpose_b = {order_b, b_ndim};
     PyArray_Dims reshape_a = {shape_a, 2}, reshape_b = {shape_b, 2};
-    PyArrayObject *a_view = NULL, *b_view = NULL, *a_matrix_array = NULL;
-    PyArrayObject *b_matrix_array = NULL, *a_copy = NULL, *b_copy = NULL;
-    sympile_blas_matrix a_matrix, b_matrix, c;
+    PyArrayObject *a_view, *b_view = NULL, *a_matrix_array = NULL, *b_matrix_array = NULL;
+    PyArrayObject *a_copy = NULL, *b_copy = NULL;
+    sympile_blas_matrix a_matrix, b_matrix, c = {PyArray_BYTES(*out), rows, cols, cols, 1};
     a_view = (PyArrayObject *)PyArray_Transpose(a, &transpose_a);
     b_view = a_view ? (PyArrayObject *)PyArray_Transpose(b, &transpose_b) : NULL;
-    if (b_view == NULL)
-        goto done;
-    a_matrix_array = (PyArrayObject *)PyArray_Newshape(a_view, &reshape_a, NPY_CORDER);
+    a_matrix_array = b_view
+        ? (PyArrayObject *)PyArray_Newshape(a_view, &reshape_a, NPY_CORDER) : NULL;
     b_matrix_array = a_matrix_array
         ? (PyArrayObject *)PyArray_Newshape(b_view, &reshape_b, NPY_CORDER) : NULL;
-    if (b_matrix_array == NULL
-            || sympile_blas_operand(a_matrix_array, 0, NULL, &a_matrix, &batch_stride, &a_copy)
-            || sympile_blas_operand(b_matrix_array, 0, NULL, &b_matrix, &batch_stride,
-                                    &b_copy))
-        goto done;
-    sympile_blas_layout(result, rows, cols, cols * (npy_intp)sizeof(@type@), sizeof(@type@),
-                        sizeof(@type@), &c);
-    sympile_blas_gemm_@dtype@(&a_matrix, &b_matrix, 1, 0, &c);
-    status = 0;
-done:
+    if (b_matrix_array != NULL
+            && !sympile_blas_operand(a_matrix_array, 0, NULL, &a_matrix, &batch_stride, &a_copy)
+            && !sympile_blas_operand(b_matrix_array, 0, NULL, &b_matrix, &batch_stride,
+                                     &b_copy)) {
+        sympile_blas_multiply_@dtype@(&a_matrix, &b_matrix, 1, 0, &c);
+        status = 0;
+    }
     Py_XDECREF(a_view);
     Py_XDECREF(b_view);
     Py_XDECREF(a_matrix_array);
@@ -526,257 +406,93 @@ done:
 }
 """
 
-_TARGET = r"""
-/* The matrix that an update of z accumulates into, set to beta * z: z itself when `inplace`
-   (or, when BLAS cannot write z's layout, a C-ordered copy in *work, for the caller to copy
-   back into z), else the new (or reused) output *out. Returns 0, or -1 with an exception
-   set. */
-static int sympile_blas_target_@dtype@(const char *op, const char *name, PyArrayObject *z,
-                                       @type@ beta, int inplace, PyArrayObject **out,
-                                       PyArrayObject **work, sympile_blas_matrix *target)
+_UPDATE = r"""
+/* out = scale * in, or out += scale * in when `accumulate`, for 1-d or 2-d @dtype@ arrays of
+   one shape (in may be out, and may be misaligned). */
+static void sympile_blas_scale_@dtype@(PyArrayObject *out, PyArrayObject *in, @type@ scale,
+                                       int accumulate)
 {
-    npy_intp rows = PyArray_DIM(z, 0), cols = PyArray_DIM(z, 1);
-    PyArrayObject *destination = z;
-    if (inplace) {
-        if (!PyArray_ISWRITEABLE(z)) {
-            PyErr_Format(PyExc_ValueError, "%s: cannot write the result over input %s, which "
-                         "is read-only", op, name);
-            return -1;
+    int matrix = PyArray_NDIM(out) == 2;
+    npy_intp rows = PyArray_DIM(out, 0), cols = matrix ? PyArray_DIM(out, 1) : 1;
+    npy_intp out_s0 = PyArray_STRIDE(out, 0), out_s1 = matrix ? PyArray_STRIDE(out, 1) : 0;
+    npy_intp in_s0 = PyArray_STRIDE(in, 0), in_s1 = matrix ? PyArray_STRIDE(in, 1) : 0;
+    for (npy_intp i = 0; i < rows; i++)
+        for (npy_intp j = 0; j < cols; j++) {
+            @type@ *target = (@type@ *)(PyArray_BYTES(out) + i * out_s0 + j * out_s1), value;
+            memcpy(&value, PyArray_BYTES(in) + i * in_s0 + j * in_s1, sizeof value);
+            *target = accumulate ? *target + scale * value : scale * value;
         }
-        if (!sympile_blas_layout(PyArray_BYTES(z), rows, cols, PyArray_STRIDE(z, 0),
-                                 PyArray_STRIDE(z, 1), sizeof(@type@), target)) {
-            *work = (PyArrayObject *)PyArray_NewCopy(z, NPY_CORDER);
-            if (*work == NULL)
-                return -1;
-            destination = *work;
-        }
-        if (beta != 1)
-            sympile_blas_scale_@dtype@(PyArray_BYTES(destination),
-                                       PyArray_STRIDE(destination, 0),
-                                       PyArray_STRIDE(destination, 1),
-                                       PyArray_BYTES(destination),
-                                       PyArray_STRIDE(destination, 0),
-                                       PyArray_STRIDE(destination, 1), rows, cols, beta, 0);
-    } else {
-        npy_intp dims[2] = {rows, cols};
-        if (sympile_prepare_output(out, 2, dims, @npy@))
-            return -1;
-        destination = *out;
-        sympile_blas_scale_@dtype@(PyArray_BYTES(destination), PyArray_STRIDE(destination, 0),
-                                   PyArray_STRIDE(destination, 1), PyArray_BYTES(z),
-                                   PyArray_STRIDE(z, 0), PyArray_STRIDE(z, 1), rows, cols,
-                                   beta, 0);
-    }
-    sympile_blas_layout(PyArray_BYTES(destination), rows, cols, PyArray_STRIDE(destination, 0),
-                        PyArray_STRIDE(destination, 1), sizeof(@type@), target);
-    return 0;
 }
 
-/* The end of an update of z: the work copy (if any) back into z, and z as the output when
-   `inplace`. Returns 0, or -1 with an exception set. */
-static int sympile_blas_finish(PyArrayObject *z, PyArrayObject *work, int inplace,
-                               PyArrayObject **out)
-{
-    if (work != NULL && PyArray_CopyInto(z, work))
-        return -1;
-    if (inplace) {
-        Py_INCREF(z);
-        return sympile_assign_output(out, z);
-    }
-    return 0;
-}
-"""
-
-_GEMM_UPDATE = r"""
-/* Gemm: alpha * x @ y + beta * z for @dtype@ matrices, written over z when `inplace` (*out
-   is then z), else into *out. Returns 0, or -1 with an exception set. */
-static int sympile_gemm_update_@dtype@(const char *op, PyArrayObject *z,
-                                       PyArrayObject *alpha_array, PyArrayObject *x,
-                                       PyArrayObject *y, PyArrayObject *beta_array, int inplace,
+/* *out = alpha * x @ y + beta * z (beta_array NULL: beta = 1) for @dtype@ arrays seen as
+   matrices, a 1-d one as a column, or as a row for y when `y_row`: z m x n, x m x k, y k x n
+   (lengths checked by the caller). Written over z when `inplace` (*out is then z). Returns 0,
+   or -1 with an exception set. */
+static int sympile_blas_update_@dtype@(const char *op, PyArrayObject *z, PyArrayObject *x,
+                                       PyArrayObject *y, int y_row, PyArrayObject *alpha_array,
+                                       PyArrayObject *beta_array, int inplace,
                                        PyArrayObject **out)
 {
-    npy_intp m = PyArray_DIM(x, 0), k = PyArray_DIM(x, 1), n = PyArray_DIM(y, 1);
-    if (k != PyArray_DIM(y, 0))
-        return sympile_blas_different_lengths(op, "the columns of x and the rows of y", k,
-                                              PyArray_DIM(y, 0));
-    if (PyArray_DIM(z, 0) != m)
-        return sympile_blas_different_lengths(op, "the rows of z and of x", PyArray_DIM(z, 0),
-                                              m);
-    if (PyArray_DIM(z, 1) != n)
-        return sympile_blas_different_lengths(op, "the columns of z and of y",
-                                              PyArray_DIM(z, 1), n);
+    npy_intp m = PyArray_DIM(z, 0), n = PyArray_NDIM(z) == 2 ? PyArray_DIM(z, 1) : 1;
+    npy_intp k = PyArray_NDIM(x) == 2 ? PyArray_DIM(x, 1) : 1, batch_stride;
+    @type@ alpha, beta = 1;
+    memcpy(&alpha, PyArray_DATA(alpha_array), sizeof alpha);
+    if (beta_array != NULL)
+        memcpy(&beta, PyArray_DATA(beta_array), sizeof beta);
+    PyArrayObject *x_copy = NULL, *y_copy = NULL, *work = NULL, *product = NULL, *target;
+    sympile_blas_matrix x_matrix, y_matrix, target_matrix, product_matrix;
+    int status = -1;
     if (!sympile_blas_lengths_fit(op, m, k, n))
         return -1;
-    @type@ alpha, beta;
-    memcpy(&alpha, PyArray_DATA(alpha_array), sizeof alpha);
-    memcpy(&beta, PyArray_DATA(beta_array), sizeof beta);
-    PyArrayObject *x_copy = NULL, *y_copy = NULL, *work = NULL, *product = NULL;
-    sympile_blas_matrix x_matrix, y_matrix, target, product_matrix;
-    npy_intp batch_stride, s0, s1;
-    int status = -1, nonempty = m > 0 && n > 0 && k > 0;
-    /* The operands first: one that overlaps z is copied before z is written. */
-    if (nonempty && (sympile_blas_operand(x, 0, inplace ? z : NULL, &x_matrix, &batch_stride,
-                                          &x_copy)
-                     || sympile_blas_operand(y, 0, inplace ? z : NULL, &y_matrix,
-                                             &batch_stride, &y_copy)))
-        goto done;
-    if (sympile_blas_target_@dtype@(op, "z", z, beta, inplace, out, &work, &target))
-        goto done;
-    sympile_blas_strides(&target, sizeof(@type@), &s0, &s1);
-    if (nonempty && alpha != 0) {
-        sympile_blas_gemm_@dtype@(&x_matrix, &y_matrix, alpha, 1, &target);
-    } else if (m > 0 && n > 0) {
-        /* BLAS would skip the product; the formula adds alpha * x @ y, which is nan where
-           the product is inf or nan, or alpha is. */
-        static const @type@ zero = 0;
-        if (k > 0) {
-            npy_intp dims[2] = {m, n};
-            product = (PyArrayObject *)PyArray_EMPTY(2, dims, @npy@, 0);
-            if (product == NULL)
-                goto done;
-            sympile_blas_layout(PyArray_BYTES(product), m, n, n * (npy_intp)sizeof(@type@),
-                                sizeof(@type@), sizeof(@type@), &product_matrix);
-            sympile_blas_gemm_@dtype@(&x_matrix, &y_matrix, 1, 0, &product_matrix);
-        }
-        sympile_blas_scale_@dtype@(target.data, s0, s1,
-                                   product ? PyArray_BYTES(product) : (const char *)&zero,
-                                   product ? n * (npy_intp)sizeof(@type@) : 0,
-                                   product ? (npy_intp)sizeof(@type@) : 0, m, n, alpha, 1);
-    }
-    status = sympile_blas_finish(z, work, inplace, out);
-done:
-    Py_XDECREF(x_copy);
-    Py_XDECREF(y_copy);
-    Py_XDECREF(work);
-    Py_XDECREF(product);
-    return status;
-}
-"""
-
-_GEMV_UPDATE = r"""
-/* Gemv: alpha * a @ x + beta * y for a @dtype@ matrix a and vectors x and y, written over y
-   when `inplace` (*out is then y), else into *out. Returns 0, or -1 with an exception set. */
-static int sympile_gemv_update_@dtype@(const char *op, PyArrayObject *y,
-                                       PyArrayObject *alpha_array, PyArrayObject *a,
-                                       PyArrayObject *x, PyArrayObject *beta_array, int inplace,
-                                       PyArrayObject **out)
-{
-    npy_intp m = PyArray_DIM(a, 0), n = PyArray_DIM(a, 1);
-    if (PyArray_DIM(x, 0) != n)
-        return sympile_blas_different_lengths(op, "the columns of a and x", n,
-                                              PyArray_DIM(x, 0));
-    if (PyArray_DIM(y, 0) != m)
-        return sympile_blas_different_lengths(op, "y and the rows of a", PyArray_DIM(y, 0),
-                                              m);
-    if (!sympile_blas_lengths_fit(op, m, n, 1))
-        return -1;
-    @type@ alpha, beta;
-    memcpy(&alpha, PyArray_DATA(alpha_array), sizeof alpha);
-    memcpy(&beta, PyArray_DATA(beta_array), sizeof beta);
-    PyArrayObject *a_copy = NULL, *x_copy = NULL, *work = NULL, *product = NULL;
-    sympile_blas_matrix a_matrix;
-    npy_intp batch_stride;
-    char *x_data, *target;
-    int inc_x, inc_target, status = -1, nonempty = m > 0 && n > 0;
-    /* The operands first: one that overlaps y is copied before y is written. */
-    if (nonempty && (sympile_blas_operand(a, 0, inplace ? y : NULL, &a_matrix, &batch_stride,
-                                          &a_copy)
-                     || sympile_blas_vector(x, inplace ? y : NULL, &x_data, &inc_x, &x_copy)))
+    /* The operands first: one that may share z's memory is copied before z is written. */
+    if (m > 0 && n > 0 && k > 0
+            && (sympile_blas_operand(x, 1, inplace ? z : NULL, &x_matrix, &batch_stride,
+                                     &x_copy)
+                || sympile_blas_operand(y, !y_row, inplace ? z : NULL, &y_matrix,
+                                        &batch_stride, &y_copy)))
         goto done;
     if (inplace) {
-        if (!PyArray_ISWRITEABLE(y)) {
-            PyErr_Format(PyExc_ValueError, "%s: cannot write the result over input y, which "
-                         "is read-only", op);
+        if (!PyArray_ISWRITEABLE(z)) {
+            PyErr_Format(PyExc_ValueError, "%s: the input it updates in place is read-only",
+                         op);
             goto done;
         }
-        /* A y BLAS cannot write in place becomes the work copy, copied back after. */
-        if (sympile_blas_vector(y, NULL, &target, &inc_target, &work))
-            goto done;
-        if (beta != 1)
-            sympile_blas_scale_@dtype@(target, inc_target * (npy_intp)sizeof(@type@), 0,
-                                       target, inc_target * (npy_intp)sizeof(@type@), 0, m, 1,
-                                       beta, 0);
-    } else {
-        if (sympile_prepare_output(out, 1, &m, @npy@))
-            goto done;
-        target = PyArray_BYTES(*out);
-        inc_target = 1;
-        sympile_blas_scale_@dtype@(target, sizeof(@type@), 0, PyArray_BYTES(y),
-                                   PyArray_STRIDE(y, 0), 0, m, 1, beta, 0);
-    }
-    if (nonempty && alpha != 0) {
-        sympile_blas_gemv_@dtype@(&a_matrix, 0, alpha, x_data, inc_x, 1, target, inc_target);
-    } else if (m > 0) {
-        /* BLAS would skip the product; the formula adds alpha * a @ x, which is nan where
-           the product is inf or nan, or alpha is. */
-        static const @type@ zero = 0;
-        if (n > 0) {
-            product = (PyArrayObject *)PyArray_ZEROS(1, &m, @npy@, 0);
-            if (product == NULL)
+        target = z;
+        if (!sympile_blas_describe(z, 1, &target_matrix, &batch_stride)) {
+            /* A layout BLAS cannot write: work on a C-ordered copy, copied back after. */
+            target = work = (PyArrayObject *)PyArray_NewCopy(z, NPY_CORDER);
+            if (work == NULL)
                 goto done;
-            sympile_blas_gemv_@dtype@(&a_matrix, 0, 1, x_data, inc_x, 0,
-                                      PyArray_BYTES(product), 1);
         }
-        sympile_blas_scale_@dtype@(target, inc_target * (npy_intp)sizeof(@type@), 0,
-                                   product ? PyArray_BYTES(product) : (const char *)&zero,
-                                   product ? (npy_intp)sizeof(@type@) : 0, 0, m, 1, alpha, 1);
+        if (beta != 1)
+            sympile_blas_scale_@dtype@(target, target, beta, 0);
+    } else {
+        if (sympile_prepare_output(out, PyArray_NDIM(z), PyArray_DIMS(z), @npy@))
+            goto done;
+        target = *out;
+        sympile_blas_scale_@dtype@(target, z, beta, 0);
     }
-    status = sympile_blas_finish(y, work, inplace, out);
-done:
-    Py_XDECREF(a_copy);
-    Py_XDECREF(x_copy);
-    Py_XDECREF(work);
-    Py_XDECREF(product);
-    return status;
-}
-"""
-
-_GER_UPDATE = r"""
-/* Ger: a + alpha * outer(x, y) for a @dtype@ matrix a and vectors x and y, written over a
-   when `inplace` (*out is then a), else into *out. Returns 0, or -1 with an exception set. */
-static int sympile_ger_update_@dtype@(const char *op, PyArrayObject *a,
-                                      PyArrayObject *alpha_array, PyArrayObject *x,
-                                      PyArrayObject *y, int inplace, PyArrayObject **out)
-{
-    npy_intp m = PyArray_DIM(a, 0), n = PyArray_DIM(a, 1);
-    if (PyArray_DIM(x, 0) != m)
-        return sympile_blas_different_lengths(op, "the rows of a and x", m, PyArray_DIM(x, 0));
-    if (PyArray_DIM(y, 0) != n)
-        return sympile_blas_different_lengths(op, "the columns of a and y", n,
-                                              PyArray_DIM(y, 0));
-    if (!sympile_blas_lengths_fit(op, m, n, 1))
-        return -1;
-    @type@ alpha;
-    memcpy(&alpha, PyArray_DATA(alpha_array), sizeof alpha);
-    PyArrayObject *x_copy = NULL, *y_copy = NULL, *work = NULL, *product = NULL;
-    sympile_blas_matrix target, product_matrix;
-    npy_intp s0, s1;
-    char *x_data, *y_data;
-    int inc_x, inc_y, status = -1, nonempty = m > 0 && n > 0;
-    /* The operands first: one that overlaps a is copied before a is written. */
-    if (nonempty && (sympile_blas_vector(x, inplace ? a : NULL, &x_data, &inc_x, &x_copy)
-                     || sympile_blas_vector(y, inplace ? a : NULL, &y_data, &inc_y, &y_copy)))
-        goto done;
-    if (sympile_blas_target_@dtype@(op, "a", a, 1, inplace, out, &work, &target))
-        goto done;
-    sympile_blas_strides(&target, sizeof(@type@), &s0, &s1);
-    if (nonempty && alpha != 0) {
-        sympile_blas_ger_@dtype@(&target, alpha, x_data, inc_x, y_data, inc_y);
-    } else if (nonempty) {
-        /* BLAS would skip the product; the formula adds alpha * outer(x, y), which is nan
-           where the product is inf or nan, or alpha is. */
-        npy_intp dims[2] = {m, n};
-        product = (PyArrayObject *)PyArray_ZEROS(2, dims, @npy@, 0);
+    sympile_blas_describe(target, 1, &target_matrix, &batch_stride);
+    if (m > 0 && n > 0 && k > 0 && alpha != 0) {
+        sympile_blas_multiply_@dtype@(&x_matrix, &y_matrix, alpha, 1, &target_matrix);
+    } else if (m > 0 && n > 0) {
+        /* BLAS would skip alpha * x @ y, which the formula adds: nan where alpha is inf or
+           nan, or (alpha = 0) where the product is. */
+        product = (PyArrayObject *)PyArray_ZEROS(PyArray_NDIM(z), PyArray_DIMS(z), @npy@, 0);
         if (product == NULL)
             goto done;
-        sympile_blas_layout(PyArray_BYTES(product), m, n, n * (npy_intp)sizeof(@type@),
-                            sizeof(@type@), sizeof(@type@), &product_matrix);
-        sympile_blas_ger_@dtype@(&product_matrix, 1, x_data, inc_x, y_data, inc_y);
-        sympile_blas_scale_@dtype@(target.data, s0, s1, PyArray_BYTES(product),
-                                   n * (npy_intp)sizeof(@type@), sizeof(@type@), m, n, alpha,
-                                   1);
+        sympile_blas_describe(product, 1, &product_matrix, &batch_stride);
+        if (k > 0)
+            sympile_blas_multiply_@dtype@(&x_matrix, &y_matrix, 1, 0, &product_matrix);
+        sympile_blas_scale_@dtype@(target, product, alpha, 1);
     }
-    status = sympile_blas_finish(a, work, inplace, out);
+    if (work != NULL && PyArray_CopyInto(z, work))
+        goto done;
+    if (inplace) {
+        Py_INCREF(z);
+        sympile_assign_output(out, z);
+    }
+    status = 0;
 done:
     Py_XDECREF(x_copy);
     Py_XDECREF(y_copy);
@@ -788,19 +504,12 @@ done:
 
 # Each piece: its C, the pieces it calls, the BLAS routines it calls ('@p@' is s or d).
 _PIECES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
-    "layout": (_LAYOUT, (), ()),
-    "scale": (_SCALE, (), ()),
-    "gemm": (_GEMM, ("layout",), ("@p@gemm",)),
-    "gemv": (_GEMV, ("layout",), ("@p@gemv",)),
-    "ger": (_GER, ("layout",), ("@p@ger",)),
-    "product": (_PRODUCT, ("gemm", "gemv"), ("@p@dot",)),
-    "dot": (_DOT, ("product",), ()),
-    "matmul": (_MATMUL, ("product",), ()),
-    "tensordot": (_TENSORDOT, ("gemm",), ()),
-    "target": (_TARGET, ("layout", "scale"), ()),
-    "gemm_update": (_GEMM_UPDATE, ("target", "gemm"), ()),
-    "gemv_update": (_GEMV_UPDATE, ("target", "gemv"), ()),
-    "ger_update": (_GER_UPDATE, ("target", "ger"), ()),
+    "blas_common": (_COMMON, (), ()),
+    "blas_multiply": (_MULTIPLY, ("blas_common",), ("@p@dot", "@p@gemv", "@p@ger", "@p@gemm")),
+    "dot": (_DOT, ("blas_multiply",), ()),
+    "matmul": (_MATMUL, ("dot",), ()),
+    "tensordot": (_TENSORDOT, ("blas_multiply",), ()),
+    "blas_update": (_UPDATE, ("blas_multiply",), ()),
 }
 
 _SUBSTITUTIONS = {
@@ -831,15 +540,39 @@ def _collect(name: str, dtype: str, support: list[str], blas: list[str]) -> None
 
 def blas_call(function: str, dtype: str, arguments: Sequence[str], fail: str,
               setup: str = "") -> CCode:
-    """The CCode of a node that calls `sympile_<function>_<dtype>(arguments...)` (one of
-    dot, matmul, tensordot, gemm_update, gemv_update, ger_update) and runs `fail` when it
-    returns an error; `setup` declares what the arguments use."""
+    """The CCode of a node that calls `sympile_<function>_<dtype>(arguments...)` (dot,
+    matmul, tensordot, or blas_update) and runs `fail` when it returns an error; `setup`
+    comes first (declarations, checks)."""
     support: list[str] = []
     blas: list[str] = []
     _collect(function, dtype, support, blas)
     body = (f"{setup}\n        if (sympile_{function}_{dtype}({', '.join(arguments)})) "
             f"{{ {fail} }}")
     return CCode(body=body, support=tuple(support), blas=tuple(blas))
+
+
+def update_c_code(op: str, dtype: str, inputs: Sequence[str], output: str, fail: str,
+                  operands: tuple[int, int, int, int, int | None], y_row: bool,
+                  lengths: Sequence[tuple[str, tuple[int, int], tuple[int, int]]],
+                  inplace: bool) -> CCode:
+    """The CCode of a BLAS update (see sympile_blas_update): `operands` are the input indices
+    of z, x, y, alpha and beta (None: 1); each of `lengths` (what, (input, axis), (input,
+    axis)) is a pair of lengths that must be equal, else the ValueError "<op>: <what> have
+    different lengths [first, second]" (perform's message)."""
+    checks = []
+    for what, (first, first_axis), (second, second_axis) in lengths:
+        first_length = f"PyArray_DIM({inputs[first]}, {first_axis})"
+        second_length = f"PyArray_DIM({inputs[second]}, {second_axis})"
+        message = c_string(f"{op}: {what} have different lengths [%zd, %zd]")
+        checks.append(f"if ({first_length} != {second_length}) {{\n"
+                      f"            PyErr_Format(PyExc_ValueError, {message}, "
+                      f"(Py_ssize_t){first_length}, (Py_ssize_t){second_length});\n"
+                      f"            {fail}\n        }}")
+    z, x, y, alpha, beta = operands
+    arguments = [c_string(op), inputs[z], inputs[x], inputs[y], str(int(y_row)),
+                 inputs[alpha], "NULL" if beta is None else inputs[beta], str(int(inplace)),
+                 f"&{output}"]
+    return blas_call("blas_update", dtype, arguments, fail, setup="\n        ".join(checks))
 
 
 def c_string(text: str) -> str:

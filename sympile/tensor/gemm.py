@@ -7,12 +7,14 @@ put in place of a product and the elementwise terms around it:
 
 alpha and beta are 0-d. Every input has the same dtype, float32 or float64, and the output
 has it too. The ops never broadcast: z (y, a) has exactly the shape of the product. They
-compute a new array and never modify an input (no in-place update yet).
+compute a new array; a variant with destroy_map {0: [0]} (made by the inplace rewrites) writes
+the result over z (y, a) in the C backend.
 
 perform evaluates the formula with numpy (whose dot is BLAS). scipy's ?gemm was measured
 2.6x slower here on C-ordered float32 operands (it copies them to Fortran order), and a zero
 alpha or beta would let BLAS skip a term where the formula propagates 0 * nan = nan. The C
-backend calls BLAS directly, on the layouts it controls.
+backend calls BLAS directly, on the layouts it controls, and computes every term as perform
+does (sympile.tensor.blas_c).
 
 Derivatives are those of the formula above (each op is linear in its array operands and in
 alpha and beta): L_op and R_op differentiate that formula written with dot, mul and add.
@@ -30,7 +32,7 @@ from sympile.graph.gradient_types import DisconnectedType, disconnected_type
 from sympile.graph.op import Op
 from sympile.tensor import math
 from sympile.tensor.blas import dot, outer
-from sympile.tensor.blas_c import BLAS_C_DTYPES, blas_call, c_string
+from sympile.tensor.blas_c import BLAS_C_DTYPES, update_c_code
 from sympile.tensor.type import tensor_type
 from sympile.tensor.variable import as_tensor_variable
 
@@ -97,8 +99,12 @@ class _BlasUpdate(Op):
             return [None]
         return [Rop(self.expand(*inputs), [v for v, _ in pairs], [p for _, p in pairs])]
 
-    # The name of the C function in sympile.tensor.blas_c that computes the update.
-    c_function: str
+    # For the C code: the input indices of z, x, y, alpha and beta (None: 1) in
+    # alpha * x @ y + beta * z (1-d operands are columns, y a row when c_y_row), and the
+    # lengths perform checks, as (what, (input, axis), (input, axis)).
+    c_operands: tuple[int, int, int, int, int | None]
+    c_y_row = False
+    c_lengths: tuple[tuple[str, tuple[int, int], tuple[int, int]], ...]
 
     def c_code(self, node, names):
         """One BLAS call (gemm, gemv or ger) into a new array, or over the destroyed input
@@ -106,10 +112,9 @@ class _BlasUpdate(Op):
         dtype = node.outputs[0].type.dtype
         if dtype not in BLAS_C_DTYPES:
             return None
-        inplace = int(bool(self.destroy_map))
-        return blas_call(self.c_function, dtype,
-                         [c_string(str(self)), *names.inputs, str(inplace),
-                          f"&{names.outputs[0]}"], names.fail)
+        return update_c_code(str(self), dtype, names.inputs, names.outputs[0], names.fail,
+                             self.c_operands, self.c_y_row, self.c_lengths,
+                             inplace=bool(self.destroy_map))
 
 
 class Gemm(_BlasUpdate):
@@ -118,7 +123,10 @@ class Gemm(_BlasUpdate):
 
     __props__ = ()
 
-    c_function = "gemm_update"
+    c_operands = (0, 2, 3, 1, 4)
+    c_lengths = (("the columns of x and the rows of y", (2, 1), (3, 0)),
+                 ("the rows of z and of x", (0, 0), (2, 0)),
+                 ("the columns of z and of y", (0, 1), (3, 1)))
 
     def make_node(self, z, alpha, x, y, beta):
         z, alpha, x, y, beta = (as_tensor_variable(value, op=self, argument=name)
@@ -157,7 +165,9 @@ class Gemv(_BlasUpdate):
 
     __props__ = ()
 
-    c_function = "gemv_update"
+    c_operands = (0, 2, 3, 1, 4)
+    c_lengths = (("the columns of a and x", (2, 1), (3, 0)),
+                 ("y and the rows of a", (0, 0), (2, 0)))
 
     def make_node(self, y, alpha, a, x, beta):
         y, alpha, a, x, beta = (as_tensor_variable(value, op=self, argument=name)
@@ -191,7 +201,10 @@ class Ger(_BlasUpdate):
 
     __props__ = ()
 
-    c_function = "ger_update"
+    c_operands = (0, 2, 3, 1, None)
+    c_y_row = True
+    c_lengths = (("the rows of a and x", (0, 0), (2, 0)),
+                 ("the columns of a and y", (0, 1), (3, 0)))
 
     def make_node(self, a, alpha, x, y):
         a, alpha, x, y = (as_tensor_variable(value, op=self, argument=name)
