@@ -2,3 +2,4 @@
 
 from sympile.scalar.basic import *  # noqa: F401,F403
 from sympile.scalar.basic import ScalarOp, ScalarType, cast_op, get_scalar_type  # noqa: F401
+from sympile.scalar import c_rules  # noqa: F401,E402  (sets the ops' C rules)

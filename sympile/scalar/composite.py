@@ -13,7 +13,9 @@ from typing import Any
 import numpy as np
 
 from sympile.graph.basic import Apply, Constant, Variable, io_toposort
+from sympile.graph.ccode import C_TYPES
 from sympile.scalar.basic import DISCRETE_DTYPES, ScalarOp, ScalarType, add, get_scalar_type
+from sympile.scalar.c_rules import CScalarCode, c_literal
 
 __all__ = ["Composite"]
 
@@ -88,6 +90,43 @@ class Composite(ScalarOp):
             raise TypeError(f"{self}: expected inputs of dtypes {', '.join(expected)}, got "
                             f"{', '.join(input_dtypes)}")
         return tuple(v.type.dtype for v in self.outputs)
+
+    def c_scalar(self, inputs: Sequence[str], outputs: Sequence[str],
+                 input_dtypes: Sequence[str], output_dtypes: Sequence[str]
+                 ) -> CScalarCode | None:
+        """The inner nodes' statements in order, in one block: each result is a temporary
+        named after the first output (so the temporaries of a composite nested in this one
+        have other names), each node's statements in their own braces. None if an inner node
+        has no C code."""
+        if tuple(input_dtypes) != tuple(v.type.dtype for v in self.inputs) or \
+                tuple(output_dtypes) != tuple(v.type.dtype for v in self.outputs):
+            return None
+        names: dict[Variable, str] = dict(zip(self.inputs, inputs))
+
+        def name_of(variable: Variable) -> str:
+            if variable in names:
+                return names[variable]
+            return c_literal(variable.data, variable.type.dtype)
+
+        lines: list[str] = []
+        support: list[str] = []
+        for index, node in enumerate(self.nodes):
+            results = tuple(f"{outputs[0]}_t{index}" if len(node.outputs) == 1
+                            else f"{outputs[0]}_t{index}_{position}"
+                            for position in range(len(node.outputs)))
+            if not all(v.type.dtype in C_TYPES for v in node.inputs + node.outputs):
+                return None
+            code = node.op.c_scalar(tuple(name_of(v) for v in node.inputs), results,
+                                    tuple(v.type.dtype for v in node.inputs),
+                                    tuple(v.type.dtype for v in node.outputs))
+            if code is None:
+                return None
+            lines += [f"{C_TYPES[v.type.dtype]} {name};" for v, name in zip(node.outputs, results)]
+            lines.append(f"{{ {code.statements} }}")
+            support += [piece for piece in code.support if piece not in support]
+            names.update(zip(node.outputs, results))
+        lines += [f"{output} = {name_of(v)};" for v, output in zip(self.outputs, outputs)]
+        return CScalarCode("{\n" + "\n".join(lines) + "\n}", tuple(support))
 
     def L_op(self, inputs, outputs, output_grads):
         """Reverse mode through the graph: it is rebuilt on `inputs`, then each node's L_op

@@ -13,6 +13,7 @@ from sympile.graph.gradient_types import disconnected_type, grad_not_implemented
 from sympile.graph.op import Op
 from sympile.graph.utils import MethodNotDefined
 from sympile.scalar.basic import COMPLEX_DTYPES, DISCRETE_DTYPES, ScalarOp, get_scalar_type
+from sympile.tensor.elemwise_c import dimshuffle_c_code, elemwise_c_code
 from sympile.tensor.type import tensor_type
 from sympile.tensor.variable import as_tensor_variable, constant, is_python_scalar
 
@@ -239,6 +240,11 @@ class Elemwise(Op):
                               if variable.type.shape[axis] != 1))
         return [tuple(shape)] * len(node.outputs)
 
+    def c_code(self, node, names):
+        """One loop over the broadcast output running the scalar op's C (see
+        sympile.tensor.elemwise_c); None where the scalar op has no C for these dtypes."""
+        return elemwise_c_code(self, node, names)
+
     # -- derivatives ------------------------------------------------------------------------
     def L_op(self, inputs, outputs, output_grads):
         """The scalar op's rule, lifted: its scalar gradient graph becomes an Elemwise graph on
@@ -437,6 +443,10 @@ class DimShuffle(Op):
     def infer_shape(self, fgraph, node, input_shapes):
         (shape,) = input_shapes
         return [tuple(1 if a == "x" else shape[a] for a in self.new_order)]
+
+    def c_code(self, node, names):
+        """A view with rearranged dimensions and strides (see sympile.tensor.elemwise_c)."""
+        return dimshuffle_c_code(self, node, names)
 
     def L_op(self, inputs, outputs, output_grads):
         """Sum away the inserted axes (length 1, so a no-op on values), undo the permutation,

@@ -10,7 +10,7 @@ import pytest
 import sympile
 import sympile.tensor as T
 from sympile.compile.mode import Mode
-from tests.link.c.test_linker import add_one
+from tests.link.c.test_linker import add_one, twice
 from tests.link.c.utils import requires_compiler
 
 
@@ -39,11 +39,11 @@ def test_without_profile_there_is_no_profile():
 @requires_compiler
 def test_c_backend_profile_names_perform_nodes_and_splits_compile_time():
     x = T.dvector("x")
-    f = sympile.function([x], add_one(x) * 3, mode=Mode(None, backend="c"), profile=True)
+    f = sympile.function([x], twice(add_one(x)), mode=Mode(None, backend="c"), profile=True)
     f(np.ones(2))
     stats = f.profile
     fallbacks = [node for node, _, _, fallback in stats.node_times() if fallback]
-    assert [type(node.op).__name__ for node in fallbacks] == ["Elemwise"]
+    assert [type(node.op).__name__ for node in fallbacks] == ["Twice"]
     assert set(stats.link_times) >= {"codegen", "compile", "load"}
     text = io.StringIO()
     stats.summary(file=text)

@@ -1,0 +1,342 @@
+"""C code of Elemwise (one loop nest over the broadcast output) and DimShuffle (a view).
+
+An Elemwise node becomes two kernels, top-level functions named after a hash of their text
+(so equal nodes share them), around the scalar op's C (sympile.scalar.c_rules, or a fused
+Composite's statements):
+
+- a flat loop, when every operand is C-contiguous with the output's shape (inputs whose type
+  has only length-1 axes are read once, before the loop), with `restrict` pointers so the
+  compiler vectorises it;
+- a strided loop, for any strides: length-1 axes dropped, neighbouring axes merged where every
+  operand's strides allow it, the rows of the innermost axis run one by one (each row's
+  offsets computed from its index, so rows can run on several threads).
+
+Both run under OpenMP (`parallel for` over elements or rows) when config.openmp is set and
+the output has at least config.openmp_elemwise_minsize elements; both flags are read when the
+C code is generated. Errors the scalar code reports through C_ERROR_FLAG are raised after the
+loop.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+from sympile.config import config
+from sympile.graph.basic import Apply
+from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames
+from sympile.scalar.c_rules import C_ERROR_FLAG, C_ERRORS
+
+__all__ = ["dimshuffle_c_code", "elemwise_c_code"]
+
+# Formats the Python backend's messages (Elemwise._check_runtime_broadcast) for C code.
+_SHAPE_ERROR = r"""
+static void sympile_elemwise_shape_error(const char *op, int count,
+                                         PyArrayObject *const *arrays, int axis,
+                                         npy_intp first, npy_intp second)
+{
+    char shapes[1024];
+    size_t used = 0;
+    shapes[0] = '\0';
+    for (int k = 0; k < count && used < sizeof(shapes); k++) {
+        int ndim = PyArray_NDIM(arrays[k]);
+        used += snprintf(shapes + used, sizeof(shapes) - used, "%s(", k ? ", " : "");
+        for (int a = 0; a < ndim && used < sizeof(shapes); a++)
+            used += snprintf(shapes + used, sizeof(shapes) - used, "%s%zd", a ? ", " : "",
+                             (Py_ssize_t)PyArray_DIMS(arrays[k])[a]);
+        if (used < sizeof(shapes))
+            used += snprintf(shapes + used, sizeof(shapes) - used, ndim == 1 ? ",)" : ")");
+    }
+    if (first == 1 || second == 1)
+        PyErr_Format(PyExc_ValueError,
+                     "%s: input shapes %s differ at axis %d, where one input has length 1 at "
+                     "run time but its type does not say the axis is broadcastable; declare "
+                     "it (row/col, dimshuffle('x', ...), specify_shape or a static shape) to "
+                     "broadcast it", op, shapes, axis);
+    else
+        PyErr_Format(PyExc_ValueError,
+                     "%s: input shapes %s cannot be broadcast together (axis %d has lengths "
+                     "%zd and %zd)", op, shapes, axis, (Py_ssize_t)first, (Py_ssize_t)second);
+}
+"""
+
+# Vectorisation of the kernels: -O2 alone only vectorises loops whose trip count is known.
+_KERNEL_ATTRIBUTE = '__attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic")))'
+
+
+def c_string(text: str) -> str:
+    """`text` as a C string literal."""
+    escaped = []
+    for character in text:
+        if character in '\\"':
+            escaped.append("\\" + character)
+        elif 32 <= ord(character) < 127:
+            escaped.append(character)
+        else:
+            escaped.append(f"\\{ord(character) & 0xFF:03o}")
+    return '"' + "".join(escaped) + '"'
+
+
+def _comment(op) -> str:
+    return str(op).replace("*/", "* /")
+
+
+def _named(kind: str, text: str) -> tuple[str, str]:
+    """(name, definition) of a kernel whose definition is `text` with NAME replaced."""
+    name = f"sympile_elemwise_{kind}_{hashlib.sha1(text.encode()).hexdigest()[:16]}"
+    return name, text.replace("@NAME@", name)
+
+
+class _Loop:
+    """What both kernels of one Elemwise node share."""
+
+    def __init__(self, node: Apply, statements: str, destroyed: dict[int, int]):
+        self.node = node
+        self.statements = statements
+        self.n_inputs, self.n_outputs = len(node.inputs), len(node.outputs)
+        self.input_types = [C_TYPES[v.type.dtype] for v in node.inputs]
+        self.output_types = [C_TYPES[v.type.dtype] for v in node.outputs]
+        # Inputs whose type has only length-1 axes (0-d included): one element, whatever
+        # the output's shape.
+        self.single = [all(length == 1 for length in v.type.shape) for v in node.inputs]
+        self.destroyed = destroyed  # input index -> index of the output written over it
+        self.ndim = node.outputs[0].type.ndim
+
+    def element(self, load_input: Sequence[str], store_output: Sequence[str]) -> str:
+        lines = [f"const {t} x{i} = {load};"
+                 for i, (t, load) in enumerate(zip(self.input_types, load_input))]
+        lines += [f"{t} z{j};" for j, t in enumerate(self.output_types)]
+        lines.append(self.statements)
+        lines += [f"{store} = z{j};" for j, store in enumerate(store_output)]
+        return "\n            ".join(lines)
+
+    def parallel(self, loop: str, size: str, minimum_size: int | None) -> str:
+        """`loop` as is, or run on several threads when `size` reaches `minimum_size`."""
+        if minimum_size is None:
+            return loop
+        pragma = f"#pragma omp parallel for reduction(|:{C_ERROR_FLAG}) schedule(static)"
+        return (f"if ({size} >= {minimum_size}) {{\n        {pragma}\n        {loop}\n    }} "
+                f"else {{\n        {loop}\n    }}")
+
+    def contiguous_kernel(self, minimum_size: int | None) -> tuple[str, str]:
+        declarations, loads, stores = [], [], []
+        for i, t in enumerate(self.input_types):
+            if self.single[i]:
+                declarations.append(f"const {t} v{i} = *(const {t} *)pointers[{i}];")
+                loads.append(f"v{i}")
+            else:
+                # An input the loop writes over is read through the output's pointer.
+                qualifier = "" if i in self.destroyed else " restrict"
+                declarations.append(f"const {t} *{qualifier} p{i} = "
+                                    f"(const {t} *)pointers[{i}];")
+                loads.append(f"p{i}[i]")
+        aliased = set(self.destroyed.values())
+        for j, t in enumerate(self.output_types):
+            qualifier = "" if j in aliased else " restrict"
+            declarations.append(f"{t} *{qualifier} q{j} = ({t} *)pointers[{self.n_inputs + j}];")
+            stores.append(f"q{j}[i]")
+        loop = (f"for (npy_intp i = 0; i < size; i++) {{\n            "
+                f"{self.element(loads, stores)}\n        }}")
+        declared = "\n    ".join(declarations)
+        return _named("contiguous", f"""
+/* {_comment(self.node.op)}: contiguous operands */
+{_KERNEL_ATTRIBUTE}
+static int @NAME@(npy_intp size, char *const *pointers)
+{{
+    int {C_ERROR_FLAG} = 0;
+    {declared}
+    {self.parallel(loop, "size", minimum_size)}
+    return {C_ERROR_FLAG};
+}}
+""")
+
+    def strided_kernel(self, minimum_size: int | None) -> tuple[str, str]:
+        operands = self.n_inputs + self.n_outputs
+        rows, loads, stores = [], [], []
+        for k in range(operands):
+            constant = "const " if k < self.n_inputs else ""
+            rows.append(f"{constant}char *b{k} = pointers[{k}] + offsets[{k}];")
+            rows.append(f"const npy_intp s{k} = strides[{k} * {max(self.ndim, 1)} + nd - 1];")
+        for i, t in enumerate(self.input_types):
+            loads.append(f"*(const {t} *)(b{i} + i * s{i})")
+        for j, t in enumerate(self.output_types):
+            k = self.n_inputs + j
+            stores.append(f"*({t} *)(b{k} + i * s{k})")
+        row_setup = "\n            ".join(rows)
+        loop = f"""for (npy_intp row = 0; row < outer; row++) {{
+            npy_intp offsets[{operands}] = {{0}};
+            npy_intp rest = row;
+            for (int axis = nd - 2; axis >= 0; axis--) {{
+                const npy_intp index = rest % shape[axis];
+                rest /= shape[axis];
+                for (int k = 0; k < {operands}; k++)
+                    offsets[k] += index * strides[k * {max(self.ndim, 1)} + axis];
+            }}
+            {row_setup}
+            for (npy_intp i = 0; i < inner; i++) {{
+            {self.element(loads, stores)}
+            }}
+        }}"""
+        return _named("strided", f"""
+/* {_comment(self.node.op)}: any strides (in bytes; 0 along broadcast axes) */
+{_KERNEL_ATTRIBUTE}
+static int @NAME@(int nd, const npy_intp *shape, char *const *pointers,
+                  const npy_intp *strides)
+{{
+    int {C_ERROR_FLAG} = 0;
+    const npy_intp inner = shape[nd - 1];
+    npy_intp outer = 1;
+    for (int axis = 0; axis < nd - 1; axis++)
+        outer *= shape[axis];
+    {self.parallel(loop, "outer * inner", minimum_size)}
+    return {C_ERROR_FLAG};
+}}
+""")
+
+
+def elemwise_c_code(op, node: Apply, names: CNames) -> CCode | None:
+    """The C of `node`, an Apply of the Elemwise `op`; None if its scalar op has none for
+    these dtypes."""
+    variables = node.inputs + node.outputs
+    if not all(v.type.dtype in C_TYPES for v in variables):
+        return None
+    scalar = op.scalar_op.c_scalar(tuple(f"x{i}" for i in range(len(node.inputs))),
+                                   tuple(f"z{j}" for j in range(len(node.outputs))),
+                                   tuple(v.type.dtype for v in node.inputs),
+                                   tuple(v.type.dtype for v in node.outputs))
+    if scalar is None:
+        return None
+    destroyed = {in_index: out_index for out_index, in_index in op.inplace_pattern}
+    loop = _Loop(node, scalar.statements, destroyed)
+    minimum_size = config.openmp_elemwise_minsize if config.openmp else None
+    contiguous_name, contiguous = loop.contiguous_kernel(minimum_size)
+    strided_name, strided = loop.strided_kernel(minimum_size)
+    body = _elemwise_body(op, node, names, loop, contiguous_name, strided_name)
+    support = (*scalar.support, _SHAPE_ERROR, contiguous, strided)
+    return CCode(body, support=support, openmp=minimum_size is not None)
+
+
+def _elemwise_body(op, node: Apply, names: CNames, loop: _Loop, contiguous_name: str,
+                   strided_name: str) -> str:
+    ndim, n_inputs = loop.ndim, loop.n_inputs
+    operands = n_inputs + loop.n_outputs
+    dims_length = max(ndim, 1)
+    inputs, outputs = names.inputs, names.outputs
+    lines = [f"npy_intp dims[{dims_length}] = {{1}};",
+             f"PyArrayObject *operands[{operands}];"]
+    lines += [f"operands[{i}] = {name};" for i, name in enumerate(inputs)]
+    for axis in range(ndim):
+        candidates = [i for i, v in enumerate(node.inputs) if v.type.shape[axis] != 1]
+        if not candidates:
+            continue
+        first = candidates[0]
+        lines.append(f"dims[{axis}] = PyArray_DIMS({inputs[first]})[{axis}];")
+        for i in candidates[1:]:
+            lines.append(
+                f"if (PyArray_DIMS({inputs[i]})[{axis}] != dims[{axis}]) {{\n"
+                f"    sympile_elemwise_shape_error({c_string(str(op))}, {n_inputs}, operands, "
+                f"{axis}, dims[{axis}], PyArray_DIMS({inputs[i]})[{axis}]);\n"
+                f"    {names.fail}\n}}")
+    for j, variable in enumerate(node.outputs):
+        written = [i for i, out in loop.destroyed.items() if out == j]
+        if written:
+            target = inputs[written[0]]
+            lines.append(
+                f"if (!PyArray_ISWRITEABLE({target})) {{\n"
+                f"    PyErr_SetString(PyExc_ValueError, {c_string(f'{op}: input {written[0]}')}"
+                f" \" is read-only, but output {j} is to be written over it\");\n"
+                f"    {names.fail}\n}}\n"
+                f"Py_INCREF({target});\n"
+                f"Py_XDECREF({outputs[j]});\n"
+                f"{outputs[j]} = {target};")
+        else:
+            lines.append(f"if (sympile_prepare_output(&{outputs[j]}, {ndim}, dims, "
+                         f"{NPY_TYPES[variable.type.dtype]})) {names.fail}")
+        lines.append(f"operands[{n_inputs + j}] = {outputs[j]};")
+    contiguity = [f"PyArray_IS_C_CONTIGUOUS(operands[{k}])" for k in range(operands)
+                  if k >= n_inputs or not loop.single[k]]
+    lines += [
+        f"npy_intp size = PyArray_MultiplyList(dims, {ndim});",
+        f"char *pointers[{operands}];",
+        f"for (int k = 0; k < {operands}; k++)",
+        "    pointers[k] = PyArray_BYTES(operands[k]);",
+        # Outside the length-1 inputs, every operand has the output's shape unless one of
+        # its axes is broadcast (its type says length 1 where the output's is not).
+        f"int contiguous = {' && '.join(contiguity) or '1'};",
+    ]
+    broadcast_checks = [f"dims[{axis}] == 1" for axis in range(ndim)
+                        if any(not loop.single[i] and v.type.shape[axis] == 1
+                               for i, v in enumerate(node.inputs))]
+    if broadcast_checks:
+        lines.append(f"contiguous = contiguous && {' && '.join(broadcast_checks)};")
+    lines += [
+        "int error = 0;",
+        "if (size == 0) {",
+        "} else if (contiguous) {",
+        f"    error = {contiguous_name}(size, pointers);",
+        "} else {",
+        f"    npy_intp shape[{dims_length}], strides[{operands * dims_length}];",
+        "    int nd = 0;",
+        f"    for (int axis = 0; axis < {ndim}; axis++) {{",
+        "        if (dims[axis] == 1)",
+        "            continue;",
+        "        int merge = nd > 0;",
+        f"        npy_intp axis_strides[{operands}];",
+        f"        for (int k = 0; k < {operands}; k++) {{",
+        "            axis_strides[k] = PyArray_DIMS(operands[k])[axis] == 1 ? 0"
+        " : PyArray_STRIDES(operands[k])[axis];",
+        f"            merge = merge && strides[k * {dims_length} + nd - 1]"
+        " == axis_strides[k] * dims[axis];",
+        "        }",
+        "        if (merge) {",
+        "            shape[nd - 1] *= dims[axis];",
+        "        } else {",
+        "            shape[nd] = dims[axis];",
+        "            nd++;",
+        "        }",
+        f"        for (int k = 0; k < {operands}; k++)",
+        f"            strides[k * {dims_length} + nd - 1] = axis_strides[k];",
+        "    }",
+        "    if (nd == 0) {",
+        "        nd = 1;",
+        "        shape[0] = 1;",
+        f"        for (int k = 0; k < {operands}; k++)",
+        f"            strides[k * {dims_length}] = 0;",
+        "    }",
+        f"    error = {strided_name}(nd, shape, pointers, strides);",
+        "}",
+    ]
+    for code, exception, message in C_ERRORS:
+        lines.append(f"if (error & {code}) {{\n"
+                     f"    PyErr_SetString({exception}, {c_string(f'{op}: {message}')});\n"
+                     f"    {names.fail}\n}}")
+    return "\n".join("        " + line for text in lines for line in text.split("\n"))
+
+
+def dimshuffle_c_code(op, node: Apply, names: CNames) -> CCode:
+    """A view of the input: its data and strides rearranged (inserted axes have length 1 and
+    stride 0), the input as its base."""
+    (x,), (z,) = names.inputs, names.outputs
+    ndim = len(op.new_order)
+    length = max(ndim, 1)
+    lines = [f"npy_intp dims[{length}], strides[{length}];"]
+    for axis, source in enumerate(op.new_order):
+        if source == "x":
+            lines.append(f"dims[{axis}] = 1; strides[{axis}] = 0;")
+        else:
+            lines.append(f"dims[{axis}] = PyArray_DIMS({x})[{source}]; "
+                         f"strides[{axis}] = PyArray_STRIDES({x})[{source}];")
+    lines += [
+        f"Py_INCREF(PyArray_DESCR({x}));",
+        "PyArrayObject *view = (PyArrayObject *)PyArray_NewFromDescr(",
+        f"    &PyArray_Type, PyArray_DESCR({x}), {ndim}, dims, strides, PyArray_DATA({x}),",
+        f"    PyArray_FLAGS({x}) & NPY_ARRAY_WRITEABLE, NULL);",
+        f"if (view == NULL) {names.fail}",
+        f"Py_INCREF({x});",
+        f"if (PyArray_SetBaseObject(view, (PyObject *){x})) {{",
+        "    Py_DECREF(view);",
+        f"    {names.fail}",
+        "}",
+        f"if (sympile_assign_output(&{z}, view)) {names.fail}",
+    ]
+    return CCode("\n".join("        " + line for line in lines))
