@@ -6,6 +6,9 @@ and on shapes that do not match."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -408,3 +411,61 @@ def test_tensordot_length_mismatch_is_a_value_error():
     _ran_c(function)
     with pytest.raises(ValueError, match=r"TensorDot.*not aligned"):
         function(np.ones((2, 3, 4)), np.ones((3, 5, 2)))
+
+
+def test_lengths_past_blas_int_are_an_overflow_error():
+    """A length BLAS's 32-bit int cannot hold is an OverflowError, not a truncated call (the
+    operands are zero-stride views, so nothing that large is allocated)."""
+    x, u = T.fmatrix("x"), T.fvector("u")
+    function = compile_c([x, u], [T.dot(u, u), T.dot(x, u)])
+    _ran_c(function)
+    length = 2**31
+    long_vector = np.broadcast_to(np.ones(1, "float32"), (length,))
+    with pytest.raises(OverflowError, match=r"Dot.*2147483648"):
+        function(np.broadcast_to(np.ones((1, 1), "float32"), (1, length)), long_vector)
+
+
+SANITIZED_SCRIPT = """
+import numpy as np
+import sympile.tensor as T
+from tests.link.c import test_blas
+
+rng = np.random.default_rng(0)
+for dtype in test_blas.DTYPES:
+    test_blas.test_dot_matches_numpy_on_every_layout_and_shape(dtype)
+    test_blas.test_gemm_gemv_ger_match_numpy_on_every_layout_and_shape(dtype)
+    test_blas.test_updates_compute_every_term_as_perform(dtype)
+    test_blas.test_inplace_updates_write_over_their_first_input(dtype)
+    test_blas.test_matmul_matches_numpy(dtype)
+    test_blas.test_tensordot_matches_numpy(dtype)
+test_blas.test_inplace_update_reads_operands_that_share_the_destroyed_memory()
+test_blas.test_dot_shape_mismatch_is_a_value_error_naming_the_op_and_shapes()
+test_blas.test_update_shape_mismatches_are_value_errors_naming_the_op()
+test_blas.test_matmul_batch_mismatch_is_a_value_error()
+test_blas.test_tensordot_length_mismatch_is_a_value_error()
+print("clean")
+"""
+
+
+@pytest.mark.slow
+def test_blas_code_is_clean_under_address_sanitizer(tmp_path):
+    """The tests above (every layout, copy, inplace and error path), with the generated code
+    built with -fsanitize=address."""
+    library = subprocess.run(["gcc", "-print-file-name=libasan.so"], capture_output=True,
+                             text=True).stdout.strip()
+    if not os.path.isabs(library) or not os.path.exists(library):
+        pytest.skip("the toolchain has no AddressSanitizer runtime (libasan.so)")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+    environment = dict(os.environ)
+    environment.update(
+        SYMPILE_FLAGS=(f"cxx=gcc,compiledir={tmp_path},openmp=False,"
+                       f"cxxflags=-fsanitize=address -fno-omit-frame-pointer"),
+        LD_PRELOAD=library, PYTHONMALLOC="malloc",
+        ASAN_OPTIONS="detect_leaks=0:abort_on_error=0:exitcode=99",
+        PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    result = subprocess.run([sys.executable, "-c", SANITIZED_SCRIPT], capture_output=True,
+                            text=True, env=environment, cwd=root, timeout=900)
+    report = result.stdout + result.stderr
+    assert "AddressSanitizer" not in report, report[-4000:]
+    assert result.returncode == 0, report[-4000:]
+    assert "clean" in result.stdout
