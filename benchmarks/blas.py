@@ -1,0 +1,83 @@
+"""Dense products on the C backend (BLAS through scipy's pointers) against numpy, in GFLOP/s.
+
+  dot         1000 x 1000 @ 1000 x 1000, float32 and float64: Dot, one gemm
+  mlp layer   one step of a 784 -> 500 layer on a batch of 60: h = x @ W (Dot), and the
+              SGD update W -= lr * x.T @ g (FAST_RUN makes it one Gemm), float32 and float64
+
+Each row: the median time of one call, and GFLOP/s (2 m k n flops per product). sympile runs
+with trust_input and borrowed outputs, as a training loop would; numpy computes the same
+arrays (writing the update in place, its fastest form). Note that numpy and scipy may link
+different BLAS builds.
+
+    python -m benchmarks.blas [--repeats 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+
+import sympile
+import sympile.tensor as T
+from benchmarks.harness import time_callable
+from sympile.compile.function import Out
+from sympile.compile.mode import Mode
+from sympile.graph.rewriting.db import RewriteQuery
+
+C_MODE = Mode(RewriteQuery(include=("fast_run",)), backend="c", name="FAST_RUN_C")
+
+
+def _dot_case(dtype: str, size: int) -> tuple[str, float, dict]:
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((size, size)).astype(dtype)
+    b = rng.standard_normal((size, size)).astype(dtype)
+    x, y = T.matrix("x", dtype=dtype), T.matrix("y", dtype=dtype)
+    function = sympile.function([x, y], Out(T.dot(x, y), borrow=True), mode=C_MODE,
+                                trust_input=True)
+    np.testing.assert_allclose(function(a, b), a @ b, rtol=1e-3, atol=1e-2)
+    return (f"dot {size}x{size} {dtype}", 2.0 * size**3,
+            {"sympile C": lambda: function(a, b), "numpy": lambda: np.dot(a, b)})
+
+
+def _mlp_case(dtype: str, batch: int = 60, inputs: int = 784, units: int = 500):
+    rng = np.random.default_rng(1)
+    x_value = rng.standard_normal((batch, inputs)).astype(dtype)
+    g_value = rng.standard_normal((batch, units)).astype(dtype)
+    initial = (0.01 * rng.standard_normal((inputs, units))).astype(dtype)
+    learning_rate = np.asarray(0.001, dtype)
+    weight = sympile.shared(initial.copy(), name="W")
+    x, g = T.matrix("x", dtype=dtype), T.matrix("g", dtype=dtype)
+    function = sympile.function(
+        [x, g], Out(T.dot(x, weight), borrow=True), mode=C_MODE, trust_input=True,
+        updates=[(weight, weight - learning_rate * T.dot(x.T, g))])
+    numpy_weight = initial.copy()
+
+    def numpy_step():
+        hidden = x_value @ numpy_weight
+        numpy_weight[...] -= learning_rate * (x_value.T @ g_value)
+        return hidden
+
+    np.testing.assert_allclose(function(x_value, g_value), numpy_step(), rtol=1e-3, atol=1e-3)
+    np.testing.assert_allclose(weight.get_value(), numpy_weight, rtol=1e-3, atol=1e-4)
+    flops = 2.0 * batch * inputs * units * 2
+    return (f"mlp layer {batch}x{inputs} @ {inputs}x{units} + update {dtype}", flops,
+            {"sympile C": lambda: function(x_value, g_value), "numpy": numpy_step})
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--size", type=int, default=1000)
+    arguments = parser.parse_args()
+    cases = [_dot_case(dtype, arguments.size) for dtype in ("float32", "float64")]
+    cases += [_mlp_case(dtype) for dtype in ("float32", "float64")]
+    print(f"{'case':<52} {'implementation':<12} {'time':>10} {'GFLOP/s':>9}")
+    for name, flops, implementations in cases:
+        for label, run in implementations.items():
+            seconds = time_callable(run, arguments.repeats)
+            print(f"{name:<52} {label:<12} {seconds * 1e3:>8.3f}ms {flops / seconds / 1e9:>9.1f}")
+
+
+if __name__ == "__main__":
+    main()
