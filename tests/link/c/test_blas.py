@@ -6,6 +6,7 @@ and on shapes that do not match."""
 
 from __future__ import annotations
 
+import functools
 import os
 import subprocess
 import sys
@@ -14,6 +15,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import sympile
 import sympile.tensor as T
@@ -192,6 +195,38 @@ def test_gemm_gemv_ger_match_numpy_on_every_layout_and_shape(dtype):
         for reference, python_result in zip(expected, python_function(*values)):
             assert_like_numpy(python_result, reference, rtol=RTOL[dtype], atol=RTOL[dtype])
         _check_layouts(function, values, expected, dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def _compiled_updates(dtype: str):
+    inputs, outputs = _update_graphs(dtype)
+    x, y, u = inputs[1], inputs[2], inputs[4]
+    return compile_c(inputs, outputs + [T.dot(x, y), T.dot(x, u)])
+
+
+_COMPILED_UPDATES = {dtype: functools.cache(functools.partial(_compiled_updates, dtype))
+                     for dtype in DTYPES}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(DTYPES), st.tuples(*[st.integers(0, 5)] * 3),
+       st.lists(st.sampled_from(list(LAYOUTS)), min_size=6, max_size=6),
+       st.sampled_from([0.0, 1.0, -1.0, 0.5]), st.sampled_from([0.0, 1.0, -2.0]),
+       st.integers(0, 2**32 - 1))
+def test_random_shapes_and_layouts_match_numpy(dtype, lengths, layouts, alpha, beta, seed):
+    """Dot, Gemm, Gemv and Ger on random lengths (0 included), each input in its own
+    layout, with alpha and beta among 0, 1 and others."""
+    m, k, n = lengths
+    rng = np.random.default_rng(seed)
+    values = [rng.standard_normal(shape).astype(dtype)
+              for shape in [(m, n), (m, k), (k, n), (m,), (k,), (n,)]]
+    scalars = [np.asarray(alpha, dtype), np.asarray(beta, dtype)]
+    expected = _updates_expected(*values, *scalars) + [np.dot(values[1], values[2]),
+                                                       np.dot(values[1], values[4])]
+    arguments = [LAYOUTS[layout](value) for layout, value in zip(layouts, values)]
+    results = _COMPILED_UPDATES[dtype]()(*arguments, *scalars)
+    for result, reference in zip(results, expected):
+        assert_like_numpy(result, reference, rtol=RTOL[dtype], atol=RTOL[dtype])
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
