@@ -436,13 +436,13 @@ static double sympile_digamma(double x)
     if (x == 0)
         return copysign(INFINITY, -x);
     if (x < 0) {
-        double whole = floor(x), fraction = x - whole;
+        /* tan(pi x) from x's distance to the nearest integer (exact), so that pi x is not
+           rounded and x near a pole keeps its digits. */
+        double fraction = x - nearbyint(x);
         if (fraction == 0)
             return NAN;
-        /* tan(pi x) from the exact fraction nearest 0, so pi x is not rounded. */
-        if (fraction > 0.5)
-            fraction -= 1.0;
-        reflection = fraction == 0.5 ? 0.0 : 3.14159265358979323846 / tan(3.14159265358979323846 * fraction);
+        reflection = fabs(fraction) == 0.5 ? 0.0
+            : 3.14159265358979323846 / tan(3.14159265358979323846 * fraction);
         x = 1.0 - x;
     }
     while (x < 10.0) {
@@ -474,8 +474,7 @@ static double sympile_trigamma(double x)
     if (x <= 0 && x == floor(x))
         return INFINITY;
     if (x < 0) {
-        double fraction = x - floor(x);
-        double sine = sin(3.14159265358979323846 * (fraction > 0.5 ? fraction - 1.0 : fraction));
+        double sine = sin(3.14159265358979323846 * (x - nearbyint(x)));
         total = 9.86960440108935861883 / (sine * sine);
         sign = -1.0;
         x = 1.0 - x;

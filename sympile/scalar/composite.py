@@ -78,8 +78,10 @@ class Composite(ScalarOp):
                 if result.dtype.name != variable.type.dtype:
                     result = result.astype(variable.type.dtype)
                 values[variable] = result
-        results = tuple(np.asarray(v.data) if isinstance(v, Constant) else values[v]
-                        for v in self.outputs)
+        # A constant output has the inputs' broadcast shape, as every other output.
+        shape = np.broadcast_shapes(*(np.shape(value) for value in inputs))
+        results = tuple(np.full(shape, v.data, dtype=v.type.dtype) if isinstance(v, Constant)
+                        else values[v] for v in self.outputs)
         return results[0] if self.nout == 1 else results
 
     def output_dtypes(self, *input_dtypes: str) -> tuple[str, ...]:

@@ -110,11 +110,16 @@ class _Loop:
         lines += [f"{store} = z{j};" for j, store in enumerate(store_output)]
         return "\n            ".join(lines)
 
-    def parallel(self, loop: str, size: str, minimum_size: int | None) -> str:
-        """`loop` as is, or run on several threads when `size` reaches `minimum_size`."""
+    def parallel(self, loop: str, size: str, minimum_size: int | None,
+                 serial_copy: bool) -> str:
+        """`loop`, run on several threads when `size` reaches `minimum_size`. serial_copy: a
+        second copy of the loop for smaller sizes, which then skip OpenMP's start-up cost
+        entirely (the flat loop, where small calls are common); otherwise an if clause."""
         if minimum_size is None:
             return loop
         pragma = f"#pragma omp parallel for reduction(|:{C_ERROR_FLAG}) schedule(static)"
+        if not serial_copy:
+            return f"{pragma} if ({size} >= {minimum_size})\n    {loop}"
         return (f"if ({size} >= {minimum_size}) {{\n        {pragma}\n        {loop}\n    }} "
                 f"else {{\n        {loop}\n    }}")
 
@@ -145,7 +150,7 @@ static int @NAME@(npy_intp size, char *const *pointers)
 {{
     int {C_ERROR_FLAG} = 0;
     {declared}
-    {self.parallel(loop, "size", minimum_size)}
+    {self.parallel(loop, "size", minimum_size, serial_copy=True)}
     return {C_ERROR_FLAG};
 }}
 """)
@@ -188,7 +193,7 @@ static int @NAME@(int nd, const npy_intp *shape, char *const *pointers,
     npy_intp outer = 1;
     for (int axis = 0; axis < nd - 1; axis++)
         outer *= shape[axis];
-    {self.parallel(loop, "outer * inner", minimum_size)}
+    {self.parallel(loop, "outer * inner", minimum_size, serial_copy=False)}
     return {C_ERROR_FLAG};
 }}
 """)
@@ -222,7 +227,7 @@ def _elemwise_body(op, node: Apply, names: CNames, loop: _Loop, contiguous_name:
     operands = n_inputs + loop.n_outputs
     dims_length = max(ndim, 1)
     inputs, outputs = names.inputs, names.outputs
-    lines = [f"npy_intp dims[{dims_length}] = {{1}};",
+    lines = [f"npy_intp dims[{dims_length}] = {{{', '.join(['1'] * dims_length)}}};",
              f"PyArrayObject *operands[{operands}];"]
     lines += [f"operands[{i}] = {name};" for i, name in enumerate(inputs)]
     for axis in range(ndim):

@@ -1,0 +1,287 @@
+"""Elemwise and DimShuffle on the C backend (sympile.tensor.elemwise_c): broadcasting, 0-d and
+empty arrays, non-contiguous inputs, changing shapes (output buffer reuse), inplace outputs,
+shape errors, fused Composite loops, several outputs, the OpenMP path, DimShuffle views, and
+the elementwise gradient graphs, all compared with the Python backend."""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+import pytest
+
+import sympile
+import sympile.tensor as T
+from sympile.compile.mode import Mode
+from sympile.gradient import _symbolic_point, grad
+from sympile.scalar import basic as scalar
+from sympile.scalar import c_rules
+from sympile.scalar.composite import Composite
+from sympile.tensor.elemwise import DimShuffle, Elemwise
+from sympile.tensor.shape import specify_shape
+from tests.link.c.utils import C_MODE, PYTHON_MODE, compare_backends, compile_c, requires_compiler
+from tests.utils import assert_like_numpy
+
+pytestmark = requires_compiler
+
+C_PLAIN = Mode(None, backend="c", name="C_PLAIN")
+PYTHON_PLAIN = Mode(None, backend="python", name="PYTHON_PLAIN")
+
+
+def _elemwise_nodes(function) -> list:
+    return [node for node in function.maker.fgraph.toposort() if isinstance(node.op, Elemwise)]
+
+
+def _call_both(outputs, inputs, value_sets, mode_c=C_MODE, mode_python=PYTHON_MODE):
+    """One C and one Python function; every value set gives equal results on both (the same C
+    function called repeatedly, with changing shapes)."""
+    c_function = sympile.function(inputs, outputs, mode=mode_c, on_unused_input="ignore")
+    python_function = sympile.function(inputs, outputs, mode=mode_python,
+                                       on_unused_input="ignore")
+    assert c_function._vm.fallback_nodes == []
+    results = []
+    for values in value_sets:
+        actual = c_function(*[np.copy(v) if v.flags.c_contiguous else v for v in values])
+        expected = python_function(*values)
+        for a, e in zip(actual, expected):
+            assert_like_numpy(np.asarray(a), e)
+        results.append(actual)
+    return c_function, results
+
+
+def test_broadcasting_0d_and_empty_with_changing_shapes():
+    x, y = T.dmatrix("x"), T.dvector("y")
+    row, col = T.tensor("float64", shape=(1, None)), T.tensor("float64", shape=(None, 1))
+    s = T.dscalar("s")
+    outputs = [x + y, x * row - col, col + row, x * s, s * s + 1, T.exp(col) * row * y,
+               T.maximum(x, s)]
+    rng = np.random.default_rng(0)
+    value_sets = []
+    for rows, columns in [(3, 4), (3, 4), (1, 5), (0, 4), (3, 0), (7, 1), (2, 3)]:
+        value_sets.append([rng.standard_normal((rows, columns)), rng.standard_normal(columns),
+                           rng.standard_normal((1, columns)), rng.standard_normal((rows, 1)),
+                           np.asarray(rng.standard_normal())])
+    function, results = _call_both(outputs, [x, y, row, col, s], value_sets)
+    assert results[3][0].shape == (0, 4) and results[4][0].shape == (3, 0)
+    assert results[0][4].shape == ()
+
+
+def test_non_contiguous_inputs_and_collapsed_dimensions():
+    """Transposed, reversed and strided inputs, 4-d inputs contiguous in their last axes only
+    (collapsed into fewer loops), broadcasting in the middle axis."""
+    x, y = T.dmatrix("x"), T.dmatrix("y")
+    a = T.tensor("float32", shape=(None, None, None, None))
+    middle = T.tensor("float32", shape=(None, 1, None, None))
+    outputs = [x * 2 + y, T.sin(x) - y, a + middle, a * a]
+    rng = np.random.default_rng(1)
+    base = rng.standard_normal((6, 8))
+    big = rng.standard_normal((4, 6, 5, 3)).astype("float32")
+    value_sets = [
+        [base.T[:5, :6], base[::-1, ::-1][:5, :6].T.T, big, big[:, :1]],
+        [base[::2, ::3], base[1::2, ::3], big[:, ::2], big[:, 1:2, ::-1]],
+        [base[:, 2:5].T, base.T[2:5], big[..., ::2], big[:, 1:2, :, ::2]],
+        [np.asfortranarray(base), base, big.transpose(3, 2, 1, 0)[:, :, :, :2],
+         big.transpose(3, 2, 1, 0)[:, 2:3, :, 1:3]],
+    ]
+    for values in value_sets:
+        assert values[0].shape == values[1].shape
+        assert values[2].shape[:1] + values[2].shape[2:] == \
+            values[3].shape[:1] + values[3].shape[2:]
+    _call_both(outputs, [x, y, a, middle], value_sets)
+
+
+def test_graph_transposes_and_slices_feed_the_strided_loop():
+    x, y = T.dmatrix("x"), T.dmatrix("y")
+    outputs = [x.T + y, x[::2, ::-1] * 3, (x.T * y).dimshuffle(1, 0) + 1]
+    rng = np.random.default_rng(2)
+    compare_backends(outputs, [x, y], [rng.standard_normal((4, 3)),
+                                       rng.standard_normal((3, 4))], require_c=False)
+
+
+def test_mismatched_lengths_raise_a_value_error_naming_the_op_and_shapes():
+    x, y = T.dvector("x"), T.dvector("y")
+    f = sympile.function([x, y], x + y, mode=C_PLAIN)
+    assert f._vm.fallback_nodes == []
+    with pytest.raises(ValueError, match=r"add: input shapes \(3,\), \(4,\) cannot be "
+                                         r"broadcast together \(axis 0 has lengths 3 and 4\)"):
+        f(np.zeros(3), np.zeros(4))
+    with pytest.raises(ValueError, match=r"add: input shapes \(3,\), \(1,\) differ at axis 0, "
+                                         r"where one input has length 1 at run time"):
+        f(np.zeros(3), np.zeros(1))
+    m, n = T.dmatrix("m"), T.dmatrix("n")
+    g = sympile.function([m, n], m * n, mode=C_PLAIN)
+    with pytest.raises(ValueError, match=r"mul: input shapes \(2, 3\), \(2, 4\) cannot be "
+                                         r"broadcast together \(axis 1 has lengths 3 and 4\)"):
+        g(np.zeros((2, 3)), np.zeros((2, 4)))
+    np.testing.assert_array_equal(f(np.ones(2), np.ones(2)), [2.0, 2.0])
+
+
+def test_outputs_are_reused_only_when_nobody_holds_them():
+    x = T.fvector("x")
+    f = sympile.function([x], T.exp(x) * 2, mode=C_PLAIN)
+    node = f._vm.nodes[-1]
+    cell = f._vm.storage[node.outputs[0]]
+    first = f(np.ones(3, dtype="float32"))
+    second = f(np.zeros(3, dtype="float32"))
+    assert not np.shares_memory(first, second)
+    np.testing.assert_allclose(first, np.full(3, 2 * np.e, dtype="float32"), rtol=1e-6)
+    np.testing.assert_array_equal(second, np.full(3, 2.0, dtype="float32"))
+    intermediate = f._vm.storage[f._vm.nodes[0].outputs[0]]
+    kept = weakref.ref(intermediate[0])
+    f(np.ones(3, dtype="float32"))
+    assert intermediate[0] is kept()
+    f(np.ones(5, dtype="float32"))
+    assert intermediate[0].shape == (5,)
+    assert cell[0] is None or cell[0].shape == (5,)
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "strided"])
+def test_inplace_output_is_written_over_its_input(layout):
+    x, y = T.dmatrix("x"), T.dvector("y")
+    op = Elemwise(scalar.mul, inplace_pattern=((0, 0),))
+    outputs = [op(x, y)]
+    c_function = sympile.function([x, y], outputs, mode=C_PLAIN)
+    python_function = sympile.function([x, y], outputs, mode=PYTHON_PLAIN)
+    assert c_function._vm.fallback_nodes == []
+    rng = np.random.default_rng(3)
+    base = rng.standard_normal((4, 6))
+    vector = rng.standard_normal(3)
+    c_input = base.copy()[:, ::2] if layout == "strided" else base.copy()[:, :3].copy()
+    python_input = c_input.copy()
+    (c_result,) = c_function(c_input, vector)
+    (python_result,) = python_function(python_input, vector)
+    assert_like_numpy(c_result, python_result)
+    assert_like_numpy(c_input, python_input)
+    assert_like_numpy(c_input, python_result)
+
+
+def test_inplace_over_a_read_only_input_raises():
+    x = T.dvector("x")
+    op = Elemwise(scalar.neg, inplace_pattern=((0, 0),))
+    f = sympile.function([x], op(x), mode=C_PLAIN)
+    value = np.ones(3)
+    value.setflags(write=False)
+    with pytest.raises(ValueError, match="neg_inplace: input 0 is read-only"):
+        f(value)
+
+
+def test_fused_graphs_run_as_one_c_loop():
+    """FAST_RUN fuses each tree of elementwise ops into one Elemwise(Composite) node, whose
+    loop runs the inner ops' C statements in one pass."""
+    x, y = T.fmatrix("x"), T.fvector("y")
+    s = T.fscalar("s")
+    outputs = [T.exp(-x * x) * T.sin(x) + T.tanh(x) * 0.5,
+               T.switch(x > y, T.log1p(T.abs(x)), T.sqr(y) - s) / (1 + T.exp(-y)),
+               T.cast(T.floor(x * 10), "int32") % 7 + T.cast(x > 0, "int32")]
+    rng = np.random.default_rng(4)
+    value_sets = [[rng.standard_normal((5, 7)).astype("float32"),
+                   rng.standard_normal(7).astype("float32"), np.asarray(0.5, "float32")]
+                  for _ in range(2)]
+    value_sets.append([v[::-1] if v.ndim else v for v in value_sets[0]])
+    function, _ = _call_both(outputs, [x, y, s], value_sets)
+    nodes = _elemwise_nodes(function)
+    # Subtrees that broadcast differently from the rest are fused apart.
+    assert len(nodes) <= 5
+    assert all(isinstance(node.op.scalar_op, Composite) for node in nodes)
+
+
+def test_nested_composite_and_several_outputs():
+    a, b = scalar.get_scalar_type("float64")(), scalar.get_scalar_type("float64")()
+    inner = Composite([a, b], [scalar.mul(a, b)])
+    c, d = scalar.get_scalar_type("float64")(), scalar.get_scalar_type("float64")()
+    both = inner.make_node(c, d).outputs[0]
+    outer = Composite([c, d], [scalar.add(both, c), scalar.sub(both, d),
+                               scalar.gt(both, scalar.as_scalar(np.float64(0.25)))])
+    x, y = T.dmatrix("x"), T.dvector("y")
+    outputs = Elemwise(outer)(x, y)
+    rng = np.random.default_rng(5)
+    _call_both(outputs, [x, y], [[rng.standard_normal((3, 4)), rng.standard_normal(4)],
+                                 [rng.standard_normal((2, 2)).T, rng.standard_normal(2)]],
+               mode_c=C_PLAIN, mode_python=PYTHON_PLAIN)
+
+
+def test_openmp_loops_match_the_serial_ones():
+    x, y = T.dmatrix("x"), T.dvector("y")
+    n = T.lvector("n")
+    outputs = [T.exp(x) * y + 1, x.T * 2, n ** 2]
+    rng = np.random.default_rng(6)
+    with sympile.config.change_flags(openmp=True, openmp_elemwise_minsize=16):
+        function, _ = _call_both(outputs, [x, y, n], [
+            [rng.standard_normal((40, 30)), rng.standard_normal(30), np.arange(100)],
+            [rng.standard_normal((60, 30))[::2], rng.standard_normal(30), np.arange(3)],
+        ], mode_c=C_PLAIN, mode_python=PYTHON_PLAIN)
+        assert function._vm.plan.openmp
+        with pytest.raises(ValueError, match="Integers to negative integer powers"):
+            sympile.function([n], n ** (n - 50), mode=C_PLAIN)(np.arange(100))
+    with sympile.config.change_flags(openmp=False):
+        assert not compile_c([x], [x + 1])._vm.plan.openmp
+
+
+@pytest.mark.parametrize("static_shape, pattern, value_shape", [
+    ((None, None), (1, 0), (3, 4)),
+    ((None, None), ("x", 0, "x", 1), (3, 4)),
+    ((None, 1, None), (2, 0), (3, 1, 4)),
+    ((1, 1), (), (1, 1)),
+    ((), ("x", "x"), ()),
+    ((None, None, None), (2, "x", 0, 1), (2, 0, 3)),
+])
+def test_dimshuffle_is_a_c_view(static_shape, pattern, value_shape):
+    x = T.tensor("float64", shape=static_shape)
+    output = DimShuffle(len(static_shape), pattern)(x)
+    f = sympile.function([x], [output, output + 1], mode=C_PLAIN)
+    assert f._vm.fallback_nodes == []
+    value = np.arange(np.prod(value_shape), dtype="float64").reshape(value_shape)
+    for given in (value, value[::-1] if value.ndim else value):
+        view, plus_one = f(given)
+        expected = DimShuffle(len(static_shape), pattern).perform
+        storage = [[None]]
+        expected(output.owner, [given], storage)
+        assert_like_numpy(view, storage[0][0])
+        assert_like_numpy(plus_one, storage[0][0] + 1)
+        node = next(n for n in f._vm.nodes if isinstance(n.op, DimShuffle))
+        cell_value = f._vm.storage[node.outputs[0]][0]
+        assert cell_value is None or np.shares_memory(cell_value, given) or given.size == 0
+
+
+def _needs_perform(op) -> bool:
+    """Whether the scalar op is, or a Composite holds, a deliberate perform() fallback: an
+    op without C code or a float16 value."""
+    if isinstance(op, Composite):
+        return any(_needs_perform(node.op) or any(v.type.dtype == "float16"
+                                                  for v in node.inputs + node.outputs)
+                   for node in op.nodes)
+    return op in c_rules.NO_C_CODE
+
+
+def _gradient_cases():
+    from tests.tensor.test_elemwise_grad import GRAD_CASES
+    rng = np.random.default_rng(7)
+    inputs, outputs, values = [], [], []
+    for case in GRAD_CASES:
+        point, variables = _symbolic_point(case.make_point(rng), "gradient test")
+        output = case.fun(*variables)
+        outputs += grad(output.sum(), variables, disconnected_inputs="ignore")
+        inputs += variables
+        values += point
+    return inputs, outputs, values
+
+
+def test_elementwise_gradient_graphs_match_the_python_backend():
+    """The gradient table of tests/tensor/test_elemwise_grad.py (checked numerically on the
+    Python backend there): every gradient, compiled into one C function."""
+    inputs, outputs, values = _gradient_cases()
+    c_function = compile_c(inputs, outputs)
+    python_function = sympile.function(inputs, outputs, mode=PYTHON_MODE,
+                                       on_unused_input="ignore")
+    fallbacks = [node for node in c_function._vm.fallback_nodes
+                 if isinstance(node.op, Elemwise) and not _needs_perform(node.op.scalar_op)]
+    assert fallbacks == []
+    for actual, expected in zip(c_function(*values), python_function(*values)):
+        assert_like_numpy(np.asarray(actual), expected)
+
+
+def test_specify_shape_row_broadcasts_in_c():
+    x = T.dmatrix("x")
+    r = specify_shape(T.dmatrix("r"), (1, None))
+    compare_backends([x + r, x * r.T.T], [x, r.owner.inputs[0]],
+                     [np.ones((3, 4)), np.arange(4.0).reshape(1, 4)], require_c=False)
