@@ -20,6 +20,7 @@ from sympile.graph.basic import clone_replace  # noqa: F401
 from sympile.graph.fgraph import MissingInputError  # noqa: F401
 from sympile import gradient, printing  # noqa: F401
 from sympile.gradient import Lop, Rop, grad, hessian, jacobian  # noqa: F401
+from sympile.ifelse import ifelse  # noqa: F401
 from sympile.printing import debugprint, pp  # noqa: F401
 
 __version__ = "0.1.0"

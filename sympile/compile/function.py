@@ -457,14 +457,21 @@ _MISSING = object()
 
 def _aliases_input(fgraph: FunctionGraph, variable: Variable) -> bool:
     """True if `variable`'s value may be (a view of) an input's or a constant's value, so
-    handing it out or storing it in a shared variable needs a copy."""
-    while variable.owner is not None:
+    handing it out or storing it in a shared variable needs a copy. An output may view
+    several inputs (an ifelse output is its then or its else value): each is followed."""
+    pending, seen = [variable], {variable}
+    while pending:
+        variable = pending.pop()
+        if variable.owner is None:
+            return True
         op = variable.owner.op
-        sources = op.view_map.get(variable.index) or op.destroy_map.get(variable.index)
-        if not sources:
-            return False
-        variable = variable.owner.inputs[sources[0]]
-    return True
+        sources = op.view_map.get(variable.index) or op.destroy_map.get(variable.index) or ()
+        for source in sources:
+            viewed = variable.owner.inputs[source]
+            if viewed not in seen:
+                seen.add(viewed)
+                pending.append(viewed)
+    return False
 
 
 def _repeated(outputs: list[Variable], index: int) -> bool:

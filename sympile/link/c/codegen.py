@@ -6,15 +6,21 @@ Each node becomes one C function: the op's own C code (`Op.c_code`) when it has 
 call to a Python thunk that runs its perform(). `sympile_run_once` checks every graph input
 a node reads (type, ndim and static lengths: a wrong value is a TypeError, never a
 crash) and calls the nodes in order.
+
+Conditionals are lazy, as in the Python backend (sympile.link.python.vm.lazy_schedule): the
+step of a conditional reads its condition, calls only the nodes of the branch taken (C code
+or thunks alike), then calls the conditional's own node.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from sympile.graph.basic import Apply, Constant, Variable
 from sympile.graph.ccode import NPY_TYPES, CCode, CNames
 from sympile.link.c import prelude
+from sympile.link.python.vm import Step, is_conditional, lazy_schedule
 from sympile.tensor.type import TensorType
 
 
@@ -32,6 +38,7 @@ class ModulePlan:
     variables: list[Variable]
     index: dict[Variable, int]
     nodes: list[NodePlan]
+    steps: list[Step] = field(default_factory=list)
     checked_inputs: list[Variable] = field(default_factory=list)
     source: str = ""
 
@@ -68,8 +75,10 @@ def _node_c_code(node: Apply, names: CNames) -> CCode | None:
     return code
 
 
-def plan_module(variables: list[Variable], nodes: list[Apply]) -> ModulePlan:
-    """Decide how each node runs and generate the module's source."""
+def plan_module(variables: list[Variable], nodes: list[Apply],
+                outputs: Sequence[Variable]) -> ModulePlan:
+    """Decide how each node runs and generate the module's source; `outputs` (the graph's)
+    are computed on every run, also where only a branch of a conditional uses them."""
     index = {variable: position for position, variable in enumerate(variables)}
     plans = []
     thunk_count = 0
@@ -80,7 +89,7 @@ def plan_module(variables: list[Variable], nodes: list[Apply]) -> ModulePlan:
             thunk_count += 1
         else:
             plans.append(NodePlan(node, code))
-    plan = ModulePlan(variables, index, plans)
+    plan = ModulePlan(variables, index, plans, lazy_schedule(nodes, outputs))
     produced_by_c = {v for p in plans if p.code is not None for v in p.node.outputs}
     read_by_c = {v for p in plans if p.code is not None for v in p.node.inputs}
     # Every graph input is checked, also those only perform() reads: under trust_input a
@@ -170,6 +179,8 @@ def _source(plan: ModulePlan, normalized: set[Variable]) -> str:
         parts += [prelude.blas_declaration(name) for name in blas]
     parts += supports
     parts.append(prelude.PROGRAM)
+    if any(is_conditional(node_plan.node) for node_plan in plan.nodes):
+        parts.append(prelude.CONDITION_HELPER)
     for position, node_plan in enumerate(plan.nodes):
         parts.append(_c_node(plan, position, node_plan) if node_plan.code is not None
                      else _thunk_node(plan, position, node_plan, normalized))
@@ -186,8 +197,29 @@ def _source(plan: ModulePlan, normalized: set[Variable]) -> str:
            "static int sympile_run_once(Program *self)", "{"]
     for variable in plan.checked_inputs:
         run.append(_check_array(plan, variable))
-    run += [f"    SYMPILE_RUN_NODE({position});" for position in range(len(plan.nodes))]
+    run += _run_steps(plan, plan.steps, "    ")
     run += ["    return 0;", "}", ""]
     parts.append("\n".join(run))
     parts.append(prelude.PROGRAM_METHODS.replace("@BLAS_LOADS@", prelude.blas_loader(blas)))
     return "\n".join(parts)
+
+
+def _run_steps(plan: ModulePlan, steps: list[Step], indent: str) -> list[str]:
+    """C that runs `steps`: a conditional's step runs the steps of the branch its condition
+    selects, then its own node."""
+    lines = []
+    for step in steps:
+        node = plan.nodes[step.index].node
+        if is_conditional(node):
+            condition = f"condition_{step.index}"
+            lines += [f"{indent}{{",
+                      f"{indent}    int {condition} = sympile_condition(self, "
+                      f"{plan.index[node.inputs[0]]}, {step.index});",
+                      f"{indent}    if ({condition} < 0) return -1;",
+                      f"{indent}    if ({condition}) {{"]
+            lines += _run_steps(plan, step.then_steps, indent + "        ")
+            lines.append(f"{indent}    }} else {{")
+            lines += _run_steps(plan, step.else_steps, indent + "        ")
+            lines += [f"{indent}    }}", f"{indent}}}"]
+        lines.append(f"{indent}SYMPILE_RUN_NODE({step.index});")
+    return lines

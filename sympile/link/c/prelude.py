@@ -192,6 +192,17 @@ static int sympile_call_thunk(Program *self, int index)
 }
 """
 
+# Included by modules with a conditional (sympile.ifelse): the truth of its condition's cell.
+CONDITION_HELPER = r"""
+static int sympile_condition(Program *self, int cell, int node)
+{
+    int truth = PyObject_IsTrue(PyList_GET_ITEM(self->cells[cell], 0));
+    if (truth < 0)
+        self->failed_node = node;
+    return truth;
+}
+"""
+
 PROGRAM_METHODS = r"""
 static int sympile_apply_updates(Program *self)
 {

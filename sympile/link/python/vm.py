@@ -2,18 +2,101 @@
 
 Every variable has one storage cell (a one-element list) that lives as long as the compiled
 function, so an Op may reuse the array it produced on the previous call.
+
+Conditionals are lazy. An op with `branch_inputs(node) -> (then positions, else positions)`
+(sympile.ifelse.IfElse) is a conditional: input 0 is a scalar condition (nonzero is true), and
+it reads only the inputs of the branch that the condition selects. `lazy_schedule` takes out of
+the main sequence the nodes that only one branch of a conditional needs and has the
+conditional's step run them after the condition is known; both backends follow that schedule.
 """
 
 from __future__ import annotations
 
 import copy
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from dataclasses import dataclass, field
+
 from sympile.graph.basic import Apply, Constant, Variable
 from sympile.graph.fgraph import FunctionGraph
+
+
+@dataclass
+class Step:
+    """Run node `index` (a position in the toposorted nodes). For a conditional, first run
+    then_steps if its condition is nonzero, else else_steps."""
+
+    index: int
+    then_steps: list[Step] = field(default_factory=list)
+    else_steps: list[Step] = field(default_factory=list)
+
+
+def is_conditional(node: Apply) -> bool:
+    return callable(getattr(node.op, "branch_inputs", None))
+
+
+def lazy_schedule(nodes: Sequence[Apply], outputs: Sequence[Variable]) -> list[Step]:
+    """The steps that run `nodes` (toposorted) for `outputs`, each node only when needed.
+
+    A node belongs to the then branch of conditional C when it is needed only through C's
+    then inputs: none of its outputs is in `outputs`, and each use of them is a then input
+    of C or a node of that branch (likewise for else). The branch's nodes run inside C's
+    step, in their order, and nested conditionals are scheduled the same way inside a branch.
+    Everything a branch reads from outside it precedes C in `nodes`, so it has run.
+    """
+    clients: dict[Variable, list[tuple[Apply, int]]] = {}
+    for node in nodes:
+        for slot, variable in enumerate(node.inputs):
+            clients.setdefault(variable, []).append((node, slot))
+    position = {node: index for index, node in enumerate(nodes)}
+    return _schedule_block(list(nodes), set(outputs), clients, position)
+
+
+def _schedule_block(block: list[Apply], escaping: set[Variable],
+                    clients: dict[Variable, list[tuple[Apply, int]]],
+                    position: dict[Apply, int]) -> list[Step]:
+    in_branch: set[Apply] = set()
+    branches: dict[Apply, tuple[list[Apply], list[Apply]]] = {}
+    # Outermost first: a conditional inside another's branch is taken with that branch.
+    for conditional in reversed(block):
+        if conditional in in_branch or not is_conditional(conditional):
+            continue
+        before = block[:block.index(conditional)]
+        then_slots, else_slots = conditional.op.branch_inputs(conditional)
+        then_nodes = _branch_nodes(conditional, set(then_slots), before, escaping, clients)
+        else_nodes = _branch_nodes(conditional, set(else_slots), before, escaping, clients)
+        in_branch.update(then_nodes, else_nodes)
+        branches[conditional] = (then_nodes, else_nodes)
+    steps = []
+    for node in block:
+        if node in in_branch:
+            continue
+        step = Step(position[node])
+        if node in branches:
+            then_nodes, else_nodes = branches[node]
+            step.then_steps = _schedule_block(then_nodes, escaping, clients, position)
+            step.else_steps = _schedule_block(else_nodes, escaping, clients, position)
+        steps.append(step)
+    return steps
+
+
+def _branch_nodes(conditional: Apply, slots: set[int], before: list[Apply],
+                  escaping: set[Variable],
+                  clients: dict[Variable, list[tuple[Apply, int]]]) -> list[Apply]:
+    """The nodes of `before` needed only through the inputs `slots` of `conditional`, in
+    order. Clients follow their producers, so one backward pass decides each node."""
+    members: set[Apply] = set()
+    for node in reversed(before):
+        uses = [use for output in node.outputs for use in clients.get(output, [])]
+        if uses and not any(output in escaping for output in node.outputs) and all(
+                (user is conditional and slot in slots) or user in members
+                for user, slot in uses):
+            members.add(node)
+    return [node for node in before if node in members]
 
 
 class UpdatingRuns:
@@ -78,12 +161,26 @@ class PythonVM(UpdatingRuns):
         self.profiling = profile
         self._node_seconds = [0.0] * len(self.nodes)
         self._node_calls = [0] * len(self.nodes)
+        self.steps = lazy_schedule(self.nodes, fgraph.outputs)
+        self._lazy_program = self._program(self.steps) \
+            if any(is_conditional(node) for node in self.nodes) else None
 
     def node_profile(self) -> list[tuple[float, int]]:
         """(seconds, calls) of each node in self.nodes, when built with profile=True."""
         return list(zip(self._node_seconds, self._node_calls))
 
+    def _program(self, steps: list[Step]) -> tuple:
+        """Each step as (node index, node, perform, input cells, output cells, branches):
+        branches is (then program, else program) for a conditional, else None."""
+        return tuple((step.index, *self.thunks[step.index],
+                      (self._program(step.then_steps), self._program(step.else_steps))
+                      if is_conditional(self.nodes[step.index]) else None)
+                     for step in steps)
+
     def __call__(self) -> None:
+        if self._lazy_program is not None:
+            self._run_lazy(self._lazy_program)
+            return
         if self.profiling:
             self._profiled_call()
             return
@@ -94,6 +191,20 @@ class PythonVM(UpdatingRuns):
             except Exception as error:
                 raise_with_node(node, values, error)
 
+    def _run_lazy(self, program: tuple) -> None:
+        for index, node, perform, input_cells, output_cells, branches in program:
+            if branches is not None:
+                self._run_lazy(branches[0] if input_cells[0][0] else branches[1])
+            values = [cell[0] for cell in input_cells]
+            start = time.perf_counter() if self.profiling else 0.0
+            try:
+                perform(node, values, output_cells)
+            except Exception as error:
+                raise_with_node(node, values, error)
+            finally:
+                if self.profiling:
+                    self._node_seconds[index] += time.perf_counter() - start
+                    self._node_calls[index] += 1
 
     def _profiled_call(self) -> None:
         for index, (node, perform, input_cells, output_cells) in enumerate(self.thunks):

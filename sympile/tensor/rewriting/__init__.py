@@ -11,3 +11,4 @@ from sympile.tensor.rewriting.canonicalize import canonicalize_db  # noqa: F401
 from sympile.tensor.rewriting import shape  # noqa: E402,F401 - registers its rules
 from sympile.tensor.rewriting import blas  # noqa: E402,F401 - registers its rules
 from sympile.tensor.rewriting import fusion  # noqa: E402,F401 - registers its rules
+from sympile.tensor.rewriting import ifelse  # noqa: E402,F401 - registers its rules
