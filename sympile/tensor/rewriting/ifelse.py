@@ -32,8 +32,11 @@ def local_ifelse_constant_condition(fgraph, node):
 def local_ifelse_same_branches(fgraph, node):
     """ifelse(c, a, a) -> a, for each output whose then and else values are one variable."""
     then_slots, else_slots = node.op.branch_inputs(node)
-    replacements = [node.inputs[then_slot] if node.inputs[then_slot] is node.inputs[else_slot]
-                    else None for then_slot, else_slot in zip(then_slots, else_slots)]
+    # An output already replaced has no clients left: replacing it again would not converge.
+    replacements = [node.inputs[then_slot]
+                    if node.inputs[then_slot] is node.inputs[else_slot]
+                    and fgraph.clients.get(output) else None
+                    for output, then_slot, else_slot in zip(node.outputs, then_slots, else_slots)]
     return replacements if any(r is not None for r in replacements) else None
 
 
