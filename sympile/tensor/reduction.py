@@ -37,6 +37,7 @@ from sympile.scalar import basic as scalar
 from sympile.scalar.basic import normalize_dtype
 from sympile.tensor import math
 from sympile.tensor.elemwise import DimShuffle
+from sympile.tensor.reduction_c import argreduce_c_code, careduce_c_code
 from sympile.tensor.shape import declared_like, shape_i
 from sympile.tensor.type import is_discrete, tensor_type
 from sympile.tensor.variable import as_tensor_variable, constant
@@ -197,6 +198,10 @@ class CAReduce(Op):
         axes = _checked_axes(self, self.axis, node.inputs[0])
         return [_reduced_shape(input_shapes[0], axes)]
 
+    def c_code(self, node, names):
+        """The fold as one strided loop nest (see sympile.tensor.reduction_c)."""
+        return careduce_c_code(self, node, names)
+
     def connection_pattern(self, node):
         # A bool or integer result (all, any, a sum cast to int) is piecewise constant in x.
         return [[not is_discrete(node.outputs[0])]]
@@ -333,11 +338,17 @@ class Argmax(_ArgReduce):
 
     numpy_function = staticmethod(np.argmax)
 
+    def c_code(self, node, names):
+        return argreduce_c_code(self, node, names, maximum=True)
+
 
 class Argmin(_ArgReduce):
     """argmin over `axis` (see _ArgReduce)."""
 
     numpy_function = staticmethod(np.argmin)
+
+    def c_code(self, node, names):
+        return argreduce_c_code(self, node, names, maximum=False)
 
 
 def _keep_reduced_axes(reduced: Variable, ndim: int, axes: tuple[int, ...]) -> Variable:

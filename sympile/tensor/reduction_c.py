@@ -1,0 +1,221 @@
+"""C code of CAReduce (sum, prod, max, min, all, any) and Argmax/Argmin.
+
+One loop nest serves every set of axes and every layout: at run time the kept axes and the
+reduced axes are listed with their lengths and strides, length-1 axes dropped and neighbours
+merged where the strides allow it (so reducing all of a C-contiguous array, or its innermost
+contiguous axes, is one flat inner loop). The output, C-contiguous, is walked in order; for
+each of its elements the reduced block is folded, its innermost axis as a plain strided loop
+and the others by an odometer.
+
+Values follow perform(): each element is cast to acc_dtype, folded there (max and min give NaN
+when the slice holds one, as numpy's maximum does), and the result cast to the output dtype.
+Signed integer sums and products wrap as numpy's do (computed in unsigned arithmetic, where C
+defines overflow). Float sums are sequential where numpy's are pairwise, so they can differ
+in the last bits.
+"""
+
+from __future__ import annotations
+
+from sympile.graph.basic import Apply
+from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames
+from sympile.scalar import basic as scalar
+
+__all__ = ["careduce_c_code", "argreduce_c_code"]
+
+_FLOATS = ("float32", "float64")
+_SIGNED = ("int8", "int16", "int32", "int64")
+
+# The C limits of each integer dtype, the identities of max and min.
+_LIMITS = {
+    "bool": ("0", "1"), "int8": ("NPY_MIN_INT8", "NPY_MAX_INT8"),
+    "int16": ("NPY_MIN_INT16", "NPY_MAX_INT16"), "int32": ("NPY_MIN_INT32", "NPY_MAX_INT32"),
+    "int64": ("NPY_MIN_INT64", "NPY_MAX_INT64"), "uint8": ("0", "NPY_MAX_UINT8"),
+    "uint16": ("0", "NPY_MAX_UINT16"), "uint32": ("0", "NPY_MAX_UINT32"),
+    "uint64": ("0", "NPY_MAX_UINT64"), "float32": ("-INFINITY", "INFINITY"),
+    "float64": ("-INFINITY", "INFINITY"),
+}
+
+
+def _cast(expression: str, dtype: str) -> str:
+    """`expression` converted to `dtype` as numpy's astype does (nonzero is True for bool)."""
+    if dtype == "bool":
+        return f"(npy_bool)(({expression}) != 0)"
+    return f"({C_TYPES[dtype]})({expression})"
+
+
+def _fold(scalar_op: scalar.ScalarOp, acc_dtype: str) -> tuple[str, str] | None:
+    """(the identity, the statement folding `value` into `acc`) of `scalar_op` in acc_dtype."""
+    low, high = _LIMITS[acc_dtype]
+    if acc_dtype == "bool":
+        # numpy folds bools with add/max as `or`, with mul/min as `and`.
+        if scalar_op in (scalar.add, scalar.maximum, scalar.logical_or):
+            return "0", "acc = acc || value;"
+        if scalar_op in (scalar.mul, scalar.minimum, scalar.logical_and):
+            return "1", "acc = acc && value;"
+        return None
+    acc_type = C_TYPES[acc_dtype]
+    if scalar_op in (scalar.add, scalar.mul):
+        symbol = "+" if scalar_op == scalar.add else "*"
+        identity = "0" if scalar_op == scalar.add else "1"
+        if acc_dtype in _SIGNED:
+            return identity, (f"acc = ({acc_type})((npy_uint64)acc {symbol} "
+                              f"(npy_uint64)value);")
+        return identity, f"acc = acc {symbol} value;"
+    if scalar_op in (scalar.maximum, scalar.minimum):
+        compare = ">=" if scalar_op == scalar.maximum else "<="
+        identity = low if scalar_op == scalar.maximum else high
+        if acc_dtype in _FLOATS:
+            return identity, f"acc = (acc {compare} value || isnan(acc)) ? acc : value;"
+        return identity, f"acc = acc {compare} value ? acc : value;"
+    if scalar_op == scalar.logical_and:
+        return "1", f"acc = ({acc_type})(acc && value);"
+    if scalar_op == scalar.logical_or:
+        return "0", f"acc = ({acc_type})(acc || value);"
+    return None
+
+
+def _loop(node: Apply, names: CNames, reduced_axes: tuple[int, ...], nonempty_check: str,
+          before_block: str, per_value: str, after_block: str, output_dtype: str) -> str:
+    """The loop nest: `before_block` then `per_value` for each element `value_pointer` of the
+    reduced block (its position `position`), then `after_block` storing into `output[o]`."""
+    ndim = node.inputs[0].type.ndim
+    reduced_flags = ", ".join("1" if axis in reduced_axes else "0" for axis in range(ndim))
+    return f"""
+PyArrayObject *input = {names.inputs[0]};
+const int ndim = {ndim};
+const int reduced_flags[{max(ndim, 1)}] = {{{reduced_flags or "0"}}};
+const npy_intp *shape = PyArray_DIMS(input);
+const npy_intp *strides = PyArray_STRIDES(input);
+npy_intp output_dims[{max(ndim, 1)}];
+int output_ndim = 0;
+npy_intp kept_lengths[{max(ndim, 1)}], kept_strides[{max(ndim, 1)}];
+npy_intp block_lengths[{max(ndim, 1)}], block_strides[{max(ndim, 1)}];
+int kept_count = 0, block_count = 0;
+npy_intp block_size = 1;
+for (int axis = 0; axis < ndim; ++axis) {{
+    if (reduced_flags[axis]) {{
+        block_size *= shape[axis];
+        {nonempty_check}
+    }} else {{
+        output_dims[output_ndim++] = shape[axis];
+    }}
+}}
+if (sympile_prepare_output(&{names.outputs[0]}, output_ndim, output_dims,
+                           {NPY_TYPES[output_dtype]}) != 0) {{
+    {names.fail}
+}}
+npy_intp output_size = PyArray_SIZE({names.outputs[0]});
+if (output_size > 0) {{
+    /* Drop length-1 axes; merge an axis into the previous one of its kind when the two
+       step through memory as one. */
+    for (int axis = 0; axis < ndim; ++axis) {{
+        npy_intp length = shape[axis], stride = strides[axis];
+        if (length == 1) continue;
+        npy_intp *lengths = reduced_flags[axis] ? block_lengths : kept_lengths;
+        npy_intp *steps = reduced_flags[axis] ? block_strides : kept_strides;
+        int *count = reduced_flags[axis] ? &block_count : &kept_count;
+        if (*count > 0 && steps[*count - 1] == stride * length) {{
+            lengths[*count - 1] *= length;
+            steps[*count - 1] = stride;
+        }} else {{
+            lengths[*count] = length;
+            steps[*count] = stride;
+            ++*count;
+        }}
+    }}
+    {C_TYPES[output_dtype]} *output = ({C_TYPES[output_dtype]} *)PyArray_DATA({names.outputs[0]});
+    const char *data = PyArray_BYTES(input);
+    npy_intp kept_index[{max(ndim, 1)}] = {{0}};
+    const char *outer = data;
+    const npy_intp inner_length = block_count > 0 ? block_lengths[block_count - 1] : 1;
+    const npy_intp inner_stride = block_count > 0 ? block_strides[block_count - 1] : 0;
+    for (npy_intp o = 0; o < output_size; ++o) {{
+        {before_block}
+        if (block_size > 0) {{
+            npy_intp block_index[{max(ndim, 1)}] = {{0}};
+            const char *row = outer;
+            npy_intp position = 0;
+            for (;;) {{
+                for (npy_intp j = 0; j < inner_length; ++j, ++position) {{
+                    const char *value_pointer = row + j * inner_stride;
+                    {per_value}
+                }}
+                int axis = block_count - 2;
+                for (; axis >= 0; --axis) {{
+                    row += block_strides[axis];
+                    if (++block_index[axis] < block_lengths[axis]) break;
+                    row -= block_strides[axis] * block_lengths[axis];
+                    block_index[axis] = 0;
+                }}
+                if (axis < 0) break;
+            }}
+        }}
+        {after_block}
+        for (int axis = kept_count - 1; axis >= 0; --axis) {{
+            outer += kept_strides[axis];
+            if (++kept_index[axis] < kept_lengths[axis]) break;
+            outer -= kept_strides[axis] * kept_lengths[axis];
+            kept_index[axis] = 0;
+        }}
+    }}
+}}
+"""
+
+
+def _empty_check(op_name: str, names: CNames) -> str:
+    return f"""if (shape[axis] == 0) {{
+            PyErr_Format(PyExc_ValueError, "{op_name}: cannot reduce axis %d of an input "
+                         "with an empty axis: the axis is empty, and this reduction of an "
+                         "empty axis has no value", axis);
+            {names.fail}
+        }}"""
+
+
+def _axes(op, node: Apply) -> tuple[int, ...]:
+    return tuple(range(node.inputs[0].type.ndim)) if op.axis is None else op.axis
+
+
+def careduce_c_code(op, node: Apply, names: CNames) -> CCode | None:
+    """C code of a CAReduce node, or None (perform) for dtypes C has no arithmetic for."""
+    input_dtype = node.inputs[0].type.dtype
+    output_dtype = node.outputs[0].type.dtype
+    acc_dtype = op.acc_dtype or output_dtype
+    if not all(dtype in C_TYPES for dtype in (input_dtype, output_dtype, acc_dtype)):
+        return None
+    fold = _fold(op.scalar_op, acc_dtype)
+    if fold is None:
+        return None
+    identity, statement = fold
+    acc_type = C_TYPES[acc_dtype]
+    check = _empty_check(str(op), names) if op.scalar_op.identity is None else ""
+    per_value = (f"{acc_type} value = "
+                 f"{_cast(f'*(const {C_TYPES[input_dtype]} *)value_pointer', acc_dtype)}; "
+                 f"{statement}")
+    body = _loop(node, names, _axes(op, node), check,
+                 before_block=f"{acc_type} acc = {identity};",
+                 per_value=per_value,
+                 after_block=f"output[o] = {_cast('acc', output_dtype)};",
+                 output_dtype=output_dtype)
+    return CCode(body=body)
+
+
+def argreduce_c_code(op, node: Apply, names: CNames, maximum: bool) -> CCode | None:
+    """C code of an Argmax (maximum) or Argmin node: the first extreme index, the first NaN
+    when there is one (numpy's rule)."""
+    input_dtype = node.inputs[0].type.dtype
+    if input_dtype not in C_TYPES:
+        return None
+    value_type = C_TYPES[input_dtype]
+    compare = ">" if maximum else "<"
+    if input_dtype in _FLOATS:
+        better = f"(!isnan(best) && (value {compare} best || isnan(value)))"
+    else:
+        better = f"value {compare} best"
+    per_value = (f"{value_type} value = *(const {value_type} *)value_pointer; "
+                 f"if (position == 0 || {better}) {{ best = value; best_position = position; }}")
+    body = _loop(node, names, _axes(op, node), _empty_check(str(op), names),
+                 before_block=f"{value_type} best = 0; npy_intp best_position = 0;",
+                 per_value=per_value,
+                 after_block="output[o] = (npy_int64)best_position;",
+                 output_dtype="int64")
+    return CCode(body=body)

@@ -1,0 +1,111 @@
+"""C code of CAReduce (sum, prod, max, min, all, any) and Argmax/Argmin against the Python
+backend: every dtype, sets of axes, 0-d and empty inputs, non-contiguous layouts, NaN, changing
+shapes between calls, and the empty-axis errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import sympile.tensor as T
+from tests.link.c.utils import compare_backends, compile_c, requires_compiler
+
+pytestmark = requires_compiler
+
+DTYPES = ("bool", "int8", "int32", "int64", "uint8", "uint64", "float32", "float64")
+AXES = (None, 0, 1, 2, (0, 2), (1, 2), (0, 1))
+
+
+def _values(dtype: str, shape, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    if dtype == "bool":
+        return rng.random(shape) > 0.3
+    if dtype.startswith(("int", "uint")):
+        return rng.integers(0, 5, shape).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def _reductions(x, axis):
+    return [T.sum(x, axis=axis), T.prod(x, axis=axis), T.max(x, axis=axis),
+            T.min(x, axis=axis), T.all(x, axis=axis), T.any(x, axis=axis),
+            T.argmax(x, axis=axis), T.argmin(x, axis=axis)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_every_reduction_over_axes(dtype):
+    x = T.tensor3("x", dtype=dtype)
+    outputs = [output for axis in AXES for output in _reductions(x, axis)]
+    rtol = 1e-5 if dtype == "float32" else 1e-12
+    value = _values(dtype, (3, 4, 5))
+    compare_backends(outputs, [x], [value], rtol=rtol)
+    # Non-contiguous layouts: a transpose, a reversed axis, every other element.
+    backing = _values(dtype, (6, 4, 10), seed=1)
+    for layout in (np.transpose(_values(dtype, (5, 4, 3)), (2, 1, 0)), backing[::2, ::-1, ::2]):
+        compare_backends(outputs, [x], [layout], rtol=rtol)
+
+
+@pytest.mark.parametrize("dtype", ("int8", "int64", "float64"))
+def test_acc_dtype_and_result_dtype(dtype):
+    x = T.matrix("x", dtype=dtype)
+    outputs = [T.sum(x, axis=0, acc_dtype="float64", dtype="float32"),
+               T.sum(x, dtype="int8"), T.prod(x, axis=1, dtype="int16", acc_dtype="int64"),
+               T.sum(x, axis=1, acc_dtype="bool", dtype="bool")]
+    value = (np.arange(40).reshape(5, 8) * 7).astype(dtype)
+    compare_backends(outputs, [x], [value], rtol=1e-6)
+
+
+def test_integer_overflow_wraps_like_numpy():
+    x = T.vector("x", dtype="int64")
+    value = np.array([2**62, 2**62, 2**62, 7], dtype="int64")
+    compare_backends([T.sum(x), T.prod(x)], [x], [value])
+
+
+def test_zero_dim_and_empty_inputs():
+    scalar_input = T.scalar("s", dtype="float64")
+    compare_backends(_reductions(scalar_input, None), [scalar_input], [np.array(2.5)])
+    x = T.matrix("x", dtype="float64")
+    outputs = [T.sum(x, axis=0), T.prod(x, axis=0), T.all(x, axis=0), T.any(x, axis=0),
+               T.sum(x), T.max(x, axis=1), T.argmax(x, axis=1)]
+    # Axis 0 empty: sum 0, prod 1 per column; reducing axis 1 (length 3) of no rows is empty.
+    compare_backends(outputs, [x], [np.zeros((0, 3))])
+
+
+def test_nan_propagation_like_numpy():
+    x = T.matrix("x", dtype="float64")
+    value = np.array([[1.0, np.nan, 3.0, np.nan], [np.inf, -np.inf, 2.0, 0.0],
+                      [-np.inf, -np.inf, -np.inf, -np.inf], [np.nan, 5.0, 5.0, 1.0]])
+    outputs = [T.max(x, axis=1), T.min(x, axis=1), T.max(x, axis=0), T.min(x),
+               T.argmax(x, axis=1), T.argmin(x, axis=1), T.argmax(x, axis=0), T.argmax(x)]
+    compare_backends(outputs, [x], [value])
+
+
+def test_ties_give_the_first_index():
+    x = T.tensor3("x", dtype="int32")
+    value = np.zeros((2, 3, 4), dtype="int32")
+    value[0, 1, 2] = value[0, 2, 1] = 3
+    value[1, 0, 3] = value[1, 2, 0] = -3
+    outputs = [T.argmax(x, axis=(1, 2)), T.argmin(x, axis=(1, 2)), T.argmax(x),
+               T.argmin(x, axis=0)]
+    compare_backends(outputs, [x], [value])
+
+
+def test_changing_shapes_between_calls():
+    x = T.tensor3("x", dtype="float64")
+    outputs = [T.sum(x, axis=(0, 2)), T.max(x, axis=1), T.argmin(x, axis=2)]
+    function = compile_c([x], outputs)
+    for shape in ((2, 3, 4), (5, 1, 2), (1, 6, 1), (3, 3, 3)):
+        value = _values("float64", shape, seed=sum(shape))
+        results = function(value)
+        np.testing.assert_allclose(results[0], value.sum(axis=(0, 2)), rtol=1e-12)
+        np.testing.assert_array_equal(results[1], value.max(axis=1))
+        np.testing.assert_array_equal(results[2], value.argmin(axis=2))
+
+
+@pytest.mark.parametrize("make", [lambda x: T.max(x, axis=1), lambda x: T.min(x),
+                                  lambda x: T.argmax(x, axis=1), lambda x: T.argmin(x)])
+def test_empty_axis_of_max_is_a_value_error(make):
+    x = T.matrix("x", dtype="float32")
+    function = compile_c([x], make(x))
+    assert function._vm.fallback_nodes == []
+    with pytest.raises(ValueError, match="empty"):
+        function(np.zeros((3, 0), dtype="float32"))
