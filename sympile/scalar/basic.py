@@ -167,10 +167,11 @@ class ScalarOp(Op):
         """The C computing one element: statements that assign each output variable (a local
         of its dtype's C type, named in `outputs`) from the input variables (named in
         `inputs`, of the C types of `input_dtypes`, see sympile.graph.ccode.C_TYPES) with
-        numpy's semantics, and the top-level helpers they call. They may declare locals inside their own braces and report an error by or-ing a
-        code of c_rules.C_ERRORS into the int c_rules.C_ERROR_FLAG (the loop running them
-        raises after the loop). None: no C code for these dtypes (float16, complex, or a
-        function C does not have); Elemwise then calls perform()."""
+        numpy's semantics, and the top-level helpers they call. They may declare locals inside
+        their own braces and report an error by or-ing a code of c_rules.C_ERRORS into the int
+        c_rules.C_ERROR_FLAG (the loop running them raises after the loop). None: no C code
+        for these dtypes (float16, complex, or a function C does not have); Elemwise then
+        calls perform()."""
         if self.c_rule is None or not all(d in C_TYPES for d in (*input_dtypes, *output_dtypes)):
             return None
         from sympile.scalar.c_rules import CScalar

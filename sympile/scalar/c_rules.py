@@ -22,15 +22,15 @@ import numpy as np
 from sympile.graph.ccode import C_TYPES
 from sympile.scalar.basic import (Cast, ScalarOp, abs, add, angle, arccos, arccosh, arcsin,
                                   arcsinh, arctan, arctan2, arctanh, bitwise_and, bitwise_or,
-                                  bitwise_xor, ceil, clip, conj, cos, cosh, deg2rad, eq, erf,
-                                  erfc, erfcinv, erfinv, exp, exp2, expm1, floor, gamma, gammaln, ge, gt, hypot,
-                                  identity, imag, int_div, invert, isfinite, isinf, isnan, le,
-                                  left_shift, log, log1p, log2, log10, logaddexp, logical_and,
+                                  bitwise_xor, ceil, clip, conj, cos, cosh, deg2rad, eq, erf, erfc,
+                                  erfcinv, erfinv, exp, exp2, expm1, floor, gamma, gammaln, ge, gt,
+                                  hypot, identity, imag, int_div, invert, isfinite, isinf, isnan,
+                                  le, left_shift, log, log1p, log2, log10, logaddexp, logical_and,
                                   logical_not, logical_or, logical_xor, lt, maximum, minimum, mod,
-                                  mul, neg, neq, pow, psi, rad2deg, real, reciprocal,
-                                  right_shift, round_half_away_from_zero, round_half_to_even,
-                                  sigmoid, sign, sin, sinh, softplus, sqr, sqrt, sub, switch, tan,
-                                  tanh, tri_gamma, true_div, trunc, upcast)
+                                  mul, neg, neq, pow, psi, rad2deg, real, reciprocal, right_shift,
+                                  round_half_away_from_zero, round_half_to_even, sigmoid, sign,
+                                  sin, sinh, softplus, sqr, sqrt, sub, switch, tan, tanh,
+                                  tri_gamma, true_div, trunc, upcast)
 
 __all__ = ["C_ERRORS", "C_ERROR_FLAG", "CScalar", "CScalarCode", "NO_C_CODE", "c_literal"]
 

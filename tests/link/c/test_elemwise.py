@@ -285,3 +285,65 @@ def test_specify_shape_row_broadcasts_in_c():
     r = specify_shape(T.dmatrix("r"), (1, None))
     compare_backends([x + r, x * r.T.T], [x, r.owner.inputs[0]],
                      [np.ones((3, 4)), np.arange(4.0).reshape(1, 4)], require_c=False)
+
+
+SANITIZED_SCRIPT = """
+import numpy as np
+import sympile
+import sympile.tensor as T
+from sympile.compile.mode import Mode
+from sympile.graph.rewriting.db import RewriteQuery
+from sympile.scalar import basic as scalar
+from sympile.tensor.elemwise import Elemwise
+
+mode = Mode(RewriteQuery(include=("fast_run",)), backend="c")
+x, y, n = T.dmatrix("x"), T.dvector("y"), T.lvector("n")
+outputs = [T.exp(-x * x) * T.sin(x) + y, x.T * 2 - 1, x[::2, ::-1] + y[::-1],
+           n // (n - 3) + n % 4, T.maximum(x, y).dimshuffle(1, "x", 0)]
+f = sympile.function([x, y, n], outputs, mode=mode)
+g = sympile.function([x, y], Elemwise(scalar.add, inplace_pattern=((0, 0),))(x, y),
+                     mode=Mode(None, backend="c"))
+rng = np.random.default_rng(0)
+for shape in [(3, 4), (1, 4), (0, 4), (7, 4), (5, 1)]:
+    f(rng.standard_normal(shape), rng.standard_normal(shape[1]), np.arange(shape[1]))
+    g(rng.standard_normal(shape)[:, ::-1], rng.standard_normal(shape[1]))
+try:
+    f(np.zeros((2, 3)), np.zeros(4), np.arange(4))
+except ValueError:
+    pass
+else:
+    raise AssertionError("a wrong call was accepted")
+h = sympile.function([n], n ** (n - 2), mode=mode)
+try:
+    h(np.arange(4))
+except ValueError:
+    pass
+else:
+    raise AssertionError("a negative integer power was accepted")
+print("clean")
+"""
+
+
+@pytest.mark.slow
+def test_elemwise_loops_are_clean_under_address_sanitizer(tmp_path):
+    import os
+    import subprocess
+    import sys
+    library = subprocess.run(["gcc", "-print-file-name=libasan.so"], capture_output=True,
+                             text=True).stdout.strip()
+    if not os.path.isabs(library) or not os.path.exists(library):
+        pytest.skip("the toolchain has no AddressSanitizer runtime (libasan.so)")
+    environment = dict(os.environ)
+    environment.update(
+        SYMPILE_FLAGS=(f"cxx=gcc,compiledir={tmp_path},openmp=False,"
+                       f"cxxflags=-fsanitize=address -fno-omit-frame-pointer"),
+        LD_PRELOAD=library, PYTHONMALLOC="malloc",
+        ASAN_OPTIONS="detect_leaks=0:abort_on_error=0:exitcode=99")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+    environment["PYTHONPATH"] = root + os.pathsep + environment.get("PYTHONPATH", "")
+    result = subprocess.run([sys.executable, "-c", SANITIZED_SCRIPT], capture_output=True,
+                            text=True, env=environment, cwd=root, timeout=600)
+    report = result.stdout + result.stderr
+    assert "AddressSanitizer" not in report, report[-4000:]
+    assert result.returncode == 0, report[-4000:]
+    assert "clean" in result.stdout
