@@ -20,6 +20,7 @@ import numpy as np
 
 from sympile.config import config
 from sympile.graph.basic import Apply, Variable
+from sympile.graph.ccode import NPY_TYPES, CCode
 from sympile.graph.gradient_types import NonDifferentiable, disconnected_type, is_disconnected
 from sympile.graph.op import Op
 from sympile.scalar.basic import DISCRETE_DTYPES, normalize_dtype, upcast
@@ -192,6 +193,45 @@ class Alloc(Op):
         result = np.empty(requested, dtype=node.outputs[0].type.dtype)
         result[...] = value
         output_storage[0][0] = result
+
+    def c_code(self, node, names):
+        """Checks the lengths and the value's shape as perform does, then one broadcasting
+        copy (PyArray_CopyInto) into the output buffer."""
+        value, lengths = names.inputs[0], names.inputs[1:]
+        ndim = len(lengths)
+        offset = ndim - node.inputs[0].type.ndim
+        read_lengths = "\n".join(
+            f"dims[{axis}] = (npy_intp)*(const npy_int64 *)PyArray_DATA({length});"
+            for axis, length in enumerate(lengths))
+        checks = "\n".join(f"""
+if (PyArray_DIM({value}, {axis}) != dims[{offset + axis}]) {{
+    PyErr_Format(PyExc_ValueError, "{self}: a value whose axis {axis} has length %lld cannot "
+                 "be broadcast to length %lld at axis {offset + axis} of the shape%s",
+                 (long long)PyArray_DIM({value}, {axis}), (long long)dims[{offset + axis}],
+                 PyArray_DIM({value}, {axis}) == 1 ? " (its type does not say it is "
+                 "broadcastable; declare it with row/col, dimshuffle('x', ...), specify_shape "
+                 "or a static shape)" : "");
+    {names.fail}
+}}""" for axis, static in enumerate(node.inputs[0].type.shape) if static != 1)
+        output_type = NPY_TYPES[node.outputs[0].type.dtype]
+        return CCode(body=f"""
+npy_intp dims[{max(ndim, 1)}];
+{read_lengths}
+for (int axis = 0; axis < {ndim}; ++axis) {{
+    if (dims[axis] < 0) {{
+        PyErr_Format(PyExc_ValueError, "{self}: negative length %lld in shape entry %d",
+                     (long long)dims[axis], axis);
+        {names.fail}
+    }}
+}}
+{checks}
+if (sympile_prepare_output(&{names.outputs[0]}, {ndim}, dims, {output_type}) != 0) {{
+    {names.fail}
+}}
+if (PyArray_CopyInto({names.outputs[0]}, {value}) < 0) {{
+    {names.fail}
+}}
+""")
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [tuple(length if static is None else static
@@ -439,6 +479,31 @@ class ARange(Op):
         if step == 0:
             raise ValueError(f"{self}: step must not be zero")
         output_storage[0][0] = np.arange(start, stop, step, dtype=self.dtype)
+
+    def c_code(self, node, names):
+        """Integer bounds only (floats fall back: numpy's length rounding for them is subtle):
+        length ceil((stop - start) / step), or 0."""
+        if self.dtype != "int64" or any(v.type.dtype != "int64" for v in node.inputs):
+            return None
+        start, stop, step = (f"*(const npy_int64 *)PyArray_DATA({name})" for name in names.inputs)
+        return CCode(body=f"""
+const npy_int64 start = {start}, stop = {stop}, step = {step};
+if (step == 0) {{
+    PyErr_SetString(PyExc_ValueError, "{self}: step must not be zero");
+    {names.fail}
+}}
+/* In 128-bit arithmetic, so that stop - start cannot overflow. */
+__int128 span = (__int128)stop - (__int128)start;
+__int128 count = step > 0 ? (span + step - 1) / step : (span + step + 1) / step;
+npy_intp length = count > 0 ? (npy_intp)count : 0;
+if (sympile_prepare_output(&{names.outputs[0]}, 1, &length, NPY_INT64) != 0) {{
+    {names.fail}
+}}
+npy_int64 *output = (npy_int64 *)PyArray_DATA({names.outputs[0]});
+for (npy_intp i = 0; i < length; ++i) {{
+    output[i] = start + (npy_int64)i * step;
+}}
+""")
 
     def infer_shape(self, fgraph, node, input_shapes):
         static = node.outputs[0].type.shape[0]

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from sympile.graph.basic import Apply, Constant, Variable
+from sympile.graph.ccode import CCode
 from sympile.graph.gradient_types import NonDifferentiable, disconnected_type, is_disconnected
 from sympile.graph.op import Op
 from sympile.scalar.basic import DISCRETE_DTYPES, INTEGER_DTYPES, normalize_dtype
@@ -58,6 +59,19 @@ class Shape(NonDifferentiable, Op):
     def infer_shape(self, fgraph, node, input_shapes):
         return [(node.inputs[0].type.ndim,)]
 
+    def c_code(self, node, names):
+        ndim = node.inputs[0].type.ndim
+        return CCode(body=f"""
+npy_intp length = {ndim};
+if (sympile_prepare_output(&{names.outputs[0]}, 1, &length, NPY_INT64) != 0) {{
+    {names.fail}
+}}
+for (int axis = 0; axis < {ndim}; ++axis) {{
+    ((npy_int64 *)PyArray_DATA({names.outputs[0]}))[axis] =
+        (npy_int64)PyArray_DIM({names.inputs[0]}, axis);
+}}
+""")
+
 
 class ShapeI(NonDifferentiable, Op):
     """shape_i(x, i): the length of axis i of x, an int64 scalar."""
@@ -78,6 +92,15 @@ class ShapeI(NonDifferentiable, Op):
 
     def perform(self, node, inputs, output_storage):
         output_storage[0][0] = np.asarray(inputs[0].shape[self.axis], dtype="int64")
+
+    def c_code(self, node, names):
+        return CCode(body=f"""
+if (sympile_prepare_output(&{names.outputs[0]}, 0, NULL, NPY_INT64) != 0) {{
+    {names.fail}
+}}
+*(npy_int64 *)PyArray_DATA({names.outputs[0]}) =
+    (npy_int64)PyArray_DIM({names.inputs[0]}, {self.axis});
+""")
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [()]
