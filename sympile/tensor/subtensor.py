@@ -50,6 +50,7 @@ from sympile.tensor.math import cast, eq, switch
 from sympile.tensor.shape import declared_like, reshape
 from sympile.tensor.shape import shape as shape_of
 from sympile.tensor.shape import size as size_of
+from sympile.tensor.subtensor_c import advanced_pair_read_c_code, advanced_pair_write_c_code
 from sympile.tensor.type import is_discrete, tensor_type
 from sympile.tensor.variable import as_tensor_variable, constant, is_python_scalar
 
@@ -601,6 +602,11 @@ class AdvancedSubtensor(_ReadOp):
     def infer_shape(self, fgraph, node, input_shapes):
         return [self._symbolic_region(node, input_shapes[0], node.inputs[1:], input_shapes[1:])]
 
+    def c_code(self, node, names):
+        """C for x[rows, columns] of a matrix (sympile.tensor.subtensor_c); perform for
+        other indices."""
+        return advanced_pair_read_c_code(self, node, names)
+
     def _increment(self) -> Op:
         # Accumulating (numpy.add.at): a repeated index collects all its gradients.
         return AdvancedIncSubtensor(self.idx_list)
@@ -781,6 +787,11 @@ class AdvancedIncSubtensor(_IncOp):
         else:
             np.add.at(result, index, y)
         output_storage[0][0] = result
+
+    def c_code(self, node, names):
+        """C for x[rows, columns] += y or = y on a matrix, also in place when destroy_map
+        says so (sympile.tensor.subtensor_c); perform for other indices."""
+        return advanced_pair_write_c_code(self, node, names)
 
     def _read(self) -> Op:
         return AdvancedSubtensor(self.idx_list)
