@@ -18,6 +18,8 @@ from sympile.tensor.subtensor import *  # noqa: F401,F403
 from sympile.tensor.sort import *  # noqa: F401,F403
 from sympile.tensor.extra_ops import *  # noqa: F401,F403
 
+from sympile.tensor import nnet  # noqa: E402,F401 - T.nnet.softmax, as in Theano
+
 as_tensor = as_tensor_variable
 
 # Theano users write T.grad; gradient.py sits above the tensor layer, so it comes last.
