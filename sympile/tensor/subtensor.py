@@ -50,7 +50,11 @@ from sympile.tensor.math import cast, eq, switch
 from sympile.tensor.shape import declared_like, reshape
 from sympile.tensor.shape import shape as shape_of
 from sympile.tensor.shape import size as size_of
-from sympile.tensor.subtensor_c import advanced_pair_read_c_code, advanced_pair_write_c_code
+from sympile.tensor.subtensor_c import (
+    advanced_pair_read_c_code,
+    advanced_pair_write_c_code,
+    subtensor_c_code,
+)
 from sympile.tensor.type import is_discrete, tensor_type
 from sympile.tensor.variable import as_tensor_variable, constant, is_python_scalar
 
@@ -573,6 +577,10 @@ class Subtensor(_ReadOp):
         # is indexed by an integer.
         index = _numpy_index(self.idx_list, index_values) + (Ellipsis,)
         output_storage[0][0] = _apply_numpy_index(self, x, index)
+
+    def c_code(self, node, names):
+        """A view of x (sympile.tensor.subtensor_c)."""
+        return subtensor_c_code(self, node, names)
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [self._symbolic_region(node, input_shapes[0], node.inputs[1:], input_shapes[1:])]

@@ -13,7 +13,7 @@ from __future__ import annotations
 from sympile.graph.basic import Apply
 from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames
 
-__all__ = ["advanced_pair_read_c_code", "advanced_pair_write_c_code"]
+__all__ = ["advanced_pair_read_c_code", "advanced_pair_write_c_code", "subtensor_c_code"]
 
 
 def _is_pair_index(op, node: Apply, first_index: int) -> bool:
@@ -140,3 +140,97 @@ for (npy_intp i = 0; i < length; ++i) {{
     *({element_type} *)element {write} *(const {element_type} *)(y_data + i * y_step);
 }}
 """)
+
+
+def _read_scalar(node: Apply, names: CNames, position: int) -> str:
+    """The C int64 value of index input `position` (an integer 0-d array of any dtype)."""
+    dtype = node.inputs[position].type.dtype
+    return f"(npy_int64)*(const {C_TYPES[dtype]} *)PyArray_DATA({names.inputs[position]})"
+
+
+def _slice_part(part, node: Apply, names: CNames, inputs) -> str | None:
+    from sympile.tensor.subtensor import SCALAR
+    if part is None:
+        return None
+    if part == SCALAR:
+        return _read_scalar(node, names, next(inputs))
+    return f"(npy_int64){int(part)}"
+
+
+def subtensor_c_code(op, node: Apply, names: CNames) -> CCode | None:
+    """C code of Subtensor: the view's shape, strides and data offset walked from idx_list
+    (integers checked against the axis length, slices clamped as Python's slice.indices),
+    then one view of x sharing its base (view_map)."""
+    from sympile.tensor.subtensor import SCALAR, IndexSlice
+    x = names.inputs[0]
+    x_ndim = node.inputs[0].type.ndim
+    output_ndim = node.outputs[0].type.ndim
+    inputs = iter(range(1, len(node.inputs)))
+    lines = [f"npy_intp dims[{max(output_ndim, 1)}], strides[{max(output_ndim, 1)}];",
+             f"char *data = PyArray_BYTES({x});"]
+    axis = 0
+    output_axis = 0
+    for entry in op.idx_list:
+        if entry is None:
+            lines.append(f"dims[{output_axis}] = 1; strides[{output_axis}] = 0;")
+            output_axis += 1
+            continue
+        length = f"PyArray_DIM({x}, {axis})"
+        stride = f"PyArray_STRIDE({x}, {axis})"
+        if isinstance(entry, IndexSlice):
+            start, stop, step = (_slice_part(part, node, names, inputs) for part in entry.parts)
+            lines.append(f"""{{
+    const npy_intp length = {length};
+    const npy_int64 step = {step or "1"};
+    if (step == 0) {{
+        PyErr_SetString(PyExc_ValueError, "{op}: slice step cannot be zero");
+        {names.fail}
+    }}
+    npy_int64 start = {start or "(step < 0 ? length - 1 : 0)"};
+    npy_int64 stop = {stop or "(step < 0 ? -1 : length)"};
+    {"" if start is None else "start = start < 0 ? start + length : start;"}
+    {"" if start is None else "start = start < 0 ? (step < 0 ? -1 : 0) : "
+                              "(start >= length ? (step < 0 ? length - 1 : length) : start);"}
+    {"" if stop is None else "stop = stop < 0 ? stop + length : stop;"}
+    {"" if stop is None else "stop = stop < 0 ? (step < 0 ? -1 : 0) : "
+                             "(stop >= length ? (step < 0 ? length - 1 : length) : stop);"}
+    npy_intp count = step < 0 ? (stop < start ? (start - stop - 1) / (-step) + 1 : 0)
+                              : (start < stop ? (stop - start - 1) / step + 1 : 0);
+    dims[{output_axis}] = count;
+    strides[{output_axis}] = {stride} * step;
+    if (count > 0) data += start * {stride};
+}}""")
+            output_axis += 1
+        else:
+            value = _read_scalar(node, names, next(inputs)) if entry == SCALAR \
+                else f"(npy_int64){int(entry)}"
+            lines.append(f"""{{
+    const npy_intp length = {length};
+    npy_int64 index = {value};
+    if (index < -length || index >= length) {{
+        PyErr_Format(PyExc_IndexError, "{op}: index %lld is out of bounds for axis {axis} "
+                     "with size %lld", (long long)index, (long long)length);
+        {names.fail}
+    }}
+    if (index < 0) index += length;
+    data += index * {stride};
+}}""")
+        axis += 1
+    for remaining in range(axis, x_ndim):
+        lines.append(f"dims[{output_axis}] = PyArray_DIM({x}, {remaining}); "
+                     f"strides[{output_axis}] = PyArray_STRIDE({x}, {remaining});")
+        output_axis += 1
+    lines += [
+        f"Py_INCREF(PyArray_DESCR({x}));",
+        "PyArrayObject *view = (PyArrayObject *)PyArray_NewFromDescr(",
+        f"    &PyArray_Type, PyArray_DESCR({x}), {output_ndim}, dims, strides, data,",
+        f"    PyArray_FLAGS({x}) & NPY_ARRAY_WRITEABLE, NULL);",
+        f"if (view == NULL) {{ {names.fail} }}",
+        f"Py_INCREF({x});",
+        f"if (PyArray_SetBaseObject(view, (PyObject *){x})) {{",
+        "    Py_DECREF(view);",
+        f"    {names.fail}",
+        "}",
+        f"if (sympile_assign_output(&{names.outputs[0]}, view)) {{ {names.fail} }}",
+    ]
+    return CCode(body="\n".join(lines))

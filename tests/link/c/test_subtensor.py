@@ -92,3 +92,37 @@ def test_mlp_gradient_runs_entirely_in_c():
                   rng.standard_normal((5, 6)), rng.standard_normal(6),
                   rng.standard_normal((6, 4)), rng.standard_normal(4)]
         compare_backends(outputs, [x, y, w1, b1, w2, b2], values, rtol=1e-10)
+
+
+@pytest.mark.parametrize("dtype", ("bool", "int8", "float32", "float64"))
+def test_basic_index_is_a_view(dtype):
+    x = T.tensor3("x", dtype=dtype)
+    start, stop, step = (T.scalar(name, dtype="int64") for name in ("a", "b", "c"))
+    index = T.scalar("i", dtype="int32")
+    outputs = [x[1], x[-1, ::-1], x[:, 1:3, ::2], x[::-2, None, index], x[start:stop:step],
+               x[0, 0, 0], x[index, start::-1, :stop], x[10:], x[-10:2, -1:-5:-1]]
+    values = np.arange(60).reshape(3, 4, 5).astype(dtype)
+    layouts = (values, np.transpose(np.arange(60).reshape(5, 4, 3).astype(dtype), (2, 1, 0)),
+               np.arange(240).reshape(6, 8, 5).astype(dtype)[::2, ::-2])
+    for value in layouts:
+        for bounds in ((0, 3, 1), (2, -5, -1), (-1, 1, -2), (5, 0, 2)):
+            compare_backends(outputs, [x, start, stop, step, index],
+                             [value, *(np.array(b) for b in bounds), np.array(-2, "int32")])
+
+
+def test_basic_index_errors_and_changing_shapes():
+    x = T.matrix("x")
+    index, step = T.scalar("i", dtype="int64"), T.scalar("s", dtype="int64")
+    function = compile_c([x, index, step], [x[index], x[:, ::step]])
+    assert function._vm.fallback_nodes == []
+    for shape in ((3, 4), (1, 7), (5, 2)):
+        value = np.arange(np.prod(shape), dtype="float64").reshape(shape)
+        row, columns = function(value, -1, -2)
+        np.testing.assert_array_equal(row, value[-1])
+        np.testing.assert_array_equal(columns, value[:, ::-2])
+    with pytest.raises(IndexError, match=r"index 3 is out of bounds for axis 0 with size 3"):
+        function(np.zeros((3, 4)), 3, 1)
+    with pytest.raises(IndexError, match=r"index -4 is out of bounds for axis 0"):
+        function(np.zeros((3, 4)), -4, 1)
+    with pytest.raises(ValueError, match="slice step cannot be zero"):
+        function(np.zeros((3, 4)), 0, 0)
