@@ -15,7 +15,6 @@ branch is taken.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np

@@ -12,7 +12,6 @@ import pytest
 
 import sympile
 import sympile.tensor as T
-from sympile.compile.mode import Mode
 from sympile.gradient import verify_grad, verify_rop
 from sympile.graph.basic import Apply
 from sympile.graph.op import Op
