@@ -5,6 +5,9 @@ input."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections import Counter
 
 import numpy as np
@@ -293,3 +296,50 @@ def test_bad_input():
         IfElse(0)
     with pytest.raises(TypeError, match="condition must be a scalar tensor"):
         ifelse("yes", x, x)
+
+
+SANITIZER_SCRIPT = """
+import numpy as np
+import sympile
+import sympile.tensor as T
+from tests.link.c.utils import C_MODE
+from tests.test_ifelse import Counted
+
+c1, c2 = T.iscalars("c1", "c2")
+x = T.dmatrix("x")
+inner = sympile.ifelse(c2, T.exp(x) * 2, Counted("thunk")(x))
+outer = sympile.ifelse(c1, [inner, x.sum()], [x.T + 1, T.constant(0.0)])
+f = sympile.function([c1, c2, x], outer, mode=C_MODE)
+for shape in [(3, 4), (0, 2), (5, 5)]:
+    for first in (1, 0):
+        for second in (1, 0):
+            f(first, second, np.ones(shape))
+g = sympile.function([c1, x], sympile.ifelse(c1, x, Counted("boom", fail=True)(x)),
+                     mode=C_MODE)
+g(1, np.ones((2, 2)))
+try:
+    g(0, np.ones((2, 2)))
+except RuntimeError:
+    print("clean")
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not compiler_available(), reason="no C compiler (config.cxx)")
+def test_lazy_c_code_is_clean_under_address_sanitizer(tmp_path):
+    library = subprocess.run(["gcc", "-print-file-name=libasan.so"], capture_output=True,
+                             text=True).stdout.strip()
+    if not os.path.isabs(library) or not os.path.exists(library):
+        pytest.skip("the toolchain has no AddressSanitizer runtime (libasan.so)")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    environment = dict(os.environ, LD_PRELOAD=library, PYTHONMALLOC="malloc",
+                       ASAN_OPTIONS="detect_leaks=0:abort_on_error=0:exitcode=99",
+                       SYMPILE_FLAGS=f"cxx=gcc,compiledir={tmp_path},openmp=False,"
+                                     f"cxxflags=-fsanitize=address -fno-omit-frame-pointer",
+                       PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    result = subprocess.run([sys.executable, "-c", SANITIZER_SCRIPT], capture_output=True,
+                            text=True, env=environment, cwd=root, timeout=600)
+    report = result.stdout + result.stderr
+    assert "AddressSanitizer" not in report, report[-4000:]
+    assert result.returncode == 0, report[-4000:]
+    assert "clean" in result.stdout
