@@ -1,0 +1,174 @@
+"""Softmax rewrites, in stabilize_db (tags stabilize, fast_run):
+
+  local_log_softmax              log(softmax(x))                    -> log_softmax(x)
+  local_crossentropy_1hot        log(softmax(x)[arange(n), y])      -> -crossentropy(x, y)
+                                 log_softmax(x)[arange(n), y]       -> -crossentropy(x, y)
+  local_crossentropy_1hot_grad   SoftmaxGrad(inc(zeros[arange(n), y], a / sm[arange(n), y]), sm)
+                                 SoftmaxGrad(inc(zeros[arange(n), y], a) / sm, sm)
+                                                                    -> Dx(-a, sm, y)
+  local_softmax_of_crossentropy  softmax(x) next to crossentropy(x, y) -> its second output
+
+crossentropy is CrossentropySoftmax1Hot (x a matrix, the softmax along its rows, y integer
+targets), Dx its backward op. n must be the number of targets or of rows (y.shape[0] or
+x.shape[0]); the fused op requires one target per row, and raises where the original graph
+indexed fewer rows than x has.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sympile.graph.basic import Apply, Constant
+from sympile.graph.fgraph import FunctionGraph
+from sympile.graph.rewriting.basic import node_rewriter
+from sympile.scalar import basic as scalar
+from sympile.tensor import math
+from sympile.tensor.basic import ARange, Alloc
+from sympile.tensor.elemwise import Elemwise
+from sympile.tensor.nnet import (
+    CrossentropySoftmax1Hot, CrossentropySoftmax1HotDx, LogSoftmax, Softmax, SoftmaxGrad,
+)
+from sympile.tensor.rewriting.stabilize import _as_type_of, _inputs_of, stabilize_db
+from sympile.tensor.shape import ShapeI
+from sympile.tensor.subtensor import ARRAY, AdvancedIncSubtensor, AdvancedSubtensor
+
+__all__ = ["local_crossentropy_1hot", "local_crossentropy_1hot_grad", "local_log_softmax",
+           "local_softmax_of_crossentropy"]
+
+_log = Elemwise(scalar.log)
+
+
+def _is_constant(variable, value) -> bool:
+    return isinstance(variable, Constant) and np.asarray(variable.data).size == 1 \
+        and np.asarray(variable.data).item() == value
+
+
+def _row_softmax_input(variable):
+    """x if `variable` is Softmax(x) along the rows of the matrix x, else None."""
+    owner = variable.owner
+    if owner is None or not isinstance(owner.op, (Softmax, LogSoftmax)) \
+            or variable.type.ndim != 2 or owner.op.axis not in (1, -1):
+        return None
+    return owner.inputs[0]
+
+
+def _is_row_arange(variable, x, targets) -> bool:
+    """Whether `variable` is arange(0, n, 1) with n the length of targets or rows of x."""
+    owner = variable.owner
+    if owner is None or not isinstance(owner.op, ARange):
+        return False
+    start, stop, step = owner.inputs
+    if not (_is_constant(start, 0) and _is_constant(step, 1)):
+        return False
+    length = stop.owner
+    return length is not None and isinstance(length.op, ShapeI) and length.op.axis == 0 \
+        and length.inputs[0] in (x, targets)
+
+
+def _picked_targets(variable):
+    """(source, x, y) if `variable` is source[arange(n), y] for source a row softmax (or
+    log_softmax) of x and y an integer vector, else None."""
+    owner = variable.owner
+    if owner is None or not isinstance(owner.op, AdvancedSubtensor) \
+            or owner.op.idx_list != (ARRAY, ARRAY):
+        return None
+    source, rows, targets = owner.inputs
+    x = _row_softmax_input(source)
+    if x is None or targets.type.ndim != 1 or not _is_row_arange(rows, x, targets):
+        return None
+    return source, x, targets
+
+
+@node_rewriter([_log])
+def local_log_softmax(fgraph: FunctionGraph, node: Apply):
+    """log(softmax(x, axis)) -> log_softmax(x, axis)."""
+    # softmax(x) underflows to 0 where x is far below its slice's maximum (x ~ 1000 apart),
+    # and log(0) = -inf; log_softmax is x - max - log(sum(exp(x - max))), always finite.
+    owner = node.inputs[0].owner
+    if owner is None or not isinstance(owner.op, Softmax):
+        return None
+    return _as_type_of(LogSoftmax(owner.op.axis)(owner.inputs[0]), node.outputs[0])
+
+
+@node_rewriter([_log, AdvancedSubtensor])
+def local_crossentropy_1hot(fgraph: FunctionGraph, node: Apply):
+    """log(softmax(x)[arange(n), y]), log_softmax(x)[arange(n), y] -> -crossentropy(x, y)."""
+    # The picked probability of a wrong class rounds to 0 for logits 1e4 apart, giving
+    # -log(0) = inf; the fused op computes logsumexp(x_i) - x_i[y_i] from the logits.
+    if node.op == _log:
+        picked = _picked_targets(node.inputs[0])
+        if picked is None or not isinstance(picked[0].owner.op, Softmax):
+            return None
+    else:
+        picked = _picked_targets(node.outputs[0])
+        if picked is None or not isinstance(picked[0].owner.op, LogSoftmax):
+            return None
+    _, x, targets = picked
+    loss = CrossentropySoftmax1Hot()(x, targets)[0]
+    return _as_type_of(math.neg(loss), node.outputs[0])
+
+
+def _zeros_source(variable) -> bool:
+    owner = variable.owner
+    return owner is not None and isinstance(owner.op, Alloc) and _is_constant(owner.inputs[0], 0)
+
+
+@node_rewriter([SoftmaxGrad])
+def local_crossentropy_1hot_grad(fgraph: FunctionGraph, node: Apply):
+    """SoftmaxGrad(inc_subtensor(zeros[arange(n), y], w), sm) -> Dx(-w * sm[arange(n), y],
+    sm, y), and for w = a / sm[arange(n), y] (the gradient of -log) -> Dx(-a, sm, y)."""
+    # sm * (dy - sum(dy * sm)) with dy one-hot in row i at y_i is -(w_i p_i) (sm - onehot)
+    # for p_i = sm[i, y_i]; cancelling the division by p_i keeps it finite when p_i is 0.
+    scattered, probabilities = node.inputs
+    # log(sm)[arange(n), y] differentiates to inc_subtensor(zeros[...], w) / sm: the
+    # one-hot's entries are then w / p, so the scale is -w itself.
+    divided = _inputs_of(scattered, scalar.true_div)
+    over_probabilities = divided is not None and divided[1] is probabilities
+    if over_probabilities:
+        scattered = divided[0]
+    owner = scattered.owner
+    if node.op.axis not in (1, -1) or probabilities.type.ndim != 2 or owner is None \
+            or not isinstance(owner.op, AdvancedIncSubtensor) \
+            or owner.op.idx_list != (ARRAY, ARRAY) or owner.op.set_instead_of_inc \
+            or owner.op.ignore_duplicates or not _zeros_source(owner.inputs[0]):
+        return None
+    _, weights, rows, targets = owner.inputs
+    x = _row_softmax_input(probabilities)
+    if x is None or targets.type.ndim != 1 or not _is_row_arange(rows, x, targets):
+        return None
+    quotient = _inputs_of(weights, scalar.true_div)
+    if over_probabilities:
+        quotient = [weights, None]
+    picked = quotient[1] if quotient is not None else None
+    if over_probabilities or picked is not None and _picked_targets(picked) is not None \
+            and _picked_targets(picked)[0] is probabilities:
+        scale = math.neg(quotient[0])
+    else:
+        picked_probabilities = probabilities[rows, targets]
+        scale = math.neg(math.mul(weights, picked_probabilities))
+    if scale.type.ndim == 0:
+        # Dx takes one scale per row.
+        scale = math.add(scale, math.cast(math.mul(0, targets), scale.type.dtype))
+    scale = math.cast(scale, probabilities.type.dtype)
+    return _as_type_of(CrossentropySoftmax1HotDx()(scale, probabilities, targets),
+                       node.outputs[0])
+
+
+@node_rewriter([Softmax])
+def local_softmax_of_crossentropy(fgraph: FunctionGraph, node: Apply):
+    """softmax(x) -> crossentropy(x, y)[1] when the graph already computes crossentropy(x, y):
+    one pass over x instead of two."""
+    x = node.inputs[0]
+    if node.op.axis not in (1, -1) or x.type.ndim != 2:
+        return None
+    for client, _ in fgraph.clients.get(x, []):
+        if isinstance(getattr(client, "op", None), CrossentropySoftmax1Hot) \
+                and client.inputs[0] is x:
+            return _as_type_of(client.outputs[1], node.outputs[0])
+    return None
+
+
+for _rule in (local_log_softmax, local_crossentropy_1hot, local_crossentropy_1hot_grad,
+              local_softmax_of_crossentropy):
+    stabilize_db.register(_rule.name, _rule, "stabilize", "fast_run")
+del _rule

@@ -1,0 +1,87 @@
+"""Softmax rewrites: the graph after FAST_RUN holds the fused ops, values equal a stable
+float64 numpy reference, and inputs where the naive graph gives inf/nan give finite results."""
+
+import numpy as np
+import pytest
+
+import sympile
+import sympile.tensor as T
+from sympile.compile.mode import Mode
+from sympile.tensor import nnet
+
+NAIVE = Mode(rewriter=None, name="none")
+
+
+def reference_log_softmax(x):
+    shifted = x - x.max(axis=1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+
+
+def op_types(function):
+    return {type(node.op).__name__ for node in function.maker.fgraph.apply_nodes}
+
+
+def test_log_softmax_rewrite_is_finite_for_large_inputs():
+    x = T.dmatrix("x")
+    output = T.log(nnet.softmax(x))
+    values = np.array([[1000.0, 0.0, -1000.0], [1.0, 2.0, 3.0]])
+    rewritten = sympile.function([x], output)
+    assert "LogSoftmax" in op_types(rewritten) and "Softmax" not in op_types(rewritten)
+    with np.errstate(divide="ignore"):
+        naive = sympile.function([x], output, mode=NAIVE)(values)
+    assert np.isinf(naive).any()
+    np.testing.assert_allclose(rewritten(values), reference_log_softmax(values))
+
+
+@pytest.mark.parametrize("form", ["log_of_picked", "picked_of_log", "log_softmax",
+                                  "categorical"])
+def test_crossentropy_and_its_gradient_are_fused_and_finite(form):
+    x, y = T.dmatrix("x"), T.lvector("y")
+    probabilities = nnet.softmax(x)
+    rows = T.arange(y.shape[0])
+    if form == "log_of_picked":
+        losses = -T.log(probabilities[rows, y])
+    elif form == "picked_of_log":
+        losses = -T.log(probabilities)[rows, y]
+    elif form == "log_softmax":
+        losses = -nnet.log_softmax(x)[rows, y]
+    else:
+        losses = nnet.categorical_crossentropy(probabilities, y)
+    cost = losses.mean()
+    gradient = sympile.grad(cost, x)
+    values = np.array([[1e4, 0.0, 1.0], [1.0, 2.0, 3.0], [0.0, -1e4, 5.0]])
+    targets = np.array([1, 2, 1])
+    rewritten = sympile.function([x, y], [cost, gradient])
+    types = op_types(rewritten)
+    assert "CrossentropySoftmax1Hot" in types
+    if form != "log_softmax":
+        # log_softmax's own gradient is stable already and is left as it is.
+        assert "CrossentropySoftmax1HotDx" in types
+        assert not types & {"Softmax", "SoftmaxGrad", "AdvancedIncSubtensor"}
+        with np.errstate(all="ignore"):
+            naive_cost, naive_gradient = sympile.function([x, y], [cost, gradient],
+                                                          mode=NAIVE)(values, targets)
+        assert not (np.isfinite(naive_cost) and np.isfinite(naive_gradient).all())
+    cost_value, gradient_value = rewritten(values, targets)
+    log_probabilities = reference_log_softmax(values)
+    np.testing.assert_allclose(cost_value, -log_probabilities[np.arange(3), targets].mean())
+    expected = (np.exp(log_probabilities) - np.eye(3)[targets]) / 3
+    np.testing.assert_allclose(gradient_value, expected, atol=1e-15)
+
+
+def test_values_unchanged_on_ordinary_inputs():
+    rng = np.random.default_rng(0)
+    x, y = T.dmatrix("x"), T.lvector("y")
+    probabilities = nnet.softmax(x)
+    cost = -T.log(probabilities[T.arange(x.shape[0]), y]).sum()
+    outputs = [cost, sympile.grad(cost, x), T.log(probabilities)]
+    values, targets = rng.standard_normal((5, 4)), rng.integers(0, 4, 5)
+    for expected, actual in zip(sympile.function([x, y], outputs, mode=NAIVE)(values, targets),
+                                sympile.function([x, y], outputs)(values, targets)):
+        np.testing.assert_allclose(actual, expected, rtol=1e-12, atol=1e-14)
+
+
+def test_arange_of_another_length_is_not_fused():
+    x, y, n = T.dmatrix("x"), T.lvector("y"), T.lscalar("n")
+    cost = -T.log(nnet.softmax(x)[T.arange(n), y]).sum()
+    assert "CrossentropySoftmax1Hot" not in op_types(sympile.function([x, y, n], cost))
