@@ -1,5 +1,7 @@
 """Softmax rewrites, in stabilize_db (tags stabilize, fast_run):
 
+  local_softmax                  exp(x - max(x, a)) / sum(exp(x - max(x, a)), a),
+                                 exp(x) / sum(exp(x), a)            -> softmax(x, a)
   local_log_softmax              log(softmax(x))                    -> log_softmax(x)
   local_crossentropy_1hot        log(softmax(x)[arange(n), y])      -> -crossentropy(x, y)
                                  log_softmax(x)[arange(n), y]       -> -crossentropy(x, y)
@@ -24,18 +26,20 @@ from sympile.graph.rewriting.basic import node_rewriter
 from sympile.scalar import basic as scalar
 from sympile.tensor import math
 from sympile.tensor.basic import ARange, Alloc
-from sympile.tensor.elemwise import Elemwise
+from sympile.tensor.elemwise import DimShuffle, Elemwise
 from sympile.tensor.nnet import (
     CrossentropySoftmax1Hot, CrossentropySoftmax1HotDx, LogSoftmax, Softmax, SoftmaxGrad,
 )
+from sympile.tensor.reduction import CAReduce
 from sympile.tensor.rewriting.stabilize import _as_type_of, _inputs_of, stabilize_db
 from sympile.tensor.shape import ShapeI
 from sympile.tensor.subtensor import ARRAY, AdvancedIncSubtensor, AdvancedSubtensor
 
 __all__ = ["local_crossentropy_1hot", "local_crossentropy_1hot_grad", "local_log_softmax",
-           "local_softmax_of_crossentropy"]
+           "local_softmax", "local_softmax_of_crossentropy"]
 
 _log = Elemwise(scalar.log)
+_true_div = Elemwise(scalar.true_div)
 
 
 def _is_constant(variable, value) -> bool:
@@ -77,6 +81,52 @@ def _picked_targets(variable):
     if x is None or targets.type.ndim != 1 or not _is_row_arange(rows, x, targets):
         return None
     return source, x, targets
+
+
+def _reduced_with_kept_axis(variable, scalar_op):
+    """(input, axis) if `variable` is reduce(scalar_op, input, axis, keepdims=True) over one
+    axis, else None."""
+    shuffle = variable.owner
+    if shuffle is None or not isinstance(shuffle.op, DimShuffle):
+        return None
+    reduction = shuffle.inputs[0].owner
+    if reduction is None or not isinstance(reduction.op, CAReduce) \
+            or reduction.op.scalar_op != scalar_op:
+        return None
+    (source,) = reduction.inputs
+    axes = reduction.op.axis if reduction.op.axis is not None else tuple(
+        range(source.type.ndim))
+    if len(axes) != 1:
+        return None
+    (axis,) = axes
+    remaining = iter(range(source.type.ndim - 1))
+    kept = tuple("x" if index == axis else next(remaining)
+                 for index in range(source.type.ndim))
+    return (source, axis) if shuffle.op.new_order == kept else None
+
+
+@node_rewriter([_true_div])
+def local_softmax(fgraph: FunctionGraph, node: Apply):
+    """exp(x - max(x, a, keepdims)) / sum(exp(...), a, keepdims) and
+    exp(x) / sum(exp(x), a, keepdims) -> softmax(x, a)."""
+    # exp(x) alone overflows to inf for x > 709 (float64), and inf / inf is NaN; softmax
+    # subtracts the maximum. The shifted form is already stable: one node instead of five.
+    numerator, denominator = node.inputs
+    exponent = _inputs_of(numerator, scalar.exp)
+    total = _reduced_with_kept_axis(denominator, scalar.add)
+    if exponent is None or total is None or total[0] is not numerator \
+            or numerator.type.dtype not in scalar.FLOAT_DTYPES:
+        return None
+    axis = total[1]
+    (x,) = exponent
+    difference = _inputs_of(x, scalar.sub)
+    if difference is not None:
+        peak = _reduced_with_kept_axis(difference[1], scalar.maximum)
+        if peak is not None and peak == (difference[0], axis):
+            x = difference[0]
+    if x.type.dtype != numerator.type.dtype:
+        return None
+    return _as_type_of(Softmax(axis)(x), node.outputs[0])
 
 
 @node_rewriter([_log])
@@ -168,7 +218,7 @@ def local_softmax_of_crossentropy(fgraph: FunctionGraph, node: Apply):
     return None
 
 
-for _rule in (local_log_softmax, local_crossentropy_1hot, local_crossentropy_1hot_grad,
-              local_softmax_of_crossentropy):
+for _rule in (local_softmax, local_log_softmax, local_crossentropy_1hot,
+              local_crossentropy_1hot_grad, local_softmax_of_crossentropy):
     stabilize_db.register(_rule.name, _rule, "stabilize", "fast_run")
 del _rule

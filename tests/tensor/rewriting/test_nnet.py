@@ -85,3 +85,31 @@ def test_arange_of_another_length_is_not_fused():
     x, y, n = T.dmatrix("x"), T.lvector("y"), T.lscalar("n")
     cost = -T.log(nnet.softmax(x)[T.arange(n), y]).sum()
     assert "CrossentropySoftmax1Hot" not in op_types(sympile.function([x, y, n], cost))
+
+
+def test_softmax_is_recognised_and_stable():
+    x = T.dmatrix("x")
+    shifted = T.exp(x - x.max(axis=1, keepdims=True))
+    exps = T.exp(x)
+    outputs = [shifted / shifted.sum(axis=1, keepdims=True), exps / exps.sum(axis=0, keepdims=True)]
+    rewritten = sympile.function([x], outputs)
+    softmax_axes = sorted(node.op.axis for node in rewritten.maker.fgraph.apply_nodes
+                          if isinstance(node.op, nnet.Softmax))
+    assert softmax_axes == [0, 1]
+    assert "CAReduce" not in op_types(rewritten)
+    values = np.array([[1000.0, 0.0], [999.0, -5.0]])
+    with np.errstate(all="ignore"):
+        naive = sympile.function([x], outputs[1], mode=NAIVE)(values)
+    assert np.isnan(naive).any()
+    by_rows, by_columns = rewritten(values)
+    np.testing.assert_allclose(by_rows, np.exp(reference_log_softmax(values)))
+    np.testing.assert_allclose(by_columns, np.exp(reference_log_softmax(values.T)).T)
+
+
+def test_softmax_rule_needs_the_same_axis():
+    x = T.dmatrix("x")
+    exps = T.exp(x - x.max(axis=0, keepdims=True))
+    output = exps / exps.sum(axis=1, keepdims=True)
+    rewritten = sympile.function([x], output)
+    values = np.random.default_rng(1).standard_normal((3, 4))
+    np.testing.assert_allclose(rewritten(values), sympile.function([x], output, mode=NAIVE)(values))
