@@ -113,3 +113,27 @@ def test_softmax_rule_needs_the_same_axis():
     rewritten = sympile.function([x], output)
     values = np.random.default_rng(1).standard_normal((3, 4))
     np.testing.assert_allclose(rewritten(values), sympile.function([x], output, mode=NAIVE)(values))
+
+
+def test_mlp_gradient_graph_shrinks_and_keeps_its_values():
+    rng = np.random.default_rng(3)
+    x, y = T.fmatrix("x"), T.lvector("y")
+    sizes = [12, 8, 8, 5]
+    params = [T.fmatrix("W0"), T.fvector("b0"), T.fmatrix("W1"), T.fvector("b1"),
+              T.fmatrix("W2"), T.fvector("b2")]
+    activation = x
+    for layer in range(3):
+        activation = T.dot(activation, params[2 * layer]) + params[2 * layer + 1]
+        activation = T.tanh(activation) if layer < 2 else activation
+    cost = -T.log(nnet.softmax(activation))[T.arange(y.shape[0]), y].mean()
+    outputs = [cost, *sympile.grad(cost, params)]
+    values = [rng.standard_normal((6, 12)).astype("float32"), rng.integers(0, 5, 6)]
+    for fan_in, fan_out in zip(sizes, sizes[1:]):
+        values += [rng.standard_normal((fan_in, fan_out)).astype("float32"),
+                   rng.standard_normal(fan_out).astype("float32")]
+    naive = sympile.function([x, y, *params], outputs, mode=NAIVE)
+    rewritten = sympile.function([x, y, *params], outputs)
+    assert len(rewritten.maker.fgraph.apply_nodes) < len(naive.maker.fgraph.apply_nodes)
+    assert {"CrossentropySoftmax1Hot", "CrossentropySoftmax1HotDx"} <= op_types(rewritten)
+    for expected, actual in zip(naive(*values), rewritten(*values)):
+        np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-6)
