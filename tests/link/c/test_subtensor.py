@@ -6,6 +6,10 @@ graph of a small MLP on the C backend with no perform fallback."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -126,3 +130,61 @@ def test_basic_index_errors_and_changing_shapes():
         function(np.zeros((3, 4)), -4, 1)
     with pytest.raises(ValueError, match="slice step cannot be zero"):
         function(np.zeros((3, 4)), 0, 0)
+
+
+SANITIZED_SCRIPT = """
+import numpy as np
+import sympile
+import sympile.tensor as T
+from sympile.tensor.basic import Alloc
+from sympile.tensor.subtensor import inc_subtensor
+from tests.link.c.utils import compile_c
+
+x, y = T.matrix("x"), T.vector("labels", dtype="int64")
+w, b = T.matrix("w"), T.vector("b")
+logits = T.dot(T.tanh(x), w) + b
+exponentials = T.exp(logits - T.max(logits, axis=1, keepdims=True))
+probabilities = exponentials / T.sum(exponentials, axis=1, keepdims=True)
+loss = -T.log(probabilities)[T.arange(y.shape[0]), y].mean()
+outputs = [loss, *sympile.grad(loss, [w, b]), T.argmax(x, axis=0), T.prod(x[::-1, 1:]),
+           T.all(x > 0, axis=1), Alloc()(b, y.shape[0], b.shape[0]),
+           inc_subtensor(x[y, y], b[0])]
+f = compile_c([x, y, w, b], outputs)
+# The nnet rewrites may fuse the loss into their own op (another module's C code).
+fallback = [n for n in f._vm.fallback_nodes if not type(n.op).__module__.endswith("nnet")]
+assert fallback == [], fallback
+rng = np.random.default_rng(0)
+for samples in (5, 3, 4):
+    f(rng.standard_normal((samples, 4)), rng.integers(0, 3, samples),
+      rng.standard_normal((4, 3)), rng.standard_normal(3))
+for bad in (np.array([0, 7]), np.array([-9, 0])):
+    try:
+        f(rng.standard_normal((2, 4)), bad, rng.standard_normal((4, 3)), rng.standard_normal(3))
+    except IndexError:
+        pass
+    else:
+        raise AssertionError("an index out of range was accepted")
+print("clean")
+"""
+
+
+@pytest.mark.slow
+def test_clean_under_address_sanitizer(tmp_path):
+    library = subprocess.run(["gcc", "-print-file-name=libasan.so"], capture_output=True,
+                             text=True).stdout.strip()
+    if not os.path.isabs(library) or not os.path.exists(library):
+        pytest.skip("the toolchain has no AddressSanitizer runtime (libasan.so)")
+    environment = dict(os.environ)
+    environment.update(
+        SYMPILE_FLAGS=(f"cxx=gcc,compiledir={tmp_path},openmp=False,"
+                       f"cxxflags=-fsanitize=address -fno-omit-frame-pointer"),
+        LD_PRELOAD=library, PYTHONMALLOC="malloc",
+        ASAN_OPTIONS="detect_leaks=0:abort_on_error=0:exitcode=99")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+    environment["PYTHONPATH"] = root + os.pathsep + environment.get("PYTHONPATH", "")
+    result = subprocess.run([sys.executable, "-c", SANITIZED_SCRIPT], capture_output=True,
+                            text=True, env=environment, cwd=root, timeout=600)
+    report = result.stdout + result.stderr
+    assert "AddressSanitizer" not in report, report[-4000:]
+    assert result.returncode == 0, report[-4000:]
+    assert "clean" in result.stdout
