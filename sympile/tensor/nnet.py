@@ -14,7 +14,8 @@ Ops:
 
 Every forward formula subtracts the row maximum before exponentiating, so no intermediate
 overflows; the fused loss never takes the log of a probability that may have rounded to 0.
-No op here has C code yet: the C backend calls perform().
+Softmax, LogSoftmax and SoftmaxGrad have C code (nnet_c.py) for float32/float64; the
+fused cross-entropy ops run perform() on the C backend.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from sympile.graph.op import Op
 from sympile.scalar import basic as scalar
 from sympile.tensor import math
 from sympile.tensor.basic import arange
+from sympile.tensor.nnet_c import softmax_family_c_code
 from sympile.tensor.reduction import sum as tensor_sum
 from sympile.tensor.shape import declared_like
 from sympile.tensor.type import tensor_type
@@ -68,7 +70,7 @@ def _check_axis_prop(name: str, axis: Any) -> int:
 
 
 def _stable_softmax(x: np.ndarray, axis: int) -> np.ndarray:
-    peak = np.max(x, axis=axis, keepdims=True)
+    peak = np.max(x, axis=axis, keepdims=True, initial=-np.inf)
     # A slice of -infs (or one holding +inf) has no finite maximum: shifting by it would
     # compute inf - inf. Shifting by 0 there gives the limit numpy's formula gives.
     peak = np.where(np.isfinite(peak), peak, 0)
@@ -77,7 +79,7 @@ def _stable_softmax(x: np.ndarray, axis: int) -> np.ndarray:
 
 
 def _stable_log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
-    peak = np.max(x, axis=axis, keepdims=True)
+    peak = np.max(x, axis=axis, keepdims=True, initial=-np.inf)
     peak = np.where(np.isfinite(peak), peak, 0)
     shifted = x - peak
     return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
@@ -108,9 +110,12 @@ class Softmax(_AxisOp):
 
     def perform(self, node, inputs, output_storage):
         (x,) = inputs
-        with np.errstate(invalid="ignore"):
+        with np.errstate(invalid="ignore", divide="ignore"):
             result = _stable_softmax(x, self._axis(node.inputs[0]))
         output_storage[0][0] = np.asarray(result, dtype=node.outputs[0].type.dtype)
+
+    def c_code(self, node, names):
+        return softmax_family_c_code('softmax', self, node, names)
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [input_shapes[0]]
@@ -143,9 +148,12 @@ class LogSoftmax(_AxisOp):
 
     def perform(self, node, inputs, output_storage):
         (x,) = inputs
-        with np.errstate(invalid="ignore"):
+        with np.errstate(invalid="ignore", divide="ignore"):
             result = _stable_log_softmax(x, self._axis(node.inputs[0]))
         output_storage[0][0] = np.asarray(result, dtype=node.outputs[0].type.dtype)
+
+    def c_code(self, node, names):
+        return softmax_family_c_code('log_softmax', self, node, names)
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [input_shapes[0]]
@@ -195,6 +203,9 @@ class SoftmaxGrad(_AxisOp):
         total = np.sum(output_grad * probabilities, axis=axis, keepdims=True)
         output_storage[0][0] = np.asarray(probabilities * (output_grad - total),
                                           dtype=node.outputs[0].type.dtype)
+
+    def c_code(self, node, names):
+        return softmax_family_c_code('softmax_grad', self, node, names)
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [input_shapes[1]]
@@ -278,7 +289,7 @@ class CrossentropySoftmax1Hot(Op):
     def perform(self, node, inputs, output_storage):
         x, targets = inputs
         _checked_target_values(self, targets, x.shape[0], x.shape[1])
-        with np.errstate(invalid="ignore"):
+        with np.errstate(invalid="ignore", divide="ignore"):
             log_probabilities = _stable_log_softmax(x, 1)
         rows = np.arange(x.shape[0])
         dtype = node.outputs[0].type.dtype
