@@ -1,0 +1,157 @@
+"""The inplace forms of the BLAS update and indexed-write ops: each computes what its base op
+computes, written over its first input (destroy_map {0: [0]}), so the result needs no new
+array. Only the inplace rewrites (sympile.tensor.rewriting.inplace) create them, when the
+graph's DestroyHandler says the first input's value is needed by nobody else.
+
+  GemmInplace                  z <- alpha * dot(x, y) + beta * z
+  GemvInplace                  y <- alpha * dot(a, x) + beta * y
+  GerInplace                   a <- a + alpha * outer(x, y)
+  IncSubtensorInplace          x[index] <- y, or x[index] += y (basic index)
+  AdvancedIncSubtensorInplace  the same for an advanced index
+
+Elementwise ops have their inplace form in Elemwise itself (inplace_pattern). Derivatives are
+the base op's: its formula, never the overwriting form. The C backend's BLAS calls write over
+the destroyed input when the op has a destroy_map (sympile.tensor.blas_c); the indexed writes
+run perform.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from sympile.graph.op import Op
+from sympile.tensor.gemm import Gemm, Gemv, Ger, _check_runtime
+from sympile.tensor.subtensor import (
+    AdvancedIncSubtensor,
+    IncSubtensor,
+    _apply_numpy_index,
+    _numpy_index,
+)
+
+__all__ = ["AdvancedIncSubtensorInplace", "GemmInplace", "GemvInplace", "GerInplace",
+           "IncSubtensorInplace", "inplace_form"]
+
+
+class GemmInplace(Gemm):
+    """Gemm written over z (input 0)."""
+
+    destroy_map = {0: [0]}
+
+    def perform(self, node, inputs, output_storage):
+        z, alpha, x, y, beta = inputs
+        _check_runtime(self, "the columns of x and the rows of y", [x.shape[1], y.shape[0]])
+        _check_runtime(self, "the rows of z and of x", [z.shape[0], x.shape[0]])
+        _check_runtime(self, "the columns of z and of y", [z.shape[1], y.shape[1]])
+        product = np.dot(x, y)
+        product *= alpha
+        # As in Gemm, beta * z is computed even for beta = 0, so a NaN in z propagates.
+        z *= beta
+        z += product
+        output_storage[0][0] = z
+
+    def __str__(self):
+        return "Gemm_inplace"
+
+
+class GemvInplace(Gemv):
+    """Gemv written over y (input 0)."""
+
+    destroy_map = {0: [0]}
+
+    def perform(self, node, inputs, output_storage):
+        y, alpha, a, x, beta = inputs
+        _check_runtime(self, "the columns of a and x", [a.shape[1], x.shape[0]])
+        _check_runtime(self, "y and the rows of a", [y.shape[0], a.shape[0]])
+        product = np.dot(a, x)
+        product *= alpha
+        y *= beta
+        y += product
+        output_storage[0][0] = y
+
+    def __str__(self):
+        return "Gemv_inplace"
+
+
+class GerInplace(Ger):
+    """Ger written over a (input 0)."""
+
+    destroy_map = {0: [0]}
+
+    def perform(self, node, inputs, output_storage):
+        a, alpha, x, y = inputs
+        _check_runtime(self, "the rows of a and x", [a.shape[0], x.shape[0]])
+        _check_runtime(self, "the columns of a and y", [a.shape[1], y.shape[0]])
+        product = np.outer(x, y)
+        product *= alpha
+        a += product
+        output_storage[0][0] = a
+
+    def __str__(self):
+        return "Ger_inplace"
+
+
+class IncSubtensorInplace(IncSubtensor):
+    """IncSubtensor (set_subtensor / inc_subtensor, basic index) written over x (input 0)."""
+
+    destroy_map = {0: [0]}
+
+    def perform(self, node, inputs, output_storage):
+        x, y, *index_values = inputs
+        index = _numpy_index(self.idx_list, index_values) + (Ellipsis,)
+        region = _apply_numpy_index(self, x, index)
+        self._check_value(node, y, region.shape)
+        if self.set_instead_of_inc:
+            region[...] = y
+        else:
+            region += y
+        output_storage[0][0] = x
+
+    def R_op(self, inputs, eval_points):
+        return IncSubtensor(self.idx_list, self.set_instead_of_inc).R_op(inputs, eval_points)
+
+    def __str__(self):
+        return f"{super().__str__()}_inplace"
+
+
+class AdvancedIncSubtensorInplace(AdvancedIncSubtensor):
+    """AdvancedIncSubtensor written over x (input 0)."""
+
+    destroy_map = {0: [0]}
+
+    def perform(self, node, inputs, output_storage):
+        x, y, *index_values = inputs
+        # Checked before anything is written, so a bad value leaves x as it was.
+        region = self._runtime_region(x, index_values)
+        self._check_value(node, y, region)
+        index = _numpy_index(self.idx_list, index_values)
+        if self.set_instead_of_inc:
+            x[index] = y
+        elif self.ignore_duplicates:
+            x[index] += y
+        else:
+            np.add.at(x, index, y)
+        output_storage[0][0] = x
+
+    def R_op(self, inputs, eval_points):
+        base = AdvancedIncSubtensor(self.idx_list, self.set_instead_of_inc,
+                                    self.ignore_duplicates)
+        return base.R_op(inputs, eval_points)
+
+    def __str__(self):
+        return f"{super().__str__()}_inplace"
+
+
+def inplace_form(op: Op) -> Op | None:
+    """The op of this module computing `op` over its input 0, or None if it has none."""
+    if type(op) is Gemm:
+        return GemmInplace()
+    if type(op) is Gemv:
+        return GemvInplace()
+    if type(op) is Ger:
+        return GerInplace()
+    if type(op) is IncSubtensor:
+        return IncSubtensorInplace(op.idx_list, op.set_instead_of_inc)
+    if type(op) is AdvancedIncSubtensor:
+        return AdvancedIncSubtensorInplace(op.idx_list, op.set_instead_of_inc,
+                                           op.ignore_duplicates)
+    return None
