@@ -22,5 +22,6 @@ from sympile import gradient, printing  # noqa: F401
 from sympile.gradient import Lop, Rop, grad, hessian, jacobian  # noqa: F401
 from sympile.ifelse import ifelse  # noqa: F401
 from sympile.printing import debugprint, pp  # noqa: F401
+from sympile.scan import scan, until  # noqa: F401
 
 __version__ = "0.1.0"

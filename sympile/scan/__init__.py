@@ -1,0 +1,6 @@
+"""scan: symbolic loops (Theano's `theano.scan`). See sympile.scan.basic."""
+
+from sympile.scan.basic import scan, until  # noqa: F401
+from sympile.scan.op import Scan  # noqa: F401
+
+__all__ = ["Scan", "scan", "until"]

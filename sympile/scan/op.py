@@ -1,0 +1,201 @@
+"""The Scan Op: runs an inner graph once per step, feeding recurrent outputs back.
+
+Outer inputs, in order: n_steps (int64 scalar); one array per (sequence, tap), already sliced
+so that row t is the value that tap reads at step t; one initial buffer per recurrent output
+(leading length = its largest lag, oldest first); the non-sequences. Outer outputs: one stacked
+array (steps, ...) per recurrent output, then one per output not fed back. With an until
+condition the loop stops after the step whose condition is true and the outputs hold the steps
+that ran.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from sympile.graph.basic import Apply, Variable
+from sympile.graph.gradient_types import grad_not_implemented
+from sympile.graph.op import Op
+from sympile.graph.utils import MethodNotDefined
+from sympile.tensor.type import tensor_type
+from sympile.tensor.variable import as_tensor_variable
+
+__all__ = ["Scan"]
+
+
+class Scan(Op):
+    """Scan(inner_inputs, inner_outputs, n_sequence_inputs, recurrent_taps, n_plain_outputs,
+    n_non_sequences, has_until). recurrent_taps: one tuple of negative taps per recurrent
+    output. inner_outputs: recurrent outputs, plain outputs, then the until condition."""
+
+    __props__ = ("n_sequence_inputs", "recurrent_taps", "n_plain_outputs", "n_non_sequences",
+                 "has_until", "name")
+
+    def __init__(self, inner_inputs: list[Variable], inner_outputs: list[Variable],
+                 n_sequence_inputs: int, recurrent_taps: tuple[tuple[int, ...], ...],
+                 n_plain_outputs: int, n_non_sequences: int, has_until: bool,
+                 name: str | None = None):
+        self.inner_inputs = list(inner_inputs)
+        self.inner_outputs = list(inner_outputs)
+        self.n_sequence_inputs = n_sequence_inputs
+        self.recurrent_taps = tuple(tuple(taps) for taps in recurrent_taps)
+        self.n_plain_outputs = n_plain_outputs
+        self.n_non_sequences = n_non_sequences
+        self.has_until = has_until
+        self.name = name
+        self._function = None
+        expected = (n_sequence_inputs + sum(len(taps) for taps in self.recurrent_taps)
+                    + n_non_sequences)
+        if len(self.inner_inputs) != expected:
+            raise ValueError(f"Scan: expected {expected} inner inputs, got "
+                             f"{len(self.inner_inputs)}")
+        expected = len(self.recurrent_taps) + n_plain_outputs + int(has_until)
+        if len(self.inner_outputs) != expected:
+            raise ValueError(f"Scan: expected {expected} inner outputs, got "
+                             f"{len(self.inner_outputs)}")
+
+    def __eq__(self, other: Any) -> bool:
+        return self is other
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __str__(self) -> str:
+        return f"Scan{{{self.name}}}" if self.name else "Scan"
+
+    def make_node(self, n_steps, *inputs):
+        n_steps = as_tensor_variable(n_steps, op=str(self), argument="n_steps")
+        if n_steps.type.ndim != 0 or n_steps.type.dtype not in ("int8", "int16", "int32",
+                                                                  "int64", "uint8", "uint16",
+                                                                  "uint32", "uint64"):
+            raise TypeError(f"{self}: n_steps must be an integer scalar, got type "
+                            f"{n_steps.type}")
+        n_recurrent = len(self.recurrent_taps)
+        expected = self.n_sequence_inputs + n_recurrent + self.n_non_sequences
+        if len(inputs) != expected:
+            raise ValueError(f"{self}: expected n_steps and {expected} inputs, got "
+                             f"{len(inputs)}")
+        inputs = [as_tensor_variable(value, op=str(self), argument=f"input {index}")
+                  for index, value in enumerate(inputs)]
+        sequences = inputs[:self.n_sequence_inputs]
+        initials = inputs[self.n_sequence_inputs:self.n_sequence_inputs + n_recurrent]
+        non_sequences = inputs[self.n_sequence_inputs + n_recurrent:]
+        inner_sequences = self.inner_inputs[:self.n_sequence_inputs]
+        for index, (outer, inner) in enumerate(zip(sequences, inner_sequences)):
+            _check_match(f"{self}: sequence input {index}", outer.type.dtype,
+                         outer.type.ndim - 1, inner)
+        inner_states = self.inner_outputs[:n_recurrent]
+        for index, (outer, inner) in enumerate(zip(initials, inner_states)):
+            _check_match(f"{self}: initial state {index}", outer.type.dtype,
+                         outer.type.ndim - 1, inner)
+        inner_non_sequences = self.inner_inputs[len(self.inner_inputs) - self.n_non_sequences:]
+        for index, (outer, inner) in enumerate(zip(non_sequences, inner_non_sequences)):
+            _check_match(f"{self}: non-sequence {index}", outer.type.dtype, outer.type.ndim,
+                         inner)
+        stacked = self.inner_outputs[:n_recurrent + self.n_plain_outputs]
+        outputs = [tensor_type(inner.type.dtype, (None, *inner.type.shape))()
+                   for inner in stacked]
+        return Apply(self, [n_steps, *inputs], outputs)
+
+    def _compiled(self):
+        if self._function is None:
+            # Imported here: sympile.compile sits above the graph layer this op belongs to.
+            from sympile.compile import function
+            self._function = function(self.inner_inputs, self.inner_outputs,
+                                      on_unused_input="ignore")
+        return self._function
+
+    def perform(self, node, inputs, output_storage):
+        run = self._compiled()
+        n_steps = int(inputs[0])
+        if n_steps < 0:
+            raise ValueError(f"{self}: n_steps must be >= 0, got {n_steps}")
+        n_recurrent = len(self.recurrent_taps)
+        sequences = inputs[1:1 + self.n_sequence_inputs]
+        for index, sequence in enumerate(sequences):
+            if sequence.shape[0] < n_steps:
+                raise ValueError(f"{self}: sequence input {index} has {sequence.shape[0]} rows, "
+                                 f"fewer than the {n_steps} steps")
+        initials = inputs[1 + self.n_sequence_inputs:1 + self.n_sequence_inputs + n_recurrent]
+        non_sequences = list(inputs[1 + self.n_sequence_inputs + n_recurrent:])
+        lags = [-min(taps) for taps in self.recurrent_taps]
+        buffers = []
+        for index, (initial, lag) in enumerate(zip(initials, lags)):
+            if initial.shape[0] < lag:
+                raise ValueError(f"{self}: initial state {index} has {initial.shape[0]} rows; "
+                                 f"its taps {self.recurrent_taps[index]} need {lag}")
+            dtype = node.outputs[index].type.dtype
+            buffer = np.empty((lag + n_steps, *initial.shape[1:]), dtype=dtype)
+            buffer[:lag] = initial[initial.shape[0] - lag:]
+            buffers.append(buffer)
+        plain: list[np.ndarray | None] = [None] * self.n_plain_outputs
+        steps_run = 0
+        for step in range(n_steps):
+            arguments = [sequence[step] for sequence in sequences]
+            for buffer, lag, taps in zip(buffers, lags, self.recurrent_taps):
+                arguments.extend(buffer[lag + step + tap] for tap in taps)
+            arguments.extend(non_sequences)
+            results = run(*arguments)
+            if not isinstance(results, list):
+                results = [results]
+            for buffer, lag, value in zip(buffers, lags, results):
+                buffer[lag + step] = value
+            for index in range(self.n_plain_outputs):
+                value = np.asarray(results[n_recurrent + index])
+                if plain[index] is None:
+                    plain[index] = np.empty((n_steps, *value.shape),
+                                            dtype=node.outputs[n_recurrent + index].type.dtype)
+                plain[index][step] = value
+            steps_run = step + 1
+            if self.has_until and bool(results[-1]):
+                break
+        for index, (buffer, lag) in enumerate(zip(buffers, lags)):
+            output_storage[index][0] = buffer[lag:lag + steps_run].copy()
+        for index in range(self.n_plain_outputs):
+            output = node.outputs[n_recurrent + index]
+            if plain[index] is None:
+                inner = self.inner_outputs[n_recurrent + index]
+                shape = tuple(0 if length is None else length for length in inner.type.shape)
+                plain[index] = np.empty((0, *shape), dtype=output.type.dtype)
+            output_storage[n_recurrent + index][0] = plain[index][:steps_run].copy()
+
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        """n_steps rows of each recurrent state's shape, and of each plain output's static
+        per-step shape; not inferred with an until condition (the rows are the steps that ran)
+        or when a plain output's per-step shape is not static."""
+        if self.has_until:
+            raise MethodNotDefined(f"{self}.infer_shape: the number of steps run is known only "
+                                   f"after running")
+        n_recurrent = len(self.recurrent_taps)
+        n_steps = node.inputs[0]
+        initial_shapes = input_shapes[1 + self.n_sequence_inputs:
+                                      1 + self.n_sequence_inputs + n_recurrent]
+        shapes = [(n_steps, *shape[1:]) for shape in initial_shapes]
+        for inner in self.inner_outputs[n_recurrent:n_recurrent + self.n_plain_outputs]:
+            if any(length is None for length in inner.type.shape):
+                raise MethodNotDefined(f"{self}.infer_shape: output {inner} has no static "
+                                       f"per-step shape")
+            shapes.append((n_steps, *inner.type.shape))
+        return shapes
+
+    def L_op(self, inputs, outputs, output_grads):
+        """Not implemented yet: every input's gradient is a not-implemented null gradient, so
+        sympile.grad raises rather than return a wrong value."""
+        return [grad_not_implemented(self, index, value, "backpropagation through scan is not "
+                                     "implemented yet") for index, value in enumerate(inputs)]
+
+    def R_op(self, inputs, eval_points):
+        raise NotImplementedError(f"{self}.R_op: the R operator through scan is not implemented "
+                                  f"yet")
+
+    def do_constant_folding(self, fgraph, node) -> bool:
+        # A loop over constants would run at compile time and store every step's value.
+        return False
+
+
+def _check_match(what: str, dtype: str, ndim: int, inner: Variable) -> None:
+    if inner.type.dtype != dtype or inner.type.ndim != ndim:
+        raise TypeError(f"{what}: outer dtype {dtype} with {ndim} dimension(s) per step does not "
+                        f"match the inner graph's {inner.type.dtype} with {inner.type.ndim}")

@@ -1,0 +1,288 @@
+"""scan(): Theano's tutorial programs and each feature against a Python loop over numpy."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import sympile
+import sympile.tensor as T
+from sympile.scan import Scan, scan, until
+
+
+def test_power_by_repeated_multiplication():
+    k = T.iscalar("k")
+    A = T.vector("A")
+    result, updates = scan(fn=lambda prior_result, A: prior_result * A,
+                           outputs_info=T.ones_like(A), non_sequences=A, n_steps=k)
+    assert updates == {}
+    final = sympile.function([A, k], result[-1], updates=updates)
+    every = sympile.function([A, k], result)
+    a = np.arange(10, dtype=A.type.dtype)
+    np.testing.assert_allclose(final(a, 2), a ** 2)
+    steps = every(a, 4)
+    assert steps.shape == (4, 10)
+    for step in range(4):
+        np.testing.assert_allclose(steps[step], a ** (step + 1))
+
+
+def test_polynomial_from_coefficients():
+    coefficients = T.vector("coefficients")
+    x = T.scalar("x")
+    components, updates = scan(
+        fn=lambda coefficient, power, free_variable: coefficient * (free_variable ** power),
+        outputs_info=None, sequences=[coefficients, T.arange(1000)], non_sequences=x)
+    polynomial = components.sum()
+    calculate = sympile.function([coefficients, x], polynomial)
+    test_coefficients = np.asarray([1, 0, 2], dtype=coefficients.type.dtype)
+    np.testing.assert_allclose(calculate(test_coefficients, 3), 19.0)
+
+
+def test_tanh_rnn():
+    X = T.dmatrix("X")
+    W = T.dmatrix("W")
+    b_sym = T.dvector("b_sym")
+    results, updates = scan(lambda v: T.tanh(T.dot(v, W) + b_sym), sequences=X)
+    compute = sympile.function([X, W, b_sym], results)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((5, 2))
+    w = rng.standard_normal((2, 2))
+    b = rng.standard_normal(2)
+    np.testing.assert_allclose(compute(x, w, b), np.tanh(x @ w + b))
+
+
+def test_recurrent_tanh_rnn_against_a_loop():
+    X = T.dmatrix("X")
+    W = T.dmatrix("W")
+    U = T.dmatrix("U")
+    h0 = T.dvector("h0")
+    states, _ = scan(lambda x_t, h_previous, W, U: T.tanh(T.dot(x_t, W) + T.dot(h_previous, U)),
+                     sequences=X, outputs_info=h0, non_sequences=[W, U])
+    compute = sympile.function([X, W, U, h0], states)
+    rng = np.random.default_rng(1)
+    x, w, u = rng.standard_normal((6, 3)), rng.standard_normal((3, 4)), rng.standard_normal((4, 4))
+    h = rng.standard_normal(4)
+    np.testing.assert_allclose(compute(x, w, u, h), loop_rnn(x, w, u, h))
+
+
+def loop_rnn(x, w, u, h):
+    rows = []
+    for x_t in x:
+        h = np.tanh(x_t @ w + h @ u)
+        rows.append(h)
+    return np.stack(rows)
+
+
+def test_fibonacci_with_two_taps():
+    initial = T.lvector("initial")
+    n = T.lscalar("n")
+    fibonacci, _ = scan(lambda two_back, one_back: two_back + one_back,
+                        outputs_info=dict(initial=initial, taps=[-2, -1]), n_steps=n)
+    compute = sympile.function([initial, n], fibonacci)
+    values = [0, 1]
+    for _ in range(10):
+        values.append(values[-2] + values[-1])
+    np.testing.assert_array_equal(compute(np.array([0, 1]), 10), values[2:])
+
+
+def test_until_stops_after_the_condition_holds():
+    max_value = T.scalar("max_value")
+
+    def power_of_2(previous_power, max_value):
+        return previous_power * 2, until(previous_power * 2 > max_value)
+
+    values, _ = scan(power_of_2, outputs_info=T.constant(1.0, dtype=max_value.type.dtype),
+                     non_sequences=max_value, n_steps=1024)
+    compute = sympile.function([max_value], values)
+    np.testing.assert_allclose(compute(45), [2, 4, 8, 16, 32, 64])
+    np.testing.assert_allclose(compute(0.5), [2])
+
+
+def test_until_runs_at_most_n_steps():
+    x = T.dscalar("x")
+    values, _ = scan(lambda previous: (until(previous > 1e9), previous + 1.0), outputs_info=x,
+                     n_steps=3)
+    np.testing.assert_allclose(sympile.function([x], values)(0.0), [1, 2, 3])
+
+
+def test_until_with_updates_and_a_sequence_in_any_order():
+    total = sympile.shared(np.float64(0.0), name="total")
+    x = T.dvector("x")
+
+    def step(x_t, previous):
+        return [previous + x_t], {total: total + x_t}, until(previous + x_t > 5)
+
+    running, updates = scan(step, sequences=x, outputs_info=T.constant(0.0))
+    compute = sympile.function([x], running, updates=updates)
+    np.testing.assert_allclose(compute(np.array([1.0, 2.0, 3.0, 4.0, 5.0])), [1, 3, 6])
+    np.testing.assert_allclose(total.get_value(), 6.0)
+    reordered, _ = scan(lambda x_t: [until(x_t < 0), x_t * 2], sequences=x)
+    np.testing.assert_allclose(sympile.function([x], reordered)(np.array([1.0, -1.0, 2.0])),
+                               [2, -2])
+
+
+def test_shared_variable_updated_inside_scan():
+    state = sympile.shared(np.float64(1.0), name="state")
+    step = T.dscalar("step")
+    outputs, updates = scan(lambda: ({state: state * step}, state + 0.0), n_steps=4)
+    run = sympile.function([step], outputs, updates=updates)
+    np.testing.assert_allclose(run(2.0), [1, 2, 4, 8])
+    np.testing.assert_allclose(state.get_value(), 16.0)
+    np.testing.assert_allclose(run(0.5), [16, 8, 4, 2])
+    np.testing.assert_allclose(state.get_value(), 1.0)
+
+
+def test_shared_variable_used_inside_fn_is_an_implicit_non_sequence():
+    weights = sympile.shared(np.array([1.0, 2.0]), name="weights")
+    x = T.dmatrix("x")
+    rows, updates = scan(lambda row: (row * weights).sum(), sequences=x)
+    compute = sympile.function([x], rows)
+    value = np.arange(6.0).reshape(3, 2)
+    np.testing.assert_allclose(compute(value), value @ [1.0, 2.0])
+    weights.set_value(np.array([0.0, 1.0]))
+    np.testing.assert_allclose(compute(value), value[:, 1])
+    node = rows.owner
+    assert isinstance(node.op, Scan)
+    assert weights in node.inputs
+
+
+def test_strict_rejects_variables_fn_was_not_given():
+    weights = sympile.shared(np.array([1.0, 2.0]), name="weights")
+    x = T.dmatrix("x")
+    with pytest.raises(ValueError, match="scan: fn uses weights"):
+        scan(lambda row: (row * weights).sum(), sequences=x, strict=True)
+    rows, _ = scan(lambda row, w: (row * w).sum(), sequences=x, non_sequences=weights,
+                   strict=True)
+    np.testing.assert_allclose(sympile.function([x], rows)(np.ones((2, 2))), [3, 3])
+
+
+def test_go_backwards():
+    x = T.dvector("x")
+    total, _ = scan(lambda x_t, running: running + x_t, sequences=x,
+                    outputs_info=T.constant(0.0), go_backwards=True)
+    value = np.array([1.0, 2.0, 4.0])
+    np.testing.assert_allclose(sympile.function([x], total)(value), [4, 6, 7])
+
+
+def test_several_outputs_mixed_recurrent_and_plain():
+    x = T.dvector("x")
+    (squares, running), _ = scan(lambda x_t, running: (x_t ** 2, running + x_t), sequences=x,
+                                 outputs_info=[None, T.constant(0.0)])
+    compute = sympile.function([x], [squares, running])
+    value = np.array([1.0, 2.0, 3.0])
+    got_squares, got_running = compute(value)
+    np.testing.assert_allclose(got_squares, value ** 2)
+    np.testing.assert_allclose(got_running, np.cumsum(value))
+
+
+def loop_scan(sequence, sequence_taps, initial, state_taps, n_steps, weight):
+    """Reference: out_t = weight * sum(sequence taps) + sum(state taps) * 0.5."""
+    low, high = min(sequence_taps), max(sequence_taps)
+    if n_steps is None:
+        n_steps = len(sequence) - (high - low)
+    buffer = list(initial[len(initial) - (-min(state_taps)):])
+    lag = len(buffer)
+    for step in range(n_steps):
+        reads = sum(sequence[step + tap - low] for tap in sequence_taps)
+        past = sum(buffer[lag + step + tap] for tap in state_taps)
+        buffer.append(weight * reads + 0.5 * past)
+    return np.array(buffer[lag:])
+
+
+@settings(max_examples=25, deadline=None)
+@given(length=st.integers(4, 9),
+       sequence_taps=st.lists(st.integers(-2, 2), min_size=1, max_size=3, unique=True),
+       state_taps=st.lists(st.integers(-3, -1), min_size=1, max_size=3, unique=True),
+       extra_initial_rows=st.integers(0, 2), fixed_steps=st.booleans(), seed=st.integers(0, 99))
+def test_taps_against_a_python_loop(length, sequence_taps, state_taps, extra_initial_rows,
+                                    fixed_steps, seed):
+    rng = np.random.default_rng(seed)
+    sequence_value = rng.standard_normal(length)
+    n_available = length - (max(sequence_taps) - min(sequence_taps))
+    n_steps = int(rng.integers(0, n_available + 1)) if fixed_steps else None
+    sequence = T.dvector("sequence")
+    weight = T.dscalar("weight")
+    sitsot = state_taps == [-1]
+    initial = T.dscalar("initial") if sitsot else T.dvector("initial")
+    n_sequence_taps = len(sequence_taps)
+
+    def step(*arguments):
+        reads = arguments[:n_sequence_taps]
+        past = arguments[n_sequence_taps:-1]
+        return arguments[-1] * sum(reads[1:], reads[0]) + 0.5 * sum(past[1:], past[0])
+
+    outputs, _ = scan(step, sequences=dict(input=sequence, taps=sequence_taps),
+                      outputs_info=dict(initial=initial, taps=state_taps),
+                      non_sequences=weight, n_steps=n_steps)
+    compute = sympile.function([sequence, initial, weight], outputs)
+    rows = -min(state_taps) + extra_initial_rows
+    initial_value = rng.standard_normal(()) if sitsot else rng.standard_normal(rows)
+    got = compute(sequence_value, initial_value, 0.7)
+    expected = loop_scan(sequence_value, sequence_taps, np.atleast_1d(initial_value), state_taps,
+                         n_steps, 0.7)
+    assert got.shape == (len(expected),)
+    np.testing.assert_allclose(got, expected)
+
+
+def test_symbolic_n_steps_shorter_than_the_sequence():
+    x = T.dvector("x")
+    n = T.lscalar("n")
+    doubled, _ = scan(lambda x_t: x_t * 2, sequences=x, n_steps=n)
+    compute = sympile.function([x, n], doubled)
+    np.testing.assert_allclose(compute(np.arange(5.0), 3), [0, 2, 4])
+    assert compute(np.arange(5.0), 0).shape == (0,)
+    with pytest.raises(ValueError, match="fewer than the 7 steps"):
+        compute(np.arange(5.0), 7)
+    with pytest.raises(ValueError, match="n_steps must be >= 0"):
+        compute(np.arange(5.0), -1)
+
+
+def test_return_list_and_no_outputs():
+    x = T.dvector("x")
+    outputs, _ = scan(lambda x_t: x_t + 1, sequences=x, return_list=True)
+    assert isinstance(outputs, list) and len(outputs) == 1
+    counter = sympile.shared(np.int64(0), name="counter")
+    nothing, updates = scan(lambda: {counter: counter + 1}, n_steps=5)
+    assert nothing is None
+    sympile.function([], [], updates=updates)()
+    assert counter.get_value() == 5
+
+
+def test_infer_shape_without_running_the_loop():
+    x = T.dmatrix("x")
+    h0 = T.dvector("h0")
+    states, _ = scan(lambda x_t, h: h + x_t, sequences=x, outputs_info=h0)
+    shape = sympile.function([x, h0], states.shape)
+    np.testing.assert_array_equal(shape(np.zeros((4, 3)), np.zeros(3)), [4, 3])
+
+
+def test_bad_input():
+    x = T.dvector("x")
+    with pytest.raises(ValueError, match="scan: give sequences or n_steps"):
+        scan(lambda: x, outputs_info=None)
+    with pytest.raises(ValueError, match="scan: n_steps must be >= 0"):
+        scan(lambda h: h, outputs_info=x, n_steps=-2)
+    with pytest.raises(TypeError, match="scan: n_steps must be an integer scalar"):
+        scan(lambda h: h, outputs_info=x, n_steps=T.dscalar())
+    with pytest.raises(ValueError, match=r"fn returned 2 output\(s\) but outputs_info has 1"):
+        scan(lambda h: (h, h), outputs_info=x, n_steps=2)
+    with pytest.raises(TypeError, match="fn's output 0 is float64 with 0 dimension"):
+        scan(lambda h: h.sum(), outputs_info=x, n_steps=2)
+    with pytest.raises(TypeError, match="fn's output 0 is float64 with 1 dimension.*int64"):
+        scan(lambda h: h * 1.5, outputs_info=T.lvector(), n_steps=2)
+    with pytest.raises(ValueError, match=r"sequences\[0\] has 3 rows, too few"):
+        scan(lambda a, b: a + b, sequences=dict(input=T.constant(np.ones(3)), taps=[-2, 1]))
+    with pytest.raises(ValueError, match="taps must be negative"):
+        scan(lambda h: h, outputs_info=dict(initial=x, taps=[0]), n_steps=2)
+    with pytest.raises(TypeError, match="until: the condition must be a bool or integer"):
+        until(x)
+    with pytest.raises(TypeError, match="until: the condition must be a bool or integer"):
+        until(T.dscalar())
+
+
+def test_gradient_raises_instead_of_a_wrong_value():
+    x = T.dvector("x")
+    h0 = T.dscalar("h0")
+    states, _ = scan(lambda x_t, h: h * x_t, sequences=x, outputs_info=h0)
+    with pytest.raises(Exception, match="not implemented"):
+        sympile.grad(states[-1], x)
