@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from sympile.graph.basic import Constant, Variable, clone_replace, graph_inputs
+from sympile.ifelse import ifelse
 from sympile.scan.op import Scan
 from sympile.tensor.shape import expand_dims
 from sympile.tensor.type import tensor_type
@@ -158,7 +159,9 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
         stacked[index] = results[position]
     for position, index in enumerate(plain_indices):
         stacked[index] = results[n_recurrent + len(update_pairs) + position]
-    new_values = {shared: results[n_recurrent + position][-1]
+    # After zero steps a shared variable keeps its value.
+    new_values = {shared: ifelse(results[n_recurrent + position].shape[0] > 0,
+                                 results[n_recurrent + position][-1], shared)
                   for position, (shared, _) in enumerate(update_pairs)}
     if len(stacked) == 1 and not return_list:
         return stacked[0], new_values

@@ -132,6 +132,17 @@ def test_shared_variable_updated_inside_scan():
     np.testing.assert_allclose(state.get_value(), 1.0)
 
 
+def test_zero_steps_leave_a_shared_variable_unchanged():
+    state = sympile.shared(np.array([1.0, 2.0]), name="state")
+    n = T.lscalar("n")
+    _, updates = scan(lambda: {state: state * 2.0}, n_steps=n)
+    run = sympile.function([n], [], updates=updates)
+    run(0)
+    np.testing.assert_allclose(state.get_value(), [1.0, 2.0])
+    run(2)
+    np.testing.assert_allclose(state.get_value(), [4.0, 8.0])
+
+
 def test_shared_variable_used_inside_fn_is_an_implicit_non_sequence():
     weights = sympile.shared(np.array([1.0, 2.0]), name="weights")
     x = T.dmatrix("x")
@@ -286,3 +297,35 @@ def test_gradient_raises_instead_of_a_wrong_value():
     states, _ = scan(lambda x_t, h: h * x_t, sequences=x, outputs_info=h0)
     with pytest.raises(Exception, match="not implemented"):
         sympile.grad(states[-1], x)
+
+
+def test_nested_scan_uses_the_outer_loop_variables():
+    matrix = T.dmatrix("matrix")
+    scale = T.dscalar("scale")
+
+    def row_sums(row):
+        running, _ = scan(lambda value, total: total + value * scale, sequences=row,
+                          outputs_info=T.constant(0.0))
+        return running
+
+    cumulative, _ = scan(row_sums, sequences=matrix)
+    value = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_allclose(sympile.function([matrix, scale], cumulative)(value, 2.0),
+                               np.cumsum(value * 2.0, axis=1))
+
+
+@pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN", "DebugMode"])
+def test_modes_agree(mode):
+    x = T.dmatrix("x")
+    w = T.dmatrix("w")
+    h0 = T.dvector("h0")
+    states, _ = scan(lambda x_t, h, w: T.tanh(x_t + T.dot(h, w)), sequences=x, outputs_info=h0,
+                     non_sequences=w)
+    rng = np.random.default_rng(3)
+    x_value, w_value, h = rng.standard_normal((4, 3)), rng.standard_normal((3, 3)), np.zeros(3)
+    expected = []
+    for x_t in x_value:
+        h = np.tanh(x_t + h @ w_value)
+        expected.append(h)
+    got = sympile.function([x, w, h0], states, mode=mode)(x_value, w_value, np.zeros(3))
+    np.testing.assert_allclose(got, np.stack(expected))
