@@ -64,8 +64,10 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
                              f"its taps {list(taps)}")
         for tap in taps:
             start, stop_back = tap - low, high - tap
-            outer_sequences.append(sequence[start:sequence.shape[0] - stop_back] if stop_back
-                                   else sequence[start:])
+            if stop_back:
+                outer_sequences.append(sequence[start:sequence.shape[0] - stop_back])
+            else:
+                outer_sequences.append(sequence[start:] if start else sequence)
             inner_sequences.append(tensor_type(sequence.type.dtype, sequence.type.shape[1:])(
                 name=_label(sequence, f"[t{tap:+d}]")))
         lengths.append(outer_sequences[-1].shape[0])
