@@ -102,8 +102,10 @@ class Scan(Op):
         if self._function is None:
             # Imported here: sympile.compile sits above the graph layer this op belongs to.
             from sympile.compile import function
+            # trust_input: perform hands over ndarrays (views, `[index, ...]`) of the exact
+            # dtypes, which make_node checked against the inner inputs.
             self._function = function(self.inner_inputs, self.inner_outputs,
-                                      on_unused_input="ignore")
+                                      on_unused_input="ignore", trust_input=True)
         return self._function
 
     def perform(self, node, inputs, output_storage):
@@ -118,7 +120,8 @@ class Scan(Op):
                 raise ValueError(f"{self}: sequence input {index} has {sequence.shape[0]} rows, "
                                  f"fewer than the {n_steps} steps")
         initials = inputs[1 + self.n_sequence_inputs:1 + self.n_sequence_inputs + n_recurrent]
-        non_sequences = list(inputs[1 + self.n_sequence_inputs + n_recurrent:])
+        non_sequences = [np.asarray(value) for value in
+                         inputs[1 + self.n_sequence_inputs + n_recurrent:]]
         lags = [-min(taps) for taps in self.recurrent_taps]
         buffers = []
         for index, (initial, lag) in enumerate(zip(initials, lags)):
@@ -132,9 +135,9 @@ class Scan(Op):
         plain: list[np.ndarray | None] = [None] * self.n_plain_outputs
         steps_run = 0
         for step in range(n_steps):
-            arguments = [sequence[step] for sequence in sequences]
+            arguments = [sequence[step, ...] for sequence in sequences]
             for buffer, lag, taps in zip(buffers, lags, self.recurrent_taps):
-                arguments.extend(buffer[lag + step + tap] for tap in taps)
+                arguments.extend(buffer[lag + step + tap, ...] for tap in taps)
             arguments.extend(non_sequences)
             results = run(*arguments)
             if not isinstance(results, list):

@@ -329,3 +329,11 @@ def test_modes_agree(mode):
         expected.append(h)
     got = sympile.function([x, w, h0], states, mode=mode)(x_value, w_value, np.zeros(3))
     np.testing.assert_allclose(got, np.stack(expected))
+
+
+@pytest.mark.parametrize("mode", ["FAST_COMPILE", "FAST_RUN"])
+def test_scalar_non_sequence_computed_by_another_op(mode):
+    x = T.dvector("x")
+    scaled, _ = scan(lambda x_t, total: x_t / total, sequences=x, non_sequences=x.sum())
+    value = np.array([1.0, 3.0])
+    np.testing.assert_allclose(sympile.function([x], scaled, mode=mode)(value), value / 4.0)
