@@ -1,0 +1,5 @@
+import sys
+
+from sympile.cache.cli import main
+
+sys.exit(main())

@@ -1,0 +1,262 @@
+"""The on-disk compile cache (sympile.cache) and the compiler driver (sympile.link.c.cmodule)."""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import uuid
+
+import numpy as np
+import pytest
+
+import sympile.tensor as tt
+from sympile import cache, function
+from sympile.compile.mode import Mode
+from sympile.config import config
+from sympile.graph.rewriting.db import RewriteQuery
+from sympile.link.c import cmodule
+from tests.link.c.utils import requires_compiler
+
+pytestmark = requires_compiler
+
+REPOSITORY = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))))
+
+
+def module_source(value: int) -> str:
+    """A minimal module like the backend's: a Program attribute and a marker that makes each
+    test's source (hence key and .so path) unique, since glibc will not reload a loaded path."""
+    marker = uuid.uuid4().hex
+    return textwrap.dedent(f"""
+        #include <Python.h>
+        static struct PyModuleDef definition = {{
+            PyModuleDef_HEAD_INIT, SYMPILE_MODULE_NAME, NULL, -1, NULL
+        }};
+        PyMODINIT_FUNC SYMPILE_PYINIT(void)
+        {{
+            PyObject *module = PyModule_Create(&definition);
+            if (module == NULL)
+                return NULL;
+            PyModule_AddIntConstant(module, "Program", {value});
+            PyModule_AddStringConstant(module, "marker", "{marker}");
+            return module;
+        }}
+        """)
+
+
+@pytest.fixture
+def compiledir(tmp_path):
+    with config.change_flags(compiledir=str(tmp_path)):
+        yield tmp_path
+
+
+@pytest.fixture
+def compile_count(monkeypatch):
+    """Counts compiler runs (calls of subprocess.run other than `--version`)."""
+    calls = []
+    original = subprocess.run
+
+    def counting_run(command, *args, **kwargs):
+        if "--version" not in command:
+            calls.append(command)
+        return original(command, *args, **kwargs)
+
+    monkeypatch.setattr(cache.subprocess, "run", counting_run)
+    return calls
+
+
+def entry_directory(source, flags):
+    key = cache.compute_key(cache.key_inputs(source, flags))
+    return key, os.path.join(cache.cache_root(), key)
+
+
+def test_cold_build_then_disk_hit_then_memo(compiledir, compile_count):
+    source = module_source(7)
+    flags = cmodule.compile_flags()
+    key, library, compiled = cache.build(source, flags)
+    assert compiled and len(compile_count) == 1
+    assert library.startswith(str(compiledir)) and os.path.isfile(library)
+    directory = os.path.dirname(library)
+    assert sorted(os.listdir(directory)) == sorted(
+        ["lock", "meta.json", "module.c", os.path.basename(library)])
+    meta = json.load(open(os.path.join(directory, "meta.json")))
+    assert meta["key"] == key and meta["library_size"] == os.path.getsize(library)
+    assert meta["inputs"]["flags"] == list(flags)
+
+    assert cache.build(source, flags)[2] is False
+    module = cmodule.load_module(source)
+    assert module.Program == 7 and module.__sympile_build__["cache_hit"] is True
+    again = cmodule.load_module(source)
+    assert again is module and again.__sympile_build__["cache_hit"] is True
+    assert len(compile_count) == 1
+
+
+def test_first_load_reports_a_miss(compiledir, compile_count):
+    module = cmodule.load_module(module_source(3))
+    build = module.__sympile_build__
+    assert build["cache_hit"] is False and build["compile_s"] > 0 and build["load_s"] >= 0
+    assert len(compile_count) == 1
+
+
+def test_key_changes_with_flags_and_source(compiledir):
+    source = module_source(1)
+    plain = cache.compute_key(cache.key_inputs(source, cmodule.compile_flags()))
+    assert plain == cache.compute_key(cache.key_inputs(source, cmodule.compile_flags()))
+    assert plain != cache.compute_key(cache.key_inputs(source, cmodule.compile_flags(True)))
+    assert plain != cache.compute_key(
+        cache.key_inputs(source, cmodule.compile_flags(extra_flags=("-g",))))
+    assert plain != cache.compute_key(cache.key_inputs(source + "\n", cmodule.compile_flags()))
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "empty"])
+def test_corrupt_library_is_rebuilt(compiledir, compile_count, damage):
+    source = module_source(11)
+    _, library, _ = cache.build(source, cmodule.compile_flags())
+    size = os.path.getsize(library)
+    with open(library, "r+b") as stream:
+        if damage == "truncate":
+            stream.truncate(size // 2)
+        elif damage == "garbage":
+            stream.seek(size // 3)
+            stream.write(b"\xde\xad\xbe\xef" * 64)
+        else:
+            stream.truncate(0)
+    assert not cache.entry_is_valid(os.path.dirname(library), os.path.basename(
+        os.path.dirname(library)))
+    module = cmodule.load_module(source)
+    assert module.Program == 11 and module.__sympile_build__["cache_hit"] is False
+    assert len(compile_count) == 2
+
+
+@pytest.mark.parametrize("damage", ["other_inputs", "unreadable", "missing"])
+def test_stale_metadata_is_rebuilt(compiledir, compile_count, damage):
+    source = module_source(13)
+    flags = cmodule.compile_flags()
+    _, library, _ = cache.build(source, flags)
+    meta_path = os.path.join(os.path.dirname(library), "meta.json")
+    if damage == "other_inputs":
+        meta = json.load(open(meta_path))
+        meta["inputs"]["numpy"] = "0.0.1"
+        json.dump(meta, open(meta_path, "w"))
+    elif damage == "unreadable":
+        open(meta_path, "w").write("{not json")
+    else:
+        os.unlink(meta_path)
+    assert cache.build(source, flags)[2] is True
+    assert cmodule.load_module(source).Program == 13
+    assert len(compile_count) == 2
+
+
+def test_two_processes_compile_the_same_new_source(compiledir):
+    source = module_source(17)
+    source_path = compiledir / "source.c"
+    source_path.write_text(source)
+    program = textwrap.dedent(f"""
+        from sympile.link.c import cmodule
+        module = cmodule.load_module(open({str(source_path)!r}).read())
+        print(module.Program, module.__sympile_build__["cache_hit"])
+        """)
+    environment = dict(os.environ, SYMPILE_FLAGS=f"compiledir={compiledir}")
+    processes = [subprocess.Popen([sys.executable, "-c", program], cwd=REPOSITORY,
+                                  env=environment, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    results = [process.communicate(timeout=120) for process in processes]
+    for process, (stdout, stderr) in zip(processes, results):
+        assert process.returncode == 0, stderr
+    outputs = sorted(stdout.split() for stdout, _ in results)
+    assert [value for value, _ in outputs] == ["17", "17"]
+    # One of the two compiled; the other waited on the lock and found the entry.
+    assert sorted(hit for _, hit in outputs) == ["False", "True"]
+    _, directory = entry_directory(source, cmodule.compile_flags())
+    assert cache.entry_is_valid(directory, os.path.basename(directory))
+    assert not [name for name in os.listdir(directory) if name.startswith(".tmp-")]
+
+
+def run_cli(compiledir, *arguments, module=True):
+    environment = dict(os.environ, SYMPILE_FLAGS=f"compiledir={compiledir}")
+    command = ([sys.executable, "-W", "error", "-m", "sympile.cache"] if module
+               else [sys.executable, "-c", "import sys; from sympile.cache.cli import main; "
+                     "sys.exit(main(sys.argv[1:]))"]) + list(arguments)
+    result = subprocess.run(command, cwd=REPOSITORY, env=environment, capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    return result.stdout
+
+
+def test_cli_list_size_clear(compiledir):
+    keys = sorted(cache.build(module_source(value), cmodule.compile_flags())[0]
+                  for value in (1, 2))
+    listing = run_cli(compiledir, "list")
+    listed = sorted(line.split()[0] for line in listing.splitlines()[:-1])
+    assert listed == keys and "invalid" not in listing
+    assert listing.splitlines()[-1].startswith("2 entries")
+    expected = cache.total_size()
+    assert expected > 0
+    assert run_cli(compiledir, "size", module=False).split()[0] == str(expected)
+    assert run_cli(compiledir, "clear").startswith("removed 2 entries")
+    assert cache.list_entries() == [] and cache.total_size() == 0
+    assert run_cli(compiledir, "size").split()[0] == "0"
+
+
+def test_cli_rejects_an_unknown_command(compiledir):
+    result = subprocess.run([sys.executable, "-m", "sympile.cache", "purge"], cwd=REPOSITORY,
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0 and "invalid choice" in result.stderr
+
+
+def test_entry_rebuilt_after_clear(compiledir, compile_count):
+    source = module_source(19)
+    cache.build(source, cmodule.compile_flags())
+    assert cache.clear() == 1
+    assert cmodule.load_module(source).Program == 19
+    assert len(compile_count) == 2
+
+
+def test_compile_error_message(compiledir):
+    source = module_source(23) + "\nthis is not C;\n"
+    with pytest.raises(cmodule.CompileError) as info:
+        cmodule.load_module(source)
+    message = str(info.value)
+    assert "C compilation failed" in message and "error" in message
+    kept = message.rsplit("source kept at ", 1)[1].strip()
+    assert os.path.isfile(kept) and open(kept).read() == source
+    _, directory = entry_directory(source, cmodule.compile_flags())
+    assert not cache.entry_is_valid(directory, os.path.basename(directory))
+
+
+def test_missing_compiler_is_a_compile_error(compiledir):
+    with config.change_flags(cxx="no-such-compiler-sympile"):
+        with pytest.raises(cmodule.CompileError, match="no C compiler"):
+            cmodule.load_module(module_source(29))
+
+
+def test_function_warm_compile_hits_the_cache(compiledir):
+    x = tt.dvector("x")
+    marker = float(int(uuid.uuid4().int % 1000) + 2)
+    mode = Mode(RewriteQuery(include=("fast_run",)), backend="c")
+    first = function([x], tt.exp(x) * marker, mode=mode)
+    second = function([x], tt.exp(x) * marker, mode=mode)
+    values = np.linspace(-1, 1, 5)
+    np.testing.assert_allclose(first(values), np.exp(values) * marker)
+    np.testing.assert_allclose(second(values), np.exp(values) * marker)
+    assert first._vm.build_times["cache_hit"] is False
+    assert second._vm.build_times["cache_hit"] is True
+
+
+def test_entry_removed_between_check_and_load_is_rebuilt(compiledir, compile_count, monkeypatch):
+    source = module_source(31)
+    cache.build(source, cmodule.compile_flags())
+    original = cache._import_library
+    attempts = []
+
+    def clear_then_import(key, library):
+        if not attempts:
+            cache.clear()
+        attempts.append(library)
+        return original(key, library)
+
+    monkeypatch.setattr(cache, "_import_library", clear_then_import)
+    assert cmodule.load_module(source).Program == 31
+    assert len(attempts) == 2 and len(compile_count) == 2
