@@ -1,7 +1,8 @@
 """sympile side by side with numpy and its peers, in one run.
 
     python -m benchmarks.run [--compare pytensor,jax,torch] [--only overhead,elemwise,mlp]
-                             [--full] [--repeats 5] [--json benchmarks/results.json]
+                             [--backend c|python] [--full] [--repeats 5]
+                             [--json benchmarks/results.json]
 
 Workloads (issue 5): call overhead of f(x) = x + 1 on 10 float32 (default call, trust_input,
 fn(n_calls)); fused elementwise exp(-x*x)*sin(x) + tanh(x)*0.5 and sum((x - mean(x))**2) on
@@ -26,19 +27,21 @@ import numpy as np
 import sympile
 import sympile.tensor as T
 from benchmarks import mlp
+from sympile.compile.mode import Mode
+from sympile.graph.rewriting.db import RewriteQuery
 from benchmarks.harness import (Case, Row, available_peers, format_table, measure,
                                 peer_versions, write_json)
 
 OVERHEAD_CALLS = 1000
 
 
-def overhead_case(peers: list[str]) -> Case:
+def overhead_case(peers: list[str], mode: Mode) -> Case:
     """f(x) = x + 1 on 10 float32: what one call costs beyond the work."""
     x = np.arange(10, dtype="float32")
     case = Case("call overhead", "x + 1, 10 float32", "calls", OVERHEAD_CALLS)
     vector = T.fvector("x")
-    default = sympile.function([vector], vector + 1)
-    trusted = sympile.function([vector], vector + 1)
+    default = sympile.function([vector], vector + 1, mode=mode)
+    trusted = sympile.function([vector], vector + 1, mode=mode)
     trusted.trust_input = True
     trusted(x)
     calls = range(OVERHEAD_CALLS)
@@ -77,7 +80,7 @@ def _variance_sum(library: Any, x: Any) -> Any:
     return ((x - library.mean(x)) ** 2).sum()
 
 
-def elementwise_cases(peers: list[str], sizes: tuple[int, ...]) -> list[Case]:
+def elementwise_cases(peers: list[str], sizes: tuple[int, ...], mode: Mode) -> list[Case]:
     cases = []
     rng = np.random.default_rng(0)
     for label, expression in (("fused elementwise", _elementwise),
@@ -86,7 +89,7 @@ def elementwise_cases(peers: list[str], sizes: tuple[int, ...]) -> list[Case]:
             x = rng.standard_normal(size).astype("float32")
             case = Case(label, f"{size:.0e} float32", "elements", size)
             vector = T.fvector("x")
-            function = sympile.function([vector], expression(T, vector))
+            function = sympile.function([vector], expression(T, vector), mode=mode)
             function.trust_input = True
             case.implementations["sympile trust_input"] = lambda f=function, x=x: f(x)
             case.implementations["numpy"] = lambda x=x, e=expression: e(np, x)
@@ -120,7 +123,7 @@ def _sympile_softmax() -> Callable:
 
 
 def mlp_cases(peers: list[str], models: list[str], batches: tuple[int, ...], full: bool,
-              compile_times: dict[str, float]) -> list[Case]:
+              compile_times: dict[str, float], mode: Mode) -> list[Case]:
     cases = []
     for model in models:
         layers = mlp.MODELS[model]
@@ -130,7 +133,7 @@ def mlp_cases(peers: list[str], models: list[str], batches: tuple[int, ...], ful
             for style in ("default", "trust_input", "n_calls"):
                 start = time.perf_counter()
                 case.implementations[f"sympile {style}"] = mlp.theano_style_steps(
-                    sympile, T, _sympile_softmax(), layers, batch, steps, style)
+                    sympile, T, _sympile_softmax(), layers, batch, steps, style, mode)
                 compile_times[f"{model}, batch {batch}, {style}"] = time.perf_counter() - start
             case.implementations["numpy (by hand)"] = mlp.numpy_steps(layers, batch, steps)
             if "pytensor" in peers:
@@ -159,27 +162,31 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--models", default=",".join(mlp.MODELS),
                         help=f"comma-separated, from: {'; '.join(mlp.MODELS)}")
     parser.add_argument("--batches", default="1,10,60")
+    parser.add_argument("--backend", default="c", choices=("c", "python"),
+                        help="sympile's backend (FAST_RUN rewrites)")
     parser.add_argument("--full", action="store_true", help="a whole epoch per timed call")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--json", default="benchmarks/results.json")
     arguments = parser.parse_args(argv)
     peers, notes = available_peers([p for p in arguments.compare.split(",") if p])
     workloads = set(arguments.only.split(","))
+    mode = Mode(RewriteQuery(include=("fast_run",)), backend=arguments.backend,
+                name=f"FAST_RUN, {arguments.backend} backend")
     cases: list[Case] = []
     compile_times: dict[str, float] = {}
     if "overhead" in workloads:
-        cases.append(overhead_case(peers))
+        cases.append(overhead_case(peers, mode))
     if "elemwise" in workloads:
-        cases += elementwise_cases(peers, (10**6, 10**7))
+        cases += elementwise_cases(peers, (10**6, 10**7), mode)
     if "mlp" in workloads:
         cases += mlp_cases(peers, arguments.models.split(","),
                            tuple(int(b) for b in arguments.batches.split(",")),
-                           arguments.full, compile_times)
+                           arguments.full, compile_times, mode)
     rows: list[Row] = []
     for case in cases:
         rows += measure(case, arguments.repeats)
         print(f"measured {case.workload}, {case.size}", file=sys.stderr)
-    print(f"sympile mode: {sympile.config.mode}; peers: {', '.join(peers) or 'none'}")
+    print(f"sympile mode: {mode}; peers: {', '.join(peers) or 'none'}")
     for note in notes:
         print(note)
     print(format_table(rows))
@@ -188,7 +195,7 @@ def main(argv: list[str] | None = None) -> None:
         for label, seconds in compile_times.items():
             print(f"  {label}: {seconds:.3f}")
     write_json(arguments.json, rows, {"versions": peer_versions(peers), "notes": notes,
-                                      "mode": str(sympile.config.mode),
+                                      "mode": str(mode),
                                       "compile_seconds": compile_times})
     print(f"\nwritten to {arguments.json}")
 
