@@ -5,9 +5,6 @@ input."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from collections import Counter
 
 import numpy as np
@@ -20,7 +17,7 @@ from sympile.graph.basic import Apply
 from sympile.graph.op import Op
 from sympile.ifelse import IfElse, ifelse
 from sympile.link.c.cmodule import compiler_available
-from tests.link.c.utils import C_MODE, PYTHON_MODE
+from tests.link.c.utils import C_MODE, PYTHON_MODE, assert_clean_under_address_sanitizer
 from tests.utils import assert_like_numpy, check_infer_shape
 
 CALLS: Counter = Counter()
@@ -327,19 +324,4 @@ except RuntimeError:
 @pytest.mark.slow
 @pytest.mark.skipif(not compiler_available(), reason="no C compiler (config.cxx)")
 def test_lazy_c_code_is_clean_under_address_sanitizer(tmp_path):
-    library = subprocess.run(["gcc", "-print-file-name=libasan.so"], capture_output=True,
-                             text=True).stdout.strip()
-    if not os.path.isabs(library) or not os.path.exists(library):
-        pytest.skip("the toolchain has no AddressSanitizer runtime (libasan.so)")
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    environment = dict(os.environ, LD_PRELOAD=library, PYTHONMALLOC="malloc",
-                       ASAN_OPTIONS="detect_leaks=0:abort_on_error=0:exitcode=99",
-                       SYMPILE_FLAGS=f"cxx=gcc,compiledir={tmp_path},openmp=False,"
-                                     f"cxxflags=-fsanitize=address -fno-omit-frame-pointer",
-                       PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    result = subprocess.run([sys.executable, "-c", SANITIZER_SCRIPT], capture_output=True,
-                            text=True, env=environment, cwd=root, timeout=600)
-    report = result.stdout + result.stderr
-    assert "AddressSanitizer" not in report, report[-4000:]
-    assert result.returncode == 0, report[-4000:]
-    assert "clean" in result.stdout
+    assert_clean_under_address_sanitizer(SANITIZER_SCRIPT, tmp_path)

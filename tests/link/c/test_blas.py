@@ -7,9 +7,6 @@ and on shapes that do not match."""
 from __future__ import annotations
 
 import functools
-import os
-import subprocess
-import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -22,7 +19,8 @@ import sympile
 import sympile.tensor as T
 from sympile.link.c.codegen import has_c_code
 from sympile.tensor.gemm import Gemm, Gemv, Ger, gemm, gemv, ger
-from tests.link.c.utils import PYTHON_MODE, compile_c, requires_compiler
+from tests.link.c.utils import (PYTHON_MODE, assert_clean_under_address_sanitizer, compile_c,
+                                requires_compiler)
 from tests.utils import assert_like_numpy
 
 pytestmark = requires_compiler
@@ -488,21 +486,4 @@ print("clean")
 def test_blas_code_is_clean_under_address_sanitizer(tmp_path):
     """The tests above (every layout, copy, inplace and error path), with the generated code
     built with -fsanitize=address."""
-    library = subprocess.run(["gcc", "-print-file-name=libasan.so"], capture_output=True,
-                             text=True).stdout.strip()
-    if not os.path.isabs(library) or not os.path.exists(library):
-        pytest.skip("the toolchain has no AddressSanitizer runtime (libasan.so)")
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
-    environment = dict(os.environ)
-    environment.update(
-        SYMPILE_FLAGS=(f"cxx=gcc,compiledir={tmp_path},openmp=False,"
-                       f"cxxflags=-fsanitize=address -fno-omit-frame-pointer"),
-        LD_PRELOAD=library, PYTHONMALLOC="malloc",
-        ASAN_OPTIONS="detect_leaks=0:abort_on_error=0:exitcode=99",
-        PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    result = subprocess.run([sys.executable, "-c", SANITIZED_SCRIPT], capture_output=True,
-                            text=True, env=environment, cwd=root, timeout=900)
-    report = result.stdout + result.stderr
-    assert "AddressSanitizer" not in report, report[-4000:]
-    assert result.returncode == 0, report[-4000:]
-    assert "clean" in result.stdout
+    assert_clean_under_address_sanitizer(SANITIZED_SCRIPT, tmp_path)

@@ -19,7 +19,8 @@ from sympile.scalar import c_rules
 from sympile.scalar.composite import Composite
 from sympile.tensor.elemwise import DimShuffle, Elemwise
 from sympile.tensor.shape import specify_shape
-from tests.link.c.utils import C_MODE, PYTHON_MODE, compare_backends, compile_c, requires_compiler
+from tests.link.c.utils import (C_MODE, PYTHON_MODE, assert_clean_under_address_sanitizer,
+                                compare_backends, compile_c, requires_compiler)
 from tests.utils import assert_like_numpy
 
 pytestmark = requires_compiler
@@ -326,24 +327,4 @@ print("clean")
 
 @pytest.mark.slow
 def test_elemwise_loops_are_clean_under_address_sanitizer(tmp_path):
-    import os
-    import subprocess
-    import sys
-    library = subprocess.run(["gcc", "-print-file-name=libasan.so"], capture_output=True,
-                             text=True).stdout.strip()
-    if not os.path.isabs(library) or not os.path.exists(library):
-        pytest.skip("the toolchain has no AddressSanitizer runtime (libasan.so)")
-    environment = dict(os.environ)
-    environment.update(
-        SYMPILE_FLAGS=(f"cxx=gcc,compiledir={tmp_path},openmp=False,"
-                       f"cxxflags=-fsanitize=address -fno-omit-frame-pointer"),
-        LD_PRELOAD=library, PYTHONMALLOC="malloc",
-        ASAN_OPTIONS="detect_leaks=0:abort_on_error=0:exitcode=99")
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
-    environment["PYTHONPATH"] = root + os.pathsep + environment.get("PYTHONPATH", "")
-    result = subprocess.run([sys.executable, "-c", SANITIZED_SCRIPT], capture_output=True,
-                            text=True, env=environment, cwd=root, timeout=600)
-    report = result.stdout + result.stderr
-    assert "AddressSanitizer" not in report, report[-4000:]
-    assert result.returncode == 0, report[-4000:]
-    assert "clean" in result.stdout
+    assert_clean_under_address_sanitizer(SANITIZED_SCRIPT, tmp_path)

@@ -3,14 +3,11 @@ paths: a bad input, a failing node)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import textwrap
 
 import pytest
 
-from tests.link.c.utils import requires_compiler
+from tests.link.c.utils import assert_clean_under_address_sanitizer, requires_compiler
 
 SCRIPT = textwrap.dedent("""
     import numpy as np
@@ -53,21 +50,4 @@ SCRIPT = textwrap.dedent("""
 @requires_compiler
 @pytest.mark.slow
 def test_generated_code_is_clean_under_address_sanitizer(tmp_path):
-    library = subprocess.run(["gcc", "-print-file-name=libasan.so"], capture_output=True,
-                             text=True).stdout.strip()
-    if not os.path.isabs(library) or not os.path.exists(library):
-        pytest.skip("the toolchain has no AddressSanitizer runtime (libasan.so)")
-    environment = dict(os.environ)
-    environment.update(
-        SYMPILE_FLAGS=(f"cxx=gcc,compiledir={tmp_path},openmp=False,"
-                       f"cxxflags=-fsanitize=address -fno-omit-frame-pointer"),
-        LD_PRELOAD=library, PYTHONMALLOC="malloc",
-        ASAN_OPTIONS="detect_leaks=0:abort_on_error=0:exitcode=99")
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
-    environment["PYTHONPATH"] = root + os.pathsep + environment.get("PYTHONPATH", "")
-    result = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
-                            env=environment, cwd=root, timeout=600)
-    report = result.stdout + result.stderr
-    assert "AddressSanitizer" not in report, report[-4000:]
-    assert result.returncode == 0, report[-4000:]
-    assert "clean" in result.stdout
+    assert_clean_under_address_sanitizer(SCRIPT, tmp_path)
