@@ -264,12 +264,16 @@ def applys_between(inputs: Iterable[Variable], outputs: Iterable[Variable]) -> l
     return io_toposort(inputs, outputs)
 
 
-def io_toposort(inputs: Iterable[Variable], outputs: Iterable[Variable]) -> list[Apply]:
+def io_toposort(inputs: Iterable[Variable], outputs: Iterable[Variable],
+                orderings: Mapping[Apply, Sequence[Apply]] | None = None) -> list[Apply]:
     """The Apply nodes computing `outputs`, not looking past `inputs`, each after every node it
-    depends on. Deterministic: a depth-first post-order, inputs visited left to right.
+    depends on and after the nodes `orderings[node]` lists. Deterministic: a depth-first
+    post-order visiting a node's inputs left to right, then its ordered predecessors.
 
-    Raises ValueError if the graph has a cycle (which only a broken rewrite can create).
+    Raises ValueError if the graph (with its orderings) has a cycle (which only a broken
+    rewrite, or a DestroyHandler asked for an impossible order, can create).
     """
+    orderings = orderings or {}
     stop = {id(v) for v in inputs}
     order: list[Apply] = []
     done: set[int] = set()
@@ -293,6 +297,9 @@ def io_toposort(inputs: Iterable[Variable], outputs: Iterable[Variable]) -> list
             raise ValueError(f"io_toposort: the graph has a cycle through {node}")
         open_nodes.add(id(node))
         stack.append((node, True))
+        for before in reversed(orderings.get(node, ())):
+            if id(before) not in done:
+                stack.append((before, False))
         for variable in reversed(node.inputs):
             owner = variable.owner
             if owner is not None and id(variable) not in stop and id(owner) not in done:

@@ -336,10 +336,7 @@ class FunctionGraph:
     def toposort(self) -> list[Apply]:
         """The nodes, each after the nodes it depends on and after those that the features'
         orderings put before it. ValueError if the orderings make a cycle."""
-        orderings = self.orderings()
-        if not orderings:
-            return io_toposort(self.inputs, self.outputs)
-        return ordered_toposort(self.inputs, self.outputs, orderings)
+        return io_toposort(self.inputs, self.outputs, self.orderings())
 
     def orderings(self) -> dict[Apply, list[Apply]]:
         """{node: nodes that must run before it} beyond the data dependencies, from every
@@ -392,46 +389,6 @@ class FunctionGraph:
     def __str__(self) -> str:
         nodes = ", ".join(str(node) for node in self.toposort())
         return f"FunctionGraph({nodes})"
-
-
-def ordered_toposort(inputs: Sequence[Variable], outputs: Sequence[Variable],
-                     orderings: dict[Apply, list[Apply]]) -> list[Apply]:
-    """io_toposort where each node also comes after the nodes orderings[node] lists.
-
-    Deterministic: a depth-first post-order visiting a node's inputs left to right, then its
-    ordered predecessors in their order. ValueError if the graph and orderings have a cycle.
-    """
-    stop = {id(v) for v in inputs}
-    order: list[Apply] = []
-    done: set[int] = set()
-    open_nodes: set[int] = set()
-    stack: list[tuple[Apply, bool]] = []
-
-    def predecessors(node: Apply) -> list[Apply]:
-        owners = [v.owner for v in node.inputs if v.owner is not None and id(v) not in stop]
-        return owners + orderings.get(node, [])
-
-    for output in reversed(list(outputs)):
-        if output.owner is not None and id(output) not in stop:
-            stack.append((output.owner, False))
-    while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            open_nodes.discard(id(node))
-            done.add(id(node))
-            order.append(node)
-            continue
-        if id(node) in done:
-            continue
-        if id(node) in open_nodes:
-            raise ValueError(f"toposort: the graph and its orderings have a cycle through "
-                             f"{node}")
-        open_nodes.add(id(node))
-        stack.append((node, True))
-        for before in reversed(predecessors(node)):
-            if id(before) not in done:
-                stack.append((before, False))
-    return order
 
 
 def check_replacement_type(old: Variable, new: Variable) -> None:

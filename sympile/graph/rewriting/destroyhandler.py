@@ -29,13 +29,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from sympile.graph.basic import Apply, Constant, Variable, io_toposort
-from sympile.graph.fgraph import (
-    OUTPUT,
-    Feature,
-    FunctionGraph,
-    InconsistencyError,
-    ordered_toposort,
-)
+from sympile.graph.fgraph import OUTPUT, Feature, FunctionGraph, InconsistencyError
 
 __all__ = ["DestroyHandler", "destroy_handler_of"]
 
@@ -91,7 +85,7 @@ class DestroyHandler(Feature):
         if not orderings:
             return
         try:
-            ordered_toposort(fgraph.inputs, fgraph.outputs, orderings)
+            io_toposort(fgraph.inputs, fgraph.outputs, orderings)
         except ValueError:
             self._orderings = None
             raise InconsistencyError(
