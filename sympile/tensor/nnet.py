@@ -100,8 +100,12 @@ class _AxisOp(Op):
         return tensor_sum(variable, axis=self._axis(like), keepdims=True)
 
 
-class Softmax(_AxisOp):
-    """softmax(x) along `axis`: exp(x - max) / sum(exp(x - max)), each slice sums to 1."""
+class _SliceFunctionOp(_AxisOp):
+    """x -> a function of each slice along `axis`, of x's type: `_numpy_function` (stable,
+    numpy) in perform, the `_c_kind` loop of nnet_c in C."""
+
+    _numpy_function: Any
+    _c_kind: str
 
     def make_node(self, x):
         x = _float_input(self, x)
@@ -111,14 +115,21 @@ class Softmax(_AxisOp):
     def perform(self, node, inputs, output_storage):
         (x,) = inputs
         with np.errstate(invalid="ignore", divide="ignore"):
-            result = _stable_softmax(x, self._axis(node.inputs[0]))
+            result = self._numpy_function(x, self._axis(node.inputs[0]))
         output_storage[0][0] = np.asarray(result, dtype=node.outputs[0].type.dtype)
 
     def c_code(self, node, names):
-        return softmax_family_c_code('softmax', self, node, names)
+        return softmax_family_c_code(self._c_kind, self, node, names)
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [input_shapes[0]]
+
+
+class Softmax(_SliceFunctionOp):
+    """softmax(x) along `axis`: exp(x - max) / sum(exp(x - max)), each slice sums to 1."""
+
+    _numpy_function = staticmethod(_stable_softmax)
+    _c_kind = "softmax"
 
     def L_op(self, inputs, outputs, output_grads):
         """dx = sm * (g - sum(g * sm, axis)), one SoftmaxGrad node."""
@@ -137,26 +148,12 @@ class Softmax(_AxisOp):
         return [SoftmaxGrad(self.axis)(tangent, self(x))]
 
 
-class LogSoftmax(_AxisOp):
+class LogSoftmax(_SliceFunctionOp):
     """log(softmax(x)) along `axis`, computed as x - max - log(sum(exp(x - max))): finite
     wherever x is, however large."""
 
-    def make_node(self, x):
-        x = _float_input(self, x)
-        self._axis(x)
-        return Apply(self, [x], [x.type()])
-
-    def perform(self, node, inputs, output_storage):
-        (x,) = inputs
-        with np.errstate(invalid="ignore", divide="ignore"):
-            result = _stable_log_softmax(x, self._axis(node.inputs[0]))
-        output_storage[0][0] = np.asarray(result, dtype=node.outputs[0].type.dtype)
-
-    def c_code(self, node, names):
-        return softmax_family_c_code('log_softmax', self, node, names)
-
-    def infer_shape(self, fgraph, node, input_shapes):
-        return [input_shapes[0]]
+    _numpy_function = staticmethod(_stable_log_softmax)
+    _c_kind = "log_softmax"
 
     def L_op(self, inputs, outputs, output_grads):
         """dx = g - exp(out) * sum(g, axis)."""
