@@ -44,6 +44,12 @@ def _default_compiledir() -> str:
     return os.path.join(cache_home, "sympile")
 
 
+def _backend(value: Any) -> str:
+    if value not in ("c", "python"):
+        raise ValueError(f"config.backend must be 'c' or 'python', got {value!r}")
+    return value
+
+
 def _positive_int(value: Any) -> int:
     number = int(value)
     if number < 1:
@@ -68,6 +74,8 @@ _FLAGS: dict[str, tuple[Any, Callable[[Any], Any], str]] = {
     "on_unused_input": ("raise", _on_unused, "default of function(on_unused_input=...)"),
     "compute_test_value": ("off", str, "kept for Theano compatibility; only 'off' is supported"),
     "allow_gc": (False, _boolean, "free intermediate results after each call"),
+    "backend": ("c", _backend, "backend of FAST_RUN: 'c' (the Python backend, after one "
+                               "warning, when there is no C compiler) or 'python'"),
     "cxx": (_default_compiler(), _compiler,
             "C compiler of the C backend ('' : no compiler, use the Python backend)"),
     "compiledir": (_default_compiledir(), str, "where compiled C modules are cached"),

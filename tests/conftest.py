@@ -2,6 +2,13 @@ import os
 
 from hypothesis import HealthCheck, settings
 
+from sympile.config import config
+
+# FAST_RUN compiles C by default; the suite runs it on the Python backend (a gcc call per
+# function would dominate its time) and the C tests choose the C backend explicitly.
+# SYMPILE_TEST_BACKEND=c runs everything on C.
+config.backend = os.environ.get("SYMPILE_TEST_BACKEND", "python")
+
 settings.register_profile(
     "default", deadline=None, max_examples=40,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

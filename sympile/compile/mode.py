@@ -2,8 +2,9 @@
 
 A Mode pairs a rewriter with a backend. The rewriter is a callable on a FunctionGraph or a
 RewriteQuery over sympile.tensor.rewriting.rewrite_db, resolved at each compilation (so rules
-registered later are included). FAST_RUN selects the rewrites tagged 'fast_run', FAST_COMPILE
-those tagged 'fast_compile' (the merge pass); DEBUG_MODE (alias 'DebugMode', see
+registered later are included). FAST_RUN selects the rewrites tagged 'fast_run' and runs on
+config.backend (C by default), FAST_COMPILE those tagged 'fast_compile' (the merge pass) on the
+Python backend; DEBUG_MODE (alias 'DebugMode', see
 sympile.compile.debugmode) runs the FAST_RUN rewrites and checks at every call that they
 changed no value.
 """
@@ -34,9 +35,10 @@ class Mode:
     record_history: attach a RewriteHistory to each compiled graph, so that
     `f.maker.fgraph.rewrite_history` shows which rewrite changed what."""
 
-    def __init__(self, rewriter: Rewriter | RewriteQuery | None = None, backend: str = "python",
-                 name: str | None = None, record_history: bool = False):
-        if backend not in BACKENDS:
+    def __init__(self, rewriter: Rewriter | RewriteQuery | None = None,
+                 backend: str | None = "python", name: str | None = None,
+                 record_history: bool = False):
+        if backend is not None and backend not in BACKENDS:
             raise ValueError(f"Mode: unknown backend {backend!r}; known: {', '.join(BACKENDS)}")
         if rewriter is not None and not isinstance(rewriter, RewriteQuery) \
                 and not callable(rewriter):
@@ -58,7 +60,8 @@ class Mode:
     def link(self, fgraph: FunctionGraph, input_storage: list[list[Any]],
              profile: bool = False):
         """The backend's VM for `fgraph` (timing each node when `profile`)."""
-        return BACKENDS[self.backend](fgraph, input_storage, profile=profile)
+        backend = config.backend if self.backend is None else self.backend
+        return BACKENDS[backend](fgraph, input_storage, profile=profile)
 
     # -- derived modes ----------------------------------------------------------------------
     def _with_query(self, method: str, tags: tuple[str, ...]) -> Mode:
@@ -110,7 +113,7 @@ _warned_no_compiler = False
 BACKENDS: dict[str, Callable[..., Any]] = {"python": PythonVM, "c": c_backend}
 
 PREDEFINED_MODES: dict[str, Mode] = {
-    "FAST_RUN": Mode(RewriteQuery(include=("fast_run",)), name="FAST_RUN"),
+    "FAST_RUN": Mode(RewriteQuery(include=("fast_run",)), backend=None, name="FAST_RUN"),
     "FAST_COMPILE": Mode(RewriteQuery(include=("fast_compile",)), name="FAST_COMPILE"),
 }
 
