@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 
 from sympile.graph.basic import Apply, Variable
-from sympile.graph.gradient_types import grad_not_implemented
 from sympile.graph.op import Op
 from sympile.graph.utils import MethodNotDefined
 from sympile.tensor.type import tensor_type
@@ -27,15 +26,16 @@ __all__ = ["Scan"]
 class Scan(Op):
     """Scan(inner_inputs, inner_outputs, n_sequence_inputs, recurrent_taps, n_plain_outputs,
     n_non_sequences, has_until). recurrent_taps: one tuple of negative taps per recurrent
-    output. inner_outputs: recurrent outputs, plain outputs, then the until condition."""
+    output. inner_outputs: recurrent outputs, plain outputs, then the until condition.
+    truncate_gradient: -1, or k > 0 to backpropagate through at most the last k steps."""
 
     __props__ = ("n_sequence_inputs", "recurrent_taps", "n_plain_outputs", "n_non_sequences",
-                 "has_until", "name")
+                 "has_until", "name", "truncate_gradient")
 
     def __init__(self, inner_inputs: list[Variable], inner_outputs: list[Variable],
                  n_sequence_inputs: int, recurrent_taps: tuple[tuple[int, ...], ...],
                  n_plain_outputs: int, n_non_sequences: int, has_until: bool,
-                 name: str | None = None):
+                 name: str | None = None, truncate_gradient: int = -1):
         self.inner_inputs = list(inner_inputs)
         self.inner_outputs = list(inner_outputs)
         self.n_sequence_inputs = n_sequence_inputs
@@ -44,6 +44,11 @@ class Scan(Op):
         self.n_non_sequences = n_non_sequences
         self.has_until = has_until
         self.name = name
+        if truncate_gradient != -1 and not (isinstance(truncate_gradient, int)
+                                            and truncate_gradient > 0):
+            raise ValueError(f"Scan: truncate_gradient must be -1 or a positive int, got "
+                             f"{truncate_gradient!r}")
+        self.truncate_gradient = truncate_gradient
         self._function = None
         expected = (n_sequence_inputs + sum(len(taps) for taps in self.recurrent_taps)
                     + n_non_sequences)
@@ -184,14 +189,17 @@ class Scan(Op):
         return shapes
 
     def L_op(self, inputs, outputs, output_grads):
-        """Not implemented yet: every input's gradient is a not-implemented null gradient, so
-        sympile.grad raises rather than return a wrong value."""
-        return [grad_not_implemented(self, index, value, "backpropagation through scan is not "
-                                     "implemented yet") for index, value in enumerate(inputs)]
+        """Backpropagation through time: another Scan over the steps in reverse
+        (sympile.scan.gradient)."""
+        # Imported here: sympile.scan.gradient builds Scan ops, so it imports this module.
+        from sympile.scan.gradient import scan_l_op
+        return scan_l_op(self, inputs, outputs, output_grads)
 
     def R_op(self, inputs, eval_points):
-        raise NotImplementedError(f"{self}.R_op: the R operator through scan is not implemented "
-                                  f"yet")
+        """Forward mode: a Scan carrying the tangents alongside the states
+        (sympile.scan.gradient)."""
+        from sympile.scan.gradient import scan_r_op
+        return scan_r_op(self, inputs, eval_points)
 
     def do_constant_folding(self, fgraph, node) -> bool:
         # A loop over constants would run at compile time and store every step's value.
