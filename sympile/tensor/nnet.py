@@ -30,7 +30,11 @@ from sympile.graph.op import Op
 from sympile.scalar import basic as scalar
 from sympile.tensor import math
 from sympile.tensor.basic import arange
-from sympile.tensor.nnet_c import softmax_family_c_code
+from sympile.tensor.nnet_c import (
+    crossentropy_softmax_c_code,
+    crossentropy_softmax_dx_c_code,
+    softmax_family_c_code,
+)
 from sympile.tensor.reduction import sum as tensor_sum
 from sympile.tensor.shape import declared_like
 from sympile.tensor.type import tensor_type
@@ -293,6 +297,9 @@ class CrossentropySoftmax1Hot(Op):
         output_storage[0][0] = np.asarray(-log_probabilities[rows, targets], dtype=dtype)
         output_storage[1][0] = np.asarray(np.exp(log_probabilities), dtype=dtype)
 
+    def c_code(self, node, names):
+        return crossentropy_softmax_c_code(self, node, names)
+
     def infer_shape(self, fgraph, node, input_shapes):
         x_shape = input_shapes[0]
         return [(x_shape[0],), x_shape]
@@ -353,6 +360,9 @@ class CrossentropySoftmax1HotDx(Op):
         result[np.arange(rows), targets] -= 1
         result *= loss_grad[:, None]
         output_storage[0][0] = result
+
+    def c_code(self, node, names):
+        return crossentropy_softmax_dx_c_code(self, node, names)
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [input_shapes[1]]
