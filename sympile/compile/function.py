@@ -11,7 +11,8 @@ import numpy as np
 
 from sympile.config import config
 from sympile.graph.basic import Constant, Variable, clone_replace, graph_inputs
-from sympile.graph.fgraph import FunctionGraph, MissingInputError
+from sympile.graph.fgraph import FunctionGraph, InconsistencyError, MissingInputError
+from sympile.graph.rewriting.destroyhandler import DestroyHandler
 from sympile.compile.mode import Mode, get_mode
 from sympile.compile.profiling import ProfileStats
 from sympile.compile.shared import SharedVariable
@@ -25,13 +26,20 @@ class UnusedInputError(ValueError):
 
 
 class In:
-    """An input specification: the variable, its keyword name and a default value."""
+    """An input specification: the variable, its keyword name and a default value.
+
+    mutable=True lets the function overwrite the array passed for this input (an inplace op
+    may reuse its memory): the caller gives up that array's contents. A default value is
+    never overwritten (each call gets a copy of it).
+    """
 
     def __init__(self, variable: Variable, name: str | None = None, value: Any = None,
                  strict: bool = False, allow_downcast: bool | None = None,
-                 borrow: bool = False):
+                 borrow: bool = False, mutable: bool = False):
         if not isinstance(variable, Variable):
             raise TypeError(f"In: expected a Variable, got {variable!r}")
+        if not isinstance(mutable, bool):
+            raise TypeError(f"In: mutable must be True or False, got {mutable!r}")
         self.variable = variable
         self.name = name if name is not None else variable.name
         self.value = value
@@ -39,6 +47,7 @@ class In:
         self.strict = strict
         self.allow_downcast = allow_downcast
         self.borrow = borrow
+        self.mutable = mutable
 
 
 class Out:
@@ -64,6 +73,11 @@ def function(inputs: Sequence[Variable | In] | None = None, outputs: Any = None,
     updates: pairs (shared variable, new value expression), applied together after the
     outputs are computed. givens: pairs (variable, replacement) substituted in the graph
     before compiling. Shared variables that the graph uses are implicit inputs.
+
+    Inplace rewrites may overwrite the inputs declared In(..., mutable=True) and the storage
+    of the shared variables that have an update (their old value is dead after the call),
+    never another input, a constant or a value the caller receives. accept_inplace: allow
+    `outputs` to contain ops that overwrite an input themselves (by default a TypeError).
     """
     if inputs is None:
         inputs = []
@@ -127,6 +141,8 @@ def function(inputs: Sequence[Variable | In] | None = None, outputs: Any = None,
             shared_inputs.append(shared_variable)
 
     fgraph = FunctionGraph(explicit + shared_inputs, output_variables + update_values)
+    _attach_destroy_handler(fgraph, specs, len(explicit), shared_inputs,
+                            {id(s) for s, _ in update_pairs}, accept_inplace)
     mode = get_mode(mode)
     start = time.perf_counter()
     mode.rewrite(fgraph)
@@ -140,6 +156,26 @@ def function(inputs: Sequence[Variable | In] | None = None, outputs: Any = None,
                                allow_input_downcast=allow_input_downcast,
                                on_unused_input=on_unused_input, profile=profile)
     return compiled
+
+
+def _attach_destroy_handler(fgraph: FunctionGraph, specs: list[In], n_explicit: int,
+                            shared_inputs: list[SharedVariable], updated: set[int],
+                            accept_inplace: bool) -> None:
+    """Give `fgraph` its DestroyHandler: the mutable explicit inputs and the updated shared
+    variables may be overwritten (fgraph.inputs are copies of the variables given)."""
+    mutable = [fgraph.inputs[index] for index, spec in enumerate(specs) if spec.mutable]
+    mutable += [fgraph.inputs[n_explicit + index] for index, variable
+                in enumerate(shared_inputs) if id(variable) in updated]
+    handler = DestroyHandler(mutable)
+    fgraph.attach_feature(handler)
+    if handler.destroyers and not accept_inplace:
+        names = ", ".join(sorted({str(node.op) for node in handler.destroyers}))
+        raise TypeError(f"function: the graph contains ops that overwrite an input ({names}); "
+                        f"pass accept_inplace=True to compile it")
+    try:
+        handler.validate(fgraph)
+    except InconsistencyError as error:
+        raise TypeError(f"function: the graph's inplace ops are unsafe: {error}") from None
 
 
 def _bad_input(spec: Any, index: int):
