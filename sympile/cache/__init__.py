@@ -1,15 +1,19 @@
-"""The on-disk cache of compiled C modules.
+"""The on-disk cache of compiled C: modules, the object files of op units, and the
+precompiled unit header.
 
-Layout: `config.compiledir/<platform>-<python tag>/<key>/` holds `module.c` (the source, kept for
-debugging and error messages), `<name><EXT_SUFFIX>` (the shared library), `meta.json` (the key's
-inputs, the build time, the library's size and sha256) and `lock` (fcntl.flock target).
+Layout: `config.compiledir/<platform>-<python tag>/<key>/` holds the source (`module.c`,
+`unit.c`, or the header; kept for debugging and error messages), the product (the module's
+shared library `<name><EXT_SUFFIX>`, a unit's `unit.o`, the header's `.gch`), `meta.json` (the
+key's inputs, the build time, the product's size and sha256) and `lock` (fcntl.flock target).
 
-The key is the sha256 of the source, the compiler (real path and `--version` text), the flags,
-the Python ABI, the numpy version and C-API version, and FORMAT_VERSION. An entry is trusted
-only when its metadata matches the key and the library's size and sha256 match the metadata,
-checked before dlopen (a truncated library would crash the process). A build holds the entry's
-lock, compiles into a temporary file and renames it into place, then writes the metadata last,
-so a reader never sees metadata describing a half-written library.
+The key is the sha256 of the source, the kind of entry, the compiler (real path and
+`--version` text), the flags, the Python ABI, the numpy version and C-API version, and
+FORMAT_VERSION; a module's key also covers the keys of the units it links, a unit's the unit
+header. An entry is trusted only when its metadata matches the key and the product's size and
+sha256 match the metadata, checked before use (a truncated library would crash the process at
+dlopen). A build holds the entry's lock, compiles into a temporary file and renames it into
+place, then writes the metadata last, so a reader never sees metadata describing a half-written
+product. The units a module needs are built in parallel (one compiler process per core).
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import sys
 import sysconfig
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from types import ModuleType
 
@@ -33,10 +38,12 @@ import numpy
 
 from sympile.config import config
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 META_NAME = "meta.json"
 LOCK_NAME = "lock"
 SOURCE_NAME = "module.c"
+UNIT_SOURCE_NAME = "unit.c"
+UNIT_OBJECT_NAME = "unit.o"
 _STDERR_LIMIT = 4000
 
 
@@ -81,13 +88,20 @@ def _numpy_c_api_version() -> str:
     return str(getattr(_multiarray_umath, "_get_ndarray_c_version", lambda: "")())
 
 
-def key_inputs(source: str, flags: tuple[str, ...]) -> dict:
-    """Everything the compiled library depends on, besides the source itself."""
+def key_inputs(source: str, flags: tuple[str, ...], kind: str = "module",
+               depends: tuple[str, ...] = ()) -> dict:
+    """Everything a compiled product depends on: the source, the kind of entry ('module',
+    'unit' or 'header'), the toolchain, the flags, and the keys of the entries it is built
+    from (`depends`)."""
     path, version = compiler_identity(config.cxx)
-    return {"format": FORMAT_VERSION, "source_sha256": hashlib.sha256(source.encode()).hexdigest(),
-            "compiler": path, "compiler_version": version, "flags": list(flags),
-            "soabi": sysconfig.get_config_var("SOABI") or sys.implementation.cache_tag,
-            "numpy": numpy.__version__, "numpy_c_api": _numpy_c_api_version()}
+    inputs = {"format": FORMAT_VERSION, "kind": kind,
+              "source_sha256": hashlib.sha256(source.encode()).hexdigest(),
+              "compiler": path, "compiler_version": version, "flags": list(flags),
+              "soabi": sysconfig.get_config_var("SOABI") or sys.implementation.cache_tag,
+              "numpy": numpy.__version__, "numpy_c_api": _numpy_c_api_version()}
+    if depends:
+        inputs["depends"] = list(depends)
+    return inputs
 
 
 def compute_key(inputs: dict) -> str:
@@ -100,6 +114,14 @@ def module_name(key: str) -> str:
 
 def library_path(directory: str, key: str) -> str:
     return os.path.join(directory, module_name(key) + sysconfig.get_config_var("EXT_SUFFIX"))
+
+
+def _product_path(directory: str, key: str, kind: str, source_name: str) -> str:
+    if kind == "module":
+        return library_path(directory, key)
+    if kind == "unit":
+        return os.path.join(directory, UNIT_OBJECT_NAME)
+    return os.path.join(directory, source_name + ".gch")
 
 
 def _file_sha256(path: str) -> str:
@@ -120,14 +142,17 @@ def _read_meta(directory: str) -> dict | None:
 
 
 def entry_is_valid(directory: str, key: str, inputs: dict | None = None) -> bool:
-    """True when the metadata matches (the key, and `inputs` when given) and the library's size
+    """True when the metadata matches (the key, and `inputs` when given) and the product's size
     and sha256 are the recorded ones."""
     meta = _read_meta(directory)
     if meta is None or meta.get("key") != key or meta.get("format") != FORMAT_VERSION:
         return False
     if inputs is not None and meta.get("inputs") != inputs:
         return False
-    library = library_path(directory, key)
+    recorded = meta.get("inputs")
+    if not isinstance(recorded, dict) or not isinstance(meta.get("source_name"), str):
+        return False
+    library = _product_path(directory, key, recorded.get("kind"), meta["source_name"])
     try:
         if os.path.getsize(library) != meta.get("library_size"):
             return False
@@ -183,17 +208,29 @@ class _EntryLock:
         os.close(self.descriptor)
 
 
-def _compile(source: str, flags: tuple[str, ...], directory: str, key: str,
-             inputs: dict) -> None:
-    source_path = os.path.join(directory, SOURCE_NAME)
+def _compile(source: str, flags: tuple[str, ...], directory: str, key: str, inputs: dict,
+             source_name: str, extra_arguments: tuple[str, ...] = (),
+             objects: tuple[str, ...] = ()) -> None:
+    kind = inputs["kind"]
+    name = module_name(key)
+    if kind == "module":
+        # The module's names go into its text after the first line (the unit header's
+        # #include), not on the command line: gcc uses a precompiled header only where the
+        # command line defines the macros it was built with.
+        first, newline, rest = source.partition("\n")
+        source = (f'{first}{newline}#define SYMPILE_PYINIT PyInit_{name}\n'
+                  f'#define SYMPILE_MODULE_NAME "{name}"\n{rest}')
+    source_path = os.path.join(directory, source_name)
     _write_atomic(source_path, source.encode())
     _unlink_quietly(os.path.join(directory, META_NAME))
-    name = module_name(key)
-    descriptor, temporary = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=".so")
+    product = _product_path(directory, key, kind, source_name)
+    descriptor, temporary = tempfile.mkstemp(dir=directory, prefix=".tmp-",
+                                             suffix=os.path.splitext(product)[1])
     os.close(descriptor)
-    command = [inputs["compiler"], "-I" + sysconfig.get_paths()["include"],
-               "-I" + numpy.get_include(), f"-DSYMPILE_PYINIT=PyInit_{name}",
-               f'-DSYMPILE_MODULE_NAME="{name}"', source_path, "-o", temporary, *flags]
+    kind_flags = {"module": ("-shared",), "unit": ("-c",), "header": ("-x", "c-header")}[kind]
+    command = [inputs["compiler"], *extra_arguments, "-I" + sysconfig.get_paths()["include"],
+               "-I" + numpy.get_include(), *kind_flags, source_path, "-o", temporary, *flags]
+    command += objects
     try:
         result = subprocess.run(command, capture_output=True, text=True)
         if result.returncode != 0:
@@ -203,31 +240,77 @@ def _compile(source: str, flags: tuple[str, ...], directory: str, key: str,
             raise CompileError(f"C compilation failed (exit {result.returncode}) with "
                                f"{os.path.basename(inputs['compiler'])}:\n{stderr}\n"
                                f"source kept at {source_path}")
-        library = library_path(directory, key)
-        os.replace(temporary, library)
+        os.replace(temporary, product)
     finally:
         _unlink_quietly(temporary)
     meta = {"key": key, "format": FORMAT_VERSION, "inputs": inputs, "created": time.time(),
-            "source_size": len(source.encode()), "library_size": os.path.getsize(library),
-            "library_sha256": _file_sha256(library)}
+            "source_name": source_name, "source_size": len(source.encode()),
+            "library_size": os.path.getsize(product), "library_sha256": _file_sha256(product)}
     _write_atomic(os.path.join(directory, META_NAME), json.dumps(meta, indent=1).encode())
 
 
-def build(source: str, flags: tuple[str, ...]) -> tuple[str, str, bool]:
-    """Make sure a valid entry for (source, flags) is on disk, compiling it if needed.
+def _build_entry(source: str, flags: tuple[str, ...], kind: str, source_name: str,
+                 depends: tuple[str, ...] = (), extra_arguments: tuple[str, ...] = (),
+                 objects: tuple[str, ...] = ()) -> tuple[str, str, bool]:
+    """Make sure a valid entry for (source, kind, flags, depends: the keys of the entries it
+    is built from) is on disk, compiling it if needed (with `extra_arguments`, linking
+    `objects`). Returns (key, product path, whether this call ran the compiler)."""
+    inputs = key_inputs(source, flags, kind, depends)
+    key = compute_key(inputs)
+    directory = os.path.join(cache_root(), key)
+    product = _product_path(directory, key, kind, source_name)
+    if entry_is_valid(directory, key, inputs):
+        return key, product, False
+    with _EntryLock(directory):
+        if entry_is_valid(directory, key, inputs):
+            return key, product, False
+        _compile(source, flags, directory, key, inputs, source_name, extra_arguments, objects)
+    return key, product, True
+
+
+def _uses_gcc() -> bool:
+    """Whether config.cxx is gcc, which finds a precompiled `<header>.gch` by itself (clang
+    needs other flags: the header is then parsed in every unit)."""
+    return "Free Software Foundation" in compiler_identity(config.cxx)[1]
+
+
+def _unit_header(header: tuple[str, str], flags: tuple[str, ...]) -> tuple[str, str]:
+    """(key, directory) of the entry of the unit header (file name, text): the header,
+    precompiled where gcc runs."""
+    header_name, text = header
+    if _uses_gcc():
+        key, product, _ = _build_entry(text, flags, "header", header_name)
+    else:
+        inputs = key_inputs(text, flags, "header-text")
+        key = compute_key(inputs)
+        product = os.path.join(cache_root(), key, header_name)
+        if not os.path.exists(product):
+            os.makedirs(os.path.dirname(product), exist_ok=True)
+            _write_atomic(product, text.encode())
+    return key, os.path.dirname(product)
+
+
+def build(source: str, flags: tuple[str, ...], units: tuple[str, ...] = (),
+          unit_header: tuple[str, str] = ("", "")) -> tuple[str, str, bool]:
+    """Make sure a valid entry for the module (source, flags) linked with `units` (the source
+    of each op unit, compiled with the same flags; they include `unit_header`, given as (file
+    name, text)) is on disk, compiling what is missing, the units in parallel.
 
     Returns (key, library path, whether this call ran the compiler).
     """
-    inputs = key_inputs(source, flags)
-    key = compute_key(inputs)
-    directory = os.path.join(cache_root(), key)
-    if entry_is_valid(directory, key, inputs):
-        return key, library_path(directory, key), False
-    with _EntryLock(directory):
-        if entry_is_valid(directory, key, inputs):
-            return key, library_path(directory, key), False
-        _compile(source, flags, directory, key, inputs)
-    return key, library_path(directory, key), True
+    if not units:
+        return _build_entry(source, flags, "module", SOURCE_NAME)
+    header_key, header_directory = _unit_header(unit_header, flags)
+    arguments = ("-I" + header_directory,)
+    workers = min(len(units), os.cpu_count() or 1)
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        results = list(pool.map(
+            lambda unit: _build_entry(unit, flags, "unit", UNIT_SOURCE_NAME, (header_key,),
+                                      arguments), units))
+    key, library, ran = _build_entry(
+        source, flags, "module", SOURCE_NAME, (header_key, *(key for key, _, _ in results)),
+        arguments, tuple(path for _, path, _ in results))
+    return key, library, ran or any(compiled for _, _, compiled in results)
 
 
 _loaded: dict[str, ModuleType] = {}
@@ -248,15 +331,19 @@ class LoadResult:
     cache_hit: bool
 
 
-def load(source: str, flags: tuple[str, ...]) -> LoadResult:
-    """The module compiled from `source` with `flags`: from this process's memo, else from a
-    valid cache entry, else compiled now."""
+def load(source: str, flags: tuple[str, ...], units: tuple[str, ...] = (),
+         unit_header: tuple[str, str] = ("", "")) -> LoadResult:
+    """The module compiled from `source` with `flags` and linked with `units` (see build):
+    from this process's memo, else from a valid cache entry, else compiled now."""
     start = time.perf_counter()
-    memo_key = hashlib.sha256("\0".join((config.cxx, *flags, source)).encode()).hexdigest()
+    memo = hashlib.sha256()
+    for piece in (config.cxx, *flags, source, *unit_header, *units):
+        memo.update(piece.encode() + b"\0")
+    memo_key = memo.hexdigest()
     module = _loaded.get(memo_key)
     if module is not None:
         return LoadResult(module, time.perf_counter() - start, 0.0, True)
-    key, library, compiled = build(source, flags)
+    key, library, compiled = build(source, flags, units, unit_header)
     built = time.perf_counter()
     try:
         module = _import_library(key, library)
@@ -264,7 +351,7 @@ def load(source: str, flags: tuple[str, ...]) -> LoadResult:
         if os.path.exists(library):
             raise
         # Another process's `clear` removed the entry between the check and dlopen.
-        key, library, compiled = build(source, flags)
+        key, library, compiled = build(source, flags, units, unit_header)
         built = time.perf_counter()
         module = _import_library(key, library)
     _loaded[memo_key] = module

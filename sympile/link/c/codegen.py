@@ -3,7 +3,11 @@
 Every variable keeps the storage cell (a one-element list) the Python backend would give it,
 so shared variables, Function's output handling and perform() fallbacks see the same cells.
 Each node becomes one C function: the op's own C code (`Op.c_code`) when it has some, else a
-call to a Python thunk that runs its perform(). `sympile_run_once` checks every graph input
+call to a Python thunk that runs its perform(). A node with C code is an op unit: a function
+of its cells alone (inputs, then outputs), in a translation unit of its own, named by the hash
+of its text. Units are compiled in parallel and cached on disk one by one, so the same op on the
+same types, in this function or any other, is compiled once; the main unit holds the Program
+and calls each unit with the node's cells. `sympile_run_once` checks every graph input
 a node reads (type, ndim and static lengths: a wrong value is a TypeError, never a
 crash) and calls the nodes in order.
 
@@ -14,6 +18,7 @@ or thunks alike), then calls the conditional's own node.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -31,6 +36,7 @@ class NodePlan:
     node: Apply
     code: CCode | None
     thunk_index: int | None = None
+    function: str = ""  # the op unit's function (C code only)
 
 
 @dataclass
@@ -41,6 +47,7 @@ class ModulePlan:
     steps: list[Step] = field(default_factory=list)
     checked_inputs: list[Variable] = field(default_factory=list)
     source: str = ""
+    units: list[str] = field(default_factory=list)  # the op units' sources
 
     @property
     def openmp(self) -> bool:
@@ -57,13 +64,13 @@ def _is_tensor(variable: Variable) -> bool:
 
 def has_c_code(node: Apply) -> bool:
     """Whether the C backend runs `node` with the op's C code (not its perform())."""
-    return _node_c_code(node, _node_names(node, 0)) is not None
+    return _node_c_code(node, _node_names(node)) is not None
 
 
-def _node_names(node: Apply, position: int) -> CNames:
+def _node_names(node: Apply) -> CNames:
     return CNames(inputs=tuple(f"input_{i}" for i in range(len(node.inputs))),
                   outputs=tuple(f"output_{i}" for i in range(len(node.outputs))),
-                  fail="goto fail;", id=position)
+                  fail="goto fail;")
 
 
 def _node_c_code(node: Apply, names: CNames) -> CCode | None:
@@ -82,14 +89,18 @@ def plan_module(variables: list[Variable], nodes: list[Apply],
     index = {variable: position for position, variable in enumerate(variables)}
     plans = []
     thunk_count = 0
-    for position, node in enumerate(nodes):
-        code = _node_c_code(node, _node_names(node, position))
+    units: dict[str, str] = {}
+    for node in nodes:
+        code = _node_c_code(node, _node_names(node))
         if code is None:
             plans.append(NodePlan(node, None, thunk_count))
             thunk_count += 1
         else:
-            plans.append(NodePlan(node, code))
-    plan = ModulePlan(variables, index, plans, lazy_schedule(nodes, outputs))
+            function, unit = _op_unit(node, code)
+            units.setdefault(function, unit)
+            plans.append(NodePlan(node, code, function=function))
+    plan = ModulePlan(variables, index, plans, lazy_schedule(nodes, outputs),
+                      units=[prelude.PROGRAM_UNIT, *units.values()])
     produced_by_c = {v for p in plans if p.code is not None for v in p.node.outputs}
     read_by_c = {v for p in plans if p.code is not None for v in p.node.inputs}
     # Every graph input is checked, also those only perform() reads: under trust_input a
@@ -121,27 +132,49 @@ def _normalize_result(plan: ModulePlan, variable: Variable) -> str:
             f"{variable.type.ndim})) return -1;\n" + _check_array(plan, variable))
 
 
-def _c_node(plan: ModulePlan, position: int, node_plan: NodePlan) -> str:
-    node, code = node_plan.node, node_plan.code
-    lines = [f"/* {node.op} */", f"static int sympile_node_{position}(Program *self)", "{"]
-    for i, variable in enumerate(node.inputs):
+_FUNCTION_PLACEHOLDER = "@FUNCTION@"
+
+
+def _op_unit(node: Apply, code: CCode) -> tuple[str, str]:
+    """(function name, source) of the op unit running `code`: `int name(PyObject *const
+    *cells)`, cells = the node's input cells then its output cells. Equal text, equal name."""
+    n_inputs = len(node.inputs)
+    lines = [f'#include "{prelude.UNIT_HEADER_NAME}"']
+    lines += [prelude.blas_declaration(name, external=True) for name in code.blas]
+    lines += list(code.support)
+    lines += [f"/* {node.op} */", f"int {_FUNCTION_PLACEHOLDER}(PyObject *const *cells)", "{"]
+    for i in range(n_inputs):
         lines.append(f"    PyArrayObject *input_{i} = (PyArrayObject *)"
-                     f"PyList_GET_ITEM(self->cells[{plan.index[variable]}], 0);")
-    for i, variable in enumerate(node.outputs):
-        lines.append(f"    PyArrayObject *output_{i} = "
-                     f"sympile_take_output(self->cells[{plan.index[variable]}]);")
+                     f"PyList_GET_ITEM(cells[{i}], 0);")
+    for i in range(len(node.outputs)):
+        lines.append(f"    PyArrayObject *output_{i} = sympile_take_output(cells[{n_inputs + i}]);")
     lines += ["    {", code.body, "    }"]
-    for i, variable in enumerate(node.outputs):
+    for i in range(len(node.outputs)):
         lines += [f"    if (output_{i} == NULL) {{",
                   f'        PyErr_SetString(PyExc_SystemError, "the C code gave no output {i}");',
                   "        goto fail;", "    }"]
-    for i, variable in enumerate(node.outputs):
-        lines.append(f"    sympile_store_output(self->cells[{plan.index[variable]}], output_{i});")
+    for i in range(len(node.outputs)):
+        lines.append(f"    sympile_store_output(cells[{n_inputs + i}], output_{i});")
         lines.append(f"    output_{i} = NULL;")
     lines += ["    return 0;", "fail:"]
     lines += [f"    Py_XDECREF(output_{i});" for i in range(len(node.outputs))]
-    lines += [f"    self->failed_node = {position};", "    return -1;", "}", ""]
-    return "\n".join(lines)
+    lines += ["    return -1;", "}", ""]
+    text = "\n".join(lines)
+    function = "sympile_op_" + hashlib.sha256(text.encode()).hexdigest()[:24]
+    return function, text.replace(_FUNCTION_PLACEHOLDER, function)
+
+
+def _c_node(plan: ModulePlan, position: int, node_plan: NodePlan) -> str:
+    """The main unit's node function: calls the op unit with the node's cells."""
+    cells = ", ".join(f"self->cells[{plan.index[v]}]"
+                      for v in node_plan.node.inputs + node_plan.node.outputs)
+    return "\n".join([
+        f"/* {node_plan.node.op} */",
+        f"static int sympile_node_{position}(Program *self)", "{",
+        f"    PyObject *const cells[] = {{{cells}}};",
+        f"    if ({node_plan.function}(cells)) {{",
+        f"        self->failed_node = {position};", "        return -1;", "    }",
+        "    return 0;", "}", ""])
 
 
 def _thunk_node(plan: ModulePlan, position: int, node_plan: NodePlan,
@@ -157,30 +190,24 @@ def _thunk_node(plan: ModulePlan, position: int, node_plan: NodePlan,
 
 
 def _source(plan: ModulePlan, normalized: set[Variable]) -> str:
-    supports: list[str] = []
     blas: list[str] = []
+    functions: list[str] = []
     for node_plan in plan.nodes:
         if node_plan.code is None:
             continue
-        for piece in node_plan.code.support:
-            if piece not in supports:
-                supports.append(piece)
+        if node_plan.function not in functions:
+            functions.append(node_plan.function)
         for name in node_plan.code.blas:
             if name not in blas:
                 if name not in prelude.BLAS_PROTOTYPES:
                     raise ValueError(f"{node_plan.node.op}: unknown BLAS routine {name!r}; "
                                      f"known: {', '.join(prelude.BLAS_PROTOTYPES)}")
                 blas.append(name)
-    parts = [f"#define SYMPILE_N_CELLS {len(plan.variables)}",
-             f"#define SYMPILE_N_NODES {len(plan.nodes)}",
-             prelude.HEADER]
-    if blas:
-        parts.append(prelude.BLAS_LOAD_HELPER)
-        parts += [prelude.blas_declaration(name) for name in blas]
-    parts += supports
-    parts.append(prelude.PROGRAM)
-    if any(is_conditional(node_plan.node) for node_plan in plan.nodes):
-        parts.append(prelude.CONDITION_HELPER)
+    parts = [f'#include "{prelude.UNIT_HEADER_NAME}"',
+             f"const int sympile_n_cells = {len(plan.variables)}, "
+             f"sympile_n_nodes = {len(plan.nodes)};"]
+    parts += [prelude.blas_declaration(name) for name in blas]
+    parts += [f"int {function}(PyObject *const *cells);" for function in functions]
     for position, node_plan in enumerate(plan.nodes):
         parts.append(_c_node(plan, position, node_plan) if node_plan.code is not None
                      else _thunk_node(plan, position, node_plan, normalized))
@@ -194,13 +221,13 @@ def _source(plan: ModulePlan, normalized: set[Variable]) -> str:
            "    } else if (sympile_node_##k(self)) return -1; \\",
            "} while (0)",
            "",
-           "static int sympile_run_once(Program *self)", "{"]
+           "int sympile_run_once(Program *self)", "{"]
     for variable in plan.checked_inputs:
         run.append(_check_array(plan, variable))
     run += _run_steps(plan, plan.steps, "    ")
     run += ["    return 0;", "}", ""]
     parts.append("\n".join(run))
-    parts.append(prelude.PROGRAM_METHODS.replace("@BLAS_LOADS@", prelude.blas_loader(blas)))
+    parts.append(prelude.MODULE_INIT.replace("@BLAS_LOADS@", prelude.blas_loader(blas)))
     return "\n".join(parts)
 
 

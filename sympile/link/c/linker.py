@@ -43,8 +43,11 @@ class CVM:
         self.output_storage = [self.storage[v] for v in fgraph.outputs]
         self.plan = plan_module(self.variables, self.nodes, fgraph.outputs)
         codegen_s = time.perf_counter() - start
-        self.module = load_module(self.plan.source, openmp=self.plan.openmp,
-                                  extra_flags=tuple(config.cxxflags.split()))
+        # Every unit is built with -fopenmp when OpenMP is on, used or not, so that a unit's
+        # cache entry serves every module.
+        self.module = load_module(self.plan.source, openmp=config.openmp or self.plan.openmp,
+                                  extra_flags=tuple(config.cxxflags.split()),
+                                  units=tuple(self.plan.units))
         build = getattr(self.module, "__sympile_build__", {})
         self.build_times = {"codegen": codegen_s, "compile": build.get("compile_s", 0.0),
                             "load": build.get("load_s", 0.0),

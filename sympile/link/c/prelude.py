@@ -3,19 +3,26 @@ Program type that holds a compiled function's storage and runs it."""
 
 from __future__ import annotations
 
-HEADER = r"""
+# numpy's C-API table is one symbol per module: the main translation unit defines and fills it
+# (import_array), the op units only use it (NO_IMPORT_ARRAY).
+_INCLUDES = r"""
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#define PY_ARRAY_UNIQUE_SYMBOL sympile_PyArray_API
+@NO_IMPORT@
 #include <numpy/arrayobject.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
+"""
 
-static int sympile_prepare_output(PyArrayObject **out, int ndim, const npy_intp *dims,
-                                  int typenum)
+# What op bodies and the node functions use to read and write their cells.
+_OUTPUT_HELPERS = r"""
+static inline int sympile_prepare_output(PyArrayObject **out, int ndim, const npy_intp *dims,
+                                         int typenum)
 {
     PyArrayObject *old = *out;
     /* Reuse only an array nothing else refers to: a user or a view may hold any other. */
@@ -33,13 +40,79 @@ static int sympile_prepare_output(PyArrayObject **out, int ndim, const npy_intp 
     return *out == NULL ? -1 : 0;
 }
 
-static int sympile_assign_output(PyArrayObject **out, PyArrayObject *value)
+static inline int sympile_assign_output(PyArrayObject **out, PyArrayObject *value)
 {
     Py_XDECREF(*out);
     *out = value;
     return value == NULL ? -1 : 0;
 }
+
+static inline PyArrayObject *sympile_take_output(PyObject *cell)
+{
+    PyObject *value = PyList_GET_ITEM(cell, 0);
+    if (value == Py_None)
+        return NULL;
+    /* The cell's reference moves to the node, so an array nobody else holds has count 1. */
+    Py_INCREF(Py_None);
+    PyList_SET_ITEM(cell, 0, Py_None);
+    if (!PyArray_Check(value)) {
+        Py_DECREF(value);
+        return NULL;
+    }
+    return (PyArrayObject *)value;
+}
+
+static inline void sympile_store_output(PyObject *cell, PyArrayObject *value)
+{
+    PyObject *old = PyList_GET_ITEM(cell, 0);
+    PyList_SET_ITEM(cell, 0, (PyObject *)value);
+    Py_XDECREF(old);
+}
 """
+
+# A compiled function's storage and run state; the Program type (PROGRAM_UNIT) runs it.
+_PROGRAM_DECLARATIONS = r"""
+typedef struct Program {
+    PyObject_HEAD
+    PyObject **cells;          /* sympile_n_cells one-element lists */
+    PyObject *thunks;          /* tuple: the perform() thunk of each node without C code */
+    PyObject *updates;         /* tuple of (target cell, source cell index, copy?) */
+    PyObject *copy;            /* copy.copy, for update values that are not arrays */
+    int failed_node;           /* node whose C code raised, -1 otherwise */
+    int bad_input;             /* input cell that failed its check, -1 otherwise */
+    int profiling;
+    Py_ssize_t n_call_inputs, n_call_outputs;
+    int *call_inputs;          /* cell of each explicit input of call() */
+    int *call_outputs;         /* cell of each output call() returns */
+    char *copy_output;         /* return a copy (the function keeps using the value) */
+    char *clear_output;        /* empty the cell after the call (the caller owns the value) */
+    int single_output;
+    double *node_seconds;      /* per node, when profiling */
+    long *node_calls;
+} Program;
+
+/* Defined by each module's main unit. */
+extern const int sympile_n_cells, sympile_n_nodes;
+int sympile_run_once(Program *self);
+
+/* Defined by the program unit. */
+extern PyTypeObject sympile_ProgramType;
+int sympile_import_numpy(void);
+double sympile_now(void);
+int sympile_check_array(Program *self, int cell, int typenum, int ndim,
+                        const npy_intp *static_shape);
+int sympile_normalize_result(Program *self, int cell, int typenum, int ndim);
+int sympile_call_thunk(Program *self, int index);
+int sympile_condition(Program *self, int cell, int node);
+int sympile_load_blas(PyObject *capi, const char *name, void **pointer);
+"""
+
+# The header of every unit but the program unit: op units (one node function each) and each
+# module's main unit, compiled and cached one by one; gcc loads it precompiled.
+# UNIT_HEADER_NAME is what the units #include.
+UNIT_HEADER_NAME = "sympile_unit.h"
+UNIT_HEADER = ("#pragma once\n" + _INCLUDES.replace("@NO_IMPORT@", "#define NO_IMPORT_ARRAY")
+               + _OUTPUT_HELPERS + _PROGRAM_DECLARATIONS)
 
 # Fortran BLAS prototypes of the routines ops may ask for (scipy.linalg.cython_blas names).
 _REAL_BLAS = {
@@ -56,10 +129,12 @@ BLAS_PROTOTYPES = {prefix + name: prototype.replace("T", c_type)
                    for name, prototype in _REAL_BLAS.items()}
 
 
-def blas_declaration(name: str) -> str:
-    """The pointer variable `sympile_blas_<name>`, filled in by the module's init."""
+def blas_declaration(name: str, external: bool = False) -> str:
+    """The pointer variable `sympile_blas_<name>`, filled in by the module's init: defined in
+    the main unit, declared `external` in the op units that call it."""
     prototype = BLAS_PROTOTYPES[name]
-    return f"static {prototype.replace('(*)', f'(*sympile_blas_{name})', 1)};"
+    declaration = prototype.replace("(*)", f"(*sympile_blas_{name})", 1)
+    return f"extern {declaration};" if external else f"{declaration};"
 
 
 def blas_loader(names: list[str]) -> str:
@@ -80,8 +155,13 @@ def blas_loader(names: list[str]) -> str:
     }}"""
 
 
-BLAS_LOAD_HELPER = r"""
-static int sympile_load_blas(PyObject *capi, const char *name, void **pointer)
+
+# The Program type and what the generated code calls, the same for every module: compiled once
+# and cached, then linked into each module. It defines numpy's C-API table (no NO_IMPORT_ARRAY)
+# and reads each module's sympile_n_cells, sympile_n_nodes and sympile_run_once.
+PROGRAM_UNIT = (_INCLUDES.replace("@NO_IMPORT@", "") + _OUTPUT_HELPERS + _PROGRAM_DECLARATIONS
+                + r"""
+int sympile_load_blas(PyObject *capi, const char *name, void **pointer)
 {
     PyObject *capsule = PyDict_GetItemString(capi, name);
     if (capsule == NULL) {
@@ -91,59 +171,14 @@ static int sympile_load_blas(PyObject *capi, const char *name, void **pointer)
     *pointer = PyCapsule_GetPointer(capsule, PyCapsule_GetName(capsule));
     return *pointer == NULL ? -1 : 0;
 }
-"""
-
-# The Program type; the generator fills in N_CELLS, N_NODES, the node functions and run_once.
-PROGRAM = r"""
-typedef struct {
-    PyObject_HEAD
-    PyObject *cells[SYMPILE_N_CELLS > 0 ? SYMPILE_N_CELLS : 1];
-    PyObject *thunks;          /* tuple: the perform() thunk of each node without C code */
-    PyObject *updates;         /* tuple of (target cell, source cell index, copy?) */
-    PyObject *copy;            /* copy.copy, for update values that are not arrays */
-    int failed_node;           /* node whose C code raised, -1 otherwise */
-    int bad_input;             /* input cell that failed its check, -1 otherwise */
-    int profiling;
-    Py_ssize_t n_call_inputs, n_call_outputs;
-    int *call_inputs;          /* cell of each explicit input of call() */
-    int *call_outputs;         /* cell of each output call() returns */
-    char *copy_output;         /* return a copy (the function keeps using the value) */
-    char *clear_output;        /* empty the cell after the call (the caller owns the value) */
-    int single_output;
-    double node_seconds[SYMPILE_N_NODES > 0 ? SYMPILE_N_NODES : 1];
-    long node_calls[SYMPILE_N_NODES > 0 ? SYMPILE_N_NODES : 1];
-} Program;
-
-static double sympile_now(void)
+double sympile_now(void)
 {
     struct timespec moment;
     clock_gettime(CLOCK_MONOTONIC, &moment);
     return moment.tv_sec + 1e-9 * moment.tv_nsec;
 }
 
-static PyArrayObject *sympile_take_output(PyObject *cell)
-{
-    PyObject *value = PyList_GET_ITEM(cell, 0);
-    if (value == Py_None)
-        return NULL;
-    /* The cell's reference moves to the node, so an array nobody else holds has count 1. */
-    Py_INCREF(Py_None);
-    PyList_SET_ITEM(cell, 0, Py_None);
-    if (!PyArray_Check(value)) {
-        Py_DECREF(value);
-        return NULL;
-    }
-    return (PyArrayObject *)value;
-}
-
-static void sympile_store_output(PyObject *cell, PyArrayObject *value)
-{
-    PyObject *old = PyList_GET_ITEM(cell, 0);
-    PyList_SET_ITEM(cell, 0, (PyObject *)value);
-    Py_XDECREF(old);
-}
-
-static int sympile_check_array(Program *self, int cell, int typenum, int ndim,
+int sympile_check_array(Program *self, int cell, int typenum, int ndim,
                                const npy_intp *static_shape)
 {
     PyObject *value = PyList_GET_ITEM(self->cells[cell], 0);
@@ -163,7 +198,7 @@ bad:
 
 /* A perform() result read by C code: made an array of the declared type (numpy scalars and
    0-d results become 0-d arrays), or a TypeError. */
-static int sympile_normalize_result(Program *self, int cell, int typenum, int ndim)
+int sympile_normalize_result(Program *self, int cell, int typenum, int ndim)
 {
     PyObject *value = PyList_GET_ITEM(self->cells[cell], 0);
     if (PyArray_Check(value) && PyArray_TYPE((PyArrayObject *)value) == typenum
@@ -182,7 +217,7 @@ static int sympile_normalize_result(Program *self, int cell, int typenum, int nd
     return 0;
 }
 
-static int sympile_call_thunk(Program *self, int index)
+int sympile_call_thunk(Program *self, int index)
 {
     PyObject *result = PyObject_CallNoArgs(PyTuple_GET_ITEM(self->thunks, index));
     if (result == NULL)
@@ -190,20 +225,15 @@ static int sympile_call_thunk(Program *self, int index)
     Py_DECREF(result);
     return 0;
 }
-"""
 
-# Included by modules with a conditional (sympile.ifelse): the truth of its condition's cell.
-CONDITION_HELPER = r"""
-static int sympile_condition(Program *self, int cell, int node)
+int sympile_condition(Program *self, int cell, int node)
 {
     int truth = PyObject_IsTrue(PyList_GET_ITEM(self->cells[cell], 0));
     if (truth < 0)
         self->failed_node = node;
     return truth;
 }
-"""
 
-PROGRAM_METHODS = r"""
 static int sympile_apply_updates(Program *self)
 {
     Py_ssize_t count = PyTuple_GET_SIZE(self->updates);
@@ -340,7 +370,7 @@ static PyObject *Program_set_call(Program *self, PyObject *args)
     }
     for (Py_ssize_t i = 0; i < n_inputs; i++) {
         long cell = PyLong_AsLong(PyTuple_GET_ITEM(inputs, i));
-        if (cell < 0 || cell >= SYMPILE_N_CELLS) {
+        if (cell < 0 || cell >= sympile_n_cells) {
             Program_free_call(self);
             if (!PyErr_Occurred())
                 PyErr_SetString(PyExc_IndexError, "set_call: input cell out of range");
@@ -352,7 +382,7 @@ static PyObject *Program_set_call(Program *self, PyObject *args)
         long cell;
         int copy_needed, clear;
         if (!PyArg_ParseTuple(PyTuple_GET_ITEM(outputs, j), "lpp", &cell, &copy_needed, &clear)
-                || cell < 0 || cell >= SYMPILE_N_CELLS) {
+                || cell < 0 || cell >= sympile_n_cells) {
             Program_free_call(self);
             if (!PyErr_Occurred())
                 PyErr_SetString(PyExc_IndexError, "set_call: output cell out of range");
@@ -379,10 +409,10 @@ static PyObject *Program_run_once(Program *self, PyObject *unused)
 
 static PyObject *Program_profile(Program *self, PyObject *unused)
 {
-    PyObject *result = PyList_New(SYMPILE_N_NODES);
+    PyObject *result = PyList_New(sympile_n_nodes);
     if (result == NULL)
         return NULL;
-    for (int i = 0; i < SYMPILE_N_NODES; i++)
+    for (int i = 0; i < sympile_n_nodes; i++)
         PyList_SET_ITEM(result, i, Py_BuildValue("(dl)", self->node_seconds[i],
                                                  self->node_calls[i]));
     return result;
@@ -395,12 +425,21 @@ static int Program_init(Program *self, PyObject *args, PyObject *kwargs)
     if (!PyArg_ParseTuple(args, "O!O!O!O|p", &PyTuple_Type, &cells, &PyTuple_Type, &thunks,
                           &PyTuple_Type, &updates, &copy, &profiling))
         return -1;
-    if (PyTuple_GET_SIZE(cells) != SYMPILE_N_CELLS) {
+    if (PyTuple_GET_SIZE(cells) != sympile_n_cells) {
         PyErr_Format(PyExc_ValueError, "Program: expected %d cells, got %zd",
-                     SYMPILE_N_CELLS, PyTuple_GET_SIZE(cells));
+                     sympile_n_cells, PyTuple_GET_SIZE(cells));
         return -1;
     }
-    for (Py_ssize_t i = 0; i < SYMPILE_N_CELLS; i++) {
+    if (self->cells == NULL) {
+        self->cells = PyMem_Calloc(sympile_n_cells + 1, sizeof(PyObject *));
+        self->node_seconds = PyMem_Calloc(sympile_n_nodes + 1, sizeof(double));
+        self->node_calls = PyMem_Calloc(sympile_n_nodes + 1, sizeof(long));
+        if (!self->cells || !self->node_seconds || !self->node_calls) {
+            PyErr_NoMemory();
+            return -1;
+        }
+    }
+    for (Py_ssize_t i = 0; i < sympile_n_cells; i++) {
         PyObject *cell = PyTuple_GET_ITEM(cells, i);
         if (!PyList_CheckExact(cell) || PyList_GET_SIZE(cell) != 1) {
             PyErr_SetString(PyExc_TypeError, "Program: every cell must be a 1-element list");
@@ -423,12 +462,15 @@ static int Program_init(Program *self, PyObject *args, PyObject *kwargs)
 
 static void Program_dealloc(Program *self)
 {
-    for (int i = 0; i < SYMPILE_N_CELLS; i++)
+    for (int i = 0; self->cells != NULL && i < sympile_n_cells; i++)
         Py_XDECREF(self->cells[i]);
     Py_XDECREF(self->thunks);
     Py_XDECREF(self->updates);
     Py_XDECREF(self->copy);
     Program_free_call(self);
+    PyMem_Free(self->cells);
+    PyMem_Free(self->node_seconds);
+    PyMem_Free(self->node_calls);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -451,7 +493,7 @@ static PyMemberDef Program_members[] = {
     {NULL}
 };
 
-static PyTypeObject ProgramType = {
+PyTypeObject sympile_ProgramType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "sympile_module.Program",
     .tp_basicsize = sizeof(Program),
@@ -463,21 +505,31 @@ static PyTypeObject ProgramType = {
     .tp_members = Program_members,
 };
 
+int sympile_import_numpy(void)
+{
+    import_array1(-1);
+    return 0;
+}
+""")
+
+# The end of each module's main unit: its init function.
+MODULE_INIT = r"""
 static struct PyModuleDef sympile_module = {
     PyModuleDef_HEAD_INIT, SYMPILE_MODULE_NAME, NULL, -1, NULL
 };
 
 PyMODINIT_FUNC SYMPILE_PYINIT(void)
 {
-    import_array();
-    if (PyType_Ready(&ProgramType) < 0)
+    if (sympile_import_numpy() < 0)
+        return NULL;
+    if (PyType_Ready(&sympile_ProgramType) < 0)
         return NULL;
     PyObject *module = PyModule_Create(&sympile_module);
     if (module == NULL)
         return NULL;
 @BLAS_LOADS@
-    Py_INCREF(&ProgramType);
-    if (PyModule_AddObject(module, "Program", (PyObject *)&ProgramType) < 0)
+    Py_INCREF(&sympile_ProgramType);
+    if (PyModule_AddObject(module, "Program", (PyObject *)&sympile_ProgramType) < 0)
         goto fail;
     return module;
 fail:

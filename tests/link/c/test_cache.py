@@ -15,8 +15,8 @@ from sympile import cache, function
 from sympile.compile.mode import Mode
 from sympile.config import config
 from sympile.graph.rewriting.db import RewriteQuery
-from sympile.link.c import cmodule
-from tests.link.c.utils import requires_compiler
+from sympile.link.c import cmodule, prelude
+from tests.link.c.utils import compile_c, requires_compiler
 
 pytestmark = requires_compiler
 
@@ -221,7 +221,11 @@ def test_compile_error_message(compiledir):
     message = str(info.value)
     assert "C compilation failed" in message and "error" in message
     kept = message.rsplit("source kept at ", 1)[1].strip()
-    assert os.path.isfile(kept) and open(kept).read() == source
+    first, _, rest = source.partition("\n")
+    kept_lines = open(kept).read().split("\n")
+    # The module's names are #defined after its first line.
+    assert kept_lines[0] == first and "\n".join(kept_lines[3:]) == rest
+    assert kept_lines[1].startswith("#define SYMPILE_PYINIT PyInit_sympile_")
     _, directory = entry_directory(source, cmodule.compile_flags())
     assert not cache.entry_is_valid(directory, os.path.basename(directory))
 
@@ -260,3 +264,33 @@ def test_entry_removed_between_check_and_load_is_rebuilt(compiledir, compile_cou
     monkeypatch.setattr(cache, "_import_library", clear_then_import)
     assert cmodule.load_module(source).Program == 31
     assert len(attempts) == 2 and len(compile_count) == 2
+
+
+def _compiled_files(commands) -> list[str]:
+    return sorted(os.path.basename(next(part for part in command if part.endswith((".c", ".h"))))
+                  for command in commands)
+
+
+def test_functions_share_the_compiled_units_of_their_ops(compiledir, compile_count):
+    """Each op's C is a unit compiled once: a second function of the same ops on the same
+    types compiles only its own main unit; a third with one new op, that op and its main unit.
+    The units of one module compile in parallel and link into it."""
+    x = tt.dmatrix("x")
+    first = compile_c([x], [tt.exp(x).sum(axis=0), x.T])
+    files = _compiled_files(compile_count)
+    # header (precompiled), program unit, two op units (exp+sum may fuse: at least two), module
+    assert files.count("module.c") == 1 and files.count(prelude.UNIT_HEADER_NAME) == 1
+    assert files.count("unit.c") >= 3
+    compile_count.clear()
+    y = tt.dmatrix("y")
+    second = compile_c([y], [y.T, tt.exp(y).sum(axis=0)])
+    assert _compiled_files(compile_count) == ["module.c"]
+    compile_count.clear()
+    third = compile_c([y], [tt.exp(y).sum(axis=0), y.T, tt.argmax(y, axis=1)])
+    assert _compiled_files(compile_count) == ["module.c", "unit.c"]
+    value = np.arange(6.0).reshape(2, 3)
+    for function, order in ((first, 1), (second, -1), (third, 1)):
+        results = function(value)[::order]
+        np.testing.assert_allclose(results[0], np.exp(value).sum(axis=0))
+        np.testing.assert_array_equal(results[1], value.T)
+    np.testing.assert_array_equal(third(value)[2], [2, 2])
