@@ -16,6 +16,8 @@ shape, canonicalize, fast_run, at position 0.6, right after canonicalize):
   local_useless_specify_shape_lengths
                              specify_shape(x, s) -> x when every given length is one the
                                                     feature already knows x has
+  local_useless_alloc        alloc(x, *s)        -> x when s are x's own lengths
+  local_useless_reshape      reshape(x, s)       -> x when s is shape(x) or x's own lengths
 
 A length is used only when it does not depend on x (computing it then never computes x, and
 replacing a shape of x by it cannot create a cycle), and when every node it would bring into
@@ -38,7 +40,8 @@ from sympile.graph.rewriting.basic import GraphRewriter, NodeRewriter, node_rewr
 from sympile.graph.rewriting.db import EquilibriumDatabase, RewriteQuery
 from sympile.tensor import math
 from sympile.tensor.rewriting.basic import rewrite_db
-from sympile.tensor.shape import MakeVector, Shape, ShapeI, SpecifyShape, shape_i
+from sympile.tensor.basic import Alloc
+from sympile.tensor.shape import MakeVector, Reshape, Shape, ShapeI, SpecifyShape, shape_i
 from sympile.tensor.subtensor import SCALAR, Subtensor
 from sympile.tensor.type import TensorType
 from sympile.tensor.variable import constant
@@ -50,6 +53,8 @@ __all__ = [
     "local_shape_i_to_length",
     "local_shape_to_lengths",
     "local_subtensor_of_shape",
+    "local_useless_alloc",
+    "local_useless_reshape",
     "local_useless_specify_shape_lengths",
     "shape_db",
     "shape_feature",
@@ -297,23 +302,69 @@ def local_useless_specify_shape_lengths(fgraph: FunctionGraph, node: Apply):
     return [x]
 
 
+def _has_lengths(fgraph: FunctionGraph, x: Variable, lengths: Sequence[Variable]) -> bool:
+    """True if `lengths` are, one by one, the lengths the feature knows x has."""
+    known = shape_feature(fgraph).shape_tuple(x)
+    return known is not None and len(known) == len(lengths) \
+        and all(_same_length(own, length) for own, length in zip(known, lengths))
+
+
+@node_rewriter([Alloc])
+def local_useless_alloc(fgraph: FunctionGraph, node: Apply):
+    """alloc(x, *lengths) -> x when x has those lengths already (the same number of axes,
+    each length equal as a constant or as the same computation) and x's type is as precise
+    as the result's: nothing is broadcast, the copy is all the node does."""
+    x, *lengths = node.inputs
+    if not node.outputs[0].type.is_super(x.type) or not _has_lengths(fgraph, x, lengths):
+        return None
+    return [x]
+
+
+@node_rewriter([Reshape])
+def local_useless_reshape(fgraph: FunctionGraph, node: Apply):
+    """reshape(x, s) -> x when s is shape(x), or a vector of x's own lengths (one entry may be
+    -1 when all the others match, as may the only entry of a vector's reshape)."""
+    x, shape = node.inputs
+    if x.type.ndim != node.op.ndim or not node.outputs[0].type.is_super(x.type):
+        return None
+    source = shape.owner
+    if source is not None and isinstance(source.op, Shape) and source.inputs[0] is x:
+        return [x]
+    if source is None or not isinstance(source.op, MakeVector):
+        if isinstance(shape, Constant):
+            entries = [constant(np.int64(value)) for value in np.asarray(shape.data)]
+        else:
+            return None
+    else:
+        entries = list(source.inputs)
+    known = shape_feature(fgraph).shape_tuple(x)
+    unmatched = [position for position, (own, entry) in enumerate(zip(known, entries))
+                 if not _same_length(own, math.cast(entry, "int64")
+                                     if entry.type.dtype != "int64" else entry)]
+    if len(unmatched) > 1:
+        return None
+    if unmatched and _static_value(entries[unmatched[0]]) != -1:
+        return None
+    return [x]
+
+
 SHAPE_RULES: tuple[NodeRewriter, ...] = (
     local_shape_to_lengths, local_shape_i_to_length, local_subtensor_of_shape,
-    local_useless_specify_shape_lengths,
+    local_useless_specify_shape_lengths, local_useless_alloc, local_useless_reshape,
 )
 
 
 class ShapeRewritePass(GraphRewriter):
     """Runs the shape rules until none changes the graph, with a ShapeFeature attached for
     the pass (and removed after it, if the pass attached it). A graph without shape,
-    shape_i or specify_shape nodes is left alone at once."""
+    shape_i, specify_shape, alloc or reshape nodes is left alone at once."""
 
     def __init__(self, rewriter: GraphRewriter, name: str = "shape"):
         self.rewriter = rewriter
         self.name = name
 
     def apply(self, fgraph: FunctionGraph) -> bool:
-        if not any(isinstance(node.op, (Shape, ShapeI, SpecifyShape))
+        if not any(isinstance(node.op, (Shape, ShapeI, SpecifyShape, Alloc, Reshape))
                    for node in fgraph.apply_nodes):
             return False
         attached = getattr(fgraph, "shape_feature", None) is None
