@@ -359,7 +359,9 @@ class Function:
         # fresh array instead of overwriting the one returned; input cells are never touched.
         self._clear_output = [not spec.borrow and variable.owner is not None
                               for spec, variable in zip(output_specs, fgraph.outputs)]
-        self._updates = [(target.container.storage, cell, _aliases_input(fgraph, variable))
+        targets = fgraph.inputs[self._n_explicit:]
+        self._updates = [(target.container.storage, cell,
+                          _aliases_input(fgraph, variable, targets[shared_inputs.index(target)]))
                          for target, cell, variable in zip(updated, update_cells,
                                                            update_variables)]
         self._vm.set_updates(self._updates)
@@ -530,22 +532,28 @@ class _ProfiledFunction(Function):
 _MISSING = object()
 
 
-def _aliases_input(fgraph: FunctionGraph, variable: Variable) -> bool:
+def _aliases_input(fgraph: FunctionGraph, variable: Variable,
+                   updated: Variable | None = None) -> bool:
     """True if `variable`'s value may be (a view of) an input's or a constant's value, so
     handing it out or storing it in a shared variable needs a copy. An output may view
-    several inputs (an ifelse output is its then or its else value): each is followed."""
-    pending, seen = [variable], {variable}
+    several inputs (an ifelse output is its then or its else value): each is followed.
+    The new value of the shared variable `updated` may be its old memory overwritten in
+    place (reached through destroy_map only): storing it there needs no copy."""
+    pending, seen = [(variable, False)], {variable}
     while pending:
-        variable = pending.pop()
+        variable, through_view = pending.pop()
         if variable.owner is None:
+            if variable is updated and not through_view:
+                continue
             return True
         op = variable.owner.op
-        sources = op.view_map.get(variable.index) or op.destroy_map.get(variable.index) or ()
+        viewed = op.view_map.get(variable.index)
+        sources = viewed or op.destroy_map.get(variable.index) or ()
         for source in sources:
-            viewed = variable.owner.inputs[source]
-            if viewed not in seen:
-                seen.add(viewed)
-                pending.append(viewed)
+            source_variable = variable.owner.inputs[source]
+            if source_variable not in seen:
+                seen.add(source_variable)
+                pending.append((source_variable, through_view or bool(viewed)))
     return False
 
 

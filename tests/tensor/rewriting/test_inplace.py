@@ -341,3 +341,79 @@ def test_random_graphs_compute_the_unrewritten_values(program, mutable):
         assert_like_numpy(actual, wanted)
         assert_like_numpy(again, wanted)
         np.testing.assert_array_equal(actual, before)
+
+
+# -- shared variables updated in place -----------------------------------------------------------
+
+def sgd_functions(backend: str, seed: int = 0):
+    """One SGD step W <- W - 0.1 * grad of a least-squares cost, with and without inplace,
+    on two shared weights of the same initial value."""
+    functions = []
+    for mode in (inplace_mode(backend), plain_mode(backend)):
+        weights = sympile.shared(random(4, 3, seed=seed), name="weights")
+        bias = sympile.shared(np.zeros(3), name="bias")
+        x, y = T.dmatrix("x"), T.dmatrix("y")
+        cost = T.sqr(T.dot(x, weights) + bias - y).sum()
+        gradients = sympile.grad(cost, [weights, bias])
+        updates = [(p, p - 0.1 * g) for p, g in zip([weights, bias], gradients)]
+        functions.append((sympile.function([x, y], cost, updates=updates, mode=mode),
+                          weights, bias))
+    return functions
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_shared_update_overwrites_the_old_value_in_place(backend):
+    (fast, weights, bias), (plain, plain_weights, plain_bias) = sgd_functions(backend)
+    fgraph = fast.maker.fgraph
+    assert set(destroyed_inputs(fast)) == set(fgraph.inputs[2:])
+    assert destroyed_inputs(plain) == []
+    storage = weights.get_value(borrow=True)
+    x_value, y_value = random(5, 4, seed=1), random(5, 3, seed=2)
+    for step in range(3):
+        before = weights.get_value(borrow=False)
+        bias_before = bias.get_value()
+        costs = fast(x_value, y_value), plain(x_value, y_value)
+        np.testing.assert_allclose(costs[0], costs[1], rtol=1e-12)
+        np.testing.assert_allclose(weights.get_value(), plain_weights.get_value(), rtol=1e-12)
+        np.testing.assert_allclose(bias.get_value(), plain_bias.get_value(), rtol=1e-12)
+        # The copy taken before the call keeps the old value...
+        assert not np.array_equal(before, weights.get_value())
+        expected = before - 0.1 * 2 * x_value.T @ (x_value @ before + bias_before - y_value)
+        np.testing.assert_allclose(weights.get_value(), expected, rtol=1e-12)
+    # ... and the shared storage itself was written, not replaced.
+    assert weights.get_value(borrow=True) is storage
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_shared_value_read_by_another_function_is_the_updated_one(backend):
+    (fast, weights, _), _ = sgd_functions(backend)
+    reader = sympile.function([], weights * 1.0, mode=inplace_mode(backend))
+    x_value, y_value = random(5, 4, seed=1), random(5, 3, seed=2)
+    fast(x_value, y_value)
+    np.testing.assert_array_equal(reader(), weights.get_value())
+
+
+def test_an_update_whose_old_value_is_returned_is_not_in_place():
+    weights = sympile.shared(random(3), name="weights")
+    initial = weights.get_value()
+    f = sympile.function([], [weights, weights.dimshuffle("x", 0)],
+                         updates=[(weights, T.exp(weights))], mode=inplace_mode())
+    assert destroyed_inputs(f) == []
+    returned, row = f()
+    np.testing.assert_array_equal(returned, initial)
+    np.testing.assert_array_equal(row, initial[None])
+    np.testing.assert_allclose(weights.get_value(), np.exp(initial))
+
+
+def test_two_shared_variables_on_one_array_are_unshared_before_an_in_place_update():
+    array = random(3)
+    first = sympile.shared(array, name="first", borrow=True)
+    second = sympile.shared(array, name="second", borrow=True)
+    # The update of `first` runs in place; `second` is read after it in data order.
+    f = sympile.function([], (second * 2)[::-1], updates=[(first, T.exp(first))],
+                         mode=inplace_mode())
+    assert destroyed_inputs(f) != []
+    expected = array.copy()
+    np.testing.assert_allclose(f(), (expected * 2)[::-1])
+    np.testing.assert_allclose(first.get_value(), np.exp(expected))
+    np.testing.assert_array_equal(second.get_value(), expected)
