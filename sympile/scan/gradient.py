@@ -225,6 +225,16 @@ def scan_l_op(op: Scan, inputs: list[Variable], outputs: list[Variable],
     if not state_pairs and not plain_outputs:
         return [disconnected_type() for _ in inputs]
     reverse_outputs = [following for _, following, _ in state_pairs] + plain_outputs
+    # Where the gradient reads a step's result (tanh's derivative reads tanh's output), the
+    # reverse scan reads the forward output's row instead of recomputing the step.
+    stored = {}
+    for index, inner in enumerate(inner_outputs[:n_stacked]):
+        if inner.owner is not None and inner not in stored and not is_discrete(inner):
+            stored[inner] = _fresh_like(inner, name=f"forward_output[{index}]")
+            sequence_pairs.append((stored[inner], outputs[index][::-1]))
+    reverse_outputs = list(clone_replace(reverse_outputs, stored))
+    state_pairs = [(inner, following, initial) for (inner, _, initial), following
+                   in zip(state_pairs, reverse_outputs)]
     used = {id(variable) for variable in graph_inputs(reverse_outputs)}
     sequence_pairs = [pair for pair in sequence_pairs if id(pair[0]) in used]
     non_sequence_pairs = [(inner, outer) for inner, outer in zip(inner_non_sequences,

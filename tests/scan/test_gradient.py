@@ -4,6 +4,8 @@ second derivatives."""
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import sympile
 import sympile.tensor as T
@@ -310,6 +312,31 @@ def test_float32_gradient_keeps_the_dtype():
     values = sympile.function([x, h0], gradients)(np.ones((3, 2), "float32"),
                                                  np.zeros(2, "float32"))
     assert all(v.dtype == np.float32 for v in values)
+
+
+@settings(max_examples=6, deadline=None)
+@given(sequence_taps=st.lists(st.integers(-2, 2), min_size=1, max_size=3, unique=True),
+       state_taps=st.lists(st.integers(-3, -1), min_size=1, max_size=2, unique=True),
+       go_backwards=st.booleans(), seed=st.integers(0, 2 ** 16))
+def test_random_taps_gradient(sequence_taps, state_taps, go_backwards, seed):
+    steps = 3
+    lag = -min(state_taps)
+
+    def fun(sequence, initial, w):
+        def step(*arguments):
+            reads = arguments[:len(sequence_taps)]
+            past = arguments[len(sequence_taps):-1]
+            return T.tanh(arguments[-1] * sum(reads[1:], reads[0])
+                          + 0.5 * sum(past[1:], past[0]) * reads[0])
+        out, _ = scan(step, sequences=dict(input=sequence, taps=sequence_taps),
+                      outputs_info=dict(initial=initial, taps=state_taps), non_sequences=w,
+                      go_backwards=go_backwards)
+        return out
+    generator = rng(seed)
+    length = steps + max(sequence_taps) - min(sequence_taps)
+    verify_grad(fun, [generator.standard_normal((length, 2)),
+                      generator.standard_normal((lag, 2)), generator.standard_normal(2)],
+                rng=seed)
 
 
 # ---------------------------------------------------------------------------------------------
