@@ -11,12 +11,15 @@ import sympile
 import sympile.tensor as T
 from sympile.gradient import (
     DisconnectedInputError,
+    gauss_newton_vector_product,
     grad,
     hessian_vector_product,
     numeric_grad,
     verify_grad,
     verify_rop,
 )
+from sympile.graph.basic import ancestors, io_toposort
+from sympile.graph.gradient_types import is_disconnected
 from sympile.scan import Scan, scan, until
 
 
@@ -26,7 +29,6 @@ def rng(seed=0):
 
 def scan_nodes(outputs):
     outputs = outputs if isinstance(outputs, list) else [outputs]
-    from sympile.graph.basic import io_toposort
     return [node for node in io_toposort([], outputs) if isinstance(node.op, Scan)]
 
 
@@ -94,6 +96,22 @@ def test_gradient_of_the_last_state_only():
     def last(X, W, U, b, h0):
         return rnn(X, W, U, b, h0)[-1]
     verify_grad(last, rnn_point(steps=4), rng=1)
+
+
+def test_gradient_graph_is_one_reverse_scan_reading_the_forward_states():
+    X, W, U, h0, b = T.dmatrix("X"), T.dmatrix("W"), T.dmatrix("U"), T.dvector("h0"), \
+        T.dvector("b")
+    states = rnn(X, W, U, b, h0)
+    gradients = grad(states.sum(), [X, W, U, b, h0])
+    forward, reverse = scan_nodes(gradients)
+    assert forward is states.owner
+    assert reverse.op.name == "grad_of_scan"
+    assert reverse.op.recurrent_taps == ((-1,),) * 4  # one carry, three accumulators
+    assert states in ancestors(reverse.inputs)
+    # The step's tanh is read from the forward states, not recomputed.
+    inner_ops = [str(node.op) for node in io_toposort(reverse.op.inner_inputs,
+                                                      reverse.op.inner_outputs)]
+    assert not any("tanh" in name.lower() for name in inner_ops)
 
 
 def test_zero_steps_give_zero_gradients():
@@ -249,7 +267,6 @@ def test_symbolic_n_steps_is_disconnected():
                   n_steps=k)
     node = out.owner
     gradients = node.op.L_op(node.inputs, node.outputs, [T.ones_like(out)])
-    from sympile.graph.gradient_types import is_disconnected
     assert is_disconnected(gradients[0])
     value = sympile.function([a, k], grad(out[-1].sum(), a))(np.array([2.0, 3.0]), 3)
     np.testing.assert_allclose(value, 3 * np.array([2.0, 3.0]) ** 2)
@@ -291,6 +308,16 @@ def test_implicit_shared_non_sequence():
 
     np.testing.assert_allclose(gradient(x_value), numeric_grad(cost, [w.get_value()])[0],
                                rtol=1e-6)
+
+
+def test_state_from_a_shared_variable_update():
+    total = sympile.shared(np.zeros(2), name="total")
+    x, w = T.dmatrix("x"), T.dvector("w")
+    out, updates = scan(lambda x_t, w: (x_t * w, {total: total + x_t * w}), sequences=x,
+                        non_sequences=w)
+    gradient = sympile.function([x, w], grad(updates[total].sum() + out.sum(), w))
+    x_value = np.arange(6.0).reshape(3, 2)
+    np.testing.assert_allclose(gradient(x_value, np.ones(2)), 2 * x_value.sum(axis=0))
 
 
 def test_nested_scan():
@@ -494,6 +521,31 @@ def test_hessian_vector_product_through_scan():
     numeric = (gradient(x, w, u + step * v, b_value, h)
                - gradient(x, w, u - step * v, b_value, h)) / (2 * step)
     np.testing.assert_allclose(product(x, w, u, b_value, h, v), numeric, rtol=1e-5, atol=1e-7)
+
+
+def test_gauss_newton_vector_product_through_scan():
+    # For the loss sum(states ** 2), G v = 2 J^T J v with J the Jacobian of the states in U,
+    # built here column by column from finite differences.
+    X, W, U, b, h0 = T.dmatrix("X"), T.dmatrix("W"), T.dmatrix("U"), T.dvector("b"), \
+        T.dvector("h0")
+    states = rnn(X, W, U, b, h0)
+    V = T.dmatrix("V")
+    product = sympile.function([X, W, U, b, h0, V], gauss_newton_vector_product(
+        (states ** 2).sum(), states, U, V))
+    forward = sympile.function([X, W, U, b, h0], states)
+    x, w, u, b_value, h = rnn_point(seed=9, steps=3, n_in=2, n_hidden=3)
+    v = rng(10).standard_normal(u.shape)
+    step = 1e-6
+    columns = []
+    for index in range(u.size):
+        shift = np.zeros(u.size)
+        shift[index] = step
+        shift = shift.reshape(u.shape)
+        columns.append(((forward(x, w, u + shift, b_value, h)
+                         - forward(x, w, u - shift, b_value, h)) / (2 * step)).ravel())
+    jacobian = np.stack(columns, axis=1)
+    expected = (2 * jacobian.T @ (jacobian @ v.ravel())).reshape(u.shape)
+    np.testing.assert_allclose(product(x, w, u, b_value, h, v), expected, rtol=1e-6, atol=1e-8)
 
 
 def test_rop_of_the_gradient_scan_against_lop():
