@@ -25,7 +25,7 @@ from sympile.graph.basic import Apply, Constant, Variable
 from sympile.graph.fgraph import FunctionGraph
 from sympile.graph.rewriting.basic import node_rewriter
 from sympile.graph.rewriting.db import EquilibriumDatabase
-from sympile.tensor.basic import alloc
+from sympile.tensor.basic import Alloc, alloc
 from sympile.tensor.elemwise import DimShuffle, Elemwise
 from sympile.tensor.math import cast, elemwise_of
 from sympile.tensor.reduction import CAReduce
@@ -387,6 +387,39 @@ def local_useless_specify_shape(fgraph: FunctionGraph, node: Apply):
     return [x]
 
 
+@node_rewriter([Elemwise])
+def local_elemwise_alloc(fgraph: FunctionGraph, node: Apply):
+    """op(..., alloc(v, *lengths), ...) -> op(..., v, ...) (v padded to the rank with
+    DimShuffle) when Elemwise's own broadcasting gives the same result: on every axis along
+    which the alloc broadcasts v, another input is not broadcast (its type does not say
+    length 1), so the output has that input's length, which Elemwise checks equals the
+    alloc's. The gradient of a broadcast produces these (ones allocated to x's shape, then
+    multiplied by the output gradient). As with the shape rules (rewriting/shape.py), the
+    rewritten graph skips a check: where that input's length differs from the alloc's, the
+    original raises and the rewritten one broadcasts v to the input's length."""
+    if len(node.inputs) < 2 or node.op.inplace_pattern:
+        return None
+    for position, allocated in enumerate(node.inputs):
+        if allocated.owner is None or not isinstance(allocated.owner.op, Alloc):
+            continue
+        value, *lengths = allocated.owner.inputs
+        padding = len(lengths) - value.type.ndim
+        broadcast_axes = [axis for axis in range(len(lengths))
+                          if axis < padding or value.type.shape[axis - padding] == 1]
+        others = [v for index, v in enumerate(node.inputs) if index != position]
+        if not all(any(other.type.shape[axis] != 1 for other in others)
+                   for axis in broadcast_axes):
+            continue
+        if padding:
+            value = DimShuffle(value.type.ndim, ["x"] * padding + list(range(value.type.ndim)))(
+                value)
+        inputs = list(node.inputs)
+        inputs[position] = value
+        replacement = node.op(*inputs)
+        if node.outputs[0].type.is_super(replacement.type):
+            return [replacement]
+    return None
+
 # -- reductions ---------------------------------------------------------------------------------
 
 def _changes_dtype(node: Apply) -> bool:
@@ -464,7 +497,7 @@ CANONICALIZE_RULES = (
     local_useless_dimshuffle, local_reshape_reshape, local_useless_specify_shape,
     local_reduce_reduce, local_reduce_length_one, local_combine_constants, local_div_to_mul,
     local_div_div, local_switch_constant_condition, local_useless_subtensor,
-    local_reduce_dimshuffle,
+    local_reduce_dimshuffle, local_elemwise_alloc,
 )
 
 canonicalize_db = EquilibriumDatabase("canonicalize")

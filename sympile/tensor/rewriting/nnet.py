@@ -25,10 +25,14 @@ from sympile.graph.fgraph import FunctionGraph
 from sympile.graph.rewriting.basic import node_rewriter
 from sympile.scalar import basic as scalar
 from sympile.tensor import math
-from sympile.tensor.basic import ARange, Alloc
+from sympile.tensor.basic import Alloc, ARange
 from sympile.tensor.elemwise import DimShuffle, Elemwise
 from sympile.tensor.nnet import (
-    CrossentropySoftmax1Hot, CrossentropySoftmax1HotDx, LogSoftmax, Softmax, SoftmaxGrad,
+    CrossentropySoftmax1Hot,
+    CrossentropySoftmax1HotDx,
+    LogSoftmax,
+    Softmax,
+    SoftmaxGrad,
 )
 from sympile.tensor.reduction import CAReduce
 from sympile.tensor.rewriting.stabilize import _as_type_of, _inputs_of, stabilize_db
@@ -196,8 +200,8 @@ def local_crossentropy_1hot_grad(fgraph: FunctionGraph, node: Apply):
     else:
         picked_probabilities = probabilities[rows, targets]
         scale = math.neg(math.mul(weights, picked_probabilities))
-    if scale.type.ndim == 0:
-        # Dx takes one scale per row.
+    if scale.type.ndim == 0 or scale.type.shape == (1,):
+        # Dx takes one scale per row (a broadcast one, as local_elemwise_alloc leaves, too).
         scale = math.add(scale, math.cast(math.mul(0, targets), scale.type.dtype))
     scale = math.cast(scale, probabilities.type.dtype)
     return _as_type_of(CrossentropySoftmax1HotDx()(scale, probabilities, targets),

@@ -39,8 +39,8 @@ from sympile.graph.fgraph import OUTPUT, Feature, FunctionGraph
 from sympile.graph.rewriting.basic import GraphRewriter, NodeRewriter, node_rewriter
 from sympile.graph.rewriting.db import EquilibriumDatabase, RewriteQuery
 from sympile.tensor import math
-from sympile.tensor.rewriting.basic import rewrite_db
 from sympile.tensor.basic import Alloc
+from sympile.tensor.rewriting.basic import rewrite_db
 from sympile.tensor.shape import MakeVector, Reshape, Shape, ShapeI, SpecifyShape, shape_i
 from sympile.tensor.subtensor import SCALAR, Subtensor
 from sympile.tensor.type import TensorType

@@ -27,7 +27,10 @@ from sympile.tensor.math import elemwise_of
 from sympile.tensor.reduction import CAReduce
 from sympile.tensor.rewriting.basic import rewrite_db
 from sympile.tensor.rewriting.canonicalize import (
-    _is_constant, _is_elemwise, _like_output, local_dimshuffle_dimshuffle,
+    _is_constant,
+    _is_elemwise,
+    _like_output,
+    local_dimshuffle_dimshuffle,
     local_useless_dimshuffle,
 )
 

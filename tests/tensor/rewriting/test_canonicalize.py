@@ -43,8 +43,8 @@ def compare(output, expected_ops, history_name=None):
     """Compile `output` in FAST_RUN and without rewrites: FAST_RUN's ops are expected_ops and
     both give the same values of the same dtype."""
     inputs = _inputs(output)
-    fast = sympile.function(inputs, output, mode=Mode(get_mode("FAST_RUN").excluding("fusion").rewriter,
-                                                      record_history=True))
+    fast = sympile.function(inputs, output, mode=Mode(
+        get_mode("FAST_RUN").excluding("fusion", "inplace").rewriter, record_history=True))
     plain = sympile.function(inputs, output, mode=NO_REWRITE)
     assert _ops(fast) == expected_ops
     assert _ops(plain) != expected_ops
@@ -351,7 +351,7 @@ def test_combine_constants_broadcast_shape():
 ])
 def test_combine_constants_left_alone(output):
     fast = sympile.function(_inputs(output), output, mode=Mode(
-        get_mode("FAST_RUN").excluding("fusion").rewriter, record_history=True))
+        get_mode("FAST_RUN").excluding("fusion", "inplace").rewriter, record_history=True))
     assert "local_combine_constants" not in fast.maker.fgraph.rewrite_history.names()
 
 
@@ -364,7 +364,7 @@ def test_div_to_mul(output):
 def test_div_to_mul_left_alone_for_integers_and_variables():
     for output in (I32 / 3, X / Y, I64 // 3):
         fast = sympile.function(_inputs(output), output, mode=Mode(
-            get_mode("FAST_RUN").excluding("fusion").rewriter, record_history=True))
+            get_mode("FAST_RUN").excluding("fusion", "inplace").rewriter, record_history=True))
         assert "local_div_to_mul" not in fast.maker.fgraph.rewrite_history.names()
         assert "mul" not in _ops(fast)
     f = sympile.function([I32], I32 / 3)
@@ -375,7 +375,7 @@ def test_div_div():
     output = X / Y / V
     inputs = _inputs(output)
     fast = sympile.function(inputs, output, mode=Mode(
-        get_mode("FAST_RUN").excluding("fusion").rewriter, record_history=True))
+        get_mode("FAST_RUN").excluding("fusion", "inplace").rewriter, record_history=True))
     assert sorted(op.split("(")[0] for op in _ops(fast)) == ["DimShuffle{x,0}", "mul",
                                                              "true_div"]
     assert "local_div_div" in fast.maker.fgraph.rewrite_history.names()
@@ -386,7 +386,8 @@ def test_div_div():
 def test_div_div_left_alone_for_integer_divisors():
     # b * c of int8 would wrap around: 100 * 100 is 16 in int8.
     output = X / I8 / I8.dimshuffle("x", 0)
-    f = sympile.function(_inputs(output), output, mode=get_mode("FAST_RUN").excluding("fusion"))
+    f = sympile.function(_inputs(output), output,
+                         mode=get_mode("FAST_RUN").excluding("fusion", "inplace"))
     assert sum(op == "true_div" for op in _ops(f)) == 2
 
 
@@ -454,3 +455,34 @@ def test_reduce_dimshuffle_integer_dtype_kept():
     b = T.btensor3("b")
     output = b.dimshuffle(2, 1, 0).sum(axis=0)
     compare(output, ["Sum{axis=(2,)}", "DimShuffle{1,0}"], "local_reduce_dimshuffle")
+
+
+def test_elemwise_alloc_of_ones_times_x():
+    # The gradient of a broadcast: ones allocated to x's shape, times the output gradient.
+    ones = T.alloc(np.ones((1, 1)), X.shape[0], X.shape[1])
+    compare(ones * Y, [], "local_elemwise_alloc")
+
+
+@pytest.mark.parametrize("output, expected", [
+    (T.alloc(V, X.shape[0], X.shape[1]) + X, ["DimShuffle{x,0}", "add"]),
+    (X * T.alloc(V.dimshuffle(0, "x"), X.shape[0], X.shape[1]), ["DimShuffle{0,x}", "mul"]),
+])
+def test_elemwise_alloc_broadcast_by_the_other_input(output, expected):
+    compare(output, expected, "local_elemwise_alloc")
+
+
+@pytest.mark.parametrize("output", [
+    T.alloc(V, X.shape[0], X.shape[1]) + ROW,      # the other input is broadcast on axis 0
+    T.alloc(V, 4, V.shape[0]) * V.dimshuffle("x", 0),
+])
+def test_elemwise_alloc_kept_when_it_sets_the_shape(output):
+    inputs = _inputs(output)
+    fast = sympile.function(inputs, output, mode=Mode(
+        get_mode("FAST_RUN").excluding("fusion", "inplace").rewriter, record_history=True))
+    assert "local_elemwise_alloc" not in fast.maker.fgraph.rewrite_history.names()
+    values = [_value(v) if v is not V else np.arange(1.0, 4.0) for v in inputs]
+    if ROW in inputs:
+        values = [np.arange(1.0, 4.0) if v is V else np.ones((1, 3)) if v is ROW
+                  else np.ones((2, 3)) for v in inputs]
+    expected = sympile.function(inputs, output, mode=NO_REWRITE)(*values)
+    assert_like_numpy(fast(*values), expected)

@@ -19,7 +19,7 @@ from sympile.tensor.rewriting.stabilize import STABILIZE_POSITION
 from tests.utils import assert_like_numpy
 
 NO_REWRITE = Mode(rewriter=None, name="no rewrite")
-FAST = Mode(get_mode("FAST_RUN").excluding("fusion").rewriter, name="FAST_RUN-fusion",
+FAST = Mode(get_mode("FAST_RUN").excluding("fusion", "inplace").rewriter, name="FAST_RUN-",
             record_history=True)
 RNG = np.random.default_rng(7)
 
@@ -140,6 +140,6 @@ def test_registration():
     for name in specialize_db.names():
         assert {"specialize", "fast_run"} <= specialize_db.tags_of(name)
         assert specialize_db[name].__doc__
-    without = sympile.function([X], X * -1, mode=get_mode("FAST_RUN").excluding("specialize",
-                                                                                  "fusion"))
+    without = sympile.function([X], X * -1, mode=get_mode("FAST_RUN").excluding(
+        "specialize", "fusion", "inplace"))
     assert _ops(without) == ["mul"]
