@@ -43,7 +43,8 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
     """Repeat `fn` over the leading axis of `sequences` (or `n_steps` times), feeding the outputs
     listed in `outputs_info` back to it. Returns (outputs, updates): the outputs stacked over the
     steps (one variable, or a list when there are several or return_list=True; None when fn
-    has none) and a dict shared variable -> its value after the last step, for function()."""
+    has none) and a dict shared variable -> its value after the last step, for function().
+    truncate_gradient=k > 0 backpropagates through the last k steps only (sympile.scan.gradient)."""
     if truncate_gradient != -1 and (not isinstance(truncate_gradient, int)
                                     or isinstance(truncate_gradient, bool)
                                     or truncate_gradient <= 0):

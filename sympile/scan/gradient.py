@@ -2,12 +2,15 @@
 
 L_op is backpropagation through time as a second Scan that runs over the steps in reverse.
 Its sequences are the forward sequences, the forward state at every tap (the initial rows and
-the forward outputs joined), and the output gradients, all reversed; its non-sequences are the
-forward non-sequences. At the step for forward step t, the cotangent of state r's output at t is
-its output gradient at t plus what the later steps sent back to it through their taps. A state
-whose taps reach back `lag` rows carries `lag` pending sums (_Carries); the last carries are
-the gradient of the initial rows, each non-sequence's gradient is accumulated in a
-state, and each sequence tap's per-step gradient is a plain output.
+the forward outputs joined), the forward outputs themselves (so that a derivative which reads
+a step's result, as tanh's does, does not recompute the step) and the output gradients, all
+reversed; its non-sequences are the forward non-sequences. At the step for forward step t, the
+cotangent of state r's output at t is its output gradient at t plus what the later steps sent
+back to it through their taps. A state whose taps reach back `lag` rows carries `lag` pending
+sums (_Carries); the last carries are the gradient of the initial rows, each non-sequence's
+gradient is accumulated in a state, and each sequence tap's per-step gradient is a plain
+output (the outer Subtensor gradients then sum overlapping taps into the sequence's rows).
+Gradients are disconnected exactly where no output gradient reaches an input.
 
 truncate_gradient=k (Theano's semantics): the reverse scan runs over the last k forward steps
 only, so earlier sequence rows get zero gradient, non-sequences sum k steps, and the initial
