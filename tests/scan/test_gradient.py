@@ -13,6 +13,7 @@ from sympile.gradient import (
     DisconnectedInputError,
     gauss_newton_vector_product,
     grad,
+    hessian,
     hessian_vector_product,
     numeric_grad,
     verify_grad,
@@ -521,6 +522,18 @@ def test_hessian_vector_product_through_scan():
     numeric = (gradient(x, w, u + step * v, b_value, h)
                - gradient(x, w, u - step * v, b_value, h)) / (2 * step)
     np.testing.assert_allclose(product(x, w, u, b_value, h, v), numeric, rtol=1e-5, atol=1e-7)
+
+
+def test_hessian_through_scan():
+    h0, w = T.dvector("h0"), T.dvector("w")
+    out, _ = scan(lambda h, w: T.tanh(h * w) + h, outputs_info=h0, non_sequences=w, n_steps=3)
+    cost = (out ** 2).sum()
+    full = sympile.function([h0, w], hessian(cost, w))
+    gradient = sympile.function([h0, w], grad(cost, w))
+    h_value, w_value = np.array([0.3, -0.5]), np.array([0.7, 1.1])
+    numeric = np.stack([numeric_grad(lambda point: gradient(h_value, point)[row], [w_value])[0]
+                        for row in range(2)])
+    np.testing.assert_allclose(full(h_value, w_value), numeric, rtol=1e-6, atol=1e-8)
 
 
 def test_gauss_newton_vector_product_through_scan():
