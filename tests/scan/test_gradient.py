@@ -531,7 +531,8 @@ def test_hessian_through_scan():
     full = sympile.function([h0, w], hessian(cost, w))
     gradient = sympile.function([h0, w], grad(cost, w))
     h_value, w_value = np.array([0.3, -0.5]), np.array([0.7, 1.1])
-    numeric = np.stack([numeric_grad(lambda point: gradient(h_value, point)[row], [w_value])[0]
+    numeric = np.stack([numeric_grad(lambda point, row=row: gradient(h_value, point)[row],
+                                     [w_value])[0]
                         for row in range(2)])
     np.testing.assert_allclose(full(h_value, w_value), numeric, rtol=1e-6, atol=1e-8)
 
