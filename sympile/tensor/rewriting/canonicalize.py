@@ -272,6 +272,40 @@ def local_switch_constant_condition(fgraph: FunctionGraph, node: Apply):
     return None if replacement is None else [replacement]
 
 
+@node_rewriter([Elemwise])
+def local_int_div_by_one(fgraph: FunctionGraph, node: Apply):
+    """x // 1 -> x for integer x (for a float x it is floor(x), left alone)."""
+    if not (_is_elemwise(node, scalar.int_div) and _is_constant(node.inputs[1], 1)) \
+            or np.dtype(node.inputs[0].type.dtype).kind not in "iu":
+        return None
+    replacement = _like_output(node, node.inputs[0])
+    return None if replacement is None else [replacement]
+
+
+@node_rewriter([Elemwise])
+def local_neg_of_sub(fgraph: FunctionGraph, node: Apply):
+    """-(a - b) -> b - a (exact: IEEE rounding and integer wraparound are symmetric)."""
+    if not _is_elemwise(node, scalar.neg):
+        return None
+    (difference,) = node.inputs
+    if difference.owner is None or not _is_elemwise(difference.owner, scalar.sub):
+        return None
+    a, b = difference.owner.inputs
+    if np.dtype(node.outputs[0].type.dtype).kind == "u":
+        return None
+    replacement = _like_output(node, elemwise_of(scalar.sub)(b, a))
+    return None if replacement is None else [replacement]
+
+
+@node_rewriter([Elemwise])
+def local_switch_same_branches(fgraph: FunctionGraph, node: Apply):
+    """switch(c, x, x) -> x (allocated to the switch's shape when c broadcasts x)."""
+    if not _is_elemwise(node, scalar.switch) or node.inputs[1] is not node.inputs[2]:
+        return None
+    replacement = _like_output(node, node.inputs[1])
+    return None if replacement is None else [replacement]
+
+
 # x ** c -> f(x) for these exponents c: (c, f, whether the power's dtype must be inexact).
 # x ** -1 of an integer x is an error in numpy, while reciprocal would give a value.
 _POWERS = ((1, None, False), (2, scalar.sqr, False), (0.5, scalar.sqrt, True),
@@ -497,7 +531,8 @@ CANONICALIZE_RULES = (
     local_useless_dimshuffle, local_reshape_reshape, local_useless_specify_shape,
     local_reduce_reduce, local_reduce_length_one, local_combine_constants, local_div_to_mul,
     local_div_div, local_switch_constant_condition, local_useless_subtensor,
-    local_reduce_dimshuffle, local_elemwise_alloc,
+    local_reduce_dimshuffle, local_elemwise_alloc, local_int_div_by_one, local_neg_of_sub,
+    local_switch_same_branches,
 )
 
 canonicalize_db = EquilibriumDatabase("canonicalize")

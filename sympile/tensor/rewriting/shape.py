@@ -18,6 +18,7 @@ shape, canonicalize, fast_run, at position 0.6, right after canonicalize):
                                                     feature already knows x has
   local_useless_alloc        alloc(x, *s)        -> x when s are x's own lengths
   local_useless_reshape      reshape(x, s)       -> x when s is shape(x) or x's own lengths
+  local_maximum_of_length    maximum(shape_i(x, i), c <= 0) -> shape_i(x, i)
 
 A length is used only when it does not depend on x (computing it then never computes x, and
 replacing a shape of x by it cannot create a cycle), and when every node it would bring into
@@ -39,8 +40,14 @@ from sympile.graph.fgraph import OUTPUT, Feature, FunctionGraph
 from sympile.graph.rewriting.basic import GraphRewriter, NodeRewriter, node_rewriter
 from sympile.graph.rewriting.db import EquilibriumDatabase, RewriteQuery
 from sympile.tensor import math
+from sympile.scalar import basic as scalar
 from sympile.tensor.basic import Alloc
-from sympile.tensor.rewriting.basic import rewrite_db
+from sympile.tensor.elemwise import Elemwise, is_elemwise_of
+from sympile.tensor.rewriting.basic import MergeRewriter, local_constant_folding, rewrite_db
+from sympile.tensor.rewriting.canonicalize import (
+    local_add_zero, local_int_div_by_one, local_neg_of_sub, local_sub_zero,
+    local_switch_same_branches,
+)
 from sympile.tensor.shape import MakeVector, Reshape, Shape, ShapeI, SpecifyShape, shape_i
 from sympile.tensor.subtensor import SCALAR, Subtensor
 from sympile.tensor.type import TensorType
@@ -50,6 +57,7 @@ __all__ = [
     "ShapeDatabase",
     "ShapeFeature",
     "ShapeRewritePass",
+    "local_maximum_of_length",
     "local_shape_i_to_length",
     "local_shape_to_lengths",
     "local_subtensor_of_shape",
@@ -348,9 +356,24 @@ def local_useless_reshape(fgraph: FunctionGraph, node: Apply):
     return [x]
 
 
+@node_rewriter([Elemwise])
+def local_maximum_of_length(fgraph: FunctionGraph, node: Apply):
+    """maximum(shape_i(x, i), c) and maximum(c, shape_i(x, i)) -> shape_i(x, i) for a
+    constant c <= 0: a length is never negative (arange's length builds these)."""
+    if not is_elemwise_of(node.outputs[0], scalar.maximum):
+        return None
+    for length, other in (node.inputs, node.inputs[::-1]):
+        if length.owner is not None and isinstance(length.owner.op, ShapeI) \
+                and isinstance(other, Constant) and np.all(np.asarray(other.data) <= 0) \
+                and node.outputs[0].type == length.type:
+            return [length]
+    return None
+
+
 SHAPE_RULES: tuple[NodeRewriter, ...] = (
     local_shape_to_lengths, local_shape_i_to_length, local_subtensor_of_shape,
     local_useless_specify_shape_lengths, local_useless_alloc, local_useless_reshape,
+    local_maximum_of_length,
 )
 
 
@@ -386,6 +409,13 @@ class ShapeDatabase(EquilibriumDatabase):
 shape_db = ShapeDatabase("shape")
 for _rule in SHAPE_RULES:
     shape_db.register(_rule.name, _rule, "shape", "canonicalize", "fast_run")
+# The lengths this pass brings in (arange's: -((0 - n) // 1), clipped at 0) are simplified
+# by these integer rules of canonicalize, which ran before them.
+for _rule in (local_int_div_by_one, local_neg_of_sub, local_sub_zero, local_add_zero,
+              local_switch_same_branches, local_constant_folding):
+    shape_db.register(_rule.name, _rule, "shape", "canonicalize", "fast_run")
+del _rule
+shape_db.register("merge", MergeRewriter("merge"), "shape", "merge", "fast_run")
 
 rewrite_db.register("shape", shape_db, "shape", "canonicalize", "fast_run",
                     position=SHAPE_POSITION)

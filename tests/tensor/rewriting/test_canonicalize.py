@@ -486,3 +486,27 @@ def test_elemwise_alloc_kept_when_it_sets_the_shape(output):
                   else np.ones((2, 3)) for v in inputs]
     expected = sympile.function(inputs, output, mode=NO_REWRITE)(*values)
     assert_like_numpy(fast(*values), expected)
+
+
+@pytest.mark.parametrize("output, expected, name", [
+    (I64 // 1, [], "local_int_div_by_one"),
+    (T.neg(X - Y), ["sub"], "local_neg_of_sub"),
+    (T.neg(I8 - I8.dimshuffle(0)[::-1]), ["Subtensor{::-1}", "sub"], "local_neg_of_sub"),
+    (T.switch(X > 0, Y, Y), [], "local_switch_same_branches"),
+    (T.switch(X > 0, ROW, ROW), ["Shape_i{0}", "Shape_i{1}", "Alloc"],
+     "local_switch_same_branches"),
+])
+def test_integer_and_switch_simplifications(output, expected, name):
+    inputs = _inputs(output)
+    fast = sympile.function(inputs, output, mode=Mode(
+        get_mode("FAST_RUN").excluding("fusion", "inplace").rewriter, record_history=True))
+    assert sorted(op.split("(")[0] for op in _ops(fast)) == sorted(expected)
+    assert name in fast.maker.fgraph.rewrite_history.names()
+    values = [_value(v) for v in inputs]
+    assert_like_numpy(fast(*values), sympile.function(inputs, output, mode=NO_REWRITE)(*values))
+
+
+def test_float_int_div_by_one_is_floor():
+    f = sympile.function([X], X // 1, mode=get_mode("FAST_RUN").excluding("fusion", "inplace"))
+    assert len(_ops(f)) == 1
+    assert_like_numpy(f(np.array([[1.5, -1.5]])), np.array([[1.0, -2.0]]))

@@ -384,3 +384,20 @@ def test_alloc_of_a_more_precise_type_is_kept():
     assert any(isinstance(node.op, T.Alloc) for node in f.maker.fgraph.apply_nodes)
     with pytest.raises(ValueError, match="Alloc"):
         f(np.zeros((3, 3)))
+
+
+def test_maximum_of_a_length_and_zero():
+    f = sympile.function([_X], T.maximum(_X.shape[0], 0), mode=FAST_RUN.excluding("fusion"))
+    assert op_types(f) == [ShapeI]
+    assert f(np.zeros((4, 2))) == 4
+    kept = sympile.function([_X], T.maximum(_X.shape[0], 3), mode=FAST_RUN.excluding("fusion"))
+    assert kept(np.zeros((2, 2))) == 3
+
+
+def test_arange_length_simplified():
+    # sum(x) / arange(n).shape[0]: the length formula -((0 - n) // 1), clipped at 0, is n.
+    n_vector = T.lvector("n")
+    output = T.arange(n_vector.shape[0]).shape[0]
+    f = sympile.function([n_vector], output, mode=FAST_RUN.excluding("fusion"))
+    assert op_types(f) == [ShapeI]
+    assert f(np.zeros(5, dtype="int64")) == 5
