@@ -39,13 +39,16 @@ from sympile.graph.basic import Apply, Constant, Variable, equal_computations
 from sympile.graph.fgraph import OUTPUT, Feature, FunctionGraph
 from sympile.graph.rewriting.basic import GraphRewriter, NodeRewriter, node_rewriter
 from sympile.graph.rewriting.db import EquilibriumDatabase, RewriteQuery
-from sympile.tensor import math
 from sympile.scalar import basic as scalar
+from sympile.tensor import math
 from sympile.tensor.basic import Alloc
 from sympile.tensor.elemwise import Elemwise, is_elemwise_of
 from sympile.tensor.rewriting.basic import MergeRewriter, local_constant_folding, rewrite_db
 from sympile.tensor.rewriting.canonicalize import (
-    local_add_zero, local_int_div_by_one, local_neg_of_sub, local_sub_zero,
+    local_add_zero,
+    local_int_div_by_one,
+    local_neg_of_sub,
+    local_sub_zero,
     local_switch_same_branches,
 )
 from sympile.tensor.shape import MakeVector, Reshape, Shape, ShapeI, SpecifyShape, shape_i
