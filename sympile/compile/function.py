@@ -383,7 +383,8 @@ class Function:
 
     def fn(self, n_calls: int = 1) -> list[Any]:
         """Run the program `n_calls` times on the stored inputs, applying updates after each
-        run; returns the outputs of the last run (a list)."""
+        run; returns the outputs of the last run (a list). An In(..., mutable=True) input
+        that the program overwrites is not restored between runs."""
         if not isinstance(n_calls, int) or n_calls < 1:
             raise ValueError(f"fn: n_calls must be a positive int, got {n_calls!r}")
         values = []

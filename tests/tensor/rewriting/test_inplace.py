@@ -21,13 +21,27 @@ from sympile.graph.rewriting.db import RewriteQuery
 from sympile.ifelse import ifelse
 from sympile.link.python.vm import lazy_schedule
 from sympile.tensor.inplace import GemmInplace, IncSubtensorInplace
+from sympile.tensor.rewriting import rewrite_db
 from sympile.tensor.subtensor import set_subtensor
 from tests.utils import assert_like_numpy
 
 NO_REWRITE = Mode(rewriter=None, name="no rewrite")
-INPLACE_QUERY = RewriteQuery(include=("fast_run", "inplace"))
+INPLACE_QUERY = RewriteQuery(include=("fast_run",))
 PLAIN_QUERY = RewriteQuery(include=("fast_run",), exclude=("inplace",))
 BACKENDS = ["python", pytest.param("c", marks=pytest.mark.slow)]
+
+
+def test_fast_run_goes_inplace_last():
+    fast_run = [name for name in rewrite_db.names() if "fast_run" in rewrite_db.tags_of(name)]
+    assert fast_run[-1] == "inplace"
+    assert fast_run.index("inplace") > max(fast_run.index("blas"),
+                                           fast_run.index("local_elemwise_fusion"))
+    x = T.dmatrix("x")
+    f = sympile.function([x], T.tanh(T.dot(x, x)) * 2, mode="FAST_RUN")
+    assert destroyers(f)
+    g = sympile.function([x], T.tanh(T.dot(x, x)) * 2,
+                         mode=sympile.get_mode("FAST_RUN").excluding("inplace"))
+    assert not destroyers(g)
 
 
 def inplace_mode(backend: str = "python") -> Mode:
