@@ -1,6 +1,6 @@
 """sympile side by side with numpy and its peers, in one run.
 
-    python -m benchmarks.run [--compare pytensor,jax,torch] [--only overhead,elemwise,mlp]
+    python -m benchmarks.run [--compare pytensor,jax,torch] [--only overhead,elemwise,mlp,rnn]
                              [--backend c|python] [--full] [--repeats 5]
                              [--json benchmarks/results.json]
 
@@ -10,6 +10,8 @@ fn(n_calls)); fused elementwise exp(-x*x)*sin(x) + tanh(x)*0.5 and sum((x - mean
 1, 10 and 60 in each call style. Peers that are not installed are skipped with a note
 (`pip install '.[bench]'`). Prints a table of median times, throughput and each time divided
 by sympile's best time for the same work (above 1: sympile is faster), and writes it to JSON.
+rnn (not run by default): the paper's RNN trained by BPTT (see benchmarks/rnn.py), vocabulary
+54 and 50 hidden units on 3 sequences of 100, the paper's whole table under --full.
 --full trains a whole epoch of 6000 examples per timed call (the paper's setup); by default a
 timed call runs 50 minibatch steps.
 """
@@ -26,7 +28,7 @@ import numpy as np
 
 import sympile
 import sympile.tensor as T
-from benchmarks import mlp
+from benchmarks import mlp, rnn
 from sympile.compile.mode import Mode
 from sympile.graph.rewriting.db import RewriteQuery
 from benchmarks.harness import (Case, Row, available_peers, format_table, measure,
@@ -154,6 +156,42 @@ def mlp_cases(peers: list[str], models: list[str], batches: tuple[int, ...], ful
     return cases
 
 
+def rnn_cases(peers: list[str], full: bool, mode: Mode) -> list[Case]:
+    """The paper's RNN training (benchmarks/rnn.py) and its forward recurrence alone."""
+    sizes = rnn.FULL if full else rnn.SMALL
+    n_sequences, length = sizes["n_sequences"], sizes["length"]
+    cases = []
+    for vocabulary in sizes["vocabularies"]:
+        for hidden in sizes["hiddens"]:
+            size = f"V {vocabulary}, H {hidden}"
+            case = Case("RNN train (BPTT)", size, "elements", n_sequences * length)
+            case.implementations["sympile scan"] = rnn.theano_style_steps(
+                sympile, T, T.sigmoid, T.nnet.softmax, vocabulary, hidden, n_sequences, length,
+                mode)
+            case.implementations["numpy (by hand)"] = rnn.numpy_steps(vocabulary, hidden,
+                                                                      n_sequences, length)
+            if "pytensor" in peers:
+                import pytensor
+                import pytensor.tensor as pt
+                from pytensor.tensor.special import softmax
+                case.implementations["pytensor scan"] = rnn.theano_style_steps(
+                    pytensor, pt, pt.sigmoid, lambda s: softmax(s, axis=-1), vocabulary,
+                    hidden, n_sequences, length)
+            if "jax" in peers:
+                case.implementations["jax lax.scan"] = rnn.jax_steps(vocabulary, hidden,
+                                                                     n_sequences, length)
+            if "torch" in peers:
+                case.implementations["torch loop"] = rnn.torch_steps(vocabulary, hidden,
+                                                                     n_sequences, length)
+            forward = Case("RNN forward only", size, "elements", length)
+            forward.implementations["sympile scan"] = rnn.forward_steps(
+                sympile, T, T.sigmoid, vocabulary, hidden, length, mode)
+            forward.implementations["numpy (by hand)"] = rnn.numpy_forward(vocabulary, hidden,
+                                                                           length)
+            cases += [case, forward]
+    return cases
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--compare", default="pytensor,jax,torch",
@@ -178,6 +216,8 @@ def main(argv: list[str] | None = None) -> None:
         cases.append(overhead_case(peers, mode))
     if "elemwise" in workloads:
         cases += elementwise_cases(peers, (10**6, 10**7), mode)
+    if "rnn" in workloads:
+        cases += rnn_cases(peers, arguments.full, mode)
     if "mlp" in workloads:
         cases += mlp_cases(peers, arguments.models.split(","),
                            tuple(int(b) for b in arguments.batches.split(",")),

@@ -5,7 +5,8 @@ frozen copy of the replaced and the replacing variables' graphs as they stood at
 and keeps a copy of the graph before any rewrite. Calling the function then evaluates, with
 the reference VM and on copies of the actual inputs:
 
-1. the original graph and the rewritten graph, every intermediate value kept;
+1. the original graph and the rewritten graph, every intermediate value kept (a node that
+   overwrites an input overwrites a copy);
 2. each recorded replacement: the old and the new variables as functions of the graph inputs.
 
 A replacement whose new value differs from the old one (the Type's values_eq_approx) raises
@@ -81,7 +82,7 @@ class _CheckedReplacement:
         # A copy, so that later rewrites (which change node inputs in place) cannot change
         # what this check computes: each replacement is judged on the graph it was made in.
         self.graph = FunctionGraph(fgraph.inputs, list(record.old) + list(record.new))
-        self.vm = PythonVM(self.graph, [[None] for _ in self.graph.inputs])
+        self.vm = CopyingVM(self.graph, [[None] for _ in self.graph.inputs])
 
     def values(self, input_values: Sequence[Any]) -> tuple[list[Any], list[Any]]:
         """The old and the new variables' values on `input_values`."""
@@ -155,6 +156,32 @@ class DebugMode(Mode):
         return DebugMode(rewriter, self.backend, name)
 
 
+class CopyingVM(PythonVM):
+    """The reference VM, except that a node overwriting an input (destroy_map) overwrites a
+    copy of it: every variable keeps its own value, whatever order the checked graph runs
+    in (a frozen replacement graph has no DestroyHandler to order its readers first)."""
+
+    def __init__(self, fgraph: FunctionGraph, input_storage: list[list[Any]],
+                 profile: bool = False):
+        super().__init__(fgraph, input_storage, profile)
+        self.thunks = [(node, _on_copies(perform, node) if node.op.destroy_map else perform,
+                        input_cells, output_cells)
+                       for node, perform, input_cells, output_cells in self.thunks]
+        if self._lazy_program is not None:
+            self._lazy_program = self._program(self.steps)
+
+
+def _on_copies(perform, node: Apply):
+    """`perform`, given copies of the inputs `node` overwrites."""
+    destroyed = {index for indexes in node.op.destroy_map.values() for index in indexes}
+
+    def perform_on_copies(node, values, output_storage):
+        perform(node, [copy.copy(value) if index in destroyed else value
+                       for index, value in enumerate(values)], output_storage)
+
+    return perform_on_copies
+
+
 class CheckingVM(UpdatingRuns):
     """Runs `fgraph` with the reference VM after checking, on copies of the inputs, every
     replacement `history` recorded against the original graph (module docstring)."""
@@ -170,8 +197,8 @@ class CheckingVM(UpdatingRuns):
         self.input_storage = input_storage
         self.output_storage = self.vm.output_storage
         self.storage = self.vm.storage
-        self._rewritten = PythonVM(fgraph, [[None] for _ in fgraph.inputs])
-        self._original = PythonVM(history.original, [[None] for _ in fgraph.inputs])
+        self._rewritten = CopyingVM(fgraph, [[None] for _ in fgraph.inputs])
+        self._original = CopyingVM(history.original, [[None] for _ in fgraph.inputs])
 
     def __call__(self) -> None:
         self.check([cell[0] for cell in self.input_storage])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import time
 import warnings
 from collections.abc import Iterable, Sequence
@@ -77,7 +78,8 @@ def function(inputs: Sequence[Variable | In] | None = None, outputs: Any = None,
     Inplace rewrites may overwrite the inputs declared In(..., mutable=True) and the storage
     of the shared variables that have an update (their old value is dead after the call),
     never another input, a constant or a value the caller receives. accept_inplace: allow
-    `outputs` to contain ops that overwrite an input themselves (by default a TypeError).
+    `outputs` to contain ops that overwrite a value themselves (by default a TypeError); the
+    inputs they overwrite are then mutable.
     """
     if inputs is None:
         inputs = []
@@ -168,10 +170,14 @@ def _attach_destroy_handler(fgraph: FunctionGraph, specs: list[In], n_explicit: 
                 in enumerate(shared_inputs) if id(variable) in updated]
     handler = DestroyHandler(mutable)
     fgraph.attach_feature(handler)
-    if handler.destroyers and not accept_inplace:
-        names = ", ".join(sorted({str(node.op) for node in handler.destroyers}))
-        raise TypeError(f"function: the graph contains ops that overwrite an input ({names}); "
-                        f"pass accept_inplace=True to compile it")
+    if handler.destroyers:
+        if not accept_inplace:
+            names = ", ".join(sorted({str(node.op) for node in handler.destroyers}))
+            raise TypeError(f"function: the graph contains ops that overwrite an input "
+                            f"({names}); pass accept_inplace=True to compile it")
+        # As in Theano: the inputs that the given ops overwrite are the caller's to lose.
+        handler.mutable_inputs += [variable for variable in handler.destroyed_inputs()
+                                   if variable not in handler.mutable_inputs]
     try:
         handler.validate(fgraph)
     except InconsistencyError as error:
@@ -295,7 +301,7 @@ class Function:
     """A compiled function. Call it with the explicit inputs (by position or by name).
 
     trust_input = True skips checking and converting the inputs (give ndarrays of the exact
-    dtype); fn(n_calls=N) runs the program N times on the inputs already stored, applying the
+    dtype, none sharing memory with an input the function overwrites); fn(n_calls=N) runs the program N times on the inputs already stored, applying the
     updates each time, and returns the last call's outputs.
     """
 
@@ -327,6 +333,13 @@ class Function:
             if spec.name is not None and spec.name not in self._names:
                 self._names[spec.name] = index
         shared_cells = [v.container.storage for v in shared_inputs]
+        # The inputs some node overwrites, by position among explicit + shared inputs: their
+        # value must not share memory with another input's (checked at each call).
+        destroyed = set(fgraph.destroy_handler.destroyed_inputs()) \
+            if getattr(fgraph, "destroy_handler", None) is not None else set()
+        self._destroyed_positions = [position for position, variable
+                                     in enumerate(fgraph.inputs) if variable in destroyed]
+        self._shared_cells = shared_cells
         self._vm = mode.link(fgraph, self._input_cells + shared_cells,
                              profile=profile is not None)
         if profile is not None:
@@ -346,7 +359,9 @@ class Function:
         # fresh array instead of overwriting the one returned; input cells are never touched.
         self._clear_output = [not spec.borrow and variable.owner is not None
                               for spec, variable in zip(output_specs, fgraph.outputs)]
-        self._updates = [(target.container.storage, cell, _aliases_input(fgraph, variable))
+        targets = fgraph.inputs[self._n_explicit:]
+        self._updates = [(target.container.storage, cell,
+                          _aliases_input(fgraph, variable, targets[shared_inputs.index(target)]))
                          for target, cell, variable in zip(updated, update_cells,
                                                            update_variables)]
         self._vm.set_updates(self._updates)
@@ -359,6 +374,8 @@ class Function:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not (self.trust_input and not kwargs and len(args) == self._n_explicit):
             args = self._filter_inputs(args, kwargs)
+            if self._destroyed_positions:
+                args = self._unshare_destroyed(args)
         outputs = self._vm.call(args)
         if self._output_keys is not None:
             return dict(zip(self._output_keys, outputs))
@@ -366,7 +383,8 @@ class Function:
 
     def fn(self, n_calls: int = 1) -> list[Any]:
         """Run the program `n_calls` times on the stored inputs, applying updates after each
-        run; returns the outputs of the last run (a list)."""
+        run; returns the outputs of the last run (a list). An In(..., mutable=True) input
+        that the program overwrites is not restored between runs."""
         if not isinstance(n_calls, int) or n_calls < 1:
             raise ValueError(f"fn: n_calls must be a positive int, got {n_calls!r}")
         values = []
@@ -374,13 +392,32 @@ class Function:
             if cell[0] is not None:
                 values.append(cell[0])
             elif self._specs[index].has_default:
-                values.append(self._defaults[index])
+                values.append(self._default(index))
             else:
                 raise TypeError(f"{self._label()}.fn: input {self._input_label(index)} has "
                                 f"no stored value; call the function once with it first")
         self._vm.run(n_calls - 1)
         outputs = self._vm.call(tuple(values))
         return [outputs] if self._single else outputs
+
+    def _unshare_destroyed(self, args: tuple) -> tuple:
+        """`args`, with a copy of each value that shares memory with a value some node
+        overwrites (an explicit input is copied rather than a shared variable's storage)."""
+        values = list(args) + [cell[0] for cell in self._shared_cells]
+        n_explicit = self._n_explicit
+        for destroyed in self._destroyed_positions:
+            for other in range(len(values)):
+                if other == destroyed or not isinstance(values[other], np.ndarray) \
+                        or not np.may_share_memory(values[destroyed], values[other]):
+                    continue
+                if destroyed < n_explicit:
+                    values[destroyed] = values[destroyed].copy()
+                elif other < n_explicit:
+                    values[other] = values[other].copy()
+                else:
+                    cell = self._shared_cells[destroyed - n_explicit]
+                    cell[0] = values[destroyed] = cell[0].copy()
+        return tuple(values[:n_explicit])
 
     def _filter_inputs(self, args: tuple, kwargs: dict) -> tuple:
         if not kwargs and len(args) == self._n_explicit and all(
@@ -406,7 +443,7 @@ class Function:
             if value is _MISSING:
                 if not spec.has_default:
                     raise TypeError(f"{self._label()}: missing input {self._input_label(index)}")
-                filtered.append(self._defaults[index])
+                filtered.append(self._default(index))
                 continue
             try:
                 filtered.append(spec.variable.type.filter(
@@ -415,6 +452,11 @@ class Function:
                 raise TypeError(f"{self._label()}: bad input {self._input_label(index)}: "
                                 f"{error}") from None
         return tuple(filtered)
+
+    def _default(self, index: int) -> Any:
+        """Input `index`'s default value; a copy for a mutable input, which may overwrite it."""
+        default = self._defaults[index]
+        return copy.copy(default) if self._specs[index].mutable else default
 
     def copy(self, share_memory: bool = False, swap: dict | None = None,
              delete_updates: bool = False, name: str | None = None) -> Function:
@@ -491,22 +533,28 @@ class _ProfiledFunction(Function):
 _MISSING = object()
 
 
-def _aliases_input(fgraph: FunctionGraph, variable: Variable) -> bool:
+def _aliases_input(fgraph: FunctionGraph, variable: Variable,
+                   updated: Variable | None = None) -> bool:
     """True if `variable`'s value may be (a view of) an input's or a constant's value, so
     handing it out or storing it in a shared variable needs a copy. An output may view
-    several inputs (an ifelse output is its then or its else value): each is followed."""
-    pending, seen = [variable], {variable}
+    several inputs (an ifelse output is its then or its else value): each is followed.
+    The new value of the shared variable `updated` may be its old memory overwritten in
+    place (reached through destroy_map only): storing it there needs no copy."""
+    pending, seen = [(variable, False)], {variable}
     while pending:
-        variable = pending.pop()
+        variable, through_view = pending.pop()
         if variable.owner is None:
+            if variable is updated and not through_view:
+                continue
             return True
         op = variable.owner.op
-        sources = op.view_map.get(variable.index) or op.destroy_map.get(variable.index) or ()
+        viewed = op.view_map.get(variable.index)
+        sources = viewed or op.destroy_map.get(variable.index) or ()
         for source in sources:
-            viewed = variable.owner.inputs[source]
-            if viewed not in seen:
-                seen.add(viewed)
-                pending.append(viewed)
+            source_variable = variable.owner.inputs[source]
+            if source_variable not in seen:
+                seen.add(source_variable)
+                pending.append((source_variable, through_view or bool(viewed)))
     return False
 
 

@@ -61,6 +61,11 @@ class Mode:
              profile: bool = False):
         """The backend's VM for `fgraph` (timing each node when `profile`)."""
         backend = config.backend if self.backend is None else self.backend
+        # Ops that run graphs of their own (the Scan Op) compile them like the outer graph.
+        for node in fgraph.apply_nodes:
+            prepare_node = getattr(node.op, "prepare_node", None)
+            if prepare_node is not None:
+                prepare_node(node, self, backend)
         return BACKENDS[backend](fgraph, input_storage, profile=profile)
 
     # -- derived modes ----------------------------------------------------------------------

@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 
 from sympile.graph.ccode import C_TYPES
+from sympile.scalar.c_fastmath import (FALLBACK_FLAG, FALLBACK_LIMIT_FLOAT32, FAST_MATH_SUPPORT,
+                                       NEEDS_FALLBACK, fast_function)
 from sympile.scalar.basic import (Cast, ScalarOp, abs, add, angle, arccos, arccosh, arcsin,
                                   arcsinh, arctan, arctan2, arctanh, bitwise_and, bitwise_or,
                                   bitwise_xor, ceil, clip, conj, cos, cosh, deg2rad, eq, erf, erfc,
@@ -137,6 +139,24 @@ def _float_only(function_name: str, via_double: bool = False):
         if via_double and c.dtype == "float32":
             return c.assign(f"(npy_float32){function_name}((npy_float64){c.inputs[0]})")
         return c.assign(f"{c.function(function_name)}({c.x(0)})")
+    return rule
+
+
+def _vectorisable(function_name: str):
+    """output = function(x) for float outputs, by sympile.scalar.c_fastmath's branch-free
+    version where there is one for the dtype (libm's otherwise). sin and cos report arguments
+    outside their fast range through FALLBACK_FLAG."""
+    def rule(c: CScalar) -> CScalarCode | None:
+        if c.kind != "f":
+            return None
+        fast = fast_function(function_name, c.dtype)
+        if fast is None:
+            return c.assign(f"{c.function(function_name)}({c.x(0)})")
+        if function_name in NEEDS_FALLBACK:
+            return c.with_locals("a", f"{fast}(a)", FAST_MATH_SUPPORT,
+                                 before=f"{FALLBACK_FLAG} |= "
+                                        f"!(fabsf(a) <= {FALLBACK_LIMIT_FLOAT32!r}f); ")
+        return c.assign(f"{fast}({c.x(0)})", FAST_MATH_SUPPORT)
     return rule
 
 
@@ -366,7 +386,8 @@ def _sigmoid(c: CScalar) -> CScalarCode | None:
     if c.kind != "f":
         return None
     one = c.literal(1)
-    return c.assign(f"{one} / ({one} + {c.function('exp')}(-{c.x(0)}))")
+    fast = fast_function("exp", c.dtype)
+    return c.assign(f"{one} / ({one} + {fast}(-{c.x(0)}))", FAST_MATH_SUPPORT)
 
 
 def _logaddexp_support(dtype: str) -> str:
@@ -593,18 +614,18 @@ _C_RULES: dict[ScalarOp, Callable[[CScalar], CScalarCode | None]] = {
     real: lambda c: c.assign(c.x(0)),
     imag: _zero_imaginary,
     angle: _angle,
-    exp: _float_only("exp"),
+    exp: _vectorisable("exp"),
     exp2: _float_only("exp2"),
     expm1: _float_only("expm1"),
-    log: _float_only("log"),
+    log: _vectorisable("log"),
     log2: _float_only("log2"),
     log10: _float_only("log10"),
     log1p: _float_only("log1p"),
     sigmoid: _sigmoid,
     softplus: _softplus_rule,
     logaddexp: _logaddexp,
-    sin: _float_only("sin"),
-    cos: _float_only("cos"),
+    sin: _vectorisable("sin"),
+    cos: _vectorisable("cos"),
     tan: _float_only("tan"),
     arcsin: _float_only("asin"),
     arccos: _float_only("acos"),
@@ -613,7 +634,7 @@ _C_RULES: dict[ScalarOp, Callable[[CScalar], CScalarCode | None]] = {
                         if c.kind == "f" else None),
     sinh: _float_only("sinh"),
     cosh: _float_only("cosh"),
-    tanh: _float_only("tanh"),
+    tanh: _vectorisable("tanh"),
     arcsinh: _float_only("asinh"),
     arccosh: _float_only("acosh"),
     arctanh: _float_only("atanh"),

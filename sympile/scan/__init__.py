@@ -2,5 +2,6 @@
 
 from sympile.scan.basic import scan, until  # noqa: F401
 from sympile.scan.op import Scan  # noqa: F401
+from sympile.scan import rewriting  # noqa: F401 - registers the scan rewrites
 
 __all__ = ["Scan", "scan", "until"]

@@ -43,10 +43,13 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
     """Repeat `fn` over the leading axis of `sequences` (or `n_steps` times), feeding the outputs
     listed in `outputs_info` back to it. Returns (outputs, updates): the outputs stacked over the
     steps (one variable, or a list when there are several or return_list=True; None when fn
-    has none) and a dict shared variable -> its value after the last step, for function()."""
-    if truncate_gradient != -1:
-        raise NotImplementedError("scan: truncate_gradient is not implemented yet (gradients "
-                                  "through scan are not implemented)")
+    has none) and a dict shared variable -> its value after the last step, for function().
+    truncate_gradient=k > 0 backpropagates through the last k steps only (sympile.scan.gradient)."""
+    if truncate_gradient != -1 and (not isinstance(truncate_gradient, int)
+                                    or isinstance(truncate_gradient, bool)
+                                    or truncate_gradient <= 0):
+        raise ValueError(f"scan: truncate_gradient must be -1 (full backpropagation through "
+                         f"time) or a positive int of steps, got {truncate_gradient!r}")
     sequence_specs = [_sequence_spec(spec, index)
                       for index, spec in enumerate(_as_list(sequences))]
     non_sequences = [_as_variable(value, f"non_sequences[{index}]")
@@ -150,7 +153,7 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
     op = Scan(inner_inputs, inner_outputs, n_sequence_inputs=len(inner_sequences),
               recurrent_taps=tuple(recurrent_taps), n_plain_outputs=len(plain_indices),
               n_non_sequences=len(non_sequences) + len(implicit),
-              has_until=condition is not None, name=name)
+              has_until=condition is not None, name=name, truncate_gradient=truncate_gradient)
     update_initials = [expand_dims(shared, 0) for shared, _ in update_pairs]
     results = op(n_steps_variable, *outer_sequences, *outer_initials, *update_initials,
                  *non_sequences, *implicit)

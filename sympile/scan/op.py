@@ -11,6 +11,7 @@ that ran.
 from __future__ import annotations
 
 from typing import Any
+import weakref
 
 import numpy as np
 
@@ -49,7 +50,8 @@ class Scan(Op):
             raise ValueError(f"Scan: truncate_gradient must be -1 or a positive int, got "
                              f"{truncate_gradient!r}")
         self.truncate_gradient = truncate_gradient
-        self._function = None
+        self._functions: dict[Any, Any] = {}
+        self._node_backends: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         expected = (n_sequence_inputs + sum(len(taps) for taps in self.recurrent_taps)
                     + n_non_sequences)
         if len(self.inner_inputs) != expected:
@@ -103,18 +105,33 @@ class Scan(Op):
                    for inner in stacked]
         return Apply(self, [n_steps, *inputs], outputs)
 
-    def _compiled(self):
-        if self._function is None:
+    def prepare_node(self, node: Apply, mode: Any, backend: str) -> None:
+        """Called by Mode.link for each node of the graph being linked: run this node's inner
+        graph with the same rewrites and on the same backend as the outer function."""
+        self._node_backends[node] = (mode.rewriter, backend)
+
+    def _compiled(self, node: Apply):
+        """The inner Function for `node`: compiled once per (rewriter, backend) the outer
+        functions using this op were linked with; config's default mode if never linked."""
+        key = self._node_backends.get(node)
+        function = self._functions.get(key)
+        if function is None:
             # Imported here: sympile.compile sits above the graph layer this op belongs to.
-            from sympile.compile import function
+            from sympile.compile import Mode, Out, function as compile_function
+            mode = None if key is None else Mode(key[0], backend=key[1])
             # trust_input: perform hands over ndarrays (views, `[index, ...]`) of the exact
-            # dtypes, which make_node checked against the inner inputs.
-            self._function = function(self.inner_inputs, self.inner_outputs,
-                                      on_unused_input="ignore", trust_input=True)
-        return self._function
+            # dtypes, which make_node checked against the inner inputs. borrow: each result is
+            # copied into its row at once and dropped, so the backend may reuse its array.
+            function = compile_function(self.inner_inputs,
+                                        [Out(output, borrow=True)
+                                         for output in self.inner_outputs],
+                                        mode=mode, on_unused_input="ignore",
+                                        trust_input=True)
+            self._functions[key] = function
+        return function
 
     def perform(self, node, inputs, output_storage):
-        run = self._compiled()
+        run = self._compiled(node)
         n_steps = int(inputs[0])
         if n_steps < 0:
             raise ValueError(f"{self}: n_steps must be >= 0, got {n_steps}")
@@ -137,37 +154,62 @@ class Scan(Op):
             buffer = np.empty((lag + n_steps, *initial.shape[1:]), dtype=dtype)
             buffer[:lag] = initial[initial.shape[0] - lag:]
             buffers.append(buffer)
-        plain: list[np.ndarray | None] = [None] * self.n_plain_outputs
-        steps_run = 0
-        for step in range(n_steps):
-            arguments = [sequence[step, ...] for sequence in sequences]
-            for buffer, lag, taps in zip(buffers, lags, self.recurrent_taps):
-                arguments.extend(buffer[lag + step + tap, ...] for tap in taps)
-            arguments.extend(non_sequences)
-            results = run(*arguments)
-            if not isinstance(results, list):
-                results = [results]
-            for buffer, lag, value in zip(buffers, lags, results):
-                buffer[lag + step] = value
-            for index in range(self.n_plain_outputs):
-                value = np.asarray(results[n_recurrent + index])
-                if plain[index] is None:
-                    plain[index] = np.empty((n_steps, *value.shape),
-                                            dtype=node.outputs[n_recurrent + index].type.dtype)
-                plain[index][step] = value
-            steps_run = step + 1
-            if self.has_until and bool(results[-1]):
-                break
+        steps_run, plain = self._run_steps(run, n_steps, sequences, buffers, lags,
+                                           non_sequences)
         for index, (buffer, lag) in enumerate(zip(buffers, lags)):
-            output_storage[index][0] = buffer[lag:lag + steps_run].copy()
+            # The buffer is this call's own: its rows can be handed out without a copy.
+            output_storage[index][0] = buffer[lag:lag + steps_run]
         for index in range(self.n_plain_outputs):
             output = node.outputs[n_recurrent + index]
             if plain[index] is None:
                 inner = self.inner_outputs[n_recurrent + index]
                 shape = tuple(0 if length is None else length for length in inner.type.shape)
                 plain[index] = np.empty((0, *shape), dtype=output.type.dtype)
-            output_storage[n_recurrent + index][0] = plain[index][:steps_run].copy()
+            output_storage[n_recurrent + index][0] = plain[index][:steps_run]
 
+    def _run_steps(self, run, n_steps: int, sequences: list[np.ndarray],
+                   buffers: list[np.ndarray], lags: list[int],
+                   non_sequences: list[np.ndarray]) -> tuple[int, list[np.ndarray | None]]:
+        """Run the loop, writing each recurrent state into its buffer's row; returns the
+        number of steps run and the stacked plain outputs (None for one never computed)."""
+        n_recurrent = len(self.recurrent_taps)
+        plain: list[np.ndarray | None] = [None] * self.n_plain_outputs
+        # Every step's argument views and destination rows are made before the loop, in
+        # comprehensions: the loop itself only calls the inner function and copies results.
+        columns = [[sequence[step, ...] for step in range(n_steps)] for sequence in sequences]
+        destinations = []
+        for buffer, lag, taps in zip(buffers, lags, self.recurrent_taps):
+            rows = [buffer[row, ...] for row in range(lag + n_steps)]
+            columns.extend(rows[lag + tap:lag + tap + n_steps] for tap in taps)
+            destinations.append(rows[lag:])
+        columns.extend([value] * n_steps for value in non_sequences)
+        step_arguments = list(zip(*columns)) if columns else [()] * n_steps
+        step_destinations = list(zip(*destinations)) if destinations else [()] * n_steps
+        has_until = self.has_until
+        steps_run = 0
+        for step, (arguments, rows) in enumerate(zip(step_arguments, step_destinations)):
+            results = run(*arguments)
+            for row, value in zip(rows, results):
+                row[...] = value
+            if self.n_plain_outputs:
+                self._store_plain(plain, step, n_steps, results[n_recurrent:])
+            steps_run = step + 1
+            stop = has_until and bool(results[-1])
+            # Drop the references before the next call, so that the backend can reuse them.
+            del results
+            if stop:
+                break
+        return steps_run, plain
+
+    def _store_plain(self, plain: list[np.ndarray | None], step: int, n_steps: int,
+                     results: list[Any]) -> None:
+        n_recurrent = len(self.recurrent_taps)
+        for index in range(self.n_plain_outputs):
+            value = results[index]
+            if plain[index] is None:
+                dtype = self.inner_outputs[n_recurrent + index].type.dtype
+                plain[index] = np.empty((n_steps, *np.shape(value)), dtype=dtype)
+            plain[index][step] = value
 
     def infer_shape(self, fgraph, node, input_shapes):
         """n_steps rows of each recurrent state's shape, and of each plain output's static

@@ -14,17 +14,22 @@ Composite's statements):
 Both run under OpenMP (`parallel for` over elements or rows) when config.openmp is set and
 the output has at least config.openmp_elemwise_minsize elements; both flags are read when the
 C code is generated. Errors the scalar code reports through C_ERROR_FLAG are raised after the
-loop.
+loop. Statements that call sympile.scalar.c_fastmath's functions with a limited range report an
+element outside it through FALLBACK_FLAG: the loops then run in blocks (rows, for the strided
+one), and a block where the flag was set is computed again with libm's functions. A loop that
+writes over its input cannot compute a block twice, and uses libm's throughout.
 """
 
 from __future__ import annotations
 
 import hashlib
+import platform
 from collections.abc import Sequence
 
 from sympile.config import config
 from sympile.graph.basic import Apply
 from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames
+from sympile.scalar.c_fastmath import FALLBACK_FLAG, FAST_PREFIX, precise_statements
 from sympile.scalar.c_rules import C_ERROR_FLAG, C_ERRORS
 
 __all__ = ["dimshuffle_c_code", "elemwise_c_code"]
@@ -60,8 +65,27 @@ static void sympile_elemwise_shape_error(const char *op, int count,
 }
 """
 
-# Vectorisation of the kernels: -O2 alone only vectorises loops whose trip count is known.
-_KERNEL_ATTRIBUTE = '__attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic")))'
+# Elements per block of a contiguous loop whose statements may fall back to libm.
+_FALLBACK_BLOCK = 1024
+
+# Vectorisation of the kernels: -O2 alone only vectorises loops whose trip count is known;
+# no-trapping-math lets gcc turn selects between floats into blends (it changes no value, only
+# whether floating-point exception flags may be raised by both arms); fp-contract=off keeps
+# a * b + c two roundings, as numpy computes it.
+_KERNEL_OPTIMIZE = ('optimize("tree-vectorize", "vect-cost-model=dynamic", "no-trapping-math", '
+                    '"fp-contract=off")')
+# Kernels calling c_fastmath's functions are compute-bound: compiled also for AVX2 and AVX-512
+# machines, the one for the CPU picked when the module loads.
+_TARGET_CLONES = 'target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")'
+
+
+def _kernel_attribute(statements: str) -> str:
+    clones = (f", {_TARGET_CLONES}" if FAST_PREFIX in statements and _x86_64() else "")
+    return f"__attribute__(({_KERNEL_OPTIMIZE}{clones}))"
+
+
+def _x86_64() -> bool:
+    return platform.machine().lower() in ("x86_64", "amd64")
 
 
 def c_string(text: str) -> str:
@@ -101,12 +125,16 @@ class _Loop:
         self.single = [all(length == 1 for length in v.type.shape) for v in node.inputs]
         self.destroyed = destroyed  # input index -> index of the output written over it
         self.ndim = node.outputs[0].type.ndim
+        self.fallback = FALLBACK_FLAG in statements and not destroyed
+        if FALLBACK_FLAG in statements and destroyed:
+            self.statements = precise_statements(statements)
 
-    def element(self, load_input: Sequence[str], store_output: Sequence[str]) -> str:
+    def element(self, load_input: Sequence[str], store_output: Sequence[str],
+                precise: bool = False) -> str:
         lines = [f"const {t} x{i} = {load};"
                  for i, (t, load) in enumerate(zip(self.input_types, load_input))]
         lines += [f"{t} z{j};" for j, t in enumerate(self.output_types)]
-        lines.append(self.statements)
+        lines.append(precise_statements(self.statements) if precise else self.statements)
         lines += [f"{store} = z{j};" for j, store in enumerate(store_output)]
         return "\n            ".join(lines)
 
@@ -140,12 +168,27 @@ class _Loop:
             qualifier = "" if j in aliased else " restrict"
             declarations.append(f"{t} *{qualifier} q{j} = ({t} *)pointers[{self.n_inputs + j}];")
             stores.append(f"q{j}[i]")
-        loop = (f"for (npy_intp i = 0; i < size; i++) {{\n            "
-                f"{self.element(loads, stores)}\n        }}")
+        if self.fallback:
+            loop = f"""for (npy_intp start = 0; start < size; start += {_FALLBACK_BLOCK}) {{
+            const npy_intp stop = size - start < {_FALLBACK_BLOCK} ? size
+                                  : start + {_FALLBACK_BLOCK};
+            int {FALLBACK_FLAG} = 0;
+            for (npy_intp i = start; i < stop; i++) {{
+            {self.element(loads, stores)}
+            }}
+            if ({FALLBACK_FLAG}) {{
+                for (npy_intp i = start; i < stop; i++) {{
+            {self.element(loads, stores, precise=True)}
+                }}
+            }}
+        }}"""
+        else:
+            loop = (f"for (npy_intp i = 0; i < size; i++) {{\n            "
+                    f"{self.element(loads, stores)}\n        }}")
         declared = "\n    ".join(declarations)
         return _named("contiguous", f"""
 /* {_comment(self.node.op)}: contiguous operands */
-{_KERNEL_ATTRIBUTE}
+{_kernel_attribute(self.statements)}
 static int @NAME@(npy_intp size, char *const *pointers)
 {{
     int {C_ERROR_FLAG} = 0;
@@ -168,6 +211,14 @@ static int @NAME@(npy_intp size, char *const *pointers)
             k = self.n_inputs + j
             stores.append(f"*({t} *)(b{k} + i * s{k})")
         row_setup = "\n            ".join(rows)
+        flag = f"int {FALLBACK_FLAG} = 0;" if self.fallback else ""
+        rerun = ""
+        if self.fallback:
+            rerun = f"""if ({FALLBACK_FLAG}) {{
+                for (npy_intp i = 0; i < inner; i++) {{
+            {self.element(loads, stores, precise=True)}
+                }}
+            }}"""
         loop = f"""for (npy_intp row = 0; row < outer; row++) {{
             npy_intp offsets[{operands}] = {{0}};
             npy_intp rest = row;
@@ -178,13 +229,15 @@ static int @NAME@(npy_intp size, char *const *pointers)
                     offsets[k] += index * strides[k * {max(self.ndim, 1)} + axis];
             }}
             {row_setup}
+            {flag}
             for (npy_intp i = 0; i < inner; i++) {{
             {self.element(loads, stores)}
             }}
+            {rerun}
         }}"""
         return _named("strided", f"""
 /* {_comment(self.node.op)}: any strides (in bytes; 0 along broadcast axes) */
-{_KERNEL_ATTRIBUTE}
+{_kernel_attribute(self.statements)}
 static int @NAME@(int nd, const npy_intp *shape, char *const *pointers,
                   const npy_intp *strides)
 {{

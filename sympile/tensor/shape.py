@@ -23,6 +23,7 @@ from sympile.graph.op import Op
 from sympile.scalar.basic import DISCRETE_DTYPES, INTEGER_DTYPES, normalize_dtype
 from sympile.tensor import math
 from sympile.tensor.elemwise import DimShuffle
+from sympile.tensor.shape_c import make_vector_c_code, reshape_c_code, specify_shape_c_code
 from sympile.tensor.type import is_discrete, tensor_type
 from sympile.tensor.variable import as_tensor_variable, constant
 
@@ -165,6 +166,9 @@ class SpecifyShape(Op):
                 expected += "," if len(lengths) == 1 else ""
                 raise ValueError(f"specify_shape: expected shape ({expected}), got {x.shape}")
         output_storage[0][0] = x
+
+    def c_code(self, node, names):
+        return specify_shape_c_code(self, node, names)
 
     def infer_shape(self, fgraph, node, input_shapes):
         x_shape = input_shapes[0]
@@ -400,6 +404,9 @@ class MakeVector(Op):
     def perform(self, node, inputs, output_storage):
         output_storage[0][0] = np.array(inputs, dtype=self.dtype).reshape(len(inputs))
 
+    def c_code(self, node, names):
+        return make_vector_c_code(self, node, names)
+
     def infer_shape(self, fgraph, node, input_shapes):
         return [(len(node.inputs),)]
 
@@ -467,6 +474,9 @@ class Reshape(Op):
         except ValueError:
             raise ValueError(f"{self}: cannot reshape an array of shape {x.shape} (size "
                              f"{x.size}) into shape {requested}") from None
+
+    def c_code(self, node, names):
+        return reshape_c_code(self, node, names)
 
     def infer_shape(self, fgraph, node, input_shapes):
         x_shape = input_shapes[0]

@@ -291,14 +291,6 @@ def test_bad_input():
         until(T.dscalar())
 
 
-def test_gradient_raises_instead_of_a_wrong_value():
-    x = T.dvector("x")
-    h0 = T.dscalar("h0")
-    states, _ = scan(lambda x_t, h: h * x_t, sequences=x, outputs_info=h0)
-    with pytest.raises(Exception, match="not implemented"):
-        sympile.grad(states[-1], x)
-
-
 def test_nested_scan_uses_the_outer_loop_variables():
     matrix = T.dmatrix("matrix")
     scale = T.dscalar("scale")

@@ -19,7 +19,7 @@ or thunks alike), then calls the conditional's own node.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sympile.graph.basic import Apply, Constant, Variable
@@ -82,10 +82,11 @@ def _node_c_code(node: Apply, names: CNames) -> CCode | None:
     return code
 
 
-def plan_module(variables: list[Variable], nodes: list[Apply],
-                outputs: Sequence[Variable]) -> ModulePlan:
+def plan_module(variables: list[Variable], nodes: list[Apply], outputs: Sequence[Variable],
+                orderings: Mapping[Apply, Sequence[Apply]] | None = None) -> ModulePlan:
     """Decide how each node runs and generate the module's source; `outputs` (the graph's)
-    are computed on every run, also where only a branch of a conditional uses them."""
+    are computed on every run, also where only a branch of a conditional uses them;
+    `orderings` are the graph's (fgraph.orderings()), kept by the lazy schedule."""
     index = {variable: position for position, variable in enumerate(variables)}
     plans = []
     thunk_count = 0
@@ -99,7 +100,7 @@ def plan_module(variables: list[Variable], nodes: list[Apply],
             function, unit = _op_unit(node, code)
             units.setdefault(function, unit)
             plans.append(NodePlan(node, code, function=function))
-    plan = ModulePlan(variables, index, plans, lazy_schedule(nodes, outputs),
+    plan = ModulePlan(variables, index, plans, lazy_schedule(nodes, outputs, orderings),
                       units=[prelude.PROGRAM_UNIT, *units.values()])
     produced_by_c = {v for p in plans if p.code is not None for v in p.node.outputs}
     read_by_c = {v for p in plans if p.code is not None for v in p.node.inputs}

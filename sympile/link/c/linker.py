@@ -41,7 +41,8 @@ class CVM:
             self.storage.setdefault(variable, [None])
         self.variables = list(fgraph.inputs) + constants + outputs
         self.output_storage = [self.storage[v] for v in fgraph.outputs]
-        self.plan = plan_module(self.variables, self.nodes, fgraph.outputs)
+        self.plan = plan_module(self.variables, self.nodes, fgraph.outputs,
+                                fgraph.orderings())
         codegen_s = time.perf_counter() - start
         # Every unit is built with -fopenmp when OpenMP is on, used or not, so that a unit's
         # cache entry serves every module.

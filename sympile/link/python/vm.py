@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -39,25 +39,34 @@ def is_conditional(node: Apply) -> bool:
     return callable(getattr(node.op, "branch_inputs", None))
 
 
-def lazy_schedule(nodes: Sequence[Apply], outputs: Sequence[Variable]) -> list[Step]:
-    """The steps that run `nodes` (toposorted) for `outputs`, each node only when needed.
+def lazy_schedule(nodes: Sequence[Apply], outputs: Sequence[Variable],
+                  orderings: Mapping[Apply, Sequence[Apply]] | None = None) -> list[Step]:
+    """The steps that run `nodes` (toposorted, honouring `orderings`) for `outputs`, each
+    node only when needed.
 
     A node belongs to the then branch of conditional C when it is needed only through C's
-    then inputs: none of its outputs is in `outputs`, and each use of them is a then input
-    of C or a node of that branch (likewise for else). The branch's nodes run inside C's
-    step, in their order, and nested conditionals are scheduled the same way inside a branch.
-    Everything a branch reads from outside it precedes C in `nodes`, so it has run.
+    then inputs: none of its outputs is in `outputs`, each use of them is a then input of C
+    or a node of that branch, and each node that `orderings` ({node: nodes to run before
+    it}, e.g. a DestroyHandler's) runs after it is of that branch too (likewise for else).
+    The branch's nodes run inside C's step, in their order, and nested conditionals are
+    scheduled the same way inside a branch. Everything a branch reads from outside it, and
+    every node ordered before one of the branch's, precedes C in `nodes`, so it has run.
     """
     clients: dict[Variable, list[tuple[Apply, int]]] = {}
     for node in nodes:
         for slot, variable in enumerate(node.inputs):
             clients.setdefault(variable, []).append((node, slot))
+    successors: dict[Apply, list[Apply]] = {}
+    for node, before in (orderings or {}).items():
+        for predecessor in before:
+            successors.setdefault(predecessor, []).append(node)
     position = {node: index for index, node in enumerate(nodes)}
-    return _schedule_block(list(nodes), set(outputs), clients, position)
+    return _schedule_block(list(nodes), set(outputs), clients, successors, position)
 
 
 def _schedule_block(block: list[Apply], escaping: set[Variable],
                     clients: dict[Variable, list[tuple[Apply, int]]],
+                    successors: dict[Apply, list[Apply]],
                     position: dict[Apply, int]) -> list[Step]:
     in_branch: set[Apply] = set()
     branches: dict[Apply, tuple[list[Apply], list[Apply]]] = {}
@@ -67,8 +76,10 @@ def _schedule_block(block: list[Apply], escaping: set[Variable],
             continue
         before = block[:block.index(conditional)]
         then_slots, else_slots = conditional.op.branch_inputs(conditional)
-        then_nodes = _branch_nodes(conditional, set(then_slots), before, escaping, clients)
-        else_nodes = _branch_nodes(conditional, set(else_slots), before, escaping, clients)
+        then_nodes = _branch_nodes(conditional, set(then_slots), before, escaping, clients,
+                                   successors)
+        else_nodes = _branch_nodes(conditional, set(else_slots), before, escaping, clients,
+                                   successors)
         in_branch.update(then_nodes, else_nodes)
         branches[conditional] = (then_nodes, else_nodes)
     steps = []
@@ -78,23 +89,28 @@ def _schedule_block(block: list[Apply], escaping: set[Variable],
         step = Step(position[node])
         if node in branches:
             then_nodes, else_nodes = branches[node]
-            step.then_steps = _schedule_block(then_nodes, escaping, clients, position)
-            step.else_steps = _schedule_block(else_nodes, escaping, clients, position)
+            step.then_steps = _schedule_block(then_nodes, escaping, clients, successors,
+                                              position)
+            step.else_steps = _schedule_block(else_nodes, escaping, clients, successors,
+                                              position)
         steps.append(step)
     return steps
 
 
 def _branch_nodes(conditional: Apply, slots: set[int], before: list[Apply],
                   escaping: set[Variable],
-                  clients: dict[Variable, list[tuple[Apply, int]]]) -> list[Apply]:
+                  clients: dict[Variable, list[tuple[Apply, int]]],
+                  successors: dict[Apply, list[Apply]]) -> list[Apply]:
     """The nodes of `before` needed only through the inputs `slots` of `conditional`, in
-    order. Clients follow their producers, so one backward pass decides each node."""
+    order, and whose ordered successors are in the branch too. Clients and successors
+    follow their producers, so one backward pass decides each node."""
     members: set[Apply] = set()
     for node in reversed(before):
         uses = [use for output in node.outputs for use in clients.get(output, [])]
         if uses and not any(output in escaping for output in node.outputs) and all(
                 (user is conditional and slot in slots) or user in members
-                for user, slot in uses):
+                for user, slot in uses) and all(
+                successor in members for successor in successors.get(node, ())):
             members.add(node)
     return [node for node in before if node in members]
 
@@ -161,7 +177,7 @@ class PythonVM(UpdatingRuns):
         self.profiling = profile
         self._node_seconds = [0.0] * len(self.nodes)
         self._node_calls = [0] * len(self.nodes)
-        self.steps = lazy_schedule(self.nodes, fgraph.outputs)
+        self.steps = lazy_schedule(self.nodes, fgraph.outputs, fgraph.orderings())
         self._lazy_program = self._program(self.steps) \
             if any(is_conditional(node) for node in self.nodes) else None
 

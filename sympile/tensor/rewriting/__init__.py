@@ -14,3 +14,4 @@ from sympile.tensor.rewriting import fusion  # noqa: E402,F401 - registers its r
 from sympile.tensor.rewriting import ifelse  # noqa: E402,F401 - registers its rules
 from sympile.tensor.rewriting import inplace  # noqa: E402,F401 - registers its rules
 from sympile.tensor.rewriting import nnet  # noqa: E402,F401 - registers its rules
+from sympile.tensor.rewriting import specialize  # noqa: E402,F401 - registers its rules

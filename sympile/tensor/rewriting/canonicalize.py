@@ -25,12 +25,13 @@ from sympile.graph.basic import Apply, Constant, Variable
 from sympile.graph.fgraph import FunctionGraph
 from sympile.graph.rewriting.basic import node_rewriter
 from sympile.graph.rewriting.db import EquilibriumDatabase
-from sympile.tensor.basic import alloc
+from sympile.tensor.basic import Alloc, alloc
 from sympile.tensor.elemwise import DimShuffle, Elemwise
 from sympile.tensor.math import cast, elemwise_of
 from sympile.tensor.reduction import CAReduce
 from sympile.tensor.rewriting.basic import MergeRewriter, local_constant_folding, rewrite_db
 from sympile.tensor.shape import Reshape, ShapeI, SpecifyShape
+from sympile.tensor.subtensor import IndexSlice, Subtensor
 from sympile.tensor.type import TensorType
 
 __all__ = ["canonicalize_db"]
@@ -167,6 +168,144 @@ def local_div_by_one(fgraph: FunctionGraph, node: Apply):
     return None if replacement is None else [replacement]
 
 
+def _constant_operand(node: Apply) -> tuple[Variable, Constant] | None:
+    """(x, c) if node is a binary Elemwise with one constant input c (either side)."""
+    left, right = node.inputs
+    if isinstance(right, Constant) and not isinstance(left, Constant):
+        return left, right
+    if isinstance(left, Constant) and not isinstance(right, Constant):
+        return right, left
+    return None
+
+
+def _combinable_dtype(dtype: str) -> bool:
+    """Integers wrap around modulo 2**bits and floats round: both keep + and * associative
+    enough to regroup (within rounding for floats); booleans do not (True + True)."""
+    return np.dtype(dtype).kind in "iufc"
+
+
+@node_rewriter([Elemwise])
+def local_combine_constants(fgraph: FunctionGraph, node: Apply):
+    """(x * c1) * c2 -> x * (c1 * c2) and (x + c1) + c2 -> x + (c1 + c2), constants on
+    either side (x * 2 * 3 -> x * 6 once folded). Only when the inner result already has the
+    outer's dtype (so both products are computed in that dtype) and it is not boolean."""
+    for scalar_op in (scalar.mul, scalar.add):
+        if _is_elemwise(node, scalar_op):
+            break
+    else:
+        return None
+    dtype = node.outputs[0].type.dtype
+    outer = _constant_operand(node)
+    if outer is None or not _combinable_dtype(dtype):
+        return None
+    inner, outer_constant = outer
+    if inner.owner is None or not _is_elemwise(inner.owner, scalar_op) \
+            or inner.type.dtype != dtype:
+        return None
+    matched = _constant_operand(inner.owner)
+    if matched is None:
+        return None
+    x, inner_constant = matched
+    op = elemwise_of(scalar_op)
+    combined = op(cast(inner_constant, dtype), cast(outer_constant, dtype))
+    replacement = _like_output(node, op(x, combined))
+    return None if replacement is None else [replacement]
+
+
+@node_rewriter([Elemwise])
+def local_div_to_mul(fgraph: FunctionGraph, node: Apply):
+    """x / c -> x * (1 / c) for a constant c and a real or complex floating-point x (the
+    reciprocal computed once, in the quotient's dtype). Integer x is left alone (true
+    division of integers is exact there, and int // stays as it is)."""
+    if not _is_elemwise(node, scalar.true_div):
+        return None
+    x, divisor = node.inputs
+    dtype = node.outputs[0].type.dtype
+    if not isinstance(divisor, Constant) or isinstance(x, Constant) \
+            or not _is_inexact(x.type.dtype) or not _is_inexact(dtype):
+        return None
+    with np.errstate(divide="ignore"):
+        reciprocal = np.reciprocal(np.asarray(divisor.data).astype(dtype))
+    factor = TensorType(dtype, reciprocal.shape).make_constant(reciprocal)
+    replacement = _like_output(node, elemwise_of(scalar.mul)(x, factor))
+    return None if replacement is None else [replacement]
+
+
+@node_rewriter([Elemwise])
+def local_div_div(fgraph: FunctionGraph, node: Apply):
+    """(a / b) / c -> a / (b * c), floating-point only: one division instead of two."""
+    if not _is_elemwise(node, scalar.true_div):
+        return None
+    quotient, c = node.inputs
+    dtype = node.outputs[0].type.dtype
+    if quotient.owner is None or not _is_elemwise(quotient.owner, scalar.true_div) \
+            or quotient.type.dtype != dtype or not _is_inexact(dtype):
+        return None
+    a, b = quotient.owner.inputs
+    if not (_is_inexact(b.type.dtype) or _is_inexact(c.type.dtype)):
+        # b * c of integers could wrap around where b / c in floats would not.
+        return None
+    divisor = elemwise_of(scalar.mul)(cast(b, dtype), cast(c, dtype))
+    replacement = _like_output(node, elemwise_of(scalar.true_div)(a, divisor))
+    return None if replacement is None else [replacement]
+
+
+@node_rewriter([Elemwise])
+def local_switch_constant_condition(fgraph: FunctionGraph, node: Apply):
+    """switch(c, a, b) -> a when the constant c is true everywhere, b when false everywhere
+    (cast to the switch's dtype, allocated to its shape)."""
+    if not _is_elemwise(node, scalar.switch):
+        return None
+    condition, if_true, if_false = node.inputs
+    if not isinstance(condition, Constant):
+        return None
+    data = np.asarray(condition.data)
+    if data.size == 0:
+        return None
+    if np.all(data):
+        chosen = if_true
+    elif not np.any(data):
+        chosen = if_false
+    else:
+        return None
+    replacement = _like_output(node, chosen)
+    return None if replacement is None else [replacement]
+
+
+@node_rewriter([Elemwise])
+def local_int_div_by_one(fgraph: FunctionGraph, node: Apply):
+    """x // 1 -> x for integer x (for a float x it is floor(x), left alone)."""
+    if not (_is_elemwise(node, scalar.int_div) and _is_constant(node.inputs[1], 1)) \
+            or np.dtype(node.inputs[0].type.dtype).kind not in "iu":
+        return None
+    replacement = _like_output(node, node.inputs[0])
+    return None if replacement is None else [replacement]
+
+
+@node_rewriter([Elemwise])
+def local_neg_of_sub(fgraph: FunctionGraph, node: Apply):
+    """-(a - b) -> b - a (exact: IEEE rounding and integer wraparound are symmetric)."""
+    if not _is_elemwise(node, scalar.neg):
+        return None
+    (difference,) = node.inputs
+    if difference.owner is None or not _is_elemwise(difference.owner, scalar.sub):
+        return None
+    a, b = difference.owner.inputs
+    if np.dtype(node.outputs[0].type.dtype).kind == "u":
+        return None
+    replacement = _like_output(node, elemwise_of(scalar.sub)(b, a))
+    return None if replacement is None else [replacement]
+
+
+@node_rewriter([Elemwise])
+def local_switch_same_branches(fgraph: FunctionGraph, node: Apply):
+    """switch(c, x, x) -> x (allocated to the switch's shape when c broadcasts x)."""
+    if not _is_elemwise(node, scalar.switch) or node.inputs[1] is not node.inputs[2]:
+        return None
+    replacement = _like_output(node, node.inputs[1])
+    return None if replacement is None else [replacement]
+
+
 # x ** c -> f(x) for these exponents c: (c, f, whether the power's dtype must be inexact).
 # x ** -1 of an integer x is an error in numpy, while reciprocal would give a value.
 _POWERS = ((1, None, False), (2, scalar.sqr, False), (0.5, scalar.sqrt, True),
@@ -246,6 +385,28 @@ def local_reshape_reshape(fgraph: FunctionGraph, node: Apply):
     return [replacement] if node.outputs[0].type.is_super(replacement.type) else None
 
 
+def _is_full_slice(entry: Any) -> bool:
+    return isinstance(entry, IndexSlice) and entry.start in (None, 0) and entry.stop is None \
+        and entry.step in (None, 1)
+
+
+@node_rewriter([Subtensor])
+def local_useless_subtensor(fgraph: FunctionGraph, node: Apply):
+    """x[:], x[:, 0:], x[::1] (every entry a slice of the whole axis) -> x, and with newaxis
+    entries (x[:, :, None], x[None]) -> the DimShuffle inserting those broadcast axes."""
+    x = node.inputs[0]
+    order: list[Any] = []
+    for entry in node.op.idx_list:
+        if entry is None:
+            order.append("x")
+        elif _is_full_slice(entry):
+            order.append(len(order) - order.count("x"))
+        else:
+            return None
+    order.extend(range(len(order) - order.count("x"), x.type.ndim))
+    replacement = x if "x" not in order else DimShuffle(x.type.ndim, order)(x)
+    return [replacement] if node.outputs[0].type.is_super(replacement.type) else None
+
 @node_rewriter([SpecifyShape])
 def local_useless_specify_shape(fgraph: FunctionGraph, node: Apply):
     """specify_shape(x, shape) -> x when x's type already knows every given length (entries
@@ -259,6 +420,39 @@ def local_useless_specify_shape(fgraph: FunctionGraph, node: Apply):
             return None
     return [x]
 
+
+@node_rewriter([Elemwise])
+def local_elemwise_alloc(fgraph: FunctionGraph, node: Apply):
+    """op(..., alloc(v, *lengths), ...) -> op(..., v, ...) (v padded to the rank with
+    DimShuffle) when Elemwise's own broadcasting gives the same result: on every axis along
+    which the alloc broadcasts v, another input is not broadcast (its type does not say
+    length 1), so the output has that input's length, which Elemwise checks equals the
+    alloc's. The gradient of a broadcast produces these (ones allocated to x's shape, then
+    multiplied by the output gradient). As with the shape rules (rewriting/shape.py), the
+    rewritten graph skips a check: where that input's length differs from the alloc's, the
+    original raises and the rewritten one broadcasts v to the input's length."""
+    if len(node.inputs) < 2 or node.op.inplace_pattern:
+        return None
+    for position, allocated in enumerate(node.inputs):
+        if allocated.owner is None or not isinstance(allocated.owner.op, Alloc):
+            continue
+        value, *lengths = allocated.owner.inputs
+        padding = len(lengths) - value.type.ndim
+        broadcast_axes = [axis for axis in range(len(lengths))
+                          if axis < padding or value.type.shape[axis - padding] == 1]
+        others = [v for index, v in enumerate(node.inputs) if index != position]
+        if not all(any(other.type.shape[axis] != 1 for other in others)
+                   for axis in broadcast_axes):
+            continue
+        if padding:
+            value = DimShuffle(value.type.ndim, ["x"] * padding + list(range(value.type.ndim)))(
+                value)
+        inputs = list(node.inputs)
+        inputs[position] = value
+        replacement = node.op(*inputs)
+        if node.outputs[0].type.is_super(replacement.type):
+            return [replacement]
+    return None
 
 # -- reductions ---------------------------------------------------------------------------------
 
@@ -302,13 +496,43 @@ def local_reduce_length_one(fgraph: FunctionGraph, node: Apply):
     return [replacement] if node.outputs[0].type.is_super(replacement.type) else None
 
 
+@node_rewriter([CAReduce])
+def local_reduce_dimshuffle(fgraph: FunctionGraph, node: Apply):
+    """reduce(DimShuffle{order}(x), axes) -> DimShuffle{kept}(reduce(x, axes of x)): the
+    reduction moved through a transpose or an expansion (sum(x.T, 0) -> sum(x, 1), and a sum
+    over an inserted broadcast axis vanishes). Only DimShuffles that drop no axis."""
+    (shuffled,) = node.inputs
+    if shuffled.owner is None or not isinstance(shuffled.owner.op, DimShuffle):
+        return None
+    order = shuffled.owner.op.new_order
+    x = shuffled.owner.inputs[0]
+    if sorted(axis for axis in order if axis != "x") != list(range(x.type.ndim)):
+        return None
+    reduced = set(range(len(order)) if node.op.axis is None else node.op.axis)
+    x_axes = tuple(sorted(order[axis] for axis in reduced if order[axis] != "x"))
+    if not x_axes:
+        return None
+    kept_x_axes = [axis for axis in range(x.type.ndim) if axis not in x_axes]
+    new_order = tuple("x" if order[axis] == "x" else kept_x_axes.index(order[axis])
+                      for axis in range(len(order)) if axis not in reduced)
+    op = CAReduce(node.op.scalar_op, None if len(x_axes) == x.type.ndim else x_axes,
+                  node.op.dtype, node.op.acc_dtype)
+    result = op(x)
+    if new_order != tuple(range(result.type.ndim)):
+        result = DimShuffle(result.type.ndim, new_order)(result)
+    return [result] if node.outputs[0].type.is_super(result.type) else None
+
+
 # -- the database -------------------------------------------------------------------------------
 
 CANONICALIZE_RULES = (
     local_mul_by_one, local_mul_self, local_add_zero, local_sub_zero, local_sub_self, local_neg_neg,
     local_div_by_one, local_pow_specialize, local_useless_cast, local_dimshuffle_dimshuffle,
     local_useless_dimshuffle, local_reshape_reshape, local_useless_specify_shape,
-    local_reduce_reduce, local_reduce_length_one,
+    local_reduce_reduce, local_reduce_length_one, local_combine_constants, local_div_to_mul,
+    local_div_div, local_switch_constant_condition, local_useless_subtensor,
+    local_reduce_dimshuffle, local_elemwise_alloc, local_int_div_by_one, local_neg_of_sub,
+    local_switch_same_branches,
 )
 
 canonicalize_db = EquilibriumDatabase("canonicalize")

@@ -7,13 +7,13 @@ memory of an input nobody needs any more.
   gemm / gemv / ger(z, ...) -> Gemm/Gemv/Ger_inplace     over z (y, a)
   (advanced_)inc/set_subtensor(x, y, ...) -> ..._inplace over x
 
-Registered in rewrite_db as 'inplace' (tag inplace) at INPLACE_POSITION, after
+Registered in rewrite_db as 'inplace' (tags inplace and fast_run) at INPLACE_POSITION, after
 every other pass (fusion, BLAS and the final merge, whose rules match the overwriting ops
 not at all or less well). Each is a graph rewriter visiting the nodes in topological order
 and trying the inputs of a node in turn: the first change the handler accepts is kept, a
-vetoed one is rolled back and the next input tried. Not tagged fast_run yet: tests of other
-rules name the ops FAST_RUN leaves (sqrt, not sqrt_inplace), and function() does not yet mark
-updated shared variables mutable; get_mode("FAST_RUN").including("inplace") runs them.
+vetoed one is rolled back and the next input tried. function() lets them overwrite the
+inputs declared In(..., mutable=True) and the shared variables that have an update;
+get_mode("FAST_RUN").excluding("inplace") compiles without them.
 """
 
 from __future__ import annotations
@@ -108,7 +108,8 @@ class InplaceOpRewriter(GraphRewriter):
 inplace_db = RewriteDatabase("inplace_db")
 # The BLAS updates first: their output is usually the larger array, and an elementwise node
 # reading z would otherwise take it.
-inplace_db.register("inplace_ops", InplaceOpRewriter(), "inplace")
-inplace_db.register("inplace_elemwise", InplaceElemwiseRewriter(), "inplace")
+inplace_db.register("inplace_ops", InplaceOpRewriter(), "inplace", "fast_run")
+inplace_db.register("inplace_elemwise", InplaceElemwiseRewriter(), "inplace",
+                    "fast_run")
 
-rewrite_db.register("inplace", inplace_db, "inplace", position=INPLACE_POSITION)
+rewrite_db.register("inplace", inplace_db, "inplace", "fast_run", position=INPLACE_POSITION)

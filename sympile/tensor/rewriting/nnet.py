@@ -9,6 +9,7 @@
                                  SoftmaxGrad(inc(zeros[arange(n), y], a) / sm, sm)
                                                                     -> Dx(-a, sm, y)
   local_softmax_of_crossentropy  softmax(x) next to crossentropy(x, y) -> its second output
+  local_softmax_grad             sm * (dy - sum(dy * sm, a, keepdims)) -> SoftmaxGrad(a)(dy, sm)
 
 crossentropy is CrossentropySoftmax1Hot (x a matrix, the softmax along its rows, y integer
 targets), Dx its backward op. n must be the number of targets or of rows (y.shape[0] or
@@ -25,10 +26,14 @@ from sympile.graph.fgraph import FunctionGraph
 from sympile.graph.rewriting.basic import node_rewriter
 from sympile.scalar import basic as scalar
 from sympile.tensor import math
-from sympile.tensor.basic import ARange, Alloc
+from sympile.tensor.basic import Alloc, ARange
 from sympile.tensor.elemwise import DimShuffle, Elemwise
 from sympile.tensor.nnet import (
-    CrossentropySoftmax1Hot, CrossentropySoftmax1HotDx, LogSoftmax, Softmax, SoftmaxGrad,
+    CrossentropySoftmax1Hot,
+    CrossentropySoftmax1HotDx,
+    LogSoftmax,
+    Softmax,
+    SoftmaxGrad,
 )
 from sympile.tensor.reduction import CAReduce
 from sympile.tensor.rewriting.stabilize import _as_type_of, _inputs_of, stabilize_db
@@ -36,10 +41,11 @@ from sympile.tensor.shape import ShapeI
 from sympile.tensor.subtensor import ARRAY, AdvancedIncSubtensor, AdvancedSubtensor
 
 __all__ = ["local_crossentropy_1hot", "local_crossentropy_1hot_grad", "local_log_softmax",
-           "local_softmax", "local_softmax_of_crossentropy"]
+           "local_softmax", "local_softmax_grad", "local_softmax_of_crossentropy"]
 
 _log = Elemwise(scalar.log)
 _true_div = Elemwise(scalar.true_div)
+_mul = Elemwise(scalar.mul)
 
 
 def _is_constant(variable, value) -> bool:
@@ -196,12 +202,47 @@ def local_crossentropy_1hot_grad(fgraph: FunctionGraph, node: Apply):
     else:
         picked_probabilities = probabilities[rows, targets]
         scale = math.neg(math.mul(weights, picked_probabilities))
-    if scale.type.ndim == 0:
-        # Dx takes one scale per row.
+    if scale.type.ndim == 0 or scale.type.shape == (1,):
+        # Dx takes one scale per row (a broadcast one, as local_elemwise_alloc leaves, too).
         scale = math.add(scale, math.cast(math.mul(0, targets), scale.type.dtype))
     scale = math.cast(scale, probabilities.type.dtype)
     return _as_type_of(CrossentropySoftmax1HotDx()(scale, probabilities, targets),
                        node.outputs[0])
+
+
+def _softmax_of(variable, axis: int) -> bool:
+    """True if `variable` is Softmax(x) along `axis` (of its rank)."""
+    owner = variable.owner
+    if owner is None or not isinstance(owner.op, Softmax):
+        return False
+    ndim = variable.type.ndim
+    return owner.op.axis % ndim == axis % ndim
+
+
+@node_rewriter([_mul])
+def local_softmax_grad(fgraph: FunctionGraph, node: Apply):
+    """sm * (dy - sum(dy * sm, a, keepdims)) -> SoftmaxGrad(a)(dy, sm), for sm = softmax(x, a),
+    either factor order in both products: the gradient of softmax written out (or left by the
+    naive graph once its forward part is a Softmax) as one pass over each slice."""
+    for sm, difference in (node.inputs, node.inputs[::-1]):
+        terms = _inputs_of(difference, scalar.sub)
+        if terms is None:
+            continue
+        output_grad, total = terms
+        reduced = _reduced_with_kept_axis(total, scalar.add)
+        if reduced is None:
+            continue
+        product, axis = reduced
+        factors = _inputs_of(product, scalar.mul)
+        if factors is None or not _softmax_of(sm, axis) \
+                or not (factors == [output_grad, sm] or factors == [sm, output_grad]) \
+                or output_grad.type.ndim != sm.type.ndim \
+                or any((own == 1) != (other == 1)
+                       for own, other in zip(output_grad.type.shape, sm.type.shape)):
+            # SoftmaxGrad broadcasts nothing: dy must have sm's shape.
+            continue
+        return _as_type_of(SoftmaxGrad(axis)(output_grad, sm), node.outputs[0])
+    return None
 
 
 @node_rewriter([Softmax])
@@ -219,6 +260,6 @@ def local_softmax_of_crossentropy(fgraph: FunctionGraph, node: Apply):
 
 
 for _rule in (local_softmax, local_log_softmax, local_crossentropy_1hot,
-              local_crossentropy_1hot_grad, local_softmax_of_crossentropy):
+              local_crossentropy_1hot_grad, local_softmax_of_crossentropy, local_softmax_grad):
     stabilize_db.register(_rule.name, _rule, "stabilize", "fast_run")
 del _rule

@@ -16,6 +16,9 @@ shape, canonicalize, fast_run, at position 0.6, right after canonicalize):
   local_useless_specify_shape_lengths
                              specify_shape(x, s) -> x when every given length is one the
                                                     feature already knows x has
+  local_useless_alloc        alloc(x, *s)        -> x when s are x's own lengths
+  local_useless_reshape      reshape(x, s)       -> x when s is shape(x) or x's own lengths
+  local_maximum_of_length    maximum(shape_i(x, i), c <= 0) -> shape_i(x, i)
 
 A length is used only when it does not depend on x (computing it then never computes x, and
 replacing a shape of x by it cannot create a cycle), and when every node it would bring into
@@ -36,9 +39,19 @@ from sympile.graph.basic import Apply, Constant, Variable, equal_computations
 from sympile.graph.fgraph import OUTPUT, Feature, FunctionGraph
 from sympile.graph.rewriting.basic import GraphRewriter, NodeRewriter, node_rewriter
 from sympile.graph.rewriting.db import EquilibriumDatabase, RewriteQuery
+from sympile.scalar import basic as scalar
 from sympile.tensor import math
-from sympile.tensor.rewriting.basic import rewrite_db
-from sympile.tensor.shape import MakeVector, Shape, ShapeI, SpecifyShape, shape_i
+from sympile.tensor.basic import Alloc
+from sympile.tensor.elemwise import Elemwise, is_elemwise_of
+from sympile.tensor.rewriting.basic import MergeRewriter, local_constant_folding, rewrite_db
+from sympile.tensor.rewriting.canonicalize import (
+    local_add_zero,
+    local_int_div_by_one,
+    local_neg_of_sub,
+    local_sub_zero,
+    local_switch_same_branches,
+)
+from sympile.tensor.shape import MakeVector, Reshape, Shape, ShapeI, SpecifyShape, shape_i
 from sympile.tensor.subtensor import SCALAR, Subtensor
 from sympile.tensor.type import TensorType
 from sympile.tensor.variable import constant
@@ -47,9 +60,12 @@ __all__ = [
     "ShapeDatabase",
     "ShapeFeature",
     "ShapeRewritePass",
+    "local_maximum_of_length",
     "local_shape_i_to_length",
     "local_shape_to_lengths",
     "local_subtensor_of_shape",
+    "local_useless_alloc",
+    "local_useless_reshape",
     "local_useless_specify_shape_lengths",
     "shape_db",
     "shape_feature",
@@ -297,23 +313,84 @@ def local_useless_specify_shape_lengths(fgraph: FunctionGraph, node: Apply):
     return [x]
 
 
+def _has_lengths(fgraph: FunctionGraph, x: Variable, lengths: Sequence[Variable]) -> bool:
+    """True if `lengths` are, one by one, the lengths the feature knows x has."""
+    known = shape_feature(fgraph).shape_tuple(x)
+    return known is not None and len(known) == len(lengths) \
+        and all(_same_length(own, length) for own, length in zip(known, lengths))
+
+
+@node_rewriter([Alloc])
+def local_useless_alloc(fgraph: FunctionGraph, node: Apply):
+    """alloc(x, *lengths) -> x when x has those lengths already (the same number of axes,
+    each length equal as a constant or as the same computation) and x's type is as precise
+    as the result's: nothing is broadcast, the copy is all the node does."""
+    x, *lengths = node.inputs
+    if not node.outputs[0].type.is_super(x.type) or not _has_lengths(fgraph, x, lengths):
+        return None
+    return [x]
+
+
+@node_rewriter([Reshape])
+def local_useless_reshape(fgraph: FunctionGraph, node: Apply):
+    """reshape(x, s) -> x when s is shape(x), or a vector of x's own lengths (one entry may be
+    -1 when all the others match, as may the only entry of a vector's reshape)."""
+    x, shape = node.inputs
+    if x.type.ndim != node.op.ndim or not node.outputs[0].type.is_super(x.type):
+        return None
+    source = shape.owner
+    if source is not None and isinstance(source.op, Shape) and source.inputs[0] is x:
+        return [x]
+    if source is None or not isinstance(source.op, MakeVector):
+        if isinstance(shape, Constant):
+            entries = [constant(np.int64(value)) for value in np.asarray(shape.data)]
+        else:
+            return None
+    else:
+        entries = list(source.inputs)
+    known = shape_feature(fgraph).shape_tuple(x)
+    unmatched = [position for position, (own, entry) in enumerate(zip(known, entries))
+                 if not _same_length(own, math.cast(entry, "int64")
+                                     if entry.type.dtype != "int64" else entry)]
+    if len(unmatched) > 1:
+        return None
+    if unmatched and _static_value(entries[unmatched[0]]) != -1:
+        return None
+    return [x]
+
+
+@node_rewriter([Elemwise])
+def local_maximum_of_length(fgraph: FunctionGraph, node: Apply):
+    """maximum(shape_i(x, i), c) and maximum(c, shape_i(x, i)) -> shape_i(x, i) for a
+    constant c <= 0: a length is never negative (arange's length builds these)."""
+    if not is_elemwise_of(node.outputs[0], scalar.maximum):
+        return None
+    for length, other in (node.inputs, node.inputs[::-1]):
+        if length.owner is not None and isinstance(length.owner.op, ShapeI) \
+                and isinstance(other, Constant) and np.all(np.asarray(other.data) <= 0) \
+                and node.outputs[0].type == length.type:
+            return [length]
+    return None
+
+
 SHAPE_RULES: tuple[NodeRewriter, ...] = (
     local_shape_to_lengths, local_shape_i_to_length, local_subtensor_of_shape,
-    local_useless_specify_shape_lengths,
+    local_useless_specify_shape_lengths, local_useless_alloc, local_useless_reshape,
+    local_maximum_of_length,
 )
 
 
 class ShapeRewritePass(GraphRewriter):
     """Runs the shape rules until none changes the graph, with a ShapeFeature attached for
     the pass (and removed after it, if the pass attached it). A graph without shape,
-    shape_i or specify_shape nodes is left alone at once."""
+    shape_i, specify_shape, alloc or reshape nodes is left alone at once."""
 
     def __init__(self, rewriter: GraphRewriter, name: str = "shape"):
         self.rewriter = rewriter
         self.name = name
 
     def apply(self, fgraph: FunctionGraph) -> bool:
-        if not any(isinstance(node.op, (Shape, ShapeI, SpecifyShape))
+        if not any(isinstance(node.op, (Shape, ShapeI, SpecifyShape, Alloc, Reshape))
                    for node in fgraph.apply_nodes):
             return False
         attached = getattr(fgraph, "shape_feature", None) is None
@@ -335,6 +412,13 @@ class ShapeDatabase(EquilibriumDatabase):
 shape_db = ShapeDatabase("shape")
 for _rule in SHAPE_RULES:
     shape_db.register(_rule.name, _rule, "shape", "canonicalize", "fast_run")
+# The lengths this pass brings in (arange's: -((0 - n) // 1), clipped at 0) are simplified
+# by these integer rules of canonicalize, which ran before them.
+for _rule in (local_int_div_by_one, local_neg_of_sub, local_sub_zero, local_add_zero,
+              local_switch_same_branches, local_constant_folding):
+    shape_db.register(_rule.name, _rule, "shape", "canonicalize", "fast_run")
+del _rule
+shape_db.register("merge", MergeRewriter("merge"), "shape", "merge", "fast_run")
 
 rewrite_db.register("shape", shape_db, "shape", "canonicalize", "fast_run",
                     position=SHAPE_POSITION)

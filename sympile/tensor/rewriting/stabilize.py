@@ -7,13 +7,20 @@ before the final merge:
 
   local_log1p_exp      log(1 + exp(x)), log1p(exp(x))     -> softplus(x)
   local_log1m_sigmoid  log(1 - sigmoid(x))                -> -softplus(x)
+  local_log1mexp       log(1 - exp(x))                    -> log1p(-exp(x)) or log(-expm1(x))
   local_log_sigmoid    log(sigmoid(x))                    -> -softplus(-x)
   local_log_exp        log(exp(x))                        -> x
   local_logsumexp      log(sum(exp(x), axis))             -> logsumexp(x, axis)
                        (x when the sum is over no axis)
+  local_log_add_exp    log(exp(x) + exp(y))               -> logaddexp(x, y)
+  local_log_erfc       log(erfc(x))                       -> its asymptotic series for large x
   local_log1p          log(1 + x), log(x + 1), log(1 - x) -> log1p(x), log1p(-x)
   local_expm1          exp(x) - 1, exp(x) + -1            -> expm1(x)
   local_1m_sigmoid     1 - sigmoid(x)                     -> sigmoid(-x)
+  local_exp_log        exp(log(x)), exp(log1p(x))         -> switch(x >= 0, x, nan),
+                                                             switch(x >= -1, 1 + x, nan)
+  local_exp_over_1_plus_exp
+                       exp(x) / (1 + exp(x)), 1 / (1 + exp(x)) -> sigmoid(x), sigmoid(-x)
 
 Each replacement is computed in the dtype of the intermediate it replaces (the dtype of
 1 + x for log1p, of exp(x) for expm1, ...) and has exactly the Type of the variable it
@@ -23,10 +30,10 @@ x to a larger shape) the rule does not fire. The rules match real floating-point
 intermediates only: on integers 1 + x may wrap around, which the rewritten form would not
 reproduce, and complex logarithms have branch cuts.
 
-exp(log(x)) -> x is deliberately absent: it holds only for x > 0 (exp(log(-1)) is NaN,
-exp(log(0)) is 0), so it would change results. log(sum(exp(x), keepdims=True)) (a DimShuffle
-between the log and the sum) is not matched either: logsumexp builds exactly that shape of
-graph itself.
+exp(log(x)) is x only for x >= 0 (exp(log(-1)) is NaN): local_exp_log states that domain in
+the graph (a switch to NaN), as PyTensor does, rather than assume it. log(sum(exp(x),
+keepdims=True)) (a DimShuffle between the log and the sum) is not matched: logsumexp builds
+exactly that shape of graph itself.
 """
 
 from __future__ import annotations
@@ -45,14 +52,20 @@ from sympile.tensor.elemwise import Elemwise, is_elemwise_of
 from sympile.tensor.reduction import CAReduce, logsumexp
 from sympile.tensor.rewriting.basic import rewrite_db
 from sympile.tensor.shape import specify_shape
+from sympile.tensor.variable import constant
 
 __all__ = [
     "STABILIZE_POSITION",
     "local_1m_sigmoid",
+    "local_exp_log",
+    "local_exp_over_1_plus_exp",
     "local_expm1",
     "local_log1m_sigmoid",
+    "local_log1mexp",
     "local_log1p",
     "local_log1p_exp",
+    "local_log_add_exp",
+    "local_log_erfc",
     "local_log_exp",
     "local_log_sigmoid",
     "local_logsumexp",
@@ -280,11 +293,151 @@ def local_1m_sigmoid(fgraph: FunctionGraph, node: Apply):
     return _as_type_of(math.sigmoid(_negate(x)), node.outputs[0])
 
 
+_exp = Elemwise(scalar.exp)
+_true_div = Elemwise(scalar.true_div)
+
+
+def _typed_constant(value: float, dtype: str) -> Variable:
+    """A 0-d constant of `dtype`, so that it does not upcast a float32 graph."""
+    return constant(np.asarray(value, dtype=dtype))
+
+
+@node_rewriter([_exp])
+def local_exp_log(fgraph: FunctionGraph, node: Apply):
+    """exp(log(x)) -> switch(x >= 0, x, nan); exp(log1p(x)) -> switch(x >= -1, 1 + x, nan).
+
+    Domain assumption made explicit (as PyTensor's local_exp_log does): the identity holds
+    for x >= 0 (x >= -1) only, and the switch keeps NaN where log gives NaN, so the value
+    changes only by the rounding the round trip would add (and exp(log(x)) keeps x = 0 and
+    inf exactly)."""
+    (argument,) = node.inputs
+    if not _is_real_float(argument) or argument.owner is None:
+        return None
+    dtype = argument.type.dtype
+    for scalar_op, lower_bound in ((scalar.log, 0.0), (scalar.log1p, -1.0)):
+        inputs = _inputs_of(argument, scalar_op)
+        if inputs is None:
+            continue
+        x = math.cast(inputs[0], dtype)
+        value = x if scalar_op == scalar.log else math.add(_typed_constant(1.0, dtype), x)
+        guarded = math.switch(math.ge(x, _typed_constant(lower_bound, dtype)), value,
+                              _typed_constant(np.nan, dtype))
+        return _as_type_of(guarded, node.outputs[0])
+    return None
+
+
+# log(erfc(x)) is computed by its asymptotic series from these x on: below, erfc(x) is a
+# normal float of the dtype (erfc(26) = 5.6e-296, erfc(9) = 4.1e-37 in float32) and the naive
+# formula is exact; above, erfc underflows and the series truncated after its x**-8 term has
+# an absolute error below 945 / (32 x**10) (2e-13 at 26, 1e-8 at 9).
+_LOG_ERFC_THRESHOLD = {"float64": 26.0, "float32": 9.0, "float16": 3.5}
+
+
+def _is_clipped_for_log_erfc(variable: Variable) -> bool:
+    """True if `variable` is minimum(x, threshold), the naive branch local_log_erfc builds (so
+    that log(erfc(...)) over it is not rewritten again)."""
+    terms = _inputs_of(variable, scalar.minimum)
+    return terms is not None \
+        and _is_constant(terms[1], _LOG_ERFC_THRESHOLD[variable.type.dtype])
+
+
+@node_rewriter([_log])
+def local_log_erfc(fgraph: FunctionGraph, node: Apply):
+    """log(erfc(x)) -> switch(x < t, log(erfc(minimum(x, t))), series(maximum(x, t))), with
+    series(x) = -x**2 - log(x) - log(pi) / 2
+                + log(1 - 1/(2x**2) + 3/(4x**4) - 15/(8x**6) + 105/(16x**8)),
+    the asymptotic expansion of log(erfc(x)) for large x (t in _LOG_ERFC_THRESHOLD)."""
+    # erfc(x) underflows to 0 for x > 26.6 (float64), whose log is -inf, while the exact
+    # value is about -x**2. Each branch only sees inputs where it is finite.
+    (argument,) = node.inputs
+    erfc_inputs = _inputs_of(argument, scalar.erfc)
+    if erfc_inputs is None or not _is_real_float(argument) \
+            or argument.type.dtype not in _LOG_ERFC_THRESHOLD:
+        return None
+    dtype = argument.type.dtype
+    x = math.cast(erfc_inputs[0], dtype)
+    if _is_clipped_for_log_erfc(x):
+        return None
+    threshold = _typed_constant(_LOG_ERFC_THRESHOLD[dtype], dtype)
+
+    def number(value: float) -> Variable:
+        return _typed_constant(value, dtype)
+
+    large = math.maximum(x, threshold)
+    inverse_square = math.reciprocal(math.sqr(large))
+    # Horner's form of the series' polynomial in 1 / x**2.
+    polynomial = number(105 / 16)
+    for coefficient in (-15 / 8, 3 / 4, -1 / 2, 1.0):
+        polynomial = math.add(math.mul(polynomial, inverse_square), number(coefficient))
+    series = math.sub(math.sub(math.neg(math.sqr(large)), math.log(large)),
+                      number(0.5 * np.log(np.pi)))
+    series = math.add(series, math.log(polynomial))
+    naive = math.log(math.erfc(math.minimum(x, threshold)))
+    return _as_type_of(math.switch(math.lt(x, threshold), naive, series), node.outputs[0])
+
+
+@node_rewriter([_log])
+def local_log1mexp(fgraph: FunctionGraph, node: Apply):
+    """log(1 - exp(x)) -> switch(x < -log(2), log1p(-exp(x)), log(-expm1(x)))."""
+    # For x near 0 (x < 0), exp(x) rounds to 1 and 1 - exp(x) to 0 (log(1 - exp(-1e-20)) is
+    # -inf, the exact value about -46); -expm1(x) keeps it. For very negative x, -expm1(x)
+    # rounds to 1 while log1p(-exp(x)) keeps the small exp(x) (Maechler, "Accurately computing
+    # log(1 - exp(-|a|))", 2012).
+    complement = _one_minus(node.inputs[0])
+    if complement is None:
+        return None
+    exp_inputs = _inputs_of(complement, scalar.exp)
+    if exp_inputs is None or not _is_real_float(complement):
+        return None
+    dtype = complement.type.dtype
+    x = math.cast(exp_inputs[0], dtype)
+    far = math.log1p(math.neg(math.exp(x)))
+    near = math.log(math.neg(math.expm1(x)))
+    choice = math.switch(math.lt(x, _typed_constant(-np.log(2.0), dtype)), far, near)
+    return _as_type_of(choice, node.outputs[0])
+
+
+@node_rewriter([_log])
+def local_log_add_exp(fgraph: FunctionGraph, node: Apply):
+    """log(exp(x) + exp(y)) -> logaddexp(x, y)."""
+    # exp overflows for x > 709 (float64) although the result is about max(x, y);
+    # logaddexp factors the larger exponential out.
+    terms = _inputs_of(node.inputs[0], scalar.add)
+    if terms is None or not _is_real_float(node.inputs[0]):
+        return None
+    exponents = [_inputs_of(term, scalar.exp) for term in terms]
+    if None in exponents or not all(_is_real_float(term) for term in terms):
+        return None
+    dtype = node.inputs[0].type.dtype
+    left, right = (math.cast(inputs[0], dtype) for inputs in exponents)
+    return _as_type_of(math.logaddexp(left, right), node.outputs[0])
+
+
+@node_rewriter([_true_div])
+def local_exp_over_1_plus_exp(fgraph: FunctionGraph, node: Apply):
+    """exp(x) / (1 + exp(x)) -> sigmoid(x) and 1 / (1 + exp(x)) -> sigmoid(-x)."""
+    # For x > 709 (float64) exp(x) is inf and the quotient inf / inf is NaN; sigmoid is 1.
+    numerator, denominator = node.inputs
+    if not _is_real_float(node.outputs[0]):
+        return None
+    exponential = _one_plus(denominator)
+    exp_inputs = None if exponential is None else _inputs_of(exponential, scalar.exp)
+    if exp_inputs is None or not _is_real_float(exponential):
+        return None
+    x = math.cast(exp_inputs[0], exponential.type.dtype)
+    if numerator is exponential:
+        return _as_type_of(math.sigmoid(x), node.outputs[0])
+    if _is_constant(numerator, 1):
+        return _as_type_of(math.sigmoid(_negate(x)), node.outputs[0])
+    return None
+
+
 stabilize_db = EquilibriumDatabase("stabilize")
 # On a log node the rules are tried in this order: the patterns that contain another's
 # (log(1 + exp(x)) contains log(1 + x)) come first, so the more stable form wins.
-for _rule in (local_log1p_exp, local_log1m_sigmoid, local_log_sigmoid, local_log_exp,
-              local_logsumexp, local_log1p, local_expm1, local_1m_sigmoid):
+for _rule in (local_log1p_exp, local_log1m_sigmoid, local_log1mexp, local_log_sigmoid,
+              local_log_exp, local_logsumexp, local_log_add_exp, local_log_erfc, local_log1p,
+              local_expm1, local_1m_sigmoid, local_exp_log, local_exp_over_1_plus_exp):
     stabilize_db.register(_rule.name, _rule, "stabilize", "fast_run")
 del _rule
 

@@ -289,9 +289,11 @@ def test_inplace_updates_write_over_their_first_input(dtype):
     z, x, y = (T.matrix(name, dtype=dtype) for name in "zxy")
     w, u = (T.vector(name, dtype=dtype) for name in "wu")
     alpha, beta = T.scalar("alpha", dtype=dtype), T.scalar("beta", dtype=dtype)
-    functions = [compile_c([z, alpha, x, y, beta], _GemmInplace()(z, alpha, x, y, beta)),
-                 compile_c([w, alpha, x, u, beta], _GemvInplace()(w, alpha, x, u, beta)),
-                 compile_c([z, alpha, w, u], _GerInplace()(z, alpha, w, u))]
+    functions = [compile_c([z, alpha, x, y, beta], _GemmInplace()(z, alpha, x, y, beta),
+                           accept_inplace=True),
+                 compile_c([w, alpha, x, u, beta], _GemvInplace()(w, alpha, x, u, beta),
+                           accept_inplace=True),
+                 compile_c([z, alpha, w, u], _GerInplace()(z, alpha, w, u), accept_inplace=True)]
     for function in functions:
         _ran_c(function)
     rng = np.random.default_rng(3)
@@ -320,10 +322,11 @@ def test_inplace_updates_write_over_their_first_input(dtype):
 
 def test_inplace_update_reads_operands_that_share_the_destroyed_memory():
     """gemm(z, alpha, z, z.T, beta) over z: the operands are read as they were before z is
-    written."""
+    written (trust_input: a checked call would give z a copy of its own)."""
     z, x, y = T.dmatrix("z"), T.dmatrix("x"), T.dmatrix("y")
     alpha, beta = T.dscalar("alpha"), T.dscalar("beta")
-    function = compile_c([z, alpha, x, y, beta], _GemmInplace()(z, alpha, x, y, beta))
+    function = compile_c([z, alpha, x, y, beta], _GemmInplace()(z, alpha, x, y, beta),
+                         accept_inplace=True, trust_input=True)
     zv = np.random.default_rng(4).standard_normal((4, 4))
     expected = np.dot(zv, zv.T) * 2.0 + 3.0 * zv
     result = function(zv, np.asarray(2.0), zv, zv.T, np.asarray(3.0))
@@ -334,7 +337,8 @@ def test_inplace_update_reads_operands_that_share_the_destroyed_memory():
 def test_inplace_update_of_a_read_only_array_is_a_value_error():
     z, x = T.dmatrix("z"), T.dmatrix("x")
     alpha = T.dscalar("alpha")
-    function = compile_c([z, alpha, x], _GemmInplace()(z, alpha, x, x, alpha))
+    function = compile_c([z, alpha, x], _GemmInplace()(z, alpha, x, x, alpha),
+                         accept_inplace=True)
     zv = np.ones((2, 2))
     zv.flags.writeable = False
     with pytest.raises(ValueError, match="Gemm.*read-only"):

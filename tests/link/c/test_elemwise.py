@@ -141,8 +141,8 @@ def test_inplace_output_is_written_over_its_input(layout):
     x, y = T.dmatrix("x"), T.dvector("y")
     op = Elemwise(scalar.mul, inplace_pattern=((0, 0),))
     outputs = [op(x, y)]
-    c_function = sympile.function([x, y], outputs, mode=C_PLAIN)
-    python_function = sympile.function([x, y], outputs, mode=PYTHON_PLAIN)
+    c_function = sympile.function([x, y], outputs, mode=C_PLAIN, accept_inplace=True)
+    python_function = sympile.function([x, y], outputs, mode=PYTHON_PLAIN, accept_inplace=True)
     assert c_function._vm.fallback_nodes == []
     rng = np.random.default_rng(3)
     base = rng.standard_normal((4, 6))
@@ -159,7 +159,7 @@ def test_inplace_output_is_written_over_its_input(layout):
 def test_inplace_over_a_read_only_input_raises():
     x = T.dvector("x")
     op = Elemwise(scalar.neg, inplace_pattern=((0, 0),))
-    f = sympile.function([x], op(x), mode=C_PLAIN)
+    f = sympile.function([x], op(x), mode=C_PLAIN, accept_inplace=True)
     value = np.ones(3)
     value.setflags(write=False)
     with pytest.raises(ValueError, match="neg_inplace: input 0 is read-only"):
@@ -303,7 +303,7 @@ outputs = [T.exp(-x * x) * T.sin(x) + y, x.T * 2 - 1, x[::2, ::-1] + y[::-1],
            n // (n - 3) + n % 4, T.maximum(x, y).dimshuffle(1, "x", 0)]
 f = sympile.function([x, y, n], outputs, mode=mode)
 g = sympile.function([x, y], Elemwise(scalar.add, inplace_pattern=((0, 0),))(x, y),
-                     mode=Mode(None, backend="c"))
+                     mode=Mode(None, backend="c"), accept_inplace=True)
 rng = np.random.default_rng(0)
 for shape in [(3, 4), (1, 4), (0, 4), (7, 4), (5, 1)]:
     f(rng.standard_normal(shape), rng.standard_normal(shape[1]), np.arange(shape[1]))

@@ -109,3 +109,44 @@ def test_empty_axis_of_max_is_a_value_error(make):
     assert function._vm.fallback_nodes == []
     with pytest.raises(ValueError, match="empty"):
         function(np.zeros((3, 0), dtype="float32"))
+
+
+@pytest.mark.parametrize("dtype", ("int8", "uint64", "float32", "float64", "bool"))
+def test_fast_paths_on_long_rows(dtype):
+    """Shapes where the contiguous fold fills its 16 accumulators, leaves a tail and spans
+    several 4096-element blocks (reducing all, or the last axis), and where the output is a
+    contiguous run of the innermost axis (axis 0, read row by row), with the accumulator in a
+    buffer of another dtype."""
+    x = T.matrix("x", dtype=dtype)
+    outputs = [output for axis in (None, 0, 1) for output in _reductions(x, axis)[:6]]
+    if dtype != "bool":
+        outputs += [T.sum(x, axis=0, acc_dtype="float64", dtype="float32"),
+                    T.prod(x, axis=0, acc_dtype="float64", dtype="float64")]
+    value = _values(dtype, (37, 1013), seed=4)
+    rtol = 1e-5 if dtype == "float32" else 1e-12
+    compare_backends(outputs, [x], [value], rtol=rtol)
+
+
+@pytest.mark.parametrize("dtype", ("float32", "float64"))
+def test_nan_reaches_max_and_min_through_the_fast_paths(dtype):
+    x = T.matrix("x", dtype=dtype)
+    outputs = [f(x, axis=axis) for f in (T.max, T.min) for axis in (None, 0, 1)]
+    value = _values(dtype, (9, 4100), seed=5)
+    value[3, 17] = value[8, 4099] = value[0, 4096] = np.nan
+    compare_backends(outputs, [x], [value])
+
+
+def test_float32_sum_of_a_contiguous_run_is_as_accurate_as_numpy():
+    """Partial sums in 16 lanes and blocks: the error against the float64 sum stays within a
+    few times numpy's pairwise error, far below one sequential accumulator's."""
+    rng = np.random.default_rng(6)
+    values = (rng.random(10 ** 6) + 100.0).astype("float32")
+    x = T.fvector("x")
+    function = compile_c([x], T.sum(x))
+    exact = values.astype(np.float64).sum()
+    sequential = np.cumsum(values, dtype=np.float32)[-1]
+    numpy_error = abs(float(values.sum()) - exact)
+    error = abs(float(function(values)) - exact)
+    # The result itself is a float32: a couple of its ulps are the floor.
+    assert error <= 4 * numpy_error + 2 * float(np.spacing(np.float32(exact)))
+    assert error < abs(float(sequential) - exact) / 10

@@ -43,8 +43,8 @@ def compare(output, expected_ops, history_name=None):
     """Compile `output` in FAST_RUN and without rewrites: FAST_RUN's ops are expected_ops and
     both give the same values of the same dtype."""
     inputs = _inputs(output)
-    fast = sympile.function(inputs, output, mode=Mode(get_mode("FAST_RUN").excluding("fusion").rewriter,
-                                                      record_history=True))
+    fast = sympile.function(inputs, output, mode=Mode(
+        get_mode("FAST_RUN").excluding("fusion", "inplace").rewriter, record_history=True))
     plain = sympile.function(inputs, output, mode=NO_REWRITE)
     assert _ops(fast) == expected_ops
     assert _ops(plain) != expected_ops
@@ -299,3 +299,214 @@ def test_mlp_gradient_graph_shrinks():
     for name in ("without", "FAST_RUN"):
         for actual, expected in zip(results[name], results["none"]):
             np.testing.assert_allclose(actual, expected, rtol=1e-12, atol=1e-14)
+
+
+# -- constants combined, division, switch, subtensor, reductions through a DimShuffle -----------
+
+Y = T.dmatrix("y")
+I64 = T.lvector("i64")
+
+
+@pytest.mark.parametrize("output, expected", [
+    (X * 2 * 3, ["mul"]),
+    (2 * (X * 3), ["mul"]),
+    ((X + 1) + 2, ["add"]),
+    (2.5 + (1 + X), ["add"]),
+    (I8 * np.int8(3) * np.int8(5), ["mul"]),
+    (I64 + 7 + 9, ["add"]),
+])
+def test_combine_constants(output, expected):
+    compare(output, expected, "local_combine_constants")
+    constants = [v for node in sympile.function(_inputs(output), output).maker.fgraph.apply_nodes
+                 for v in node.inputs if isinstance(v, Constant)]
+    assert len(constants) == 1
+
+
+def test_combine_constants_values_exact():
+    f = sympile.function([X], [X * 2 * 3, (X + 1) + 2])
+    value = np.array([[1.5, -2.0]])
+    assert_like_numpy(f(value)[0], value * 6)
+    assert_like_numpy(f(value)[1], value + 3)
+
+
+def test_combine_constants_integer_wraparound_is_kept():
+    # int8 products wrap modulo 256 whichever way they are grouped: 100 * 3 * 5 == 100 * 15.
+    f = sympile.function([I8], I8 * np.int8(3) * np.int8(5))
+    with np.errstate(over="ignore"):
+        expected = np.array([100, -7], dtype="int8") * np.int8(15)
+    assert_like_numpy(f(np.array([100, -7], dtype="int8")), expected)
+
+
+def test_combine_constants_broadcast_shape():
+    # The constants broadcast a vector to a matrix: the combined constant keeps the shape.
+    output = V * np.ones((2, 1)) * 2
+    f = sympile.function([V], output)
+    assert_like_numpy(f(np.arange(3.0)), np.arange(3.0) * np.ones((2, 1)) * 2)
+
+
+@pytest.mark.parametrize("output", [
+    (X * 2) * Y,
+    T.tensor("bool", shape=(None,), name="b") + np.bool_(True) + np.bool_(True),
+    (I8 * np.int8(3)) * 2.0,  # the inner product is int8, the outer float64
+])
+def test_combine_constants_left_alone(output):
+    fast = sympile.function(_inputs(output), output, mode=Mode(
+        get_mode("FAST_RUN").excluding("fusion", "inplace").rewriter, record_history=True))
+    assert "local_combine_constants" not in fast.maker.fgraph.rewrite_history.names()
+
+
+@pytest.mark.parametrize("output", [X / 4, F / np.float32(3), X / np.array([[2.0, 4.0, 8.0]]),
+                                    X / 0.0])
+def test_div_to_mul(output):
+    compare(output, ["mul"], "local_div_to_mul")
+
+
+def test_div_to_mul_left_alone_for_integers_and_variables():
+    for output in (I32 / 3, X / Y, I64 // 3):
+        fast = sympile.function(_inputs(output), output, mode=Mode(
+            get_mode("FAST_RUN").excluding("fusion", "inplace").rewriter, record_history=True))
+        assert "local_div_to_mul" not in fast.maker.fgraph.rewrite_history.names()
+        assert "mul" not in _ops(fast)
+    f = sympile.function([I32], I32 / 3)
+    assert_like_numpy(f(np.array([7, -7], dtype="int32")), np.array([7, -7]) / 3)
+
+
+def test_div_div():
+    output = X / Y / V
+    inputs = _inputs(output)
+    fast = sympile.function(inputs, output, mode=Mode(
+        get_mode("FAST_RUN").excluding("fusion", "inplace").rewriter, record_history=True))
+    assert sorted(op.split("(")[0] for op in _ops(fast)) == ["DimShuffle{x,0}", "mul",
+                                                             "true_div"]
+    assert "local_div_div" in fast.maker.fgraph.rewrite_history.names()
+    values = [_value(v) for v in inputs]
+    assert_like_numpy(fast(*values), sympile.function(inputs, output, mode=NO_REWRITE)(*values))
+
+
+def test_div_div_left_alone_for_integer_divisors():
+    # b * c of int8 would wrap around: 100 * 100 is 16 in int8.
+    output = X / I8 / I8.dimshuffle("x", 0)
+    f = sympile.function(_inputs(output), output,
+                         mode=get_mode("FAST_RUN").excluding("fusion", "inplace"))
+    assert sum(op == "true_div" for op in _ops(f)) == 2
+
+
+@pytest.mark.parametrize("output, chosen", [
+    (T.switch(1, X, Y), "x"),
+    (T.switch(0, X, Y), "y"),
+    (T.switch(np.ones((1, 1), dtype=bool), X, 2.0), "x"),
+    (T.switch(np.zeros((1, 1), dtype=bool), 2.0, Y), "y"),
+])
+def test_switch_constant_condition(output, chosen):
+    fast = sympile.function([X, Y], output, mode=Mode(
+        get_mode("FAST_RUN").rewriter, record_history=True), on_unused_input="ignore")
+    assert _ops(fast) == []
+    assert "local_switch_constant_condition" in fast.maker.fgraph.rewrite_history.names()
+    values = [_value(X), _value(Y)]
+    assert_like_numpy(fast(*values), values[0] if chosen == "x" else values[1])
+
+
+def test_switch_constant_condition_broadcasts_and_casts():
+    output = T.switch(np.ones((1, 1), dtype=bool), I32.dimshuffle("x", 0), X)
+    f = sympile.function([I32, X], output)
+    ints, floats = np.array([1, 2, 3], dtype="int32"), np.zeros((2, 3))
+    assert_like_numpy(f(ints, floats), np.where(True, ints, floats))
+
+
+def test_switch_mixed_constant_condition_left_alone():
+    output = T.switch(np.array([[True, False, True]]), X, Y)
+    fast = sympile.function([X, Y], output)
+    assert _ops(fast) == [str(output.owner.op)]
+
+
+@pytest.mark.parametrize("output, expected", [
+    (X[:], []),
+    (X[:, 0:], []),
+    (X[::1, :], []),
+    (X[:, :, None], ["DimShuffle{0,1,x}"]),
+    (X[None], ["DimShuffle{x,0,1}"]),
+    (X[:, None], ["DimShuffle{0,x,1}"]),
+])
+def test_useless_subtensor(output, expected):
+    compare(output, expected, "local_useless_subtensor")
+
+
+@pytest.mark.parametrize("output", [X[1:], X[:, ::-1], X[0], X[:-1]])
+def test_useless_subtensor_left_alone(output):
+    fast = sympile.function([X], output)
+    assert len(_ops(fast)) == 1
+    value = np.arange(12.0).reshape(3, 4)
+    assert_like_numpy(fast(value), sympile.function([X], output, mode=NO_REWRITE)(value))
+
+
+@pytest.mark.parametrize("output, expected", [
+    (X.T.sum(axis=0), ["Sum{axis=(1,)}"]),
+    (X.T.max(axis=1), ["Max{axis=(0,)}"]),
+    (X3.dimshuffle(2, 0, 1).sum(axis=(0, 2)), ["Sum{axis=(1, 2)}"]),
+    (X3.dimshuffle(2, "x", 0, 1).sum(axis=0), ["Sum{axis=(2,)}", "DimShuffle{x,0,1}"]),
+    (X3.dimshuffle(2, 1, 0).prod(axis=0), ["Prod{axis=(2,)}", "DimShuffle{1,0}"]),
+    (X.dimshuffle(1, "x", 0).sum(axis=(0, 1)), ["Sum{axis=(1,)}"]),
+])
+def test_reduce_dimshuffle(output, expected):
+    compare(output, expected, "local_reduce_dimshuffle")
+
+
+def test_reduce_dimshuffle_integer_dtype_kept():
+    b = T.btensor3("b")
+    output = b.dimshuffle(2, 1, 0).sum(axis=0)
+    compare(output, ["Sum{axis=(2,)}", "DimShuffle{1,0}"], "local_reduce_dimshuffle")
+
+
+def test_elemwise_alloc_of_ones_times_x():
+    # The gradient of a broadcast: ones allocated to x's shape, times the output gradient.
+    ones = T.alloc(np.ones((1, 1)), X.shape[0], X.shape[1])
+    compare(ones * Y, [], "local_elemwise_alloc")
+
+
+@pytest.mark.parametrize("output, expected", [
+    (T.alloc(V, X.shape[0], X.shape[1]) + X, ["DimShuffle{x,0}", "add"]),
+    (X * T.alloc(V.dimshuffle(0, "x"), X.shape[0], X.shape[1]), ["DimShuffle{0,x}", "mul"]),
+])
+def test_elemwise_alloc_broadcast_by_the_other_input(output, expected):
+    compare(output, expected, "local_elemwise_alloc")
+
+
+@pytest.mark.parametrize("output", [
+    T.alloc(V, X.shape[0], X.shape[1]) + ROW,      # the other input is broadcast on axis 0
+    T.alloc(V, 4, V.shape[0]) * V.dimshuffle("x", 0),
+])
+def test_elemwise_alloc_kept_when_it_sets_the_shape(output):
+    inputs = _inputs(output)
+    fast = sympile.function(inputs, output, mode=Mode(
+        get_mode("FAST_RUN").excluding("fusion", "inplace").rewriter, record_history=True))
+    assert "local_elemwise_alloc" not in fast.maker.fgraph.rewrite_history.names()
+    values = [_value(v) if v is not V else np.arange(1.0, 4.0) for v in inputs]
+    if ROW in inputs:
+        values = [np.arange(1.0, 4.0) if v is V else np.ones((1, 3)) if v is ROW
+                  else np.ones((2, 3)) for v in inputs]
+    expected = sympile.function(inputs, output, mode=NO_REWRITE)(*values)
+    assert_like_numpy(fast(*values), expected)
+
+
+@pytest.mark.parametrize("output, expected, name", [
+    (I64 // 1, [], "local_int_div_by_one"),
+    (T.neg(X - Y), ["sub"], "local_neg_of_sub"),
+    (T.neg(I8 - I8.dimshuffle(0)[::-1]), ["Subtensor{::-1}", "sub"], "local_neg_of_sub"),
+    (T.switch(X > 0, Y, Y), [], "local_switch_same_branches"),
+    (T.switch(X > 0, ROW, ROW), ["Shape_i{0}", "Shape_i{1}", "Alloc"],
+     "local_switch_same_branches"),
+])
+def test_integer_and_switch_simplifications(output, expected, name):
+    inputs = _inputs(output)
+    fast = sympile.function(inputs, output, mode=Mode(
+        get_mode("FAST_RUN").excluding("fusion", "inplace").rewriter, record_history=True))
+    assert sorted(op.split("(")[0] for op in _ops(fast)) == sorted(expected)
+    assert name in fast.maker.fgraph.rewrite_history.names()
+    values = [_value(v) for v in inputs]
+    assert_like_numpy(fast(*values), sympile.function(inputs, output, mode=NO_REWRITE)(*values))
+
+
+def test_float_int_div_by_one_is_floor():
+    f = sympile.function([X], X // 1, mode=get_mode("FAST_RUN").excluding("fusion", "inplace"))
+    assert len(_ops(f)) == 1
+    assert_like_numpy(f(np.array([[1.5, -1.5]])), np.array([[1.0, -2.0]]))

@@ -6,7 +6,7 @@ import pytest
 
 import sympile
 import sympile.tensor as T
-from sympile.compile.mode import Mode
+from sympile.compile.mode import Mode, get_mode
 from sympile.tensor import nnet
 
 NAIVE = Mode(rewriter=None, name="none")
@@ -137,3 +137,63 @@ def test_mlp_gradient_graph_shrinks_and_keeps_its_values():
     assert {"CrossentropySoftmax1Hot", "CrossentropySoftmax1HotDx"} <= op_types(rewritten)
     for expected, actual in zip(naive(*values), rewritten(*values)):
         np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-6)
+
+
+# -- the gradient of softmax written out -> SoftmaxGrad ------------------------------------------
+
+def _softmax_grad_forms(sm, dy, axis):
+    return [sm * (dy - (dy * sm).sum(axis=axis, keepdims=True)),
+            (dy - (sm * dy).sum(axis=axis, keepdims=True)) * sm]
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("form", [0, 1])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_softmax_grad_pattern(axis, form, dtype):
+    x, dy = T.matrix("x", dtype=dtype), T.matrix("dy", dtype=dtype)
+    output = _softmax_grad_forms(nnet.softmax(x, axis=axis), dy, axis)[form]
+    mode = Mode(get_mode("FAST_RUN").excluding("fusion", "inplace").rewriter,
+                record_history=True)
+    f = sympile.function([x, dy], output, mode=mode)
+    assert "local_softmax_grad" in f.maker.fgraph.rewrite_history.names()
+    assert sorted(type(node.op).__name__ for node in f.maker.fgraph.apply_nodes) == [
+        "Softmax", "SoftmaxGrad"]
+    rng = np.random.default_rng(3)
+    values = [rng.standard_normal((3, 4)).astype(dtype) for _ in range(2)]
+    expected = sympile.function([x, dy], output, mode=NAIVE)(*values)
+    result = f(*values)
+    assert result.dtype == expected.dtype
+    np.testing.assert_allclose(result, expected, rtol=1e-5 if dtype == "float32" else 1e-12,
+                               atol=1e-6 if dtype == "float32" else 1e-15)
+    # It is the gradient of softmax: <dy, J v> from finite differences.
+    x_value = values[0].astype("float64")
+    direction = rng.standard_normal((3, 4))
+    step = 1e-6
+
+    def softmax(value):
+        shifted = np.exp(value - value.max(axis=axis, keepdims=True))
+        return shifted / shifted.sum(axis=axis, keepdims=True)
+    numeric = (softmax(x_value + step * direction) - softmax(x_value - step * direction)) / (
+        2 * step)
+    np.testing.assert_allclose(np.sum(result.astype("float64") * direction),
+                               np.sum(values[1].astype("float64") * numeric),
+                               rtol=1e-4 if dtype == "float32" else 1e-7)
+
+
+@pytest.mark.parametrize("build", [
+    # the sum over another axis than the softmax's
+    lambda sm, dy, row: sm * (dy - (dy * sm).sum(axis=0, keepdims=True)),
+    # another variable in the sum
+    lambda sm, dy, row: sm * (dy - (dy * dy).sum(axis=1, keepdims=True)),
+    # dy broadcast along the rows: SoftmaxGrad does not broadcast
+    lambda sm, dy, row: sm * (row - (row * sm).sum(axis=1, keepdims=True)),
+])
+def test_softmax_grad_pattern_left_alone(build):
+    x, dy = T.dmatrix("x"), T.dmatrix("dy")
+    sm = nnet.softmax(x, axis=1)
+    row = T.row("row")
+    output = build(sm, dy, row)
+    inputs = [v for v in (x, dy, row) if v in sympile.graph.basic.graph_inputs([output])]
+    f = sympile.function(inputs, output, mode=Mode(
+        get_mode("FAST_RUN").excluding("fusion", "inplace").rewriter, record_history=True))
+    assert "local_softmax_grad" not in f.maker.fgraph.rewrite_history.names()

@@ -333,3 +333,71 @@ def test_pass_leaves_graph_without_shape_nodes_alone():
     rewriter = ShapeRewritePass(in2out(local_shape_to_lengths))
     assert not rewriter.apply(fgraph)
     assert getattr(fgraph, "shape_feature", None) is None
+
+
+# -- useless alloc and reshape ------------------------------------------------------------------
+
+_X = T.dmatrix("x")
+_Y = T.dmatrix("y")
+_V = T.dvector("v")
+_STATIC = T.tensor("float64", shape=(2, 3), name="static")
+_NO_REWRITE = sympile.compile.mode.Mode(rewriter=None)
+
+
+@pytest.mark.parametrize("inputs, output", [
+    ([_X], T.alloc(_X, _X.shape[0], _X.shape[1])),
+    ([_STATIC], T.alloc(_STATIC, 2, 3)),
+    ([_X], T.alloc(_X + 1, _X.shape[0], _X.shape[1])),
+    ([_X], T.reshape(_X, _X.shape)),
+    ([_X], T.reshape(_X, (_X.shape[0], -1))),
+    ([_X], T.reshape(_X, (-1, _X.shape[1]))),
+    ([_V], T.reshape(_V, (-1,))),
+    ([_STATIC], T.reshape(_STATIC, (2, 3))),
+], ids=["alloc", "alloc static", "alloc of sum", "reshape shape", "reshape -1 last",
+        "reshape -1 first", "reshape vector", "reshape static"])
+def test_useless_alloc_and_reshape_removed(inputs, output):
+    f = sympile.function(inputs, output, mode=FAST_RUN.excluding("fusion"))
+    assert not any(isinstance(node.op, (T.Alloc, T.Reshape)) for node in
+                   f.maker.fgraph.apply_nodes)
+    values = [np.arange(6.0).reshape((2, 3) if v.type.ndim == 2 else (6,)) for v in inputs]
+    np.testing.assert_array_equal(f(*values), sympile.function(inputs, output,
+                                                               mode=_NO_REWRITE)(*values))
+
+
+@pytest.mark.parametrize("inputs, output", [
+    ([_X], T.alloc(_X, _X.shape[1], _X.shape[0])),
+    ([_X, _Y], T.alloc(_X, _Y.shape[0], _Y.shape[1])),
+    ([_X], T.alloc(_X, 3, _X.shape[0], _X.shape[1])),
+    ([_X], T.reshape(_X, (_X.shape[1], -1))),
+    ([_X], T.reshape(_X, (-1, -1 + 0 * _X.shape[0]))),
+    ([_X], T.reshape(_X, (_X.shape[1], _X.shape[0]))),
+], ids=["alloc transposed", "alloc other lengths", "alloc more axes", "reshape transposed",
+        "reshape two -1", "reshape swapped"])
+def test_useful_alloc_and_reshape_kept(inputs, output):
+    f = sympile.function(inputs, output, mode=FAST_RUN.excluding("fusion"))
+    assert any(isinstance(node.op, (T.Alloc, T.Reshape)) for node in f.maker.fgraph.apply_nodes)
+
+
+def test_alloc_of_a_more_precise_type_is_kept():
+    # alloc(x, 2, 3) declares lengths x's type does not know: x alone would be less precise.
+    f = sympile.function([_X], T.alloc(_X, 2, 3), mode=FAST_RUN.excluding("fusion"))
+    assert any(isinstance(node.op, T.Alloc) for node in f.maker.fgraph.apply_nodes)
+    with pytest.raises(ValueError, match="Alloc"):
+        f(np.zeros((3, 3)))
+
+
+def test_maximum_of_a_length_and_zero():
+    f = sympile.function([_X], T.maximum(_X.shape[0], 0), mode=FAST_RUN.excluding("fusion"))
+    assert op_types(f) == [ShapeI]
+    assert f(np.zeros((4, 2))) == 4
+    kept = sympile.function([_X], T.maximum(_X.shape[0], 3), mode=FAST_RUN.excluding("fusion"))
+    assert kept(np.zeros((2, 2))) == 3
+
+
+def test_arange_length_simplified():
+    # sum(x) / arange(n).shape[0]: the length formula -((0 - n) // 1), clipped at 0, is n.
+    n_vector = T.lvector("n")
+    output = T.arange(n_vector.shape[0]).shape[0]
+    f = sympile.function([n_vector], output, mode=FAST_RUN.excluding("fusion"))
+    assert op_types(f) == [ShapeI]
+    assert f(np.zeros(5, dtype="int64")) == 5

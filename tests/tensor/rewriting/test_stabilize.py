@@ -59,6 +59,16 @@ CASES = [
      {"softplus": 1}),
     ("log1p(exp(x))", lambda x: T.log1p(T.exp(x)), {"log1p": 1, "exp": 1}, {"softplus": 1}),
     ("log(exp(x))", lambda x: T.log(T.exp(x)), {"log": 1, "exp": 1}, {}),
+    ("log(1 - exp(x))", lambda x: T.log(1 - T.exp(x)), {"log": 1, "sub": 1, "exp": 1},
+     {"log1p": 1, "exp": 1, "log": 1, "expm1": 1, "neg": 2, "lt": 1, "switch": 1}),
+    ("log(exp(x) + exp(-x))", lambda x: T.log(T.exp(x) + T.exp(-x)),
+     {"log": 1, "add": 1, "exp": 2, "neg": 1}, {"logaddexp": 1, "neg": 1}),
+    ("exp(x) / (1 + exp(x))", lambda x: T.exp(x) / (1 + T.exp(x)),
+     {"exp": 2, "add": 1, "true_div": 1}, {"sigmoid": 1}),
+    ("1 / (1 + exp(x))", lambda x: 1 / (1 + T.exp(x)), {"exp": 1, "add": 1, "true_div": 1},
+     {"sigmoid": 1, "neg": 1}),
+    ("1 / (1 + exp(-x))", lambda x: 1 / (1 + T.exp(-x)),
+     {"exp": 1, "add": 1, "true_div": 1, "neg": 1}, {"sigmoid": 1}),
 ]
 
 
@@ -88,6 +98,12 @@ STABLE_CASES = [
     ("log(1 + exp(x))", lambda x: T.log(1 + T.exp(x)), 1000.0, 1000.0),
     ("log(exp(x))", lambda x: T.log(T.exp(x)), 1000.0, 1000.0),
     ("log(exp(x)) underflow", lambda x: T.log(T.exp(x)), -1000.0, -1000.0),
+    # log(erfc(30)) from mpmath at 50 digits.
+    ("log(erfc(x))", lambda x: T.log(T.erfc(x)), 30.0, -903.9741171106439),
+    ("log(1 - exp(x))", lambda x: T.log(1 - T.exp(x)), -1e-20, float(np.log(1e-20))),
+    ("log(1 - exp(x)) far", lambda x: T.log(1 - T.exp(x)), -50.0, -float(np.exp(-50.0))),
+    ("log(exp(x) + exp(x))", lambda x: T.log(T.exp(x) + T.exp(2 * x)), 1000.0, 2000.0),
+    ("exp(x) / (1 + exp(x))", lambda x: T.exp(x) / (1 + T.exp(x)), 1000.0, 1.0),
 ]
 
 
@@ -222,13 +238,32 @@ def test_matrix_with_broadcast_constant():
     assert_like_numpy(log1m_sigmoid, -np.logaddexp(0, values))
 
 
-def test_exp_log_is_not_rewritten():
-    # exp(log(x)) is x only for x > 0; for x < 0 it is NaN and must stay so.
+def test_exp_log_keeps_its_domain():
+    # exp(log(x)) is x only for x >= 0: the rewrite keeps NaN for x < 0 and x itself elsewhere.
     x = T.dvector("x")
-    fast, _ = compile_both([x], T.exp(T.log(x)))
-    assert op_counts(fast.maker.fgraph) == Counter({"exp": 1, "log": 1})
+    fast, naive = compile_both([x], [T.exp(T.log(x)), T.exp(T.log1p(x))])
+    assert op_counts(fast.maker.fgraph) == Counter({"ge": 2, "switch": 2, "add": 1})
+    values = np.array([-2.0, -1.0, -0.5, 0.0, 1e-300, 3.0, np.inf, np.nan])
     with np.errstate(all="ignore"):
-        assert np.isnan(fast(np.array([-1.0]))).all()
+        expected = naive(values)
+    actual = fast(values)
+    for got, wanted in zip(actual, expected):
+        np.testing.assert_allclose(got, wanted, rtol=1e-13, atol=0)
+    np.testing.assert_array_equal(actual[0][3:], values[3:])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_exp_log_of_integers_and_float32(dtype):
+    x = T.vector("x", dtype=dtype)
+    i = T.ivector("i")
+    fast, naive = compile_both([x, i], [T.exp(T.log(x)), T.exp(T.log(i))])
+    assert "exp" not in op_counts(fast.maker.fgraph)
+    values = [np.array([0.5, 2.0, -1.0], dtype=dtype), np.array([3, 0, -2], dtype="int32")]
+    with np.errstate(all="ignore"):
+        expected = naive(*values)
+    for got, wanted in zip(fast(*values), expected):
+        assert got.dtype == wanted.dtype
+        np.testing.assert_allclose(got, wanted, rtol=1e-6)
 
 
 def test_other_constants_are_not_matched():
@@ -326,3 +361,40 @@ def test_type_is_exact_for_static_shapes():
     fast, _ = compile_both([x], output)
     assert fast.maker.fgraph.outputs[0].type == output.type
     assert op_counts(fast.maker.fgraph)["softplus"] == 2
+
+
+# -- log(erfc(x)) -------------------------------------------------------------------------------
+
+# log(erfc(x)) from mpmath at 50 digits.
+LOG_ERFC = {-3.0: 0.6931361352504468, 0.5: -0.7350111298370844, 5.0: -27.200889545537436,
+            9.0: -83.77566987952909, 9.5: -93.07912219224849, 20.0: -403.56934333410425,
+            26.0: -679.8311997631943, 26.5: -706.100220410148, 100.0: -10005.177585122665,
+            1e5: -10000000012.08529}
+
+
+@pytest.mark.parametrize("dtype, rtol", [("float64", 1e-14), ("float32", 1e-6)])
+def test_log_erfc_is_accurate_on_both_sides_of_the_threshold(dtype, rtol):
+    x = T.vector("x", dtype=dtype)
+    fast, naive = compile_both([x], T.log(T.erfc(x)))
+    assert op_counts(fast.maker.fgraph)["switch"] == 1
+    values = np.array(list(LOG_ERFC), dtype=dtype)
+    exact = np.array(list(LOG_ERFC.values()))
+    result = fast(values)
+    assert result.dtype == dtype and np.all(np.isfinite(result))
+    np.testing.assert_allclose(result, exact, rtol=rtol)
+    with np.errstate(divide="ignore"):
+        assert np.isneginf(naive(values)).any()
+
+
+def test_log_erfc_is_not_rewritten_twice():
+    x = T.dvector("x")
+    f = sympile.function([x], T.log(T.erfc(x)), mode=HISTORY)
+    assert f.maker.fgraph.rewrite_history.names().count("local_log_erfc") == 1
+
+
+def test_log_erfc_under_debug_mode():
+    # Each branch of the switch sees only inputs where it is finite.
+    x = T.dvector("x")
+    f = sympile.function([x], T.log(T.erfc(x)), mode="DEBUG_MODE")
+    np.testing.assert_allclose(f(np.array([-3.0, 0.5, 5.0])), [LOG_ERFC[v] for v in
+                                                                (-3.0, 0.5, 5.0)], rtol=1e-14)

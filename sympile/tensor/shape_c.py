@@ -1,0 +1,148 @@
+"""C code of SpecifyShape (x itself, its lengths checked), MakeVector (scalars into a vector)
+and Reshape (numpy's PyArray_Newshape: a view of x when its strides allow one, a copy
+otherwise, as x.reshape), each with perform's checks and messages."""
+
+from __future__ import annotations
+
+from sympile.graph.basic import Apply
+from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames
+from sympile.tensor.indexing_c import c_string
+
+__all__ = ["make_vector_c_code", "reshape_c_code", "specify_shape_c_code"]
+
+
+def _integer_scalar(node: Apply, names: CNames, position: int) -> str:
+    dtype = node.inputs[position].type.dtype
+    return f"(npy_int64)*(const {C_TYPES[dtype]} *)PyArray_DATA({names.inputs[position]})"
+
+
+def _integer_inputs(node: Apply, positions) -> bool:
+    # uint64 lengths above INT64_MAX would not compare as perform's Python ints do.
+    return all(node.inputs[position].type.dtype in C_TYPES
+               and node.inputs[position].type.dtype not in ("bool", "uint64")
+               for position in positions)
+
+
+def specify_shape_c_code(op, node: Apply, names: CNames) -> CCode | None:
+    """x, after checking each given length (a negative one means any length)."""
+    lengths = range(1, len(node.inputs))
+    if not _integer_inputs(node, lengths):
+        return None
+    x = names.inputs[0]
+    ndim = len(node.inputs) - 1
+    reads = "\n".join(f"lengths[{axis}] = {_integer_scalar(node, names, axis + 1)};"
+                      for axis in range(ndim))
+    return CCode(body=f"""
+{{
+    npy_int64 lengths[{max(ndim, 1)}];
+    {reads}
+    int matches = 1;
+    for (int axis = 0; axis < {ndim}; ++axis)
+        if (lengths[axis] >= 0 && PyArray_DIM({x}, axis) != lengths[axis]) matches = 0;
+    if (!matches) {{
+        /* perform's text: "(2, ?)", "(3,)" */
+        char expected[{24 * ndim + 4}];
+        int used = 0;
+        for (int axis = 0; axis < {ndim}; ++axis) {{
+            const char *separator = axis ? ", " : "";
+            if (lengths[axis] < 0)
+                used += snprintf(expected + used, sizeof(expected) - used, "%s?", separator);
+            else
+                used += snprintf(expected + used, sizeof(expected) - used, "%s%lld",
+                                 separator, (long long)lengths[axis]);
+        }}
+        if ({ndim} == 1) snprintf(expected + used, sizeof(expected) - used, ",");
+        PyObject *actual = PyArray_IntTupleFromIntp({ndim}, PyArray_DIMS({x}));
+        if (actual != NULL) {{
+            PyErr_Format(PyExc_ValueError, "specify_shape: expected shape (%s), got %R",
+                         expected, actual);
+            Py_DECREF(actual);
+        }}
+        {names.fail}
+    }}
+}}
+Py_INCREF({x});
+sympile_assign_output(&{names.outputs[0]}, {x});
+""")
+
+
+def make_vector_c_code(op, node: Apply, names: CNames) -> CCode | None:
+    """The vector of the scalar inputs, each converted to the op's dtype."""
+    dtypes = [variable.type.dtype for variable in node.inputs]
+    if op.dtype not in C_TYPES or not set(dtypes) <= set(C_TYPES):
+        return None
+    element_type = C_TYPES[op.dtype]
+    (output,) = names.outputs
+    stores = "\n".join(
+        f"values[{position}] = ({element_type})*(const {C_TYPES[dtype]} *)"
+        f"PyArray_DATA({name});"
+        for position, (dtype, name) in enumerate(zip(dtypes, names.inputs)))
+    return CCode(body=f"""
+{{
+    const npy_intp length = {len(dtypes)};
+    if (sympile_prepare_output(&{output}, 1, &length, {NPY_TYPES[op.dtype]}) != 0) {{
+        {names.fail}
+    }}
+    {element_type} *values = ({element_type} *)PyArray_DATA({output});
+    (void)values;
+    {stores}
+}}
+""")
+
+
+def reshape_c_code(op, node: Apply, names: CNames) -> CCode | None:
+    """x.reshape(shape): the entries checked as perform does (count, >= -1, one -1 at most,
+    the size), the -1 resolved, then PyArray_Newshape."""
+    if not _integer_inputs(node, [1]):
+        return None
+    x, shape = names.inputs
+    ndim = op.ndim
+    name = c_string(op)
+    entry_type = C_TYPES[node.inputs[1].type.dtype]
+    return CCode(body=f"""
+{{
+    if (PyArray_DIM({shape}, 0) != {ndim}) {{
+        PyErr_Format(PyExc_ValueError, "%s: the shape has %lld entries, expected {ndim}",
+                     {name}, (long long)PyArray_DIM({shape}, 0));
+        {names.fail}
+    }}
+    npy_intp requested[{max(ndim, 1)}], resolved[{max(ndim, 1)}];
+    int valid = 1, open_position = -1;
+    npy_intp known_product = 1;
+    for (int axis = 0; axis < {ndim}; ++axis) {{
+        requested[axis] = (npy_intp)*(const {entry_type} *)(PyArray_BYTES({shape})
+                                                      + axis * PyArray_STRIDE({shape}, 0));
+        resolved[axis] = requested[axis];
+        if (requested[axis] < -1 || (requested[axis] == -1 && open_position >= 0)) valid = 0;
+        if (requested[axis] == -1) open_position = axis;
+        else known_product *= requested[axis];
+    }}
+    const npy_intp size = PyArray_SIZE({x});
+    int fits = valid;
+    if (valid && open_position >= 0) {{
+        if (known_product == 0 || size % known_product) fits = 0;
+        else resolved[open_position] = size / known_product;
+    }} else if (valid && known_product != size) fits = 0;
+    if (!fits) {{
+        PyObject *requested_shape = PyArray_IntTupleFromIntp({ndim}, requested);
+        PyObject *x_shape = PyArray_IntTupleFromIntp(PyArray_NDIM({x}), PyArray_DIMS({x}));
+        if (requested_shape != NULL && x_shape != NULL) {{
+            if (!valid)
+                PyErr_Format(PyExc_ValueError, "%s: shape %R is invalid: entries must be "
+                             ">= 0, with at most one -1", {name}, requested_shape);
+            else
+                PyErr_Format(PyExc_ValueError, "%s: cannot reshape an array of shape %R "
+                             "(size %lld) into shape %R", {name}, x_shape, (long long)size,
+                             requested_shape);
+        }}
+        Py_XDECREF(requested_shape);
+        Py_XDECREF(x_shape);
+        {names.fail}
+    }}
+    PyArray_Dims dims = {{resolved, {ndim}}};
+    if (sympile_assign_output(&{names.outputs[0]},
+                              (PyArrayObject *)PyArray_Newshape({x}, &dims, NPY_CORDER))) {{
+        {names.fail}
+    }}
+}}
+""")
