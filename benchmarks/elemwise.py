@@ -1,11 +1,13 @@
-"""Elementwise loops of the C backend against numpy.
+"""Elementwise loops and reductions of the C backend against numpy.
 
     python -m benchmarks.elemwise [--repeats 7]
 
 Prints median times of: exp(-x*x)*sin(x) + tanh(x)*0.5 and (x-1)*(x+2)*0.5 + x*x on 1e6 and
 1e7 float32, compiled in FAST_RUN on the C backend (one fused loop), serial and with OpenMP,
-called with trust_input, against numpy (a temporary per operation); and the call overhead of
-f(x) = x + 1 on 10 float32 (default call, trust_input, and numpy's x + 1).
+called with trust_input, against numpy (a temporary per operation); reductions of a 1000x1000
+float32 matrix (sum of all, over axis 0 and 1, max of all and over axis 0, argmax over axis
+1) and sum((x - mean(x))**2) on 1e6 float32, serial; and the call overhead of f(x) = x + 1 on
+10 float32 (default call, trust_input, and numpy's x + 1).
 """
 
 from __future__ import annotations
@@ -50,8 +52,22 @@ WORKLOADS = [
 ]
 
 
-def compiled(expression: Callable, openmp: bool) -> sympile.compile.function.Function:
-    x = T.fvector("x")
+# (label, sympile expression of a float32 matrix or vector, numpy expression, is a matrix).
+REDUCTIONS = [
+    ("sum, all", lambda x: x.sum(), lambda x: x.sum(), True),
+    ("sum, axis 0", lambda x: x.sum(axis=0), lambda x: x.sum(axis=0), True),
+    ("sum, axis 1", lambda x: x.sum(axis=1), lambda x: x.sum(axis=1), True),
+    ("max, all", lambda x: x.max(), lambda x: x.max(), True),
+    ("max, axis 0", lambda x: x.max(axis=0), lambda x: x.max(axis=0), True),
+    ("argmax, axis 1", lambda x: T.argmax(x, axis=1), lambda x: x.argmax(axis=1), True),
+    ("sum((x-mean(x))**2)", lambda x: ((x - x.mean()) ** 2).sum(),
+     lambda x: ((x - x.mean()) ** 2).sum(), False),
+]
+
+
+def compiled(expression: Callable, openmp: bool,
+             matrix: bool = False) -> sympile.compile.function.Function:
+    x = T.fmatrix("x") if matrix else T.fvector("x")
     with sympile.config.change_flags(openmp=openmp):
         f = sympile.function([x], expression(x), mode=C_FAST_RUN)
     assert f._vm.fallback_nodes == []
@@ -78,6 +94,16 @@ def main() -> None:
                          median_seconds(lambda: serial(x), repeats, inner), reference))
             rows.append((label, f"C fused, OpenMP ({os.cpu_count()} cores)",
                          median_seconds(lambda: parallel(x), repeats, inner), reference))
+    rng = np.random.default_rng(1)
+    for name, expression, numpy_expression, matrix in REDUCTIONS:
+        function = compiled(expression, False, matrix)
+        x = rng.standard_normal((1000, 1000) if matrix else 10 ** 6).astype("float32")
+        np.testing.assert_allclose(function(x), numpy_expression(x), rtol=1e-4, atol=1e-3)
+        label = f"{name}, {'1000x1000' if matrix else '1e+06'} float32"
+        reference = median_seconds(lambda: numpy_expression(x), repeats, 20)
+        rows.append((label, "numpy", reference, reference))
+        rows.append((label, "C, 1 thread", median_seconds(lambda: function(x), repeats, 20),
+                     reference))
     small = np.arange(10, dtype="float32")
     vector = T.fvector("x")
     default = sympile.function([vector], vector + 1, mode=C_FAST_RUN)

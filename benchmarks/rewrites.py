@@ -9,6 +9,13 @@ the median time per call for each mode, and the ratio.
 Then the gradient graph of a 784-500-500-10 tanh MLP (float32, softmax and
 -log(p)[arange(n), y].mean(), gradients of every W and b): node counts unrewritten and after
 FAST_RUN, and the largest difference between the two graphs' values.
+
+Figures (2 shared cores, 3 December 2026; FAST_RUN on the C backend):
+  SGD step, 784-500-10:          90 nodes unrewritten, 51 FAST_RUN (53 before the
+                                 canonicalize/stabilize/specialize additions; 69 without
+                                 fusion and inplace, 74 before)
+  gradient graph, 784-500-500-10: 61 nodes unrewritten, 34 FAST_RUN (35 before; 43 without
+                                 fusion and inplace, 49 before)
 """
 
 from __future__ import annotations

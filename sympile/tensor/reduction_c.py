@@ -346,9 +346,23 @@ def argreduce_c_code(op, node: Apply, names: CNames, maximum: bool) -> CCode | N
         better = f"value {compare} best"
     per_value = (f"{value_type} value = *(const {value_type} *)value_pointer; "
                  f"if (position == 0 || {better}) {{ best = value; best_position = position; }}")
+    # A contiguous run: its extreme by the vectorised fold (NaN when it holds one), then the
+    # first position holding it; two branch-light passes instead of one branchy one.
+    fold = _fold(scalar.maximum if maximum else scalar.minimum, input_dtype)
+    contiguous_name, _, contiguous, _ = _fold_helpers(input_dtype, input_dtype, *fold)
+    find = "while (run[best_position] != best) ++best_position;"
+    if input_dtype in _FLOATS:
+        find = f"""if (best != best) {{
+                while (run[best_position] == run[best_position]) ++best_position;
+            }} else {{
+                {find}
+            }}"""
+    contiguous_block = f"""const {value_type} *run = (const {value_type} *)outer;
+            best = {contiguous_name}(run, block_size);
+            {find}"""
     body = _loop(node, names, _axes(op, node), _empty_check(str(op), names),
                  before_block=f"{value_type} best = 0; npy_intp best_position = 0;",
                  per_value=per_value,
                  after_block="output[o] = (npy_int64)best_position;",
-                 output_dtype="int64")
-    return CCode(body=body)
+                 output_dtype="int64", contiguous_block=contiguous_block)
+    return CCode(body=body, support=(contiguous,))

@@ -189,7 +189,7 @@ def test_an_accepted_replace_is_tracked_and_its_pruning_forgotten():
 def test_may_destroy_rejects_a_bad_index_and_an_unattached_handler():
     x = T.dvector("x")
     output = T.exp(T.exp(x))
-    fgraph, handler = graph([x], [output])
+    _, handler = graph([x], [output])
     assert handler.may_destroy(output.owner, 0)
     with pytest.raises(ValueError, match="has no input 3"):
         handler.may_destroy(output.owner, 3)
