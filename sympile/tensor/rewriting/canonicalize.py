@@ -10,7 +10,8 @@ changes the graph: canonicalize_db, an EquilibriumDatabase registered in rewrite
 'canonicalize' (tags canonicalize, fast_run) at position 0.5, after the first merge.
 
 Changes of value, as in Theano: x + 0 gives x where x is -0.0 (IEEE gives +0.0); x - x gives
-0 where x is inf or nan (IEEE gives nan); merged reshapes and reductions skip the run-time
+0 where x is inf or nan (IEEE gives nan); x / x gives 1 where x is 0, inf or nan (IEEE gives
+nan); merged reshapes and reductions skip the run-time
 checks of the inner one (a reshape whose size does not match) and sum in another order.
 """
 
@@ -143,6 +144,18 @@ def local_sub_self(fgraph: FunctionGraph, node: Apply):
         return None
     zero = np.zeros((1,) * node.outputs[0].type.ndim, dtype=node.outputs[0].type.dtype)
     replacement = _like_output(node, TensorType(zero.dtype.name, zero.shape).make_constant(zero))
+    return None if replacement is None else [replacement]
+
+
+@node_rewriter([Elemwise])
+def local_div_self(fgraph: FunctionGraph, node: Apply):
+    """x / x -> ones of x's shape and the quotient's dtype (true division only: integer
+    x // x is 0 where x is 0). Where x is 0, inf or nan the quotient is nan; the rewritten
+    graph gives 1 (as Theano's does)."""
+    if not _is_elemwise(node, scalar.true_div) or node.inputs[0] is not node.inputs[1]:
+        return None
+    one = np.ones((1,) * node.outputs[0].type.ndim, dtype=node.outputs[0].type.dtype)
+    replacement = _like_output(node, TensorType(one.dtype.name, one.shape).make_constant(one))
     return None if replacement is None else [replacement]
 
 
@@ -526,7 +539,8 @@ def local_reduce_dimshuffle(fgraph: FunctionGraph, node: Apply):
 # -- the database -------------------------------------------------------------------------------
 
 CANONICALIZE_RULES = (
-    local_mul_by_one, local_mul_self, local_add_zero, local_sub_zero, local_sub_self, local_neg_neg,
+    local_mul_by_one, local_mul_self, local_add_zero, local_sub_zero, local_sub_self,
+    local_div_self, local_neg_neg,
     local_div_by_one, local_pow_specialize, local_useless_cast, local_dimshuffle_dimshuffle,
     local_useless_dimshuffle, local_reshape_reshape, local_useless_specify_shape,
     local_reduce_reduce, local_reduce_length_one, local_combine_constants, local_div_to_mul,

@@ -81,6 +81,7 @@ REMOVED = [
     (T.specify_shape(STATIC, (2, 3)), "local_useless_specify_shape"),
     (T.specify_shape(STATIC, (None, 3)), "local_useless_specify_shape"),
     (STATIC - STATIC, "local_sub_self"),
+    (STATIC / STATIC, "local_div_self"),
     (STATIC ** 0, "local_pow_specialize"),
 ]
 
@@ -121,6 +122,8 @@ def test_dtype_changes_become_casts(output, expected):
 
 @pytest.mark.parametrize("output, expected", [
     (X - X, ["Shape_i{0}", "Shape_i{1}", "Alloc"]),
+    (X / X, ["Shape_i{0}", "Shape_i{1}", "Alloc"]),
+    (I32 / I32, ["Shape_i{0}", "Alloc"]),
     (X ** 0, ["Shape_i{0}", "Shape_i{1}", "Alloc"]),
     (ROW * np.ones((3, 1)), ["Shape_i{1}", "Alloc"]),
     (np.zeros((3, 1)) + ROW, ["Shape_i{1}", "Alloc"]),
@@ -132,6 +135,17 @@ def test_broadcast_results_are_allocated(output, expected):
     assert sorted(ops) == sorted(expected)
     values = [_value(v) for v in inputs]
     assert_like_numpy(fast(*values), sympile.function(inputs, output, mode=NO_REWRITE)(*values))
+
+
+def test_div_self_gives_one_where_ieee_gives_nan():
+    # Documented change of value (as in Theano): 0 / 0 and inf / inf are nan, the rewrite
+    # gives 1; integer floor division x // x is left alone (0 // 0 is 0 in numpy).
+    f = sympile.function([X], X / X)
+    assert_like_numpy(f(np.array([[0.0, np.inf, np.nan, -2.5]])), np.ones((1, 4)))
+    floor = sympile.function([I32], I32 // I32)
+    assert "int_div" in str(_ops(floor))
+    assert_like_numpy(floor(np.array([0, 3, -4], dtype="int32")),
+                      np.array([0, 1, 1], dtype="int32"))
 
 
 def test_sub_self_gives_zero_where_ieee_gives_nan():
