@@ -49,7 +49,7 @@ __all__ = [
     "disconnected_type", "DisconnectedType", "NullType", "NullTypeGradError",
     "DisconnectedInputError", "GradientError", "zero_grad", "disconnected_grad",
     "consider_constant", "stop_gradient", "grad_clip", "grad_scale", "numeric_grad",
-    "verify_rop", "JacobianLoop",
+    "verify_rop",
 ]
 
 
@@ -407,31 +407,29 @@ def gauss_newton_vector_product(loss_of_outputs: Variable, outputs: Variable | S
 
 def jacobian(expression: Variable, wrt: Variable | Sequence[Variable],
              consider_constant=None, disconnected_inputs: str = "raise"):
-    """d expression / d wrt, of shape expression.shape + wrt.shape (one reverse sweep per
-    element of expression). With a statically known size the rows are separate graphs;
-    otherwise a JacobianLoop node runs the row graph once per element at run time."""
-    from sympile.tensor.basic import stack
-    from sympile.tensor.shape import reshape, shape, size
+    """d expression / d wrt, of shape expression.shape + wrt.shape: one symbolic loop (a scan)
+    whose step i is the reverse sweep of element i of the flattened expression, as Theano's.
+    The scan rewrites move the work that does not depend on i (the forward pass) out of it."""
+    from sympile.scan import scan  # scan sits above this layer
+    from sympile.tensor.basic import arange, concatenate
+    from sympile.tensor.shape import reshape, shape
     single = isinstance(wrt, Variable)
     wrt_list = [wrt] if single else list(wrt)
     expression = as_tensor_variable(expression, op="jacobian")
     flat = expression.flatten() if expression.type.ndim != 1 else expression
-    length = flat.type.shape[0]
     results = []
     for variable in wrt_list:
-        def row(index: Any, variable: Variable = variable) -> Variable:
-            return grad(flat[index], variable, consider_constant=consider_constant,
-                        disconnected_inputs=disconnected_inputs)
-
-        if length is not None:
-            rows = [row(i) for i in range(length)]
-            table = stack(rows) if rows else _empty_jacobian(variable)
+        if flat.type.shape[0] == 0:
+            table = _empty_jacobian(variable)
         else:
-            table = JacobianLoop.build(row, variable, size(expression))
+            def row(index: Variable, variable: Variable = variable) -> Variable:
+                return grad(flat[index], variable, consider_constant=consider_constant,
+                            disconnected_inputs=disconnected_inputs)
+
+            table = scan(row, sequences=arange(flat.shape[0]), name="jacobian")[0]
         if expression.type.ndim == 1:
             results.append(table)
         else:
-            from sympile.tensor.basic import concatenate
             target = concatenate([shape(expression), shape(variable)])
             results.append(reshape(table, target, ndim=expression.type.ndim + variable.type.ndim))
     return results[0] if single else results
@@ -442,61 +440,6 @@ def _empty_jacobian(variable: Variable) -> Variable:
     from sympile.tensor.shape import shape_i
     return zeros((0,) + tuple(shape_i(variable, a) for a in range(variable.type.ndim)),
                  dtype=variable.type.dtype if not is_discrete(variable) else config.floatX)
-
-
-class JacobianLoop(Op):
-    """Stacks row(i) for i in range(n), where row is a graph of the index i and of free
-    variables: a loop at run time, for a Jacobian whose number of rows is only known then.
-    (Scan generalises this; the row graph is compiled on first use.)"""
-
-    def __init__(self, index: Variable, free: list[Variable], row: Variable, wrt_position: int):
-        self.index, self.free, self.row = index, free, row
-        self.wrt_position = wrt_position  # among the free variables
-        self._compiled = None
-
-    def __eq__(self, other):
-        return self is other
-
-    def __hash__(self):
-        return id(self)
-
-    def __str__(self):
-        return "JacobianLoop"
-
-    @classmethod
-    def build(cls, row_of: Callable[[Variable], Variable], wrt: Variable,
-              n_rows: Variable) -> Variable:
-        from sympile.tensor.type import tensor_type
-        index = tensor_type("int64", ())("jacobian_row")
-        row = row_of(index)
-        free = [v for v in graph_inputs([row])
-                if v is not index and not isinstance(v, Constant)]
-        if wrt not in free:
-            free.append(wrt)
-        return cls(index, free, row, free.index(wrt))(n_rows, *free)
-
-    def make_node(self, n_rows, *free):
-        n_rows = as_tensor_variable(n_rows, op=self)
-        from sympile.tensor.type import tensor_type
-        output = tensor_type(self.row.type.dtype, (None,) + self.row.type.shape)()
-        return Apply(self, [n_rows, *free], [output])
-
-    def perform(self, node, inputs, output_storage):
-        from sympile.compile.function import function
-        if self._compiled is None:
-            # Fresh stand-ins for the free variables, so shared ones can be explicit inputs.
-            stand_ins = [v.type() for v in self.free]
-            self._compiled = function([self.index] + stand_ins, self.row,
-                                      givens=list(zip(self.free, stand_ins)),
-                                      on_unused_input="ignore")
-        n_rows, *free_values = inputs
-        rows = [np.asarray(self._compiled(np.int64(i), *free_values)) for i in range(int(n_rows))]
-        empty_shape = (0,) + np.shape(free_values[self.wrt_position])
-        output_storage[0][0] = np.stack(rows) if rows else \
-            np.zeros(empty_shape, dtype=node.outputs[0].type.dtype)
-
-    def infer_shape(self, fgraph, node, input_shapes):
-        return [(node.inputs[0],) + tuple(input_shapes[1 + self.wrt_position])]
 
 
 def hessian(cost: Variable, wrt: Variable | Sequence[Variable], consider_constant=None,

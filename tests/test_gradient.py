@@ -15,7 +15,7 @@ from sympile.gradient import (
     gauss_newton_vector_product, grad, grad_clip, grad_scale, grad_undefined, hessian,
     hessian_vector_product, jacobian, verify_grad, verify_rop, zero_grad,
 )
-from sympile.graph.basic import Apply
+from sympile.graph.basic import Apply, io_toposort
 from sympile.graph.op import Op
 
 
@@ -235,6 +235,34 @@ def test_jacobian_shapes_static_and_symbolic():
     np.testing.assert_allclose(function([fixed], jacobian(fixed * 3, fixed),
                                         on_unused_input="ignore")([1.0, 2.0]),
                                3 * np.eye(2))
+
+
+def test_jacobian_is_one_scan_with_the_forward_pass_outside():
+    x, W = T.dvector("x"), T.dmatrix("W")
+    f = function([W, x], jacobian(T.tanh(T.dot(W, x)), x))
+    nodes = f.maker.fgraph.toposort()
+    scans = [node for node in nodes if "Scan" in str(node.op)]
+    assert len(scans) == 1
+    inner = io_toposort(scans[0].op.inner_inputs, scans[0].op.inner_outputs)
+    # The scan rewrites move tanh(W x) (not a function of the row index) out of the loop;
+    # what stays is the row's own sweep (one-hot row times 1 - tanh**2, through W).
+    assert not any("tanh" in str(node.op) for node in inner)
+    assert any("tanh" in str(node.op) for node in nodes)
+    w = np.random.default_rng(0).standard_normal((4, 3))
+    value = np.linspace(-1, 1, 3)
+    np.testing.assert_allclose(f(w, value), (1 - np.tanh(w @ value) ** 2)[:, None] * w,
+                               rtol=1e-12)
+    np.testing.assert_allclose(f(w, value), numeric_jacobian(lambda v: np.tanh(w @ v), value),
+                               rtol=1e-6, atol=1e-8)
+
+
+def numeric_jacobian(function_of, value, step=1e-6):
+    columns = []
+    for index in range(value.size):
+        offset = np.zeros_like(value)
+        offset[index] = step
+        columns.append((function_of(value + offset) - function_of(value - offset)) / (2 * step))
+    return np.stack(columns, axis=-1)
 
 
 def test_verify_grad_catches_a_wrong_rule():
