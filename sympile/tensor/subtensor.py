@@ -51,6 +51,7 @@ from sympile.tensor.math import cast, eq, switch
 from sympile.tensor.shape import declared_like, reshape
 from sympile.tensor.shape import shape as shape_of
 from sympile.tensor.shape import size as size_of
+from sympile.tensor.subtensor_inc_c import inc_subtensor_c_code, slice_length_c_code
 from sympile.tensor.subtensor_c import (
     advanced_pair_read_c_code,
     advanced_pair_write_c_code,
@@ -757,6 +758,11 @@ class IncSubtensor(_IncOp):
             region += y
         output_storage[0][0] = result
 
+    def c_code(self, node, names):
+        """A copy of x (or x itself, per destroy_map) written through a view of the region
+        (sympile.tensor.subtensor_inc_c)."""
+        return inc_subtensor_c_code(self, node, names)
+
     def _read(self) -> Op:
         return Subtensor(self.idx_list)
 
@@ -900,6 +906,10 @@ class SliceLength(NonDifferentiable, Op):
             raise ValueError(f"{self}: slice step cannot be zero")
         output_storage[0][0] = np.asarray(len(range(*slice(*parts).indices(length))),
                                           dtype="int64")
+
+    def c_code(self, node, names):
+        """perform in C (sympile.tensor.subtensor_inc_c)."""
+        return slice_length_c_code(self, node, names)
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [()]
