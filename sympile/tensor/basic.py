@@ -25,6 +25,7 @@ from sympile.graph.gradient_types import NonDifferentiable, disconnected_type, i
 from sympile.graph.op import Op
 from sympile.scalar.basic import DISCRETE_DTYPES, normalize_dtype, upcast
 from sympile.tensor import math
+from sympile.tensor.basic_c import join_c_code
 from sympile.tensor.elemwise import DimShuffle
 from sympile.tensor.reduction import sum as tensor_sum
 from sympile.tensor.shape import (
@@ -624,6 +625,11 @@ class Join(Op):
             raise ValueError(f"{self}: cannot join arrays of shapes {shapes} along axis {axis}: "
                              f"their other lengths differ") from None
         output_storage[0][0] = result.astype(node.outputs[0].type.dtype, copy=False)
+
+    def c_code(self, node, names):
+        """perform's checks, then each tensor copied into its slab of the output
+        (sympile.tensor.basic_c)."""
+        return join_c_code(self, node, names)
 
     def infer_shape(self, fgraph, node, input_shapes):
         axis = node.inputs[0]

@@ -16,7 +16,7 @@ from sympile.graph.basic import Apply
 from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames
 from sympile.tensor.subtensor_c import subtensor_c_code
 
-__all__ = ["inc_subtensor_c_code", "slice_length_c_code"]
+__all__ = ["SHAPE_TEXT", "inc_subtensor_c_code", "slice_length_c_code"]
 
 # Integer dtypes whose every value is an npy_int64 (uint64 is not).
 _INT64_EXACT = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32")
@@ -70,7 +70,7 @@ if (sympile_prepare_output(&{output}, 0, NULL, NPY_INT64) != 0) {{
 """)
 
 
-_SHAPE_TEXT = r"""
+SHAPE_TEXT = r"""
 static void sympile_shape_text(char *text, size_t size, int ndim, const npy_intp *dims)
 {
     /* A shape as Python prints a tuple: (), (3,), (2, 3). */
@@ -204,4 +204,4 @@ Py_INCREF(value);
 {_write_loop(node, region_ndim, write)}
 Py_DECREF(region);
 Py_DECREF(value);
-""", support=(_SHAPE_TEXT,))
+""", support=(SHAPE_TEXT,))
