@@ -26,6 +26,7 @@ from sympile.graph.gradient_types import NonDifferentiable, disconnected_type, i
 from sympile.graph.op import Op
 from sympile.tensor import math as tensor_math
 from sympile.tensor.elemwise import DimShuffle
+from sympile.tensor.extra_ops_c import cumulative_c_code
 from sympile.tensor.reduction import sum as tensor_sum
 from sympile.tensor.shape import declared_like, flatten, reshape, shape_i
 from sympile.tensor.type import is_discrete, tensor_type
@@ -151,6 +152,10 @@ class CumOp(Op):
         with np.errstate(all="ignore"):
             result = function(x, axis=self.axis)
         output_storage[0][0] = np.asarray(result, dtype=node.outputs[0].type.dtype)
+
+    def c_code(self, node, names):
+        """numpy's sequential accumulate in one pass (sympile.tensor.extra_ops_c)."""
+        return cumulative_c_code(self, node, names)
 
     def infer_shape(self, fgraph, node, input_shapes):
         (shape,) = input_shapes
