@@ -112,17 +112,17 @@ if (PyArray_DIM({y}, {axis}) != PyArray_DIM(region, {offset + axis})) {{
     return "".join(checks)
 
 
-def _write_loop(node: Apply, region_ndim: int, write: str) -> str:
+def _write_loop(node: Apply, y: str, region_ndim: int, write: str) -> str:
     """C that applies `write` (a statement on `*target` and `*source`, the element
-    pointers) to every element of `region` and the matching element of `value` (y, with
-    stride 0 along its missing leading axes and its broadcast ones)."""
+    pointers) to every element of `region` and the matching element of y (with stride 0
+    along its missing leading axes and its broadcast ones)."""
     y_type = node.inputs[1].type
     element_type = C_TYPES[node.outputs[0].type.dtype]
     offset = region_ndim - y_type.ndim
     if region_ndim == 0:
         return f"""{{
     {element_type} *target = ({element_type} *)PyArray_DATA(region);
-    const {element_type} *source = (const {element_type} *)PyArray_DATA(value);
+    const {element_type} *source = (const {element_type} *)PyArray_DATA({y});
     {write}
 }}"""
     value_strides = []
@@ -131,14 +131,14 @@ def _write_loop(node: Apply, region_ndim: int, write: str) -> str:
         if y_axis < 0 or y_type.shape[y_axis] == 1:
             value_strides.append("0")
         else:
-            value_strides.append(f"PyArray_STRIDE(value, {y_axis})")
+            value_strides.append(f"PyArray_STRIDE({y}, {y_axis})")
     last = region_ndim - 1
     return f"""{{
     const npy_intp value_strides[{region_ndim}] = {{{", ".join(value_strides)}}};
     const npy_intp *dims = PyArray_DIMS(region), *region_strides = PyArray_STRIDES(region);
     npy_intp counter[{region_ndim}] = {{0}};
     char *region_row = PyArray_BYTES(region);
-    const char *value_row = PyArray_BYTES(value);
+    const char *value_row = PyArray_BYTES({y});
     if (PyArray_SIZE(region) > 0) for (;;) {{
         for (npy_intp i = 0; i < dims[{last}]; ++i) {{
             {element_type} *target = ({element_type} *)(region_row + i * region_strides[{last}]);
@@ -172,7 +172,7 @@ def inc_subtensor_c_code(op, node: Apply, names: CNames) -> CCode | None:
     (output,) = names.outputs
     read_node = Subtensor(op.idx_list).make_node(node.inputs[0], *node.inputs[2:])
     region_ndim = read_node.outputs[0].type.ndim
-    fail = f"{{ Py_XDECREF(region); Py_XDECREF(value); {names.fail} }}"
+    fail = f"{{ Py_XDECREF(region); {names.fail} }}"
     view = subtensor_c_code(op, read_node, CNames(inputs=(output, *index_names),
                                                   outputs=("region",), fail=fail,
                                                   id=names.id))
@@ -194,14 +194,11 @@ sympile_assign_output(&{output}, {x});"""
         write = "*target += *source;"
     return CCode(body=f"""
 {target}
-PyArrayObject *region = NULL, *value = NULL;
+PyArrayObject *region = NULL;
 {{
 {view.body}
 }}
 {_value_checks(op, node, y, region_ndim, fail)}
-value = {y};
-Py_INCREF(value);
-{_write_loop(node, region_ndim, write)}
+{_write_loop(node, y, region_ndim, write)}
 Py_DECREF(region);
-Py_DECREF(value);
 """, support=(SHAPE_TEXT,))
