@@ -51,12 +51,12 @@ from sympile.tensor.math import cast, eq, switch
 from sympile.tensor.shape import declared_like, reshape
 from sympile.tensor.shape import shape as shape_of
 from sympile.tensor.shape import size as size_of
-from sympile.tensor.subtensor_inc_c import inc_subtensor_c_code, slice_length_c_code
 from sympile.tensor.subtensor_c import (
     advanced_pair_read_c_code,
     advanced_pair_write_c_code,
     subtensor_c_code,
 )
+from sympile.tensor.subtensor_inc_c import inc_subtensor_c_code, slice_length_c_code
 from sympile.tensor.type import is_discrete, tensor_type
 from sympile.tensor.variable import as_tensor_variable, constant, is_python_scalar
 

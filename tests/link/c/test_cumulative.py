@@ -13,8 +13,13 @@ import sympile
 import sympile.tensor as T
 from sympile.graph.ccode import CNames
 from sympile.tensor.extra_ops import CumOp, cumprod, cumsum
-from tests.link.c.utils import (PYTHON_MODE, assert_clean_under_address_sanitizer,
-                                compare_backends, compile_c, requires_compiler)
+from tests.link.c.utils import (
+    PYTHON_MODE,
+    assert_clean_under_address_sanitizer,
+    compare_backends,
+    compile_c,
+    requires_compiler,
+)
 
 pytestmark = requires_compiler
 

@@ -13,8 +13,13 @@ import sympile
 import sympile.tensor as T
 from sympile.graph.ccode import CNames
 from sympile.tensor.basic import Join, concatenate, join
-from tests.link.c.utils import (PYTHON_MODE, assert_clean_under_address_sanitizer,
-                                compare_backends, compile_c, requires_compiler)
+from tests.link.c.utils import (
+    PYTHON_MODE,
+    assert_clean_under_address_sanitizer,
+    compare_backends,
+    compile_c,
+    requires_compiler,
+)
 
 pytestmark = requires_compiler
 
@@ -76,12 +81,12 @@ def test_join_errors_are_perform_errors():
     function = compile_c([a, b, axis], join(axis, a, b))
     python_function = sympile.function([a, b, axis], join(axis, a, b), mode=PYTHON_MODE)
     assert function._vm.fallback_nodes == []
-    bad = [((np.zeros((2, 3)), np.zeros((2, 3)), np.int64(2)), "axis 2 is out of bounds for 2 "
-                                                               "dimensions"),
+    shapes_message = (r"cannot join arrays of shapes \(2, 3\), \(4, 5\) along axis 0: their "
+                      r"other lengths differ")
+    bad = [((np.zeros((2, 3)), np.zeros((2, 3)), np.int64(2)),
+            "axis 2 is out of bounds for 2 dimensions"),
            ((np.zeros((2, 3)), np.zeros((2, 3)), np.int64(-3)), "axis -3 is out of bounds"),
-           ((np.zeros((2, 3)), np.zeros((4, 5)), np.int64(0)),
-            r"cannot join arrays of shapes \(2, 3\), \(4, 5\) along axis 0: their other "
-            r"lengths differ"),
+           ((np.zeros((2, 3)), np.zeros((4, 5)), np.int64(0)), shapes_message),
            ((np.zeros((2, 3)), np.zeros((4, 5)), np.int64(-1)), "along axis 1")]
     for values, message in bad:
         for compiled in (function, python_function):

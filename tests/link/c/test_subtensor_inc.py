@@ -15,8 +15,13 @@ import sympile
 import sympile.tensor as T
 from sympile.graph.ccode import CNames
 from sympile.tensor.subtensor import IncSubtensor, SliceLength, inc_subtensor, set_subtensor
-from tests.link.c.utils import (PYTHON_MODE, assert_clean_under_address_sanitizer,
-                                compare_backends, compile_c, requires_compiler)
+from tests.link.c.utils import (
+    PYTHON_MODE,
+    assert_clean_under_address_sanitizer,
+    compare_backends,
+    compile_c,
+    requires_compiler,
+)
 
 pytestmark = requires_compiler
 
@@ -144,16 +149,17 @@ def test_errors_are_perform_errors_and_leave_inputs_alone():
         python_function = sympile.function([x, y, index], output, mode=PYTHON_MODE)
         assert function._vm.fallback_nodes == []
         value = np.arange(12.0).reshape(3, 4)
+        broadcast_message = (r"a value of shape \(3,\) cannot be broadcast to the indexed "
+                             r"region of shape")
+        length_one_message = (r"the value has shape \(1,\) and the indexed region \(4,\): axis "
+                              r"0 of the value has length 1 at run time")
         bad = [(np.ones(4), np.int64(5), IndexError, "out of bounds for axis 0 with size 3"),
-               (np.ones(3), np.int64(1), ValueError, r"a value of shape \(3,\) cannot be "
-                                                     r"broadcast to the indexed region of shape"),
-               (np.ones(1), np.int64(1), ValueError, r"the value has shape \(1,\) and the "
-                                                     r"indexed region \(4,\): axis 0 of the "
-                                                     r"value has length 1 at run time")]
+               (np.ones(3), np.int64(1), ValueError, broadcast_message),
+               (np.ones(1), np.int64(1), ValueError, length_one_message)]
         if output is outputs[1]:
             bad[0] = (np.ones(4), np.int64(0), ValueError, "slice step cannot be zero")
-            bad[2] = (np.ones(1), np.int64(1), ValueError, r"the value has shape \(1,\) and "
-                                                           r"the indexed region \(2, 4\)")
+            bad[2] = (np.ones(1), np.int64(1), ValueError,
+                      r"the value has shape \(1,\) and the indexed region \(2, 4\)")
         for y_value, index_value, error, message in bad:
             for compiled in (function, python_function):
                 with pytest.raises(error, match=message):
