@@ -230,3 +230,45 @@ SANITIZER_SCRIPT = textwrap.dedent("""
 @pytest.mark.slow
 def test_writes_and_slice_length_are_clean_under_address_sanitizer(tmp_path):
     assert_clean_under_address_sanitizer(SANITIZER_SCRIPT, tmp_path)
+
+
+def _outcome(function, arguments):
+    """The function's results, or the type and message of the error it raised."""
+    try:
+        return function(*arguments)
+    except (IndexError, ValueError) as error:
+        return type(error), str(error).split("\n")[0]
+
+
+def test_random_symbolic_indices_agree_with_the_python_backend():
+    x = T.tensor3("x")
+    start, stop, step, row, column_step = (T.lscalar(name) for name in
+                                           ("start", "stop", "step", "row", "column_step"))
+    y = T.tensor(dtype="float64", shape=(None, None))
+    index = (slice(start, stop, step), row, slice(None, None, column_step))
+    outputs = [inc_subtensor(x[index], y), set_subtensor(x[index], y)]
+    inputs = [x, y, start, stop, step, row, column_step]
+    function = compile_c(inputs, outputs)
+    python_function = sympile.function(inputs, outputs, mode=PYTHON_MODE)
+    assert function._vm.fallback_nodes == []
+    rng = np.random.default_rng(1)
+    for _ in range(300):
+        shape = (int(rng.integers(0, 6)), int(rng.integers(1, 6)), int(rng.integers(0, 6)))
+        value = LAYOUTS[rng.choice(list(LAYOUTS))](rng.standard_normal(shape))
+        # Mostly in range; a row out of range and a zero step now and then.
+        parts = [int(part) for part in rng.integers(-7, 8, 5)]
+        parts[3] = int(rng.integers(-shape[1] - 1, shape[1] + 1))
+        try:
+            region = value[slice(*parts[:3]), parts[3], ::parts[4]].shape
+        except (IndexError, ValueError):
+            region = (2, 2)
+        # Mostly a value of the region's shape; sometimes a wrong one.
+        if rng.random() < 0.2:
+            region = tuple(int(n) for n in rng.integers(0, 4, 2))
+        arguments = [value, rng.standard_normal(region)] + [np.int64(p) for p in parts]
+        actual, expected = _outcome(function, arguments), _outcome(python_function, arguments)
+        if isinstance(expected, tuple):
+            assert actual == expected
+        else:
+            for actual_value, expected_value in zip(actual, expected):
+                np.testing.assert_array_equal(actual_value, expected_value)
