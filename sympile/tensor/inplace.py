@@ -11,8 +11,8 @@ graph's DestroyHandler says the first input's value is needed by nobody else.
 
 Elementwise ops have their inplace form in Elemwise itself (inplace_pattern). Derivatives are
 the base op's: its formula, never the overwriting form. The C backend's BLAS calls write over
-the destroyed input when the op has a destroy_map (sympile.tensor.blas_c); the indexed writes
-run perform.
+the destroyed input when the op has a destroy_map (sympile.tensor.blas_c), and so does the C of
+the indexed writes (sympile.tensor.subtensor_inc_c, subtensor_c, indexing_c).
 """
 
 from __future__ import annotations
