@@ -128,11 +128,11 @@ def test_random_inputs_match_numpy(name, data):
 
 def test_floating_point_errors_are_silent():
     """log(0), 0/0 and overflow give -inf, nan and inf without warnings, as compiled code."""
-    x = T.dvector("x")
-    function = sympile.function([x], [T.log(x), x / x, T.exp(x * 1000)])
+    x, y = T.dvectors("x", "y")
+    function = sympile.function([x, y], [T.log(x), x / y, T.exp(x * 1000)])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        logarithm, ratio, exponential = function(np.array([0.0, 1.0]))
+        logarithm, ratio, exponential = function(np.array([0.0, 1.0]), np.array([0.0, 1.0]))
     assert logarithm[0] == -np.inf and np.isnan(ratio[0]) and exponential[1] == np.inf
 
 
