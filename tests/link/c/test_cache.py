@@ -289,8 +289,8 @@ def test_functions_share_the_compiled_units_of_their_ops(compiledir, compile_cou
     third = compile_c([y], [tt.exp(y).sum(axis=0), y.T, tt.argmax(y, axis=1)])
     assert _compiled_files(compile_count) == ["module.c", "unit.c"]
     value = np.arange(6.0).reshape(2, 3)
-    for function, order in ((first, 1), (second, -1), (third, 1)):
-        results = function(value)[::order]
+    for compiled, order in ((first, 1), (second, -1), (third, 1)):
+        results = compiled(value)[::order]
         np.testing.assert_allclose(results[0], np.exp(value).sum(axis=0))
         np.testing.assert_array_equal(results[1], value.T)
     np.testing.assert_array_equal(third(value)[2], [2, 2])

@@ -14,6 +14,7 @@ import sympile.tensor as T
 from sympile.graph.ccode import CNames
 from sympile.tensor.extra_ops import CumOp, cumprod, cumsum
 from tests.link.c.utils import (
+    LAYOUTS,
     PYTHON_MODE,
     assert_clean_under_address_sanitizer,
     compare_backends,
@@ -22,13 +23,6 @@ from tests.link.c.utils import (
 )
 
 pytestmark = requires_compiler
-
-LAYOUTS = {
-    "c": lambda a: a,
-    "f": np.asfortranarray,
-    "strided": lambda a: np.repeat(a, 2, axis=-1)[..., ::2],
-    "negative": lambda a: a[::-1].copy()[::-1],
-}
 
 
 def _outputs(x):

@@ -10,16 +10,15 @@ import pytest
 import sympile
 import sympile.tensor as T
 from sympile.tensor.shape import MakeVector, Reshape, specify_shape
-from tests.link.c.utils import PYTHON_MODE, compare_backends, compile_c, requires_compiler
+from tests.link.c.utils import (
+    LAYOUTS,
+    PYTHON_MODE,
+    compare_backends,
+    compile_c,
+    requires_compiler,
+)
 
 pytestmark = requires_compiler
-
-LAYOUTS = {
-    "c": lambda a: a,
-    "f": np.asfortranarray,
-    "strided": lambda a: np.repeat(a, 2, axis=-1)[..., ::2],
-    "negative": lambda a: a[::-1].copy()[::-1],
-}
 
 
 def _op_names(function) -> set[str]:

@@ -16,6 +16,7 @@ import sympile.tensor as T
 from sympile.graph.ccode import CNames
 from sympile.tensor.subtensor import IncSubtensor, SliceLength, inc_subtensor, set_subtensor
 from tests.link.c.utils import (
+    LAYOUTS,
     PYTHON_MODE,
     assert_clean_under_address_sanitizer,
     compare_backends,
@@ -24,13 +25,6 @@ from tests.link.c.utils import (
 )
 
 pytestmark = requires_compiler
-
-LAYOUTS = {
-    "c": lambda a: a,
-    "f": np.asfortranarray,
-    "strided": lambda a: np.repeat(a, 2, axis=-1)[..., ::2],
-    "negative": lambda a: a[::-1].copy()[::-1],
-}
 
 BIG = np.iinfo("int64").max
 SMALL = np.iinfo("int64").min

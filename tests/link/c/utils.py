@@ -22,6 +22,17 @@ from tests.utils import assert_like_numpy
 requires_compiler = pytest.mark.skipif(not compiler_available(),
                                        reason="no C compiler (config.cxx)")
 
+# The memory layouts C code must handle, each a function of a C-contiguous array: the same
+# values C-ordered, Fortran-ordered, with a stride of 2 on the last axis, and with negative
+# strides.
+LAYOUTS = {
+    "c": lambda a: a,
+    "f": np.asfortranarray,
+    "strided": lambda a: np.repeat(a, 2, axis=-1)[..., ::2],
+    "negative": lambda a: a[::-1].copy()[::-1],
+}
+
+
 C_MODE = Mode(RewriteQuery(include=("fast_run",)), backend="c", name="FAST_RUN_C")
 PYTHON_MODE = Mode(RewriteQuery(include=("fast_run",)), backend="python", name="FAST_RUN_PY")
 
