@@ -22,6 +22,18 @@ import numpy as np
 PEERS = ("pytensor", "jax", "torch")
 
 
+@dataclass
+class Steps:
+    """A training benchmark's implementation: `run()` does its steps; `parameters()` gives the
+    trained parameters as numpy arrays (tests compare implementations by them)."""
+
+    run: Callable[[], Any]
+    parameters: Callable[[], list[np.ndarray]]
+
+    def __call__(self) -> None:
+        self.run()
+
+
 def available_peers(requested: list[str]) -> tuple[list[str], list[str]]:
     """(importable peers, notes on those skipped), in the requested order."""
     found, notes = [], []

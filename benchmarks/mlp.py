@@ -10,24 +10,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from benchmarks.harness import Steps
 
 N_EXAMPLES, N_INPUTS, N_CLASSES = 6000, 784, 10
 LEARNING_RATE = 0.01
 MODELS = {"logreg 784-10": [784, 10], "mlp 784-500-10": [784, 500, 10],
           "mlp 784-1000x3-10": [784, 1000, 1000, 1000, 10]}
-
-
-@dataclass
-class Steps:
-    run: Callable[[], Any]
-    parameters: Callable[[], list[np.ndarray]]
-
-    def __call__(self) -> None:
-        self.run()
 
 
 def dataset(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

@@ -12,24 +12,16 @@ them); `forward_steps` times the recurrence alone (the per-step overhead of the 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from benchmarks.harness import Steps
 
 LEARNING_RATE = 0.01
 SMALL = {"vocabularies": (54,), "hiddens": (50,), "n_sequences": 3, "length": 100}
 FULL = {"vocabularies": (10, 54, 3000), "hiddens": (50, 100, 500, 1500), "n_sequences": 100,
         "length": 100}
-
-
-@dataclass
-class Steps:
-    run: Callable[[], Any]
-    parameters: Callable[[], list[np.ndarray]]
-
-    def __call__(self) -> None:
-        self.run()
 
 
 def dataset(vocabulary: int, n_sequences: int, length: int, seed: int = 0) -> np.ndarray:
