@@ -268,48 +268,55 @@ def _build_entry(source: str, flags: tuple[str, ...], kind: str, source_name: st
     return key, product, True
 
 
-def _uses_gcc() -> bool:
-    """Whether config.cxx is gcc, which finds a precompiled `<header>.gch` by itself (clang
-    needs other flags: the header is then parsed in every unit)."""
-    return "Free Software Foundation" in compiler_identity(config.cxx)[1]
+def _header_kind() -> str:
+    """'header' (precompiled) where config.cxx is gcc, which finds a `<header>.gch` by itself;
+    'header-text' elsewhere (clang needs other flags: the header is parsed in every unit)."""
+    gcc = "Free Software Foundation" in compiler_identity(config.cxx)[1]
+    return "header" if gcc else "header-text"
 
 
-def _unit_header(header: tuple[str, str], flags: tuple[str, ...]) -> tuple[str, str]:
-    """(key, directory) of the entry of the unit header (file name, text): the header,
-    precompiled where gcc runs."""
+def _unit_header(header: tuple[str, str], flags: tuple[str, ...]) -> str:
+    """The directory of the unit header's entry (header: file name, text), built if needed:
+    the header, precompiled where gcc runs."""
     header_name, text = header
-    if _uses_gcc():
-        key, product, _ = _build_entry(text, flags, "header", header_name)
-    else:
-        inputs = key_inputs(text, flags, "header-text")
-        key = compute_key(inputs)
-        product = os.path.join(cache_root(), key, header_name)
-        if not os.path.exists(product):
-            os.makedirs(os.path.dirname(product), exist_ok=True)
-            _write_atomic(product, text.encode())
-    return key, os.path.dirname(product)
+    kind = _header_kind()
+    if kind == "header":
+        return os.path.dirname(_build_entry(text, flags, kind, header_name)[1])
+    product = os.path.join(cache_root(), compute_key(key_inputs(text, flags, kind)), header_name)
+    if not os.path.exists(product):
+        os.makedirs(os.path.dirname(product), exist_ok=True)
+        _write_atomic(product, text.encode())
+    return os.path.dirname(product)
 
 
 def build(source: str, flags: tuple[str, ...], units: tuple[str, ...] = (),
           unit_header: tuple[str, str] = ("", "")) -> tuple[str, str, bool]:
     """Make sure a valid entry for the module (source, flags) linked with `units` (the source
     of each op unit, compiled with the same flags; they include `unit_header`, given as (file
-    name, text)) is on disk, compiling what is missing, the units in parallel.
+    name, text)) is on disk, compiling what is missing, the units in parallel. A valid module
+    entry is used without looking at its units' entries (its key covers their keys).
 
     Returns (key, library path, whether this call ran the compiler).
     """
     if not units:
         return _build_entry(source, flags, "module", SOURCE_NAME)
-    header_key, header_directory = _unit_header(unit_header, flags)
-    arguments = ("-I" + header_directory,)
+    header_key = compute_key(key_inputs(unit_header[1], flags, _header_kind()))
+    unit_keys = tuple(compute_key(key_inputs(unit, flags, "unit", (header_key,)))
+                      for unit in units)
+    depends = (header_key, *unit_keys)
+    inputs = key_inputs(source, flags, "module", depends)
+    key = compute_key(inputs)
+    directory = os.path.join(cache_root(), key)
+    if entry_is_valid(directory, key, inputs):
+        return key, library_path(directory, key), False
+    arguments = ("-I" + _unit_header(unit_header, flags),)
     workers = min(len(units), os.cpu_count() or 1)
     with ThreadPoolExecutor(max_workers=workers) as pool:
         results = list(pool.map(
             lambda unit: _build_entry(unit, flags, "unit", UNIT_SOURCE_NAME, (header_key,),
                                       arguments), units))
-    key, library, ran = _build_entry(
-        source, flags, "module", SOURCE_NAME, (header_key, *(key for key, _, _ in results)),
-        arguments, tuple(path for _, path, _ in results))
+    key, library, ran = _build_entry(source, flags, "module", SOURCE_NAME, depends, arguments,
+                                     tuple(path for _, path, _ in results))
     return key, library, ran or any(compiled for _, _, compiled in results)
 
 

@@ -30,8 +30,9 @@ def load_module(source: str, openmp: bool = False, extra_flags: tuple[str, ...] 
                 units: tuple[str, ...] = ()) -> ModuleType:
     """The extension module built from `source` (whose init function is SYMPILE_PYINIT, named
     SYMPILE_MODULE_NAME: both are #defined after its first line) and linked with the `units`
-    (sources that include prelude.UNIT_HEADER, the program unit among them), with `__sympile_build__` = {compile_s, load_s, cache_hit}
-    (seconds spent compiling or checking the cache, seconds spent loading)."""
+    (sources that include prelude.UNIT_HEADER, the program unit among them), with
+    `__sympile_build__` = {compile_s, load_s, cache_hit} (seconds spent compiling or checking
+    the cache, seconds spent loading)."""
     if not compiler_available():
         raise CompileError(f"load_module: no C compiler (config.cxx={config.cxx!r})")
     result = cache.load(source, compile_flags(openmp, extra_flags), units,
