@@ -156,7 +156,7 @@ class IfElse(Op):
         """Reads the condition (nonzero is true) and hands out a new reference to each value
         of the branch taken; the backend has computed that branch only."""
         n = self.n_outs
-        condition = f"sympile_ifelse_condition_{names.id}"
+        condition = "sympile_ifelse_condition"
 
         def assignments(offset: int) -> str:
             return "\n".join(

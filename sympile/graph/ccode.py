@@ -15,10 +15,11 @@ The backend wraps `body` in its own block and gives it, through `names`:
 - `names.fail`: a C statement that aborts the node; run it after setting a Python exception
   (`PyErr_Format(PyExc_ValueError, "...")`). The backend adds the op, the input shapes and
   where the user created the variable, as for errors raised by perform().
-- `names.id`: an integer unique to the node in its module, to make identifiers unique.
 
-Every module starts with Python.h, numpy/arrayobject.h, math.h, stdint.h, string.h and
-these helpers (defined by the backend):
+The body is the inside of a C function of its own (its identifiers cannot clash with another
+node's), in a translation unit of its own (an op unit, compiled once and cached for every
+module that has the same code). Every unit starts with Python.h, numpy/arrayobject.h, math.h,
+stdint.h, string.h and these helpers (defined by the backend):
 
     int sympile_prepare_output(PyArrayObject **out, int ndim, const npy_intp *dims,
                                int typenum);
@@ -29,9 +30,9 @@ these helpers (defined by the backend):
         *out becomes `value` (a reference this call steals; NULL means an exception is set
         and is passed on). Returns 0, or -1.
 
-`support` pieces are top-level C (static helper functions, macros), each emitted once per
-module however many nodes use it: give helpers names that say what they compute, including
-the dtype (`sympile_sum_float32`), so equal text means equal code. `blas` names BLAS routines
+`support` pieces are top-level C (static helper functions, macros) put before the body in
+its unit: give helpers names that say what they compute, including the dtype
+(`sympile_sum_float32`), so equal text means equal code. `blas` names BLAS routines
 (e.g. "dgemm") that the body calls through the function pointers `sympile_blas_dgemm` etc.,
 which the backend loads from scipy.linalg.cython_blas (Fortran calling convention:
 every argument by pointer, column-major). `openmp`: the body uses OpenMP pragmas.
@@ -39,7 +40,7 @@ every argument by pointer, column-major). `openmp`: the body uses OpenMP pragmas
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 # The C type that holds one element of each dtype. float16 and complex have no arithmetic
 # in C; ops give no C code for them and the backend falls back to perform().
@@ -78,4 +79,3 @@ class CNames:
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
     fail: str
-    id: int = field(default=0)

@@ -174,8 +174,7 @@ def inc_subtensor_c_code(op, node: Apply, names: CNames) -> CCode | None:
     region_ndim = read_node.outputs[0].type.ndim
     fail = f"{{ Py_XDECREF(region); {names.fail} }}"
     view = subtensor_c_code(op, read_node, CNames(inputs=(output, *index_names),
-                                                  outputs=("region",), fail=fail,
-                                                  id=names.id))
+                                                  outputs=("region",), fail=fail))
     if op.destroy_map:
         target = f"""Py_INCREF({x});
 sympile_assign_output(&{output}, {x});"""
