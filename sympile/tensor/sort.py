@@ -28,6 +28,7 @@ from sympile.tensor.extra_ops import (
     static_product,
 )
 from sympile.tensor.shape import flatten
+from sympile.tensor.sort_c import argsort_c_code, sort_c_code
 from sympile.tensor.type import tensor_type
 from sympile.tensor.variable import as_tensor_variable
 
@@ -82,6 +83,10 @@ class SortOp(_SortBase):
     def perform(self, node, inputs, output_storage):
         output_storage[0][0] = np.sort(inputs[0], axis=self.axis, kind=self.kind)
 
+    def c_code(self, node, names):
+        """A stable merge sort of each line (sympile.tensor.sort_c): numpy's values."""
+        return sort_c_code(self, node, names)
+
     def L_op(self, inputs, outputs, output_grads):
         """gx = g scattered back through p = argsort(x): gx[..., p[..., j], ...] = g[..., j, ...]
         along the axis (for axis None, on the flattened x, then reshaped to x's shape)."""
@@ -120,6 +125,10 @@ class ArgSortOp(NonDifferentiable, _SortBase):
     def perform(self, node, inputs, output_storage):
         output_storage[0][0] = np.argsort(inputs[0], axis=self.axis, kind="stable") \
             .astype("int64", copy=False)
+
+    def c_code(self, node, names):
+        """A stable merge sort of each line's indices (sympile.tensor.sort_c)."""
+        return argsort_c_code(self, node, names)
 
 
 class PermuteAlongAxis(Op):
