@@ -32,8 +32,11 @@ class CVM:
         self.fgraph = fgraph
         self.nodes = fgraph.toposort()
         self.storage: dict[Variable, list[Any]] = dict(zip(fgraph.inputs, input_storage))
-        constants = [v for v in fgraph.variables
-                     if isinstance(v, Constant) and v not in self.storage]
+        # In the order the nodes read them, then the outputs (fgraph.variables is a set): the
+        # same graph gets the same cells, hence the same main unit and its cache entry.
+        read = [v for node in self.nodes for v in node.inputs] + list(fgraph.outputs)
+        constants = list(dict.fromkeys(
+            v for v in read if isinstance(v, Constant) and v not in self.storage))
         for constant in constants:
             self.storage[constant] = [_constant_value(constant)]
         outputs = [v for node in self.nodes for v in node.outputs]

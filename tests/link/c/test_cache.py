@@ -294,3 +294,32 @@ def test_functions_share_the_compiled_units_of_their_ops(compiledir, compile_cou
         np.testing.assert_allclose(results[0], np.exp(value).sum(axis=0))
         np.testing.assert_array_equal(results[1], value.T)
     np.testing.assert_array_equal(third(value)[2], [2, 2])
+
+
+def test_same_graph_with_several_constants_hits_the_cache(compiledir, compile_count):
+    """Equal graphs get equal cells (constants in the order nodes read them), so the second
+    function's main unit is the first's cache entry."""
+    numbers = (40, 3, 4, 5, 2, 7)
+
+    def build(creation_order):
+        # Constants created in another order sit elsewhere in memory, so a set of the graph's
+        # variables iterates them in another order.
+        made = {value: tt.constant(value, dtype="int64") for value in creation_order}
+        forty, three, four, five, two, seven = (made[value] for value in numbers)
+        x = tt.dvector("x")
+        n = tt.lscalar("n")
+        outputs = [tt.arange(n, forty, three), tt.alloc(x, four, x.shape[0]),
+                   tt.arange(five, n, two), tt.arange(seven, forty, n)]
+        return compile_c([x, n], outputs)
+    first = build(numbers)
+    compile_count.clear()
+    second = build(numbers[::-1])
+    assert compile_count == []
+    assert second._vm.build_times["cache_hit"] is True
+    values = np.linspace(-2, 12, 5)
+    for compiled in (first, second):
+        results = compiled(values, 9)
+        np.testing.assert_array_equal(results[0], np.arange(9, 40, 3))
+        np.testing.assert_array_equal(results[1], np.tile(values, (4, 1)))
+        np.testing.assert_array_equal(results[2], np.arange(5, 9, 2))
+        np.testing.assert_array_equal(results[3], np.arange(7, 40, 9))
