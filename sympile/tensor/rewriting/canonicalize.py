@@ -32,7 +32,13 @@ from sympile.tensor.math import cast, elemwise_of
 from sympile.tensor.reduction import CAReduce
 from sympile.tensor.rewriting.basic import MergeRewriter, local_constant_folding, rewrite_db
 from sympile.tensor.shape import Reshape, ShapeI, SpecifyShape
-from sympile.tensor.subtensor import IndexSlice, Subtensor
+from sympile.tensor.subtensor import (
+    AdvancedIncSubtensor,
+    IncSubtensor,
+    IndexSlice,
+    Subtensor,
+    _may_repeat,
+)
 from sympile.tensor.type import TensorType
 
 __all__ = ["canonicalize_db"]
@@ -467,6 +473,61 @@ def local_elemwise_alloc(fgraph: FunctionGraph, node: Apply):
             return [replacement]
     return None
 
+
+def _is_zeros(variable: Variable) -> bool:
+    """True if `variable` is alloc(0, ...) or a constant array of zeros."""
+    if _is_constant(variable, 0):
+        return True
+    return variable.owner is not None and isinstance(variable.owner.op, Alloc) \
+        and _is_constant(variable.owner.inputs[0], 0)
+
+
+def _same_lengths(x: Variable, y: Variable) -> bool:
+    """True when adding x and y (Elemwise) gives x's shape whenever it runs: on every axis the
+    static lengths are equal, or neither is 1 (an axis is broadcast only where its type says
+    length 1, so lengths that are not known must be equal at run time)."""
+    if x.type.ndim != y.type.ndim:
+        return False
+    return all(x_length == y_length or (None in (x_length, y_length)
+                                        and 1 not in (x_length, y_length))
+               for x_length, y_length in zip(x.type.shape, y.type.shape))
+
+
+@node_rewriter([Elemwise])
+def local_add_inc_subtensor_of_zeros(fgraph: FunctionGraph, node: Apply):
+    """x + inc_subtensor(zeros[index], y) -> inc_subtensor(x[index], y), and with the sum's
+    arguments swapped, for basic and advanced indices (a gradient of x[index] added to an
+    accumulator). set_subtensor on zeros counts as inc_subtensor where the index selects no
+    element twice: always for a basic index, and for an advanced one when that is known at
+    graph build time (ignore_duplicates too). Only when x, the zeros and the sum have one
+    dtype and the zeros x's lengths (as in local_elemwise_alloc, the rewritten graph skips
+    the check that unknown lengths match: where they differ, the original raises)."""
+    if not _is_elemwise(node, scalar.add) or len(node.inputs) != 2:
+        return None
+    (output,) = node.outputs
+    for position in (0, 1):
+        x, written = node.inputs[position], node.inputs[1 - position]
+        if written.owner is None or not isinstance(written.owner.op,
+                                                   (IncSubtensor, AdvancedIncSubtensor)):
+            continue
+        op = written.owner.op
+        zeros, y, *index_inputs = written.owner.inputs
+        if not _is_zeros(zeros) or not _same_lengths(x, zeros) \
+                or not x.type.dtype == zeros.type.dtype == output.type.dtype:
+            continue
+        if isinstance(op, IncSubtensor):
+            increment: Any = IncSubtensor(op.idx_list)
+        else:
+            if (op.set_instead_of_inc or op.ignore_duplicates) \
+                    and _may_repeat(op, zeros, index_inputs):
+                continue
+            increment = AdvancedIncSubtensor(op.idx_list)
+        replacement = increment(x, y, *index_inputs)
+        if output.type.is_super(replacement.type):
+            return [replacement]
+    return None
+
+
 # -- reductions ---------------------------------------------------------------------------------
 
 def _changes_dtype(node: Apply) -> bool:
@@ -546,7 +607,7 @@ CANONICALIZE_RULES = (
     local_reduce_reduce, local_reduce_length_one, local_combine_constants, local_div_to_mul,
     local_div_div, local_switch_constant_condition, local_useless_subtensor,
     local_reduce_dimshuffle, local_elemwise_alloc, local_int_div_by_one, local_neg_of_sub,
-    local_switch_same_branches,
+    local_switch_same_branches, local_add_inc_subtensor_of_zeros,
 )
 
 canonicalize_db = EquilibriumDatabase("canonicalize")
