@@ -9,15 +9,19 @@ Composite's statements):
   compiler vectorises it;
 - a strided loop, for any strides: length-1 axes dropped, neighbouring axes merged where every
   operand's strides allow it, the rows of the innermost axis run one by one (each row's
-  offsets computed from its index, so rows can run on several threads).
+  offsets computed from its index, so rows can run on several threads). When every operand
+  steps along the rows by one element (or, for an input whose type has length 1 on the rows'
+  axis, by 0: it is read once per row), the rows run as plain arrays the compiler vectorises
+  (a matrix plus a broadcast row or column); otherwise through their strides.
 
 Both run under OpenMP (`parallel for` over elements or rows) when config.openmp is set and
 the output has at least config.openmp_elemwise_minsize elements; both flags are read when the
 C code is generated. Errors the scalar code reports through C_ERROR_FLAG are raised after the
 loop. Statements that call sympile.scalar.c_fastmath's functions with a limited range report an
-element outside it through FALLBACK_FLAG: the loops then run in blocks (rows, for the strided
-one), and a block where the flag was set is computed again with libm's functions. A loop that
-writes over its input cannot compute a block twice, and uses libm's throughout.
+element outside it through FALLBACK_FLAG: the loops then run in blocks of _BLOCK elements, and
+a block where the flag was set is computed again with libm's functions. A loop that writes an
+output over an input computes each block into a buffer on the stack and stores it after the
+block (and its recomputation), so it reads its inputs untouched and keeps the fast functions.
 """
 
 from __future__ import annotations
@@ -65,8 +69,9 @@ static void sympile_elemwise_shape_error(const char *op, int count,
 }
 """
 
-# Elements per block of a contiguous loop whose statements may fall back to libm.
-_FALLBACK_BLOCK = 1024
+# Elements per block of a loop whose statements may fall back to libm, or whose outputs are
+# buffered (written over an input).
+_BLOCK = 1024
 
 # Vectorisation of the kernels: -O2 alone only vectorises loops whose trip count is known;
 # no-trapping-math lets gcc turn selects between floats into blends (it changes no value, only
@@ -125,9 +130,17 @@ class _Loop:
         self.single = [all(length == 1 for length in v.type.shape) for v in node.inputs]
         self.destroyed = destroyed  # input index -> index of the output written over it
         self.ndim = node.outputs[0].type.ndim
-        self.fallback = FALLBACK_FLAG in statements and not destroyed
-        if FALLBACK_FLAG in statements and destroyed:
-            self.statements = precise_statements(statements)
+        self.fallback = FALLBACK_FLAG in statements
+        # Outputs written over an input are computed a block at a time into local buffers and
+        # stored after it, so a block is computed again from its inputs when it fell back,
+        # and the computing loop stores only into memory nothing else can point to.
+        self.buffered = bool(destroyed)
+        # The strided kernel's rows run along the last axis the output's type does not say
+        # has length 1: an input whose type has length 1 there is one value per row.
+        last_axis = max((axis for axis, length in enumerate(node.outputs[0].type.shape)
+                         if length != 1), default=None)
+        self.row_constant = [last_axis is None or v.type.shape[last_axis] == 1
+                             for v in node.inputs]
 
     def element(self, load_input: Sequence[str], store_output: Sequence[str],
                 precise: bool = False) -> str:
@@ -137,6 +150,48 @@ class _Loop:
         lines.append(precise_statements(self.statements) if precise else self.statements)
         lines += [f"{store} = z{j};" for j, store in enumerate(store_output)]
         return "\n            ".join(lines)
+
+    def elements(self, size: str, loads: Sequence[str], stores: Sequence[str]) -> str:
+        """A loop over i in [0, size) storing the elements of `loads` into `stores`. Statements
+        that may fall back run in blocks, each computed again with libm's functions when one
+        of its elements fell back; buffered outputs are stored after each block."""
+        if not self.fallback and not self.buffered:
+            return (f"for (npy_intp i = 0; i < {size}; i++) {{\n            "
+                    f"{self.element(loads, stores)}\n        }}")
+        targets, buffers, store_back = stores, "", ""
+        if self.buffered:
+            targets = [f"buffer{j}[i - start]" for j in range(self.n_outputs)]
+            buffers = " ".join(f"{t} buffer{j}[{_BLOCK}];"
+                               for j, t in enumerate(self.output_types))
+            copies = " ".join(f"{store} = buffer{j}[i - start];"
+                              for j, store in enumerate(stores))
+            store_back = f"for (npy_intp i = start; i < stop; i++) {{ {copies} }}"
+        flag, rerun = "", ""
+        if self.fallback:
+            flag = f"int {FALLBACK_FLAG} = 0;"
+            rerun = f"""if ({FALLBACK_FLAG}) {{
+                for (npy_intp i = start; i < stop; i++) {{
+            {self.element(loads, targets, precise=True)}
+                }}
+            }}"""
+        return f"""for (npy_intp start = 0; start < {size}; start += {_BLOCK}) {{
+            const npy_intp stop = {size} - start < {_BLOCK} ? {size} : start + {_BLOCK};
+            {buffers}
+            {flag}
+            for (npy_intp i = start; i < stop; i++) {{
+            {self.element(loads, targets)}
+            }}
+            {rerun}
+            {store_back}
+        }}"""
+
+    def _restrict(self, output: int | None = None) -> str:
+        """The qualifier of an input's pointer (output None) or an output's: restrict unless it
+        may point where another operand does (every input of a buffered loop, whose outputs
+        may be written over any of them; an output written over an input)."""
+        if output is None:
+            return "" if self.buffered else " restrict"
+        return "" if output in self.destroyed.values() else " restrict"
 
     def parallel(self, loop: str, size: str, minimum_size: int | None,
                  serial_copy: bool) -> str:
@@ -158,33 +213,14 @@ class _Loop:
                 declarations.append(f"const {t} v{i} = *(const {t} *)pointers[{i}];")
                 loads.append(f"v{i}")
             else:
-                # An input the loop writes over is read through the output's pointer.
-                qualifier = "" if i in self.destroyed else " restrict"
-                declarations.append(f"const {t} *{qualifier} p{i} = "
+                declarations.append(f"const {t} *{self._restrict()} p{i} = "
                                     f"(const {t} *)pointers[{i}];")
                 loads.append(f"p{i}[i]")
-        aliased = set(self.destroyed.values())
         for j, t in enumerate(self.output_types):
-            qualifier = "" if j in aliased else " restrict"
-            declarations.append(f"{t} *{qualifier} q{j} = ({t} *)pointers[{self.n_inputs + j}];")
+            declarations.append(f"{t} *{self._restrict(j)} q{j} = "
+                                f"({t} *)pointers[{self.n_inputs + j}];")
             stores.append(f"q{j}[i]")
-        if self.fallback:
-            loop = f"""for (npy_intp start = 0; start < size; start += {_FALLBACK_BLOCK}) {{
-            const npy_intp stop = size - start < {_FALLBACK_BLOCK} ? size
-                                  : start + {_FALLBACK_BLOCK};
-            int {FALLBACK_FLAG} = 0;
-            for (npy_intp i = start; i < stop; i++) {{
-            {self.element(loads, stores)}
-            }}
-            if ({FALLBACK_FLAG}) {{
-                for (npy_intp i = start; i < stop; i++) {{
-            {self.element(loads, stores, precise=True)}
-                }}
-            }}
-        }}"""
-        else:
-            loop = (f"for (npy_intp i = 0; i < size; i++) {{\n            "
-                    f"{self.element(loads, stores)}\n        }}")
+        loop = self.elements("size", loads, stores)
         declared = "\n    ".join(declarations)
         return _named("contiguous", f"""
 /* {_comment(self.node.op)}: contiguous operands */
@@ -200,25 +236,38 @@ static int @NAME@(npy_intp size, char *const *pointers)
 
     def strided_kernel(self, minimum_size: int | None) -> tuple[str, str]:
         operands = self.n_inputs + self.n_outputs
+        length = max(self.ndim, 1)
         rows, loads, stores = [], [], []
         for k in range(operands):
             constant = "const " if k < self.n_inputs else ""
             rows.append(f"{constant}char *b{k} = pointers[{k}] + offsets[{k}];")
-            rows.append(f"const npy_intp s{k} = strides[{k} * {max(self.ndim, 1)} + nd - 1];")
+            rows.append(f"const npy_intp s{k} = strides[{k} * {length} + nd - 1];")
         for i, t in enumerate(self.input_types):
             loads.append(f"*(const {t} *)(b{i} + i * s{i})")
         for j, t in enumerate(self.output_types):
             k = self.n_inputs + j
             stores.append(f"*({t} *)(b{k} + i * s{k})")
         row_setup = "\n            ".join(rows)
-        flag = f"int {FALLBACK_FLAG} = 0;" if self.fallback else ""
-        rerun = ""
-        if self.fallback:
-            rerun = f"""if ({FALLBACK_FLAG}) {{
-                for (npy_intp i = 0; i < inner; i++) {{
-            {self.element(loads, stores, precise=True)}
-                }}
-            }}"""
+        # Rows where every operand is contiguous, or constant for the inputs the type says
+        # are, run as plain arrays (vectorised).
+        checks, plain, plain_loads, plain_stores = [], [], [], []
+        for i, t in enumerate(self.input_types):
+            pointer = f"pointers[{i}] + offsets[{i}]"
+            if self.row_constant[i]:
+                checks.append(f"strides[{i} * {length} + nd - 1] == 0")
+                plain.append(f"const {t} v{i} = *(const {t} *)({pointer});")
+                plain_loads.append(f"v{i}")
+            else:
+                checks.append(f"strides[{i} * {length} + nd - 1] == (npy_intp)sizeof({t})")
+                plain.append(f"const {t} *{self._restrict()} r{i} = (const {t} *)({pointer});")
+                plain_loads.append(f"r{i}[i]")
+        for j, t in enumerate(self.output_types):
+            k = self.n_inputs + j
+            checks.append(f"strides[{k} * {length} + nd - 1] == (npy_intp)sizeof({t})")
+            plain.append(f"{t} *{self._restrict(j)} w{j} = "
+                         f"({t} *)(pointers[{k}] + offsets[{k}]);")
+            plain_stores.append(f"w{j}[i]")
+        plain_setup = "\n                ".join(plain)
         loop = f"""for (npy_intp row = 0; row < outer; row++) {{
             npy_intp offsets[{operands}] = {{0}};
             npy_intp rest = row;
@@ -226,14 +275,15 @@ static int @NAME@(npy_intp size, char *const *pointers)
                 const npy_intp index = rest % shape[axis];
                 rest /= shape[axis];
                 for (int k = 0; k < {operands}; k++)
-                    offsets[k] += index * strides[k * {max(self.ndim, 1)} + axis];
+                    offsets[k] += index * strides[k * {length} + axis];
             }}
+            if (plain_rows) {{
+                {plain_setup}
+                {self.elements("inner", plain_loads, plain_stores)}
+            }} else {{
             {row_setup}
-            {flag}
-            for (npy_intp i = 0; i < inner; i++) {{
-            {self.element(loads, stores)}
+            {self.elements("inner", loads, stores)}
             }}
-            {rerun}
         }}"""
         return _named("strided", f"""
 /* {_comment(self.node.op)}: any strides (in bytes; 0 along broadcast axes) */
@@ -246,6 +296,7 @@ static int @NAME@(int nd, const npy_intp *shape, char *const *pointers,
     npy_intp outer = 1;
     for (int axis = 0; axis < nd - 1; axis++)
         outer *= shape[axis];
+    const int plain_rows = {" && ".join(checks)};
     {self.parallel(loop, "outer * inner", minimum_size, serial_copy=False)}
     return {C_ERROR_FLAG};
 }}
