@@ -103,8 +103,8 @@ def _fired(function) -> list[str]:
 
 
 def _same_values(inputs, outputs, points) -> tuple:
-    """The functions of `outputs` without rewrites and in FAST_RUN; asserts they agree on
-    every point (a tuple of input values)."""
+    """The function of `outputs` in FAST_RUN, after asserting that it agrees with the one
+    without rewrites on every point (a tuple of input values)."""
     plain = sympile.function(inputs, outputs, mode=NO_REWRITE, on_unused_input="ignore")
     fast = sympile.function(inputs, outputs, mode=FAST_RUN, on_unused_input="ignore")
     for point in points:
@@ -113,7 +113,7 @@ def _same_values(inputs, outputs, points) -> tuple:
             expected, actual = [expected], [actual]
         for value, reference in zip(actual, expected):
             assert_like_numpy(value, reference)
-    return plain, fast
+    return fast
 
 
 def _rule_on_first_ifelse(rule, inputs, outputs):
@@ -131,7 +131,7 @@ def test_lift_moves_the_elemwise_into_both_branches():
     c = T.iscalar("c")
     x, y = T.dvectors("x", "y")
     out = T.exp(ifelse(c, Counted("then")(x), Counted("else")(x)) * y)
-    plain, fast = _same_values([c, x, y], out, [(1, VALUES, VALUES + 1), (0, VALUES, VALUES)])
+    fast = _same_values([c, x, y], out, [(1, VALUES, VALUES + 1), (0, VALUES, VALUES)])
     assert "local_ifelse_lift" in _fired(fast)
     (node,) = _ifelse_nodes(fast)
     # The ifelse is the last node: the product and the exp are inside its branches.
@@ -149,7 +149,7 @@ def test_lift_lets_the_branch_not_taken_simplify():
     c = T.iscalar("c")
     x, y = T.dvectors("x", "y")
     out = ifelse(c, T.exp(x), T.ones_like(x)) * y
-    plain, fast = _same_values([c, x, y], out, [(1, VALUES, VALUES), (0, VALUES, VALUES + 1)])
+    fast = _same_values([c, x, y], out, [(1, VALUES, VALUES), (0, VALUES, VALUES + 1)])
     (node,) = _ifelse_nodes(fast)
     # ones * y is y: the else branch computes nothing.
     assert node.inputs[2] is fast.maker.fgraph.inputs[2]
@@ -159,7 +159,7 @@ def test_lift_through_two_ifelses_on_one_condition_makes_one():
     c = T.dscalar("c")
     x, y = T.dvectors("x", "y")
     out = ifelse(c, x, y) + ifelse(c, T.exp(y), Counted("boom", fail=True)(x))
-    plain, fast = _same_values([c, x, y], out, [(2.0, VALUES, VALUES * 3)])
+    fast = _same_values([c, x, y], out, [(2.0, VALUES, VALUES * 3)])
     (node,) = _ifelse_nodes(fast)
     assert node.op.n_outs == 1
     with pytest.raises(RuntimeError, match="boom ran"):
@@ -171,7 +171,7 @@ def test_lift_through_dimshuffle_and_sum():
     x = T.dmatrix("x")
     out = ifelse(c, x, T.exp(x)).T.sum(axis=0)
     matrix = np.arange(6.0).reshape(2, 3) / 5
-    plain, fast = _same_values([c, x], out, [(1, matrix), (0, matrix)])
+    fast = _same_values([c, x], out, [(1, matrix), (0, matrix)])
     (node,) = _ifelse_nodes(fast)
     assert fast.maker.fgraph.outputs[0].owner is node
     assert node.outputs[0].type.ndim == 1
@@ -182,7 +182,7 @@ def test_lift_keeps_other_outputs_of_the_ifelse():
     x, y = T.dvectors("x", "y")
     first, second = ifelse(c, [x, x * 2], [y, y * 3])
     outs = [T.exp(first), second]
-    plain, fast = _same_values([c, x, y], outs, [(1, VALUES, VALUES + 1), (0, VALUES, VALUES)])
+    fast = _same_values([c, x, y], outs, [(1, VALUES, VALUES + 1), (0, VALUES, VALUES)])
     (node,) = _ifelse_nodes(fast)
     assert node.op.n_outs == 2
     assert set(fast.maker.fgraph.outputs) == set(node.outputs)
@@ -215,10 +215,10 @@ def test_nested_same_condition_takes_the_inner_branch():
     outer_then = ifelse(c, ifelse(c, T.exp(x), never(x)), z)
     outer_else = ifelse(c, z, ifelse(c, never(y), T.log(y)))
     for out in (outer_then, outer_else):
-        plain, fast = _same_values([c, x, y, z], out,
+        fast = _same_values([c, x, y, z], out,
                                    [(1, VALUES, VALUES, VALUES), (0, VALUES, VALUES, VALUES)])
         assert "local_ifelse_nested_same_condition" in _fired(fast)
-        (node,) = _ifelse_nodes(fast)
+        assert len(_ifelse_nodes(fast)) == 1
         assert not any(isinstance(n.op, Counted) for n in fast.maker.fgraph.toposort())
 
 
@@ -228,7 +228,7 @@ def test_nested_other_condition_is_left_alone():
     out = ifelse(c, ifelse(d, x, y), z)
     assert _rule_on_first_ifelse(local_ifelse_nested_same_condition, [c, d, x, y, z],
                                  [out]) is None
-    plain, fast = _same_values([c, d, x, y, z], out,
+    fast = _same_values([c, d, x, y, z], out,
                                [(c_value, d_value, VALUES, VALUES * 2, VALUES * 3)
                                 for c_value in (0, 1) for d_value in (0, 1)])
     assert len(_ifelse_nodes(fast)) == 2
@@ -240,7 +240,7 @@ def test_merge_two_ifelses_on_one_condition():
     # Read by both then branches: eager with two nodes, in the then branch once merged.
     both = Counted("both")(x)
     outs = [ifelse(c, both * 2, y), ifelse(c, T.exp(both), T.log(y))]
-    plain, fast = _same_values([c, x, y], outs, [(1, VALUES, VALUES), (0, VALUES, VALUES)])
+    fast = _same_values([c, x, y], outs, [(1, VALUES, VALUES), (0, VALUES, VALUES)])
     assert "local_ifelse_merge" in _fired(fast)
     (node,) = _ifelse_nodes(fast)
     assert node.op.n_outs == 2
@@ -263,7 +263,7 @@ def test_merge_leaves_alone_dependent_and_conditional_ifelses():
     # One of them runs only when d is true: merged, it would run on every call.
     inner = ifelse(c, Counted("inner")(x), y)
     outs = [ifelse(d, inner, x), ifelse(c, x * 2, y)]
-    plain, fast = _same_values([c, d, x, y], outs, [(1, 0, VALUES, VALUES)])
+    fast = _same_values([c, d, x, y], outs, [(1, 0, VALUES, VALUES)])
     assert "local_ifelse_merge" not in _fired(fast)
     CALLS.clear()
     fast(1, 0, VALUES, VALUES)
@@ -281,7 +281,7 @@ def test_negated_condition_swaps_the_branches(negate):
     c = T.dscalar("c")
     x = T.dvector("x")
     out = ifelse(negate(c), T.exp(x), Counted("else")(x))
-    plain, fast = _same_values([c, x], out, [(0.0, VALUES), (2.5, VALUES), (np.nan, VALUES),
+    fast = _same_values([c, x], out, [(0.0, VALUES), (2.5, VALUES), (np.nan, VALUES),
                                              (-0.0, VALUES)])
     assert "local_ifelse_negated_condition" in _fired(fast)
     (node,) = _ifelse_nodes(fast)
@@ -295,7 +295,7 @@ def test_neq_zero_condition_is_the_condition():
     c = T.iscalar("c")
     x = T.dvector("x")
     out = ifelse(T.neq(c, 0), T.exp(x), x)
-    plain, fast = _same_values([c, x], out, [(0, VALUES), (-3, VALUES)])
+    fast = _same_values([c, x], out, [(0, VALUES), (-3, VALUES)])
     (node,) = _ifelse_nodes(fast)
     assert node.inputs[0] is fast.maker.fgraph.inputs[0]
 
@@ -306,14 +306,14 @@ def test_invert_of_an_integer_condition_is_left_alone():
     x = T.dvector("x")
     out = ifelse(T.invert(c), T.exp(x), x)
     assert _rule_on_first_ifelse(local_ifelse_negated_condition, [c, x], [out]) is None
-    plain, fast = _same_values([c, x], out, [(1, VALUES), (-1, VALUES)])
+    _same_values([c, x], out, [(1, VALUES), (-1, VALUES)])
 
 
 def test_unused_outputs_are_no_longer_computed():
     c = T.iscalar("c")
     x, y = T.dvectors("x", "y")
-    unused, used = ifelse(c, [Counted("unused")(x), x * 2], [y, y * 3])
-    plain, fast = _same_values([c, x, y], used, [(1, VALUES, VALUES), (0, VALUES, VALUES)])
+    _unused, used = ifelse(c, [Counted("unused")(x), x * 2], [y, y * 3])
+    fast = _same_values([c, x, y], used, [(1, VALUES, VALUES), (0, VALUES, VALUES)])
     assert "local_ifelse_remove_unused_outputs" in _fired(fast)
     (node,) = _ifelse_nodes(fast)
     assert node.op.n_outs == 1
