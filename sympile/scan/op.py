@@ -154,8 +154,8 @@ class Scan(Op):
             buffer = np.empty((lag + n_steps, *initial.shape[1:]), dtype=dtype)
             buffer[:lag] = initial[initial.shape[0] - lag:]
             buffers.append(buffer)
-        steps_run, plain = self._run_steps(run, n_steps, sequences, buffers, lags,
-                                           non_sequences)
+        loop = self._run_steps_in_c if _runs_steps_in_c(run) else self._run_steps
+        steps_run, plain = loop(run, n_steps, sequences, buffers, lags, non_sequences)
         for index, (buffer, lag) in enumerate(zip(buffers, lags)):
             # The buffer is this call's own: its rows can be handed out without a copy.
             output_storage[index][0] = buffer[lag:lag + steps_run]
@@ -200,6 +200,40 @@ class Scan(Op):
             if stop:
                 break
         return steps_run, plain
+
+    def _run_steps_in_c(self, run, n_steps: int, sequences: list[np.ndarray],
+                        buffers: list[np.ndarray], lags: list[int],
+                        non_sequences: list[np.ndarray]) -> tuple[int, list[np.ndarray | None]]:
+        """_run_steps as one call of the inner C program's run_steps: no Python per step.
+        Each argument is a view made here of its first step's row, which the C loop moves
+        along the rows (one view per input for the whole loop, not one per step)."""
+        if n_steps == 0:
+            return 0, [None] * self.n_plain_outputs
+        vm = run._vm
+        fgraph = run.maker.fgraph
+        input_cells = [vm.storage[variable] for variable in fgraph.inputs]
+        output_cells = [vm.storage[variable]
+                        for variable in fgraph.outputs[:len(self.inner_outputs)]]
+        inputs = [(cell, sequence[0, ...], sequence.strides[0])
+                  for cell, sequence in zip(input_cells, sequences)]
+        position = len(sequences)
+        outputs = []
+        for buffer, lag, taps in zip(buffers, lags, self.recurrent_taps):
+            stride = buffer.strides[0]
+            for tap in taps:
+                inputs.append((input_cells[position], buffer[lag + tap, ...], stride))
+                position += 1
+            outputs.append((output_cells[len(outputs)], buffer[lag, ...], stride))
+        # A non-sequence is stored once: stride 0 leaves it in place.
+        inputs.extend((cell, value, 0)
+                      for cell, value in zip(input_cells[position:], non_sequences))
+        n_recurrent = len(self.recurrent_taps)
+        outputs.extend((output_cells[n_recurrent + index],
+                        np.dtype(self.inner_outputs[n_recurrent + index].type.dtype), 0)
+                       for index in range(self.n_plain_outputs))
+        condition = output_cells[-1] if self.has_until else None
+        steps_run, allocated = vm.run_steps(n_steps, inputs, outputs, condition)
+        return steps_run, allocated[n_recurrent:]
 
     def _store_plain(self, plain: list[np.ndarray | None], step: int, n_steps: int,
                      results: list[Any]) -> None:
@@ -246,6 +280,11 @@ class Scan(Op):
     def do_constant_folding(self, fgraph, node) -> bool:
         # A loop over constants would run at compile time and store every step's value.
         return False
+
+
+def _runs_steps_in_c(function) -> bool:
+    """Whether `function` (an inner Function) runs on a VM with a loop in C (run_steps)."""
+    return hasattr(getattr(function, "_vm", None), "run_steps")
 
 
 def _check_match(what: str, dtype: str, ndim: int, inner: Variable) -> None:

@@ -398,6 +398,213 @@ static PyObject *Program_set_call(Program *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* A view whose data pointer run_steps moves along its array's rows, one row per step. Moving
+   the pointer of a view made once costs no allocation per step; it is safe because the view is
+   run_steps' own (made by the caller for this loop, held only by the caller and a cell), the
+   pointer stays inside the base array the view keeps alive, and nothing computed from the
+   view outlives its step: views of it that ops make take its pointer when made, and each
+   result is copied out before the next move. Rows keep their alignment when the row stride is
+   a multiple of the itemsize (every numeric dtype's alignment divides its itemsize); else the
+   flag is recomputed after each move. */
+typedef struct {
+    PyArrayObject *view;       /* borrowed from the caller's tuple, or owned (allocated rows) */
+    char *first;               /* the row of step 0 */
+    npy_intp stride;           /* bytes from one step's row to the next; 0: never moved */
+    int realign;
+} SympileMovingView;
+
+static inline void sympile_move_view(SympileMovingView *moving, Py_ssize_t step)
+{
+    ((PyArrayObject_fields *)moving->view)->data = moving->first + step * moving->stride;
+    if (moving->realign)
+        PyArray_UpdateFlags(moving->view, NPY_ARRAY_ALIGNED);
+}
+
+static void sympile_start_moving(SympileMovingView *moving, PyArrayObject *view,
+                                 npy_intp stride)
+{
+    moving->view = view;
+    moving->first = PyArray_BYTES(view);
+    moving->stride = stride;
+    moving->realign = PyArray_ITEMSIZE(view) > 0 && stride % PyArray_ITEMSIZE(view) != 0;
+}
+
+/* dest[...] = value: one memmove when both are C-contiguous arrays of one dtype and shape. */
+static int sympile_copy_result(PyArrayObject *destination, PyObject *value)
+{
+    if (PyArray_Check(value)) {
+        PyArrayObject *array = (PyArrayObject *)value;
+        int same = PyArray_TYPE(array) == PyArray_TYPE(destination)
+            && PyArray_NDIM(array) == PyArray_NDIM(destination)
+            && PyArray_IS_C_CONTIGUOUS(array) && PyArray_IS_C_CONTIGUOUS(destination);
+        for (int axis = 0; same && axis < PyArray_NDIM(array); axis++)
+            same = PyArray_DIMS(array)[axis] == PyArray_DIMS(destination)[axis];
+        if (same) {
+            /* memmove: a result may be a view of the state buffer the row belongs to. */
+            memmove(PyArray_BYTES(destination), PyArray_BYTES(array), PyArray_NBYTES(array));
+            return 0;
+        }
+    }
+    return PyArray_CopyObject(destination, value);
+}
+
+/* The first row of a new (n_steps, *shape of value) buffer of dtype typenum, which becomes
+   *buffer; NULL on error. */
+static PyArrayObject *sympile_allocate_rows(PyObject *value, int typenum, Py_ssize_t n_steps,
+                                            PyObject **buffer)
+{
+    PyArrayObject *array = (PyArrayObject *)PyArray_FromAny(value, NULL, 0, 0, 0, NULL);
+    if (array == NULL)
+        return NULL;
+    int ndim = PyArray_NDIM(array);
+    npy_intp dims[NPY_MAXDIMS + 1];
+    dims[0] = n_steps;
+    for (int axis = 0; axis < ndim; axis++)
+        dims[axis + 1] = PyArray_DIMS(array)[axis];
+    Py_DECREF(array);
+    if (ndim + 1 > NPY_MAXDIMS) {
+        PyErr_SetString(PyExc_ValueError, "run_steps: too many dimensions for a buffer");
+        return NULL;
+    }
+    *buffer = PyArray_EMPTY(ndim + 1, dims, typenum, 0);
+    if (*buffer == NULL)
+        return NULL;
+    PyObject *index = Py_BuildValue("(nO)", (Py_ssize_t)0, Py_Ellipsis);
+    PyObject *row = index == NULL ? NULL : PyObject_GetItem(*buffer, index);
+    Py_XDECREF(index);
+    return (PyArrayObject *)row;
+}
+
+/* run_steps(n_steps, inputs, outputs, condition cell): a loop of n_steps runs (the loop of a
+   Scan) without returning to Python. inputs: ((cell, view, stride), ...): each view is stored
+   in its cell, and before step k its data pointer is set to its first row plus k * stride
+   bytes. outputs: ((cell, destination, stride), ...): after each run the cell's value is
+   copied into the destination, a view moved as the inputs' are; a destination given as a
+   typenum is the first row of a buffer of that dtype allocated after step 0 with n_steps
+   rows of step 0's shape. condition: the cell of a stopping condition read after each step,
+   or -1. The updates are applied after each run, as run() does. Returns (steps run, [the
+   allocated buffers, None for the others]); on error, failed_node/bad_input tell what. */
+static PyObject *Program_run_steps(Program *self, PyObject *args)
+{
+    Py_ssize_t n_steps;
+    PyObject *inputs, *outputs;
+    int condition;
+    if (!PyArg_ParseTuple(args, "nO!O!i", &n_steps, &PyTuple_Type, &inputs, &PyTuple_Type,
+                          &outputs, &condition))
+        return NULL;
+    if (condition < -1 || condition >= sympile_n_cells) {
+        PyErr_SetString(PyExc_IndexError, "run_steps: condition cell out of range");
+        return NULL;
+    }
+    Py_ssize_t n_inputs = PyTuple_GET_SIZE(inputs), n_outputs = PyTuple_GET_SIZE(outputs);
+    SympileMovingView *moving = PyMem_Calloc(n_inputs + n_outputs + 1,
+                                             sizeof(SympileMovingView));
+    int *output_cells = PyMem_Calloc(n_outputs + 1, sizeof(int));
+    int *typenums = PyMem_Calloc(n_outputs + 1, sizeof(int));   /* -1: a destination given */
+    PyObject *allocated = PyList_New(n_outputs);
+    PyObject *result = NULL;
+    Py_ssize_t steps_run = 0;
+    self->failed_node = -1;
+    self->bad_input = -1;
+    if (moving == NULL || output_cells == NULL || typenums == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (allocated == NULL)
+        goto done;
+    for (Py_ssize_t j = 0; j < n_outputs; j++) {
+        Py_INCREF(Py_None);
+        PyList_SET_ITEM(allocated, j, Py_None);
+    }
+    for (Py_ssize_t i = 0; i < n_inputs; i++) {
+        int cell;
+        PyObject *view;
+        Py_ssize_t stride;
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(inputs, i), "iO!n", &cell, &PyArray_Type, &view,
+                              &stride))
+            goto done;
+        if (cell < 0 || cell >= sympile_n_cells) {
+            PyErr_SetString(PyExc_IndexError, "run_steps: input cell out of range");
+            goto done;
+        }
+        sympile_start_moving(&moving[i], (PyArrayObject *)view, stride);
+        Py_INCREF(view);
+        sympile_store_output(self->cells[cell], (PyArrayObject *)view);
+    }
+    SympileMovingView *destinations = moving + n_inputs;
+    for (Py_ssize_t j = 0; j < n_outputs; j++) {
+        PyObject *destination;
+        Py_ssize_t stride;
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(outputs, j), "iOn", &output_cells[j],
+                              &destination, &stride))
+            goto done;
+        if (output_cells[j] < 0 || output_cells[j] >= sympile_n_cells) {
+            PyErr_SetString(PyExc_IndexError, "run_steps: output cell out of range");
+            goto done;
+        }
+        typenums[j] = -1;
+        if (PyArray_Check(destination)) {
+            sympile_start_moving(&destinations[j], (PyArrayObject *)destination, stride);
+            continue;
+        }
+        long typenum = PyLong_AsLong(destination);
+        PyArray_Descr *descr = typenum < 0 || PyErr_Occurred() ? NULL
+            : PyArray_DescrFromType((int)typenum);
+        if (descr == NULL) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError,
+                                "run_steps: a destination is an array or a typenum");
+            goto done;
+        }
+        Py_DECREF(descr);
+        typenums[j] = (int)typenum;
+    }
+    for (Py_ssize_t step = 0; step < n_steps; step++) {
+        for (Py_ssize_t i = 0; i < n_inputs; i++)
+            if (moving[i].stride != 0)
+                sympile_move_view(&moving[i], step);
+        if (sympile_run_once(self))
+            goto done;
+        for (Py_ssize_t j = 0; j < n_outputs; j++) {
+            PyObject *value = PyList_GET_ITEM(self->cells[output_cells[j]], 0);
+            if (destinations[j].view == NULL) {
+                PyObject *buffer = NULL;
+                PyArrayObject *row = sympile_allocate_rows(value, typenums[j], n_steps,
+                                                           &buffer);
+                if (buffer != NULL)
+                    PyList_SetItem(allocated, j, buffer);
+                if (row == NULL)
+                    goto done;
+                sympile_start_moving(&destinations[j], row,
+                                     PyArray_STRIDES((PyArrayObject *)buffer)[0]);
+            }
+            sympile_move_view(&destinations[j], step);
+            if (sympile_copy_result(destinations[j].view, value))
+                goto done;
+        }
+        if (sympile_apply_updates(self))
+            goto done;
+        steps_run = step + 1;
+        if (condition >= 0) {
+            int truth = PyObject_IsTrue(PyList_GET_ITEM(self->cells[condition], 0));
+            if (truth < 0)
+                goto done;
+            if (truth)
+                break;
+        }
+    }
+    result = Py_BuildValue("(nO)", steps_run, allocated);
+done:
+    for (Py_ssize_t j = 0; moving != NULL && typenums != NULL && j < n_outputs; j++)
+        if (typenums[j] >= 0 && moving[n_inputs + j].view != NULL)
+            Py_DECREF(moving[n_inputs + j].view);
+    Py_XDECREF(allocated);
+    PyMem_Free(moving);
+    PyMem_Free(output_cells);
+    PyMem_Free(typenums);
+    return result;
+}
+
 static PyObject *Program_run_once(Program *self, PyObject *unused)
 {
     self->failed_node = -1;
@@ -480,6 +687,8 @@ static PyMethodDef Program_methods[] = {
      "run the program once, without updates"},
     {"call", (PyCFunction)Program_call, METH_O,
      "call(inputs): one call of the function (see set_call)"},
+    {"run_steps", (PyCFunction)Program_run_steps, METH_VARARGS,
+     "run_steps(n_steps, inputs, outputs, condition cell): a Scan's loop (see the C)"},
     {"set_call", (PyCFunction)Program_set_call, METH_VARARGS,
      "set_call(input cells, ((output cell, copy?, clear?), ...), single?)"},
     {"profile", (PyCFunction)Program_profile, METH_NOARGS,
