@@ -14,8 +14,8 @@ import json
 from sympile.graph.basic import Apply
 from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames
 
-__all__ = ["advanced_rows_read_c_code", "advanced_rows_write_c_code", "c_string",
-           "trailing_loops", "value_check"]
+__all__ = ["VALUE_CHECK_SUPPORT", "advanced_rows_read_c_code", "advanced_rows_write_c_code",
+           "c_string", "trailing_loops", "value_check"]
 
 # The errors of _IncOp._check_value, with the shapes printed as Python tuples.
 _VALUE_SHAPE_ERROR = r"""
@@ -41,6 +41,9 @@ static void sympile_index_value_shape_error(const char *op, PyArrayObject *value
     Py_XDECREF(region_shape);
 }
 """
+
+# The support piece that the C of value_check calls.
+VALUE_CHECK_SUPPORT = _VALUE_SHAPE_ERROR
 
 
 def c_string(text: str) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from sympile.graph.basic import Apply
 from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames
 
-__all__ = ["sort_c_code", "argsort_c_code"]
+__all__ = ["argsort_c_code", "sort_c_code"]
 
 # Insertion-sorted run length: short runs are faster by insertion than by merging.
 _RUN = 16

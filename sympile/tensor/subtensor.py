@@ -45,6 +45,10 @@ from sympile.graph.gradient_types import NonDifferentiable, disconnected_type, i
 from sympile.graph.op import Op
 from sympile.tensor import reduction
 from sympile.tensor.basic import arange, full_like, zeros_like
+from sympile.tensor.advanced_index_c import (
+    advanced_index_read_c_code,
+    advanced_index_write_c_code,
+)
 from sympile.tensor.elemwise import broadcast_static_shape
 from sympile.tensor.indexing_c import advanced_rows_read_c_code, advanced_rows_write_c_code
 from sympile.tensor.math import cast, eq, switch
@@ -613,10 +617,12 @@ class AdvancedSubtensor(_ReadOp):
         return [self._symbolic_region(node, input_shapes[0], node.inputs[1:], input_shapes[1:])]
 
     def c_code(self, node, names):
-        """C for x[rows, columns] of a matrix (sympile.tensor.subtensor_c) and x[rows] on
-        axis 0 (sympile.tensor.indexing_c); perform for other indices."""
+        """C for x[rows, columns] of a matrix (sympile.tensor.subtensor_c), x[rows] on axis 0
+        (sympile.tensor.indexing_c) and other integer-array indices
+        (sympile.tensor.advanced_index_c); perform for masks."""
         return (advanced_pair_read_c_code(self, node, names)
-                or advanced_rows_read_c_code(self, node, names))
+                or advanced_rows_read_c_code(self, node, names)
+                or advanced_index_read_c_code(self, node, names))
 
     def _increment(self) -> Op:
         # Accumulating (numpy.add.at): a repeated index collects all its gradients.
@@ -806,10 +812,12 @@ class AdvancedIncSubtensor(_IncOp):
 
     def c_code(self, node, names):
         """C for x[rows, columns] += y or = y on a matrix (sympile.tensor.subtensor_c) and
-        x[rows] += y or = y on axis 0 (sympile.tensor.indexing_c), also in place when
-        destroy_map says so; perform for other indices."""
+        x[rows] += y or = y on axis 0 (sympile.tensor.indexing_c) and other integer-array
+        indices (sympile.tensor.advanced_index_c), also in place when destroy_map says so;
+        perform for masks and ignore_duplicates."""
         return (advanced_pair_write_c_code(self, node, names)
-                or advanced_rows_write_c_code(self, node, names))
+                or advanced_rows_write_c_code(self, node, names)
+                or advanced_index_write_c_code(self, node, names))
 
     def _read(self) -> Op:
         return AdvancedSubtensor(self.idx_list)
