@@ -2,6 +2,7 @@
 values and gradients of the unmerged graph, and the cases left alone."""
 
 import numpy as np
+import pytest
 
 import sympile
 import sympile.tensor as T
@@ -11,6 +12,7 @@ from sympile.graph.basic import clone_replace
 from sympile.graph.fgraph import FunctionGraph
 from sympile.graph.rewriting.db import RewriteQuery
 from sympile.ifelse import ifelse
+from sympile.link.c.cmodule import compiler_available
 from sympile.scan import Scan, scan, until
 from sympile.scan.merge import scan_merge
 from sympile.scan.rewriting import scan_db
@@ -164,3 +166,16 @@ def test_a_scan_in_a_branch_is_not_merged_with_one_that_always_runs():
     outputs = [always, ifelse(c, sometimes, always)]
     _, after = _both([x, c, k], outputs, [(X, 1, 3), (X, 0, 3)])
     assert len(_scan_nodes(after)) == 2
+
+
+@pytest.mark.skipif(not compiler_available(), reason="no C compiler (config.cxx)")
+def test_merged_scan_on_the_c_backend():
+    x = T.dvector("x")
+    h0 = T.dscalar("h0")
+    sums, squares = _two_scans_over(x, h0)
+    c_mode = Mode(RewriteQuery(include=("fast_run",)), backend="c", name="FAST_RUN_C")
+    function = sympile.function([x, h0], [sums, squares], mode=c_mode)
+    assert len(_scan_nodes(function)) == 1
+    values = function(X, 0.5)
+    np.testing.assert_allclose(values[0], 0.5 + np.cumsum(X))
+    np.testing.assert_allclose(values[1], X ** 2)

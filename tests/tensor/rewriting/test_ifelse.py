@@ -20,7 +20,7 @@ from sympile.tensor.rewriting.ifelse import (
     local_ifelse_nested_same_condition,
     local_ifelse_remove_unused_outputs,
 )
-from tests.test_ifelse import CALLS, Counted
+from tests.test_ifelse import BACKENDS, CALLS, Counted
 from tests.utils import assert_like_numpy
 
 NO_REWRITE = Mode(rewriter=None, name="no rewrite")
@@ -336,3 +336,25 @@ def test_new_rules_are_registered_with_their_tags():
     for rule in (local_ifelse_lift, local_ifelse_merge, local_ifelse_negated_condition,
                  local_ifelse_nested_same_condition, local_ifelse_remove_unused_outputs):
         assert canonicalize.tags_of(rule.name) >= {"canonicalize", "ifelse", "fast_run"}
+
+
+@pytest.mark.parametrize("mode", BACKENDS)
+def test_rewritten_ifelses_stay_lazy_on_both_backends(mode):
+    c = T.iscalar("c")
+    x, y = T.dvectors("x", "y")
+    both = Counted("both")(x)
+    # Lifted (exp, *), merged (two ifelses on c), negated (eq(c, 0)), nested (inner on c).
+    outs = [T.exp(ifelse(c, both * 2, y)) * y,
+            ifelse(T.eq(c, 0), Counted("else")(y), ifelse(c, both + 1, y))]
+    plain = sympile.function([c, x, y], outs, mode=NO_REWRITE)
+    fast = sympile.function([c, x, y], outs, mode=mode)
+    assert len(_ifelse_nodes(fast)) == 1
+    for condition in (0, 1, 0):
+        for actual, expected in zip(fast(condition, VALUES, VALUES), plain(condition, VALUES,
+                                                                           VALUES)):
+            assert_like_numpy(actual, expected)
+    CALLS.clear()
+    fast(0, VALUES, VALUES)
+    assert CALLS == {"else": 1}
+    fast(1, VALUES, VALUES)
+    assert CALLS == {"else": 1, "both": 1}
