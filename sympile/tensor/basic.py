@@ -25,6 +25,7 @@ from sympile.graph.gradient_types import NonDifferentiable, disconnected_type, i
 from sympile.graph.op import Op
 from sympile.scalar.basic import DISCRETE_DTYPES, normalize_dtype, upcast
 from sympile.tensor import math
+from sympile.tensor.arange_c import arange_c_code
 from sympile.tensor.basic_c import join_c_code
 from sympile.tensor.elemwise import DimShuffle
 from sympile.tensor.reduction import sum as tensor_sum
@@ -482,29 +483,8 @@ class ARange(Op):
         output_storage[0][0] = np.arange(start, stop, step, dtype=self.dtype)
 
     def c_code(self, node, names):
-        """Integer bounds only (floats fall back: numpy's length rounding for them is subtle):
-        length ceil((stop - start) / step), or 0."""
-        if self.dtype != "int64" or any(v.type.dtype != "int64" for v in node.inputs):
-            return None
-        start, stop, step = (f"*(const npy_int64 *)PyArray_DATA({name})" for name in names.inputs)
-        return CCode(body=f"""
-const npy_int64 start = {start}, stop = {stop}, step = {step};
-if (step == 0) {{
-    PyErr_SetString(PyExc_ValueError, "{self}: step must not be zero");
-    {names.fail}
-}}
-/* In 128-bit arithmetic, so that stop - start cannot overflow. */
-__int128 span = (__int128)stop - (__int128)start;
-__int128 count = step > 0 ? (span + step - 1) / step : (span + step + 1) / step;
-npy_intp length = count > 0 ? (npy_intp)count : 0;
-if (sympile_prepare_output(&{names.outputs[0]}, 1, &length, NPY_INT64) != 0) {{
-    {names.fail}
-}}
-npy_int64 *output = (npy_int64 *)PyArray_DATA({names.outputs[0]});
-for (npy_intp i = 0; i < length; ++i) {{
-    output[i] = start + (npy_int64)i * step;
-}}
-""")
+        """numpy.arange's length, first two values and fill (sympile.tensor.arange_c)."""
+        return arange_c_code(self, node, names)
 
     def infer_shape(self, fgraph, node, input_shapes):
         static = node.outputs[0].type.shape[0]
