@@ -29,6 +29,7 @@ from sympile.tensor.elemwise import DimShuffle
 from sympile.tensor.extra_ops_c import cumulative_c_code
 from sympile.tensor.reduction import sum as tensor_sum
 from sympile.tensor.shape import declared_like, flatten, reshape, shape_i
+from sympile.tensor.triangle_c import triangle_c_code
 from sympile.tensor.type import is_discrete, tensor_type
 from sympile.tensor.variable import as_tensor_variable, is_python_scalar
 
@@ -675,6 +676,10 @@ class _Triangle(Op):
         x, k = inputs
         triangle = np.tril if self.lower else np.triu
         output_storage[0][0] = triangle(x, int(k))
+
+    def c_code(self, node, names):
+        """One copying pass that zeroes the other side (sympile.tensor.triangle_c)."""
+        return triangle_c_code(self, node, names)
 
     def infer_shape(self, fgraph, node, input_shapes):
         shape = tuple(input_shapes[0])
