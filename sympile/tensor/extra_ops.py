@@ -25,6 +25,12 @@ from sympile.graph.basic import Apply, Constant, Variable
 from sympile.graph.gradient_types import NonDifferentiable, disconnected_type, is_disconnected
 from sympile.graph.op import Op
 from sympile.tensor import math as tensor_math
+from sympile.tensor.diag_c import (
+    alloc_diag_c_code,
+    embed_diag_c_code,
+    extract_diag_c_code,
+    fill_diagonal_c_code,
+)
 from sympile.tensor.elemwise import DimShuffle
 from sympile.tensor.extra_ops_c import cumulative_c_code
 from sympile.tensor.reduction import sum as tensor_sum
@@ -495,6 +501,10 @@ class AllocDiag(Op):
     def perform(self, node, inputs, output_storage):
         output_storage[0][0] = np.diag(inputs[0], self.offset)
 
+    def c_code(self, node, names):
+        """Through a strided view of the diagonal (sympile.tensor.diag_c)."""
+        return alloc_diag_c_code(self, node, names)
+
     def infer_shape(self, fgraph, node, input_shapes):
         ((length,),) = input_shapes
         size = _plus(length, abs(self.offset))
@@ -541,6 +551,10 @@ class ExtractDiag(Op):
     def perform(self, node, inputs, output_storage):
         output_storage[0][0] = np.diagonal(inputs[0], self.offset, self.axis1,
                                            self.axis2).copy()
+
+    def c_code(self, node, names):
+        """Through a strided view of the diagonal (sympile.tensor.diag_c)."""
+        return extract_diag_c_code(self, node, names)
 
     def infer_shape(self, fgraph, node, input_shapes):
         (shape,) = input_shapes
@@ -598,6 +612,10 @@ class EmbedDiag(Op):
         positions = np.arange(diagonal.shape[-1])
         moved[..., positions + max(-self.offset, 0), positions + max(self.offset, 0)] = diagonal
         output_storage[0][0] = result
+
+    def c_code(self, node, names):
+        """Through a strided view of the diagonal (sympile.tensor.diag_c)."""
+        return embed_diag_c_code(self, node, names)
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [tuple(input_shapes[1])]
@@ -761,6 +779,10 @@ class FillDiagonal(Op):
         result = a.copy()
         np.fill_diagonal(result, val)
         output_storage[0][0] = result
+
+    def c_code(self, node, names):
+        """Through a strided view of the diagonal (sympile.tensor.diag_c)."""
+        return fill_diagonal_c_code(self, node, names)
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [tuple(input_shapes[0])]
