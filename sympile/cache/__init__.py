@@ -13,7 +13,9 @@ header. An entry is trusted only when its metadata matches the key and the produ
 sha256 match the metadata, checked before use (a truncated library would crash the process at
 dlopen). A build holds the entry's lock, compiles into a temporary file and renames it into
 place, then writes the metadata last, so a reader never sees metadata describing a half-written
-product. The units a module needs are built in parallel (one compiler process per core).
+product. A module with units is built under its lock: the header first, then its missing
+units and its main unit in parallel (one compiler process per core, longest source first),
+then one link.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import sys
 import sysconfig
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from types import ModuleType
@@ -208,53 +211,75 @@ class _EntryLock:
         os.close(self.descriptor)
 
 
-def _compile(source: str, flags: tuple[str, ...], directory: str, key: str, inputs: dict,
-             source_name: str, extra_arguments: tuple[str, ...] = (),
-             objects: tuple[str, ...] = ()) -> None:
-    kind = inputs["kind"]
+def _named_module_source(source: str, key: str) -> str:
+    """The module's source with its names #defined after the first line (the unit header's
+    #include), not on the command line: gcc uses a precompiled header only where the command
+    line defines the macros it was built with."""
     name = module_name(key)
-    if kind == "module":
-        # The module's names go into its text after the first line (the unit header's
-        # #include), not on the command line: gcc uses a precompiled header only where the
-        # command line defines the macros it was built with.
-        first, newline, rest = source.partition("\n")
-        source = (f'{first}{newline}#define SYMPILE_PYINIT PyInit_{name}\n'
-                  f'#define SYMPILE_MODULE_NAME "{name}"\n{rest}')
-    source_path = os.path.join(directory, source_name)
-    _write_atomic(source_path, source.encode())
-    _unlink_quietly(os.path.join(directory, META_NAME))
-    product = _product_path(directory, key, kind, source_name)
-    descriptor, temporary = tempfile.mkstemp(dir=directory, prefix=".tmp-",
-                                             suffix=os.path.splitext(product)[1])
+    first, newline, rest = source.partition("\n")
+    return (f'{first}{newline}#define SYMPILE_PYINIT PyInit_{name}\n'
+            f'#define SYMPILE_MODULE_NAME "{name}"\n{rest}')
+
+
+def _temporary_path(directory: str, suffix: str) -> str:
+    descriptor, temporary = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=suffix)
     os.close(descriptor)
-    kind_flags = {"module": ("-shared",), "unit": ("-c",), "header": ("-x", "c-header")}[kind]
-    command = [inputs["compiler"], *extra_arguments, "-I" + sysconfig.get_paths()["include"],
-               "-I" + numpy.get_include(), *kind_flags, source_path, "-o", temporary, *flags]
-    command += objects
-    try:
-        result = subprocess.run(command, capture_output=True, text=True)
-        if result.returncode != 0:
-            stderr = result.stderr.strip()
-            if len(stderr) > _STDERR_LIMIT:
-                stderr = stderr[:_STDERR_LIMIT] + "\n[... stderr trimmed]"
-            raise CompileError(f"C compilation failed (exit {result.returncode}) with "
-                               f"{os.path.basename(inputs['compiler'])}:\n{stderr}\n"
-                               f"source kept at {source_path}")
-        os.replace(temporary, product)
-    finally:
-        _unlink_quietly(temporary)
+    return temporary
+
+
+def _run_compiler(command: list[str], source_path: str, what: str = "compilation") -> None:
+    """Run the compiler; a failure is a CompileError with its (trimmed) stderr."""
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        stderr = result.stderr.strip()
+        if len(stderr) > _STDERR_LIMIT:
+            stderr = stderr[:_STDERR_LIMIT] + "\n[... stderr trimmed]"
+        raise CompileError(f"C {what} failed (exit {result.returncode}) with "
+                           f"{os.path.basename(command[0])}:\n{stderr}\n"
+                           f"source kept at {source_path}")
+
+
+def _compiler_command(inputs: dict, extra_arguments: tuple[str, ...]) -> list[str]:
+    return [inputs["compiler"], *extra_arguments, "-I" + sysconfig.get_paths()["include"],
+            "-I" + numpy.get_include()]
+
+
+def _write_meta(directory: str, key: str, inputs: dict, source_name: str, source: str,
+                product: str) -> None:
+    """Written last: metadata never describes a half-written product."""
     meta = {"key": key, "format": FORMAT_VERSION, "inputs": inputs, "created": time.time(),
             "source_name": source_name, "source_size": len(source.encode()),
             "library_size": os.path.getsize(product), "library_sha256": _file_sha256(product)}
     _write_atomic(os.path.join(directory, META_NAME), json.dumps(meta, indent=1).encode())
 
 
+def _compile(source: str, flags: tuple[str, ...], directory: str, key: str, inputs: dict,
+             source_name: str, extra_arguments: tuple[str, ...] = ()) -> None:
+    kind = inputs["kind"]
+    if kind == "module":
+        source = _named_module_source(source, key)
+    source_path = os.path.join(directory, source_name)
+    _write_atomic(source_path, source.encode())
+    _unlink_quietly(os.path.join(directory, META_NAME))
+    product = _product_path(directory, key, kind, source_name)
+    temporary = _temporary_path(directory, os.path.splitext(product)[1])
+    kind_flags = {"module": ("-shared",), "unit": ("-c",), "header": ("-x", "c-header")}[kind]
+    command = [*_compiler_command(inputs, extra_arguments), *kind_flags, source_path,
+               "-o", temporary, *flags]
+    try:
+        _run_compiler(command, source_path)
+        os.replace(temporary, product)
+    finally:
+        _unlink_quietly(temporary)
+    _write_meta(directory, key, inputs, source_name, source, product)
+
+
 def _build_entry(source: str, flags: tuple[str, ...], kind: str, source_name: str,
-                 depends: tuple[str, ...] = (), extra_arguments: tuple[str, ...] = (),
-                 objects: tuple[str, ...] = ()) -> tuple[str, str, bool]:
+                 depends: tuple[str, ...] = (),
+                 extra_arguments: tuple[str, ...] = ()) -> tuple[str, str, bool]:
     """Make sure a valid entry for (source, kind, flags, depends: the keys of the entries it
-    is built from) is on disk, compiling it if needed (with `extra_arguments`, linking
-    `objects`). Returns (key, product path, whether this call ran the compiler)."""
+    is built from) is on disk, compiling it if needed (with `extra_arguments`). Returns (key,
+    product path, whether this call ran the compiler)."""
     inputs = key_inputs(source, flags, kind, depends)
     key = compute_key(inputs)
     directory = os.path.join(cache_root(), key)
@@ -264,7 +289,7 @@ def _build_entry(source: str, flags: tuple[str, ...], kind: str, source_name: st
     with _EntryLock(directory):
         if entry_is_valid(directory, key, inputs):
             return key, product, False
-        _compile(source, flags, directory, key, inputs, source_name, extra_arguments, objects)
+        _compile(source, flags, directory, key, inputs, source_name, extra_arguments)
     return key, product, True
 
 
@@ -275,49 +300,105 @@ def _header_kind() -> str:
     return "header" if gcc else "header-text"
 
 
-def _unit_header(header: tuple[str, str], flags: tuple[str, ...]) -> str:
-    """The directory of the unit header's entry (header: file name, text), built if needed:
-    the header, precompiled where gcc runs."""
+def _unit_header(header: tuple[str, str], flags: tuple[str, ...], kind: str) -> None:
+    """Build the unit header's entry if needed (header: file name, text): the header,
+    precompiled where gcc runs; its directory is `cache_root()/<its key>`."""
     header_name, text = header
-    kind = _header_kind()
     if kind == "header":
-        return os.path.dirname(_build_entry(text, flags, kind, header_name)[1])
+        _build_entry(text, flags, kind, header_name)
+        return
     product = os.path.join(cache_root(), compute_key(key_inputs(text, flags, kind)), header_name)
     if not os.path.exists(product):
         os.makedirs(os.path.dirname(product), exist_ok=True)
         _write_atomic(product, text.encode())
-    return os.path.dirname(product)
 
 
 def build(source: str, flags: tuple[str, ...], units: tuple[str, ...] = (),
-          unit_header: tuple[str, str] = ("", "")) -> tuple[str, str, bool]:
+          unit_header: tuple[str, str] = ("", ""),
+          main_flags: tuple[str, ...] | None = None) -> tuple[str, str, bool]:
     """Make sure a valid entry for the module (source, flags) linked with `units` (the source
-    of each op unit, compiled with the same flags; they include `unit_header`, given as (file
-    name, text)) is on disk, compiling what is missing, the units in parallel. A valid module
-    entry is used without looking at its units' entries (its key covers their keys).
+    of each op unit, compiled with `flags`; they include `unit_header`, given as (file name,
+    text)) is on disk, compiling what is missing. With units, the module's own source (its
+    main unit) is compiled with `main_flags` (default: `flags`), which also link it. A valid
+    module entry is used without looking at its units' entries (its key covers their keys).
 
     Returns (key, library path, whether this call ran the compiler).
     """
     if not units:
         return _build_entry(source, flags, "module", SOURCE_NAME)
-    header_key = compute_key(key_inputs(unit_header[1], flags, _header_kind()))
+    main_flags = flags if main_flags is None else main_flags
+    header_kind = _header_kind()
+    header_key = compute_key(key_inputs(unit_header[1], flags, header_kind))
     unit_keys = tuple(compute_key(key_inputs(unit, flags, "unit", (header_key,)))
                       for unit in units)
-    depends = (header_key, *unit_keys)
-    inputs = key_inputs(source, flags, "module", depends)
+    inputs = key_inputs(source, main_flags, "module", (header_key, *unit_keys))
     key = compute_key(inputs)
     directory = os.path.join(cache_root(), key)
+    library = library_path(directory, key)
     if entry_is_valid(directory, key, inputs):
-        return key, library_path(directory, key), False
-    arguments = ("-I" + _unit_header(unit_header, flags),)
-    workers = min(len(units), os.cpu_count() or 1)
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        results = list(pool.map(
-            lambda unit: _build_entry(unit, flags, "unit", UNIT_SOURCE_NAME, (header_key,),
-                                      arguments), units))
-    key, library, ran = _build_entry(source, flags, "module", SOURCE_NAME, depends, arguments,
-                                     tuple(path for _, path, _ in results))
-    return key, library, ran or any(compiled for _, _, compiled in results)
+        return key, library, False
+    with _EntryLock(directory):
+        if entry_is_valid(directory, key, inputs):
+            return key, library, False
+        _build_module(source, flags, main_flags, units, unit_header, header_kind, header_key,
+                      directory, key, inputs)
+    return key, library, True
+
+
+def _build_module(source: str, flags: tuple[str, ...], main_flags: tuple[str, ...],
+                  units: tuple[str, ...], unit_header: tuple[str, str], header_kind: str,
+                  header_key: str, directory: str, key: str, inputs: dict) -> None:
+    """Compile what the module needs on one compiler process per core, the longest sources
+    first (the header first of all: the sources that include it wait for it), its main unit
+    among them; then link. The caller holds the module entry's lock."""
+    include = f'#include "{unit_header[0]}"'
+    arguments = ("-I" + os.path.join(cache_root(), header_key),)
+    source = _named_module_source(source, key)
+    source_path = os.path.join(directory, SOURCE_NAME)
+    _write_atomic(source_path, source.encode())
+    _unlink_quietly(os.path.join(directory, META_NAME))
+    main_object = _temporary_path(directory, ".o")
+    linked = _temporary_path(directory, sysconfig.get_config_var("EXT_SUFFIX"))
+
+    def compile_main() -> str:
+        _run_compiler([*_compiler_command(inputs, arguments), "-c", source_path,
+                       "-o", main_object, *main_flags], source_path)
+        return main_object
+
+    def compile_unit(unit: str) -> str:
+        return _build_entry(unit, flags, "unit", UNIT_SOURCE_NAME, (header_key,),
+                            arguments)[1]
+
+    jobs = [(source, compile_main)]
+    jobs += [(unit, functools.partial(compile_unit, unit)) for unit in units]
+    try:
+        pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 1)
+        try:
+            header = pool.submit(_unit_header, unit_header, flags, header_kind)
+
+            def after_header(text: str, job: Callable[[], str]) -> Callable[[], str]:
+                def run() -> str:
+                    if text.startswith(include):
+                        header.result()
+                    return job()
+                return run
+
+            futures = {index: pool.submit(after_header(*jobs[index]))
+                       for index in sorted(range(len(jobs)), key=lambda i: -len(jobs[i][0]))}
+            # The first failure in unit order is the one reported, as a serial build would.
+            objects = [futures[index].result() for index in range(1, len(jobs))]
+            futures[0].result()
+        except BaseException:
+            pool.shutdown(cancel_futures=True)
+            raise
+        pool.shutdown()
+        _run_compiler([*_compiler_command(inputs, ()), "-shared", main_object, *objects,
+                       "-o", linked, *main_flags], source_path, "link")
+        os.replace(linked, library_path(directory, key))
+    finally:
+        _unlink_quietly(main_object)
+        _unlink_quietly(linked)
+    _write_meta(directory, key, inputs, SOURCE_NAME, source, library_path(directory, key))
 
 
 _loaded: dict[str, ModuleType] = {}
@@ -339,18 +420,20 @@ class LoadResult:
 
 
 def load(source: str, flags: tuple[str, ...], units: tuple[str, ...] = (),
-         unit_header: tuple[str, str] = ("", "")) -> LoadResult:
-    """The module compiled from `source` with `flags` and linked with `units` (see build):
-    from this process's memo, else from a valid cache entry, else compiled now."""
+         unit_header: tuple[str, str] = ("", ""),
+         main_flags: tuple[str, ...] | None = None) -> LoadResult:
+    """The module compiled from `source` with `flags` (its main unit with `main_flags`) and
+    linked with `units` (see build): from this process's memo, else from a valid cache entry,
+    else compiled now."""
     start = time.perf_counter()
     memo = hashlib.sha256()
-    for piece in (config.cxx, *flags, source, *unit_header, *units):
+    for piece in (config.cxx, *flags, "", *(main_flags or ()), source, *unit_header, *units):
         memo.update(piece.encode() + b"\0")
     memo_key = memo.hexdigest()
     module = _loaded.get(memo_key)
     if module is not None:
         return LoadResult(module, time.perf_counter() - start, 0.0, True)
-    key, library, compiled = build(source, flags, units, unit_header)
+    key, library, compiled = build(source, flags, units, unit_header, main_flags)
     built = time.perf_counter()
     try:
         module = _import_library(key, library)
@@ -358,7 +441,7 @@ def load(source: str, flags: tuple[str, ...], units: tuple[str, ...] = (),
         if os.path.exists(library):
             raise
         # Another process's `clear` removed the entry between the check and dlopen.
-        key, library, compiled = build(source, flags, units, unit_header)
+        key, library, compiled = build(source, flags, units, unit_header, main_flags)
         built = time.perf_counter()
         module = _import_library(key, library)
     _loaded[memo_key] = module

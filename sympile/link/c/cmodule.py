@@ -11,32 +11,49 @@ from sympile.cache import CompileError
 from sympile.config import config
 from sympile.link.c import prelude
 
-__all__ = ["BASE_FLAGS", "CompileError", "compiler_available", "compile_flags", "load_module"]
+__all__ = [
+    "BASE_FLAGS",
+    "MAIN_UNIT_OPTIMIZATION",
+    "OPTIMIZATION",
+    "CompileError",
+    "compile_flags",
+    "compiler_available",
+    "load_module",
+]
 
 # -fwrapv: signed integer overflow wraps, as numpy's does; -fno-math-errno lets libm calls
 # inline (nothing reads errno); -fvisibility=hidden: a module exports its init function only.
-BASE_FLAGS = ("-O2", "-fPIC", "-fwrapv", "-fno-math-errno", "-fvisibility=hidden")
+BASE_FLAGS = ("-fPIC", "-fwrapv", "-fno-math-errno", "-fvisibility=hidden")
+OPTIMIZATION = "-O2"
+# A module's main unit is glue (input checks, one call per node, the init function): -O1
+# compiles it in about half the time of -O2, and it is compiled for every new function.
+MAIN_UNIT_OPTIMIZATION = "-O1"
 
 
 def compiler_available() -> bool:
     return bool(config.cxx) and shutil.which(config.cxx) is not None
 
 
-def compile_flags(openmp: bool = False, extra_flags: tuple[str, ...] = ()) -> tuple[str, ...]:
-    return BASE_FLAGS + (("-fopenmp",) if openmp else ()) + tuple(extra_flags)
+def compile_flags(openmp: bool = False, extra_flags: tuple[str, ...] = (),
+                  optimization: str = OPTIMIZATION) -> tuple[str, ...]:
+    """The flags of every unit: `extra_flags` (config.cxxflags) come last, so that an -O
+    there overrides `optimization`."""
+    return (optimization, *BASE_FLAGS, *(("-fopenmp",) if openmp else ()), *extra_flags)
 
 
 def load_module(source: str, openmp: bool = False, extra_flags: tuple[str, ...] = (),
                 units: tuple[str, ...] = ()) -> ModuleType:
     """The extension module built from `source` (whose init function is SYMPILE_PYINIT, named
     SYMPILE_MODULE_NAME: both are #defined after its first line) and linked with the `units`
-    (sources that include prelude.UNIT_HEADER, the program unit among them), with
+    (sources that include prelude.UNIT_HEADER, the program unit among them; the main unit is
+    compiled with MAIN_UNIT_OPTIMIZATION when there are units), with
     `__sympile_build__` = {compile_s, load_s, cache_hit} (seconds spent compiling or checking
     the cache, seconds spent loading)."""
     if not compiler_available():
         raise CompileError(f"load_module: no C compiler (config.cxx={config.cxx!r})")
     result = cache.load(source, compile_flags(openmp, extra_flags), units,
-                        (prelude.UNIT_HEADER_NAME, prelude.UNIT_HEADER))
+                        (prelude.UNIT_HEADER_NAME, prelude.UNIT_HEADER),
+                        compile_flags(openmp, extra_flags, MAIN_UNIT_OPTIMIZATION))
     module = result.module
     if not hasattr(module, "Program"):
         raise CompileError(f"load_module: compiled module {module.__file__} has no Program type")

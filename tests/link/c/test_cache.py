@@ -267,8 +267,9 @@ def test_entry_removed_between_check_and_load_is_rebuilt(compiledir, compile_cou
 
 
 def _compiled_files(commands) -> list[str]:
-    return sorted(os.path.basename(next(part for part in command if part.endswith((".c", ".h"))))
-                  for command in commands)
+    """The source each compiler run compiled; 'link' for a run that only links objects."""
+    return sorted(next((os.path.basename(part) for part in command
+                        if part.endswith((".c", ".h"))), "link") for command in commands)
 
 
 def test_functions_share_the_compiled_units_of_their_ops(compiledir, compile_count):
@@ -280,14 +281,14 @@ def test_functions_share_the_compiled_units_of_their_ops(compiledir, compile_cou
     files = _compiled_files(compile_count)
     # header (precompiled), program unit, two op units (exp+sum may fuse: at least two), module
     assert files.count("module.c") == 1 and files.count(prelude.UNIT_HEADER_NAME) == 1
-    assert files.count("unit.c") >= 3
+    assert files.count("unit.c") >= 3 and files.count("link") == 1
     compile_count.clear()
     y = tt.dmatrix("y")
     second = compile_c([y], [y.T, tt.exp(y).sum(axis=0)])
-    assert _compiled_files(compile_count) == ["module.c"]
+    assert _compiled_files(compile_count) == ["link", "module.c"]
     compile_count.clear()
     third = compile_c([y], [tt.exp(y).sum(axis=0), y.T, tt.argmax(y, axis=1)])
-    assert _compiled_files(compile_count) == ["module.c", "unit.c"]
+    assert _compiled_files(compile_count) == ["link", "module.c", "unit.c"]
     value = np.arange(6.0).reshape(2, 3)
     for compiled, order in ((first, 1), (second, -1), (third, 1)):
         results = compiled(value)[::order]
@@ -323,3 +324,78 @@ def test_same_graph_with_several_constants_hits_the_cache(compiledir, compile_co
         np.testing.assert_array_equal(results[1], np.tile(values, (4, 1)))
         np.testing.assert_array_equal(results[2], np.arange(5, 9, 2))
         np.testing.assert_array_equal(results[3], np.arange(7, 40, 9))
+
+
+def test_main_unit_compiled_at_its_own_optimization(compiledir, compile_count):
+    """Op units get OPTIMIZATION; the main unit (glue) MAIN_UNIT_OPTIMIZATION, which also links
+    it; a -O in config.cxxflags comes last and overrides both."""
+    x = tt.dvector("x")
+    compiled = compile_c([x], tt.exp(x) * float(uuid.uuid4().int % 1000 + 2))
+    assert compiled._vm.build_times["cache_hit"] is False
+    by_file = {}
+    for command in compile_count:
+        by_file.setdefault(_compiled_files([command])[0], []).append(command)
+    assert set(by_file) == {prelude.UNIT_HEADER_NAME, "unit.c", "module.c", "link"}
+    for name, commands in by_file.items():
+        expected = (cmodule.MAIN_UNIT_OPTIMIZATION if name in ("module.c", "link")
+                    else cmodule.OPTIMIZATION)
+        for command in commands:
+            assert [part for part in command if part.startswith("-O")] == [expected]
+    compile_count.clear()
+    with config.change_flags(cxxflags="-O0"):
+        compile_c([x], tt.exp(x) * 3.0)
+    assert compile_count and all(
+        [part for part in command if part.startswith("-O")][-1] == "-O0"
+        for command in compile_count)
+
+
+def test_unit_compile_error_leaves_no_module(compiledir):
+    """A unit the compiler rejects is a CompileError naming its kept source; the module entry
+    holds no product, metadata or temporary file, and a later build of good units works."""
+    flags = cmodule.compile_flags()
+    header = (prelude.UNIT_HEADER_NAME, prelude.UNIT_HEADER)
+    main = f'#include "{prelude.UNIT_HEADER_NAME}"\n' + module_source(37)
+    bad = f'#include "{prelude.UNIT_HEADER_NAME}"\nint sympile_bad(void) {{ return nope; }}\n'
+    good = f'#include "{prelude.UNIT_HEADER_NAME}"\nint sympile_good_{uuid.uuid4().hex}(void) ' \
+           '{ return 1; }\n'
+    with pytest.raises(cmodule.CompileError, match="C compilation failed") as info:
+        cache.build(main, flags, (good, bad), header)
+    kept = str(info.value).rsplit("source kept at ", 1)[1].strip()
+    assert open(kept).read() == bad
+    modules = [entry for entry in cache.list_entries()
+               if os.path.exists(os.path.join(entry.path, cache.SOURCE_NAME))]
+    assert len(modules) == 1 and not modules[0].valid
+    assert sorted(os.listdir(modules[0].path)) == ["lock", cache.SOURCE_NAME]
+    key, library, compiled = cache.build(main, flags, (good,), header)
+    assert compiled and cache.entry_is_valid(os.path.dirname(library), key)
+    assert cache._import_library(key, library).Program == 37
+
+
+def test_two_processes_compile_the_same_new_function(compiledir):
+    """Units, header and module built by two processes at once: both get the right values,
+    one compiled the module, the other found it on disk."""
+    marker = uuid.uuid4().int % 1000 + 2
+    program = textwrap.dedent(f"""
+        import numpy as np
+        import sympile.tensor as tt
+        from tests.link.c.utils import compile_c
+        x = tt.dmatrix("x")
+        compiled = compile_c([x], [tt.tanh(x).sum(axis=1) * {marker}.0, x.T + 1.0])
+        value = np.arange(6.0).reshape(2, 3)
+        first, second = compiled(value)
+        assert np.allclose(first, np.tanh(value).sum(axis=1) * {marker})
+        assert np.array_equal(second, value.T + 1.0)
+        print(compiled._vm.build_times["cache_hit"])
+        """)
+    environment = dict(os.environ, SYMPILE_FLAGS=f"compiledir={compiledir}")
+    processes = [subprocess.Popen([sys.executable, "-c", program], cwd=REPOSITORY,
+                                  env=environment, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    results = [process.communicate(timeout=300) for process in processes]
+    for process, (_, stderr) in zip(processes, results):
+        assert process.returncode == 0, stderr
+    assert sorted(stdout.split()[-1] for stdout, _ in results) == ["False", "True"]
+    entries = cache.list_entries()
+    assert entries and all(entry.valid for entry in entries)
+    assert not [name for entry in entries for name in os.listdir(entry.path)
+                if name.startswith(".tmp-")]
