@@ -5,7 +5,8 @@ so that row t is the value that tap reads at step t; one initial buffer per recu
 (leading length = its largest lag, oldest first); the non-sequences. Outer outputs: one stacked
 array (steps, ...) per recurrent output, then one per output not fed back. With an until
 condition the loop stops after the step whose condition is true and the outputs hold the steps
-that ran.
+that ran. A recurrent output given kept_steps k > 0 holds only its last min(k, steps run)
+steps (its state lives in a circular buffer of max(lag + 1, k) rows; sympile.scan.memory).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import numpy as np
 from sympile.graph.basic import Apply, Variable
 from sympile.graph.op import Op
 from sympile.graph.utils import MethodNotDefined
+from sympile.tensor.math import minimum
 from sympile.tensor.type import tensor_type
 from sympile.tensor.variable import as_tensor_variable
 
@@ -28,15 +30,19 @@ class Scan(Op):
     """Scan(inner_inputs, inner_outputs, n_sequence_inputs, recurrent_taps, n_plain_outputs,
     n_non_sequences, has_until). recurrent_taps: one tuple of negative taps per recurrent
     output. inner_outputs: recurrent outputs, plain outputs, then the until condition.
-    truncate_gradient: -1, or k > 0 to backpropagate through at most the last k steps."""
+    truncate_gradient: -1, or k > 0 to backpropagate through at most the last k steps.
+    kept_steps: per recurrent output, 0 (its outer output has every step) or k > 0 (only the
+    last k steps: set by sympile.scan.memory where nothing reads the others, after any
+    gradient was taken)."""
 
     __props__ = ("n_sequence_inputs", "recurrent_taps", "n_plain_outputs", "n_non_sequences",
-                 "has_until", "name", "truncate_gradient")
+                 "has_until", "name", "truncate_gradient", "kept_steps")
 
     def __init__(self, inner_inputs: list[Variable], inner_outputs: list[Variable],
                  n_sequence_inputs: int, recurrent_taps: tuple[tuple[int, ...], ...],
                  n_plain_outputs: int, n_non_sequences: int, has_until: bool,
-                 name: str | None = None, truncate_gradient: int = -1):
+                 name: str | None = None, truncate_gradient: int = -1,
+                 kept_steps: tuple[int, ...] | None = None):
         self.inner_inputs = list(inner_inputs)
         self.inner_outputs = list(inner_outputs)
         self.n_sequence_inputs = n_sequence_inputs
@@ -50,6 +56,12 @@ class Scan(Op):
             raise ValueError(f"Scan: truncate_gradient must be -1 or a positive int, got "
                              f"{truncate_gradient!r}")
         self.truncate_gradient = truncate_gradient
+        kept_steps = (0,) * len(self.recurrent_taps) if kept_steps is None else kept_steps
+        if len(kept_steps) != len(self.recurrent_taps) or not all(
+                isinstance(kept, int) and kept >= 0 for kept in kept_steps):
+            raise ValueError(f"Scan: kept_steps must be one int >= 0 per recurrent output "
+                             f"({len(self.recurrent_taps)}), got {kept_steps!r}")
+        self.kept_steps = tuple(kept_steps)
         self._functions: dict[Any, Any] = {}
         self._node_backends: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         expected = (n_sequence_inputs + sum(len(taps) for taps in self.recurrent_taps)
@@ -151,14 +163,21 @@ class Scan(Op):
                 raise ValueError(f"{self}: initial state {index} has {initial.shape[0]} rows; "
                                  f"its taps {self.recurrent_taps[index]} need {lag}")
             dtype = node.outputs[index].type.dtype
-            buffer = np.empty((lag + n_steps, *initial.shape[1:]), dtype=dtype)
+            buffer = np.empty((_buffer_rows(lag, n_steps, self.kept_steps[index]),
+                               *initial.shape[1:]), dtype=dtype)
             buffer[:lag] = initial[initial.shape[0] - lag:]
             buffers.append(buffer)
         loop = self._run_steps_in_c if _runs_steps_in_c(run) else self._run_steps
         steps_run, plain = loop(run, n_steps, sequences, buffers, lags, non_sequences)
         for index, (buffer, lag) in enumerate(zip(buffers, lags)):
-            # The buffer is this call's own: its rows can be handed out without a copy.
-            output_storage[index][0] = buffer[lag:lag + steps_run]
+            kept = self.kept_steps[index]
+            if kept == 0:
+                # The buffer is this call's own: its rows can be handed out without a copy.
+                output_storage[index][0] = buffer[lag:lag + steps_run]
+            else:
+                first = steps_run - min(kept, steps_run)
+                rows = [(lag + step) % len(buffer) for step in range(first, steps_run)]
+                output_storage[index][0] = buffer[rows]
         for index in range(self.n_plain_outputs):
             output = node.outputs[n_recurrent + index]
             if plain[index] is None:
@@ -179,7 +198,8 @@ class Scan(Op):
         columns = [[sequence[step, ...] for step in range(n_steps)] for sequence in sequences]
         destinations = []
         for buffer, lag, taps in zip(buffers, lags, self.recurrent_taps):
-            rows = [buffer[row, ...] for row in range(lag + n_steps)]
+            # A circular buffer (kept_steps) has fewer rows than steps: rows wrap around.
+            rows = [buffer[row % len(buffer), ...] for row in range(lag + n_steps)]
             columns.extend(rows[lag + tap:lag + tap + n_steps] for tap in taps)
             destinations.append(rows[lag:])
         columns.extend([value] * n_steps for value in non_sequences)
@@ -214,22 +234,25 @@ class Scan(Op):
         input_cells = [vm.storage[variable] for variable in fgraph.inputs]
         output_cells = [vm.storage[variable]
                         for variable in fgraph.outputs[:len(self.inner_outputs)]]
-        inputs = [(cell, sequence[0, ...], sequence.strides[0])
+        inputs = [(cell, sequence[0, ...], sequence.strides[0], 0, 0)
                   for cell, sequence in zip(input_cells, sequences)]
         position = len(sequences)
         outputs = []
         for buffer, lag, taps in zip(buffers, lags, self.recurrent_taps):
-            stride = buffer.strides[0]
+            # Rows wrap around modulo the buffer's length (no wrap unless kept_steps).
+            # Each entry gets a view of its own (buffer[0, ...] makes a new one): the loop
+            # moves each one's pointer.
+            stride, rows = buffer.strides[0], len(buffer)
             for tap in taps:
-                inputs.append((input_cells[position], buffer[lag + tap, ...], stride))
+                inputs.append((input_cells[position], buffer[0, ...], stride, lag + tap, rows))
                 position += 1
-            outputs.append((output_cells[len(outputs)], buffer[lag, ...], stride))
+            outputs.append((output_cells[len(outputs)], buffer[0, ...], stride, lag, rows))
         # A non-sequence is stored once: stride 0 leaves it in place.
-        inputs.extend((cell, value, 0)
+        inputs.extend((cell, value, 0, 0, 0)
                       for cell, value in zip(input_cells[position:], non_sequences))
         n_recurrent = len(self.recurrent_taps)
         outputs.extend((output_cells[n_recurrent + index],
-                        np.dtype(self.inner_outputs[n_recurrent + index].type.dtype), 0)
+                        np.dtype(self.inner_outputs[n_recurrent + index].type.dtype), 0, 0, 0)
                        for index in range(self.n_plain_outputs))
         condition = output_cells[-1] if self.has_until else None
         steps_run, allocated = vm.run_steps(n_steps, inputs, outputs, condition)
@@ -256,7 +279,8 @@ class Scan(Op):
         n_steps = node.inputs[0]
         initial_shapes = input_shapes[1 + self.n_sequence_inputs:
                                       1 + self.n_sequence_inputs + n_recurrent]
-        shapes = [(n_steps, *shape[1:]) for shape in initial_shapes]
+        shapes = [(n_steps if kept == 0 else minimum(n_steps, kept), *shape[1:])
+                  for shape, kept in zip(initial_shapes, self.kept_steps)]
         for inner in self.inner_outputs[n_recurrent:n_recurrent + self.n_plain_outputs]:
             if any(length is None for length in inner.type.shape):
                 raise MethodNotDefined(f"{self}.infer_shape: output {inner} has no static "
@@ -280,6 +304,15 @@ class Scan(Op):
     def do_constant_folding(self, fgraph, node) -> bool:
         # A loop over constants would run at compile time and store every step's value.
         return False
+
+
+def _buffer_rows(lag: int, n_steps: int, kept: int) -> int:
+    """Rows of a recurrent state's buffer: every step's after the lag initial rows, or for
+    the last `kept` steps only, a circular buffer of the lag rows a step reads plus the one
+    it writes (at least `kept`)."""
+    if kept == 0:
+        return lag + n_steps
+    return min(lag + n_steps, max(lag + 1, kept))
 
 
 def _runs_steps_in_c(function) -> bool:

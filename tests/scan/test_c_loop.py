@@ -270,6 +270,10 @@ SANITIZER_SCRIPT = textwrap.dedent("""
         f(rng.normal(size=(steps, 4)), rng.normal(size=(2, 4)), rng.normal(size=(4, 4)),
           np.float64(1e9))
     f(rng.normal(size=(9, 4)), rng.normal(size=(2, 4)), rng.normal(size=(4, 4)), -1e9)
+    last = sympile.function([x, h0, w, limit], [states[-1], states[-2]], mode=C_MODE)
+    for steps in (3, 4, 11):
+        last(rng.normal(size=(steps, 4)), rng.normal(size=(2, 4)), rng.normal(size=(4, 4)),
+             np.float64(1e9))
     lengths, vector = T.lvector("lengths"), T.vector("vector")
     sums, _ = scan(lambda n, v: v[:n] + v[:3], sequences=lengths, non_sequences=vector)
     g = sympile.function([lengths, vector], sums, mode=C_MODE)

@@ -110,27 +110,28 @@ class CVM:
         except Exception as error:
             self._reraise(error)
 
-    def run_steps(self, n_steps: int, inputs: list[tuple[list[Any], np.ndarray, int]],
-                  outputs: list[tuple[list[Any], np.ndarray | np.dtype, int]],
+    def run_steps(self, n_steps: int, inputs: list[tuple[list[Any], np.ndarray, int, int, int]],
+                  outputs: list[tuple[list[Any], np.ndarray | np.dtype, int, int, int]],
                   condition: list[Any] | None = None) -> tuple[int, list[np.ndarray | None]]:
         """Run the program up to n_steps times inside C (a Scan's loop), applying the updates
         after each run.
 
-        inputs: (cell, view, stride): the view is stored in the cell, and before step k its
-        data pointer is moved to its first row plus k * stride bytes (stride 0: left as it
-        is). The views must be the caller's own, made for this loop (see Program_run_steps).
-        outputs: (cell, destination, stride): after each run the cell's value is copied into
-        the destination, a view moved as the inputs' are; a destination given as a dtype is
-        a buffer of that dtype allocated after step 0 with n_steps rows of step 0's shape.
+        inputs: (cell, view, stride, first row, period): the view, row 0 of its array, is
+        stored in the cell, and before step k its data pointer is moved to row first + k
+        (modulo period when period > 0: a circular buffer), stride bytes apart (stride 0: left
+        as it is). The views must be the caller's own, made for this loop (see
+        Program_run_steps). outputs: (cell, destination, stride, first row, period): after
+        each run the cell's value is copied into the destination, a view moved as the inputs'
+        are; a destination given as a dtype is a buffer of that dtype allocated after step 0
+        with n_steps rows of step 0's shape.
         condition: a cell whose truth, read after each step, stops the loop.
         Returns the number of steps run and the allocated buffers (None for the others)."""
         position = self._position
-        input_entries = tuple((position[id(cell)], view, stride)
-                              for cell, view, stride in inputs)
+        input_entries = tuple((position[id(cell)], *rest) for cell, *rest in inputs)
         output_entries = tuple((position[id(cell)],
                                 destination if isinstance(destination, np.ndarray)
-                                else np.dtype(destination).num, stride)
-                               for cell, destination, stride in outputs)
+                                else np.dtype(destination).num, *rest)
+                               for cell, destination, *rest in outputs)
         condition_cell = -1 if condition is None else position[id(condition)]
         try:
             return self.program.run_steps(n_steps, input_entries, output_entries,

@@ -408,24 +408,32 @@ static PyObject *Program_set_call(Program *self, PyObject *args)
    flag is recomputed after each move. */
 typedef struct {
     PyArrayObject *view;       /* borrowed from the caller's tuple, or owned (allocated rows) */
-    char *first;               /* the row of step 0 */
-    npy_intp stride;           /* bytes from one step's row to the next; 0: never moved */
+    char *origin;              /* row 0 of the array the view moves along */
+    npy_intp stride;           /* bytes from one row to the next; 0: never moved */
+    Py_ssize_t first_row;      /* the row of step 0 */
+    Py_ssize_t period;         /* > 0: the rows wrap around (a circular buffer of that many) */
     int realign;
 } SympileMovingView;
 
 static inline void sympile_move_view(SympileMovingView *moving, Py_ssize_t step)
 {
-    ((PyArrayObject_fields *)moving->view)->data = moving->first + step * moving->stride;
+    Py_ssize_t row = moving->first_row + step;
+    if (moving->period > 0)
+        row %= moving->period;
+    ((PyArrayObject_fields *)moving->view)->data = moving->origin + row * moving->stride;
     if (moving->realign)
         PyArray_UpdateFlags(moving->view, NPY_ARRAY_ALIGNED);
 }
 
+/* `view` is row 0 of its array (or, with stride 0, the value itself). */
 static void sympile_start_moving(SympileMovingView *moving, PyArrayObject *view,
-                                 npy_intp stride)
+                                 npy_intp stride, Py_ssize_t first_row, Py_ssize_t period)
 {
     moving->view = view;
-    moving->first = PyArray_BYTES(view);
+    moving->origin = PyArray_BYTES(view);
     moving->stride = stride;
+    moving->first_row = first_row;
+    moving->period = period;
     moving->realign = PyArray_ITEMSIZE(view) > 0 && stride % PyArray_ITEMSIZE(view) != 0;
 }
 
@@ -476,12 +484,13 @@ static PyArrayObject *sympile_allocate_rows(PyObject *value, int typenum, Py_ssi
 }
 
 /* run_steps(n_steps, inputs, outputs, condition cell): a loop of n_steps runs (the loop of a
-   Scan) without returning to Python. inputs: ((cell, view, stride), ...): each view is stored
-   in its cell, and before step k its data pointer is set to its first row plus k * stride
-   bytes. outputs: ((cell, destination, stride), ...): after each run the cell's value is
+   Scan) without returning to Python. inputs: ((cell, view, stride, first row, period), ...):
+   each view, row 0 of its array, is stored in its cell, and before step k its data pointer
+   is moved to row first + k (modulo period when period > 0), stride bytes apart. outputs:
+   ((cell, destination, stride, first row, period), ...): after each run the cell's value is
    copied into the destination, a view moved as the inputs' are; a destination given as a
-   typenum is the first row of a buffer of that dtype allocated after step 0 with n_steps
-   rows of step 0's shape. condition: the cell of a stopping condition read after each step,
+   typenum is row 0 of a buffer of that dtype allocated after step 0 with n_steps rows of
+   step 0's shape. condition: the cell of a stopping condition read after each step,
    or -1. The updates are applied after each run, as run() does. Returns (steps run, [the
    allocated buffers, None for the others]); on error, failed_node/bad_input tell what. */
 static PyObject *Program_run_steps(Program *self, PyObject *args)
@@ -519,24 +528,24 @@ static PyObject *Program_run_steps(Program *self, PyObject *args)
     for (Py_ssize_t i = 0; i < n_inputs; i++) {
         int cell;
         PyObject *view;
-        Py_ssize_t stride;
-        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(inputs, i), "iO!n", &cell, &PyArray_Type, &view,
-                              &stride))
+        Py_ssize_t stride, first_row, period;
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(inputs, i), "iO!nnn", &cell, &PyArray_Type,
+                              &view, &stride, &first_row, &period))
             goto done;
         if (cell < 0 || cell >= sympile_n_cells) {
             PyErr_SetString(PyExc_IndexError, "run_steps: input cell out of range");
             goto done;
         }
-        sympile_start_moving(&moving[i], (PyArrayObject *)view, stride);
+        sympile_start_moving(&moving[i], (PyArrayObject *)view, stride, first_row, period);
         Py_INCREF(view);
         sympile_store_output(self->cells[cell], (PyArrayObject *)view);
     }
     SympileMovingView *destinations = moving + n_inputs;
     for (Py_ssize_t j = 0; j < n_outputs; j++) {
         PyObject *destination;
-        Py_ssize_t stride;
-        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(outputs, j), "iOn", &output_cells[j],
-                              &destination, &stride))
+        Py_ssize_t stride, first_row, period;
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(outputs, j), "iOnnn", &output_cells[j],
+                              &destination, &stride, &first_row, &period))
             goto done;
         if (output_cells[j] < 0 || output_cells[j] >= sympile_n_cells) {
             PyErr_SetString(PyExc_IndexError, "run_steps: output cell out of range");
@@ -544,7 +553,8 @@ static PyObject *Program_run_steps(Program *self, PyObject *args)
         }
         typenums[j] = -1;
         if (PyArray_Check(destination)) {
-            sympile_start_moving(&destinations[j], (PyArrayObject *)destination, stride);
+            sympile_start_moving(&destinations[j], (PyArrayObject *)destination, stride,
+                                 first_row, period);
             continue;
         }
         long typenum = PyLong_AsLong(destination);
@@ -576,7 +586,7 @@ static PyObject *Program_run_steps(Program *self, PyObject *args)
                 if (row == NULL)
                     goto done;
                 sympile_start_moving(&destinations[j], row,
-                                     PyArray_STRIDES((PyArrayObject *)buffer)[0]);
+                                     PyArray_STRIDES((PyArrayObject *)buffer)[0], 0, 0);
             }
             sympile_move_view(&destinations[j], step);
             if (sympile_copy_result(destinations[j].view, value))
