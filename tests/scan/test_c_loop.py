@@ -290,3 +290,26 @@ SANITIZER_SCRIPT = textwrap.dedent("""
 @pytest.mark.slow
 def test_the_loop_is_clean_under_address_sanitizer(tmp_path):
     assert_clean_under_address_sanitizer(SANITIZER_SCRIPT, tmp_path)
+
+
+def test_rows_whose_alignment_changes_from_step_to_step():
+    """A row stride that is no multiple of the itemsize: the views' aligned flag is recomputed
+    after each move (row 1 of this layout is aligned, rows 0 and 2 are not)."""
+    x, h0 = T.matrix("x"), T.vector("h0")
+    states, _ = scan(lambda x_t, h: T.tanh(x_t + 0.5 * h), sequences=x, outputs_info=h0)
+    function = sympile.function([x, h0], states, mode=C_MODE)
+    node = next(node for node in function.maker.fgraph.toposort()
+                if isinstance(node.op, Scan))
+    values = np.random.default_rng(8).normal(size=(5, 3))
+    odd = np.ndarray((5, 3), dtype=np.float64, buffer=np.zeros(200, dtype=np.uint8),
+                     offset=7, strides=(25, 8))
+    odd[...] = values
+    assert [odd[row].flags.aligned for row in range(3)] == [False, True, False]
+    storage = [[None]]
+    node.op.perform(node, [np.int64(5), odd, np.zeros((1, 3))], storage)
+    assert scan_op._runs_steps_in_c(node.op._compiled(node))
+    expected, state = [], np.zeros(3)
+    for row in values:
+        state = np.tanh(row + 0.5 * state)
+        expected.append(state)
+    _assert_all_close(storage[0][0], np.array(expected))
