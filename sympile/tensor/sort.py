@@ -84,7 +84,7 @@ class SortOp(_SortBase):
         output_storage[0][0] = np.sort(inputs[0], axis=self.axis, kind=self.kind)
 
     def c_code(self, node, names):
-        """A stable merge sort of each line (sympile.tensor.sort_c): numpy's values."""
+        """numpy's C sort of the op's kind (sympile.tensor.sort_c)."""
         return sort_c_code(self, node, names)
 
     def L_op(self, inputs, outputs, output_grads):
@@ -127,7 +127,7 @@ class ArgSortOp(NonDifferentiable, _SortBase):
             .astype("int64", copy=False)
 
     def c_code(self, node, names):
-        """A stable merge sort of each line's indices (sympile.tensor.sort_c)."""
+        """numpy's C stable argsort (sympile.tensor.sort_c)."""
         return argsort_c_code(self, node, names)
 
 
