@@ -51,6 +51,7 @@ from sympile.tensor.shape import (
     shape,
     shape_i,
 )
+from sympile.tensor.split_c import split_c_code
 from sympile.tensor.type import is_discrete, tensor_type
 from sympile.tensor.variable import as_tensor_variable, constant, is_python_scalar
 
@@ -787,6 +788,10 @@ class Split(Op):
         pieces = np.split(x, np.cumsum(sizes[:-1]), axis=axis)
         for storage, piece in zip(output_storage, pieces):
             storage[0] = piece
+
+    def c_code(self, node, names):
+        """perform's checks, then one view of x per piece (sympile.tensor.split_c)."""
+        return split_c_code(self, node, names)
 
     def infer_shape(self, fgraph, node, input_shapes):
         x_shape = input_shapes[0]
