@@ -34,6 +34,7 @@ from sympile.tensor.diag_c import (
 from sympile.tensor.elemwise import DimShuffle
 from sympile.tensor.extra_ops_c import cumulative_c_code
 from sympile.tensor.reduction import sum as tensor_sum
+from sympile.tensor.repeat_c import repeat_c_code
 from sympile.tensor.shape import declared_like, flatten, reshape, shape_i
 from sympile.tensor.triangle_c import triangle_c_code
 from sympile.tensor.type import is_discrete, tensor_type
@@ -334,6 +335,10 @@ class Repeat(Op):
                     f"length {length}; a repeats vector is broadcast only when its type has "
                     f"static length 1")
         output_storage[0][0] = np.repeat(x, repeats.astype("int64"), axis=self.axis)
+
+    def c_code(self, node, names):
+        """perform's checks, then numpy's C repeat (sympile.tensor.repeat_c)."""
+        return repeat_c_code(self, node, names)
 
     def infer_shape(self, fgraph, node, input_shapes):
         x_shape = input_shapes[0]
