@@ -240,7 +240,8 @@ def local_ifelse_lift(fgraph, node):
         if any(client is not node for client, _ in fgraph.clients[variable]):
             return None
         index = owner.outputs.index(variable)
-        then_value, else_value = _branches(owner)[0][index], _branches(owner)[1][index]
+        then_values, else_values = _branches(owner)
+        then_value, else_value = then_values[index], else_values[index]
         # Elemwise broadcasts only axes of static length 1: a branch value that has one
         # where the ifelse output does not would broadcast where the original raised.
         if not (_same_broadcasting(then_value, variable)
