@@ -27,6 +27,7 @@ from sympile.tensor.extra_ops import (
     reshaped_like,
     static_product,
 )
+from sympile.tensor.permute_c import permute_along_axis_c_code
 from sympile.tensor.shape import flatten
 from sympile.tensor.sort_c import argsort_c_code, sort_c_code
 from sympile.tensor.type import tensor_type
@@ -184,6 +185,11 @@ class PermuteAlongAxis(Op):
         else:
             result = np.take_along_axis(x, permutation, axis=self.axis)
         output_storage[0][0] = result
+
+    def c_code(self, node, names):
+        """perform's checks, then one gathering or scattering pass
+        (sympile.tensor.permute_c)."""
+        return permute_along_axis_c_code(self, node, names)
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [tuple(input_shapes[0])]
