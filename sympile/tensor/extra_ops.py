@@ -33,6 +33,7 @@ from sympile.tensor.diag_c import (
 )
 from sympile.tensor.elemwise import DimShuffle
 from sympile.tensor.extra_ops_c import cumulative_c_code
+from sympile.tensor.group_sum_c import group_sum_c_code
 from sympile.tensor.reduction import sum as tensor_sum
 from sympile.tensor.repeat_c import repeat_c_code
 from sympile.tensor.shape import declared_like, flatten, reshape, shape_i
@@ -422,6 +423,10 @@ class GroupSum(Op):
             where = (slice(None),) * self.axis + (filled,)
             result[where] = np.add.reduceat(y, starts, axis=self.axis)
         output_storage[0][0] = result
+
+    def c_code(self, node, names):
+        """perform's check, then each group summed in order (sympile.tensor.group_sum_c)."""
+        return group_sum_c_code(self, node, names)
 
     def infer_shape(self, fgraph, node, input_shapes):
         y_shape, _, like_shape = input_shapes
