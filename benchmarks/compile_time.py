@@ -1,0 +1,94 @@
+"""Compile time of the MLP training step on the C backend (issue 5): cold, warm, and a new
+function whose ops are cached.
+
+    python -m benchmarks.compile_time [--models "mlp 784-500-10,logreg 784-10"] [--repeats 3]
+
+Each repeat uses a new empty cache directory and runs in fresh processes, so 'cold' compiles
+everything (precompiled header, program unit, op units, main unit), 'warm' is a new process
+that finds the whole module on disk, and 'ops cached' is a new process building the model's
+step with another batch size (the same ops but its own main unit, and the units whose types
+carry the batch). Reported: sympile.function's time, the C VM's codegen, compile and load
+seconds, the compiler processes' CPU seconds, and the compiler's wall seconds per kind of
+source (summed over the processes). Minimum over the repeats; say how loaded the machine was.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+MEASURE = r"""
+import json, os, resource, subprocess, sys, time
+import sympile, sympile.tensor as tt
+from benchmarks.mlp import MODELS, theano_style_steps
+from sympile import cache
+from sympile.link.c import linker
+from sympile.tensor.nnet import softmax
+
+kinds = {}
+original = subprocess.run
+def timed(command, *arguments, **keywords):
+    start = time.perf_counter()
+    result = original(command, *arguments, **keywords)
+    if "--version" not in command:
+        kind = next((os.path.basename(part) for part in command
+                     if part.endswith((".c", ".h"))), "link")
+        kinds[kind] = kinds.get(kind, 0.0) + time.perf_counter() - start
+    return result
+cache.subprocess.run = timed
+machines = []
+initialize = linker.CVM.__init__
+def recording(self, *arguments, **keywords):
+    initialize(self, *arguments, **keywords)
+    machines.append(self)
+linker.CVM.__init__ = recording
+start = time.perf_counter()
+theano_style_steps(sympile, tt, softmax, MODELS[sys.argv[1]], int(sys.argv[2]), 1, "default")
+total = time.perf_counter() - start
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+times = machines[-1].build_times
+print(json.dumps({"function": total, "codegen": times["codegen"], "compile": times["compile"],
+                  "load": times["load"], "compiler_cpu": usage.ru_utime + usage.ru_stime,
+                  **{"wall " + kind: seconds for kind, seconds in kinds.items()}}))
+"""
+
+PHASES = (("cold", 60), ("warm", 60), ("ops cached", 10))
+
+
+def measure(model: str, batch: int, compiledir: str) -> dict[str, float]:
+    repository = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    environment = dict(os.environ, SYMPILE_FLAGS=f"compiledir={compiledir},backend=c")
+    result = subprocess.run([sys.executable, "-c", MEASURE, model, str(batch)],
+                            cwd=repository, env=environment, capture_output=True, text=True,
+                            check=False)
+    if result.returncode != 0:
+        raise RuntimeError(f"compile_time: measuring {model} failed:\n{result.stderr}")
+    return json.loads(result.stdout.splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default="mlp 784-500-10")
+    parser.add_argument("--repeats", type=int, default=3)
+    options = parser.parse_args()
+    print(f"load average {os.getloadavg()[0]:.2f}, {os.cpu_count()} cores")
+    for model in options.models.split(","):
+        best: dict[str, dict[str, float]] = {}
+        for _ in range(options.repeats):
+            with tempfile.TemporaryDirectory(prefix="sympile-compile-time-") as compiledir:
+                for phase, batch in PHASES:
+                    values = measure(model, batch, compiledir)
+                    kept = best.setdefault(phase, values)
+                    for name, seconds in values.items():
+                        kept[name] = min(kept.get(name, seconds), seconds)
+        for phase, values in best.items():
+            print(f"{model} {phase}: " + ", ".join(f"{name} {seconds:.3f}"
+                                                  for name, seconds in values.items()))
+
+
+if __name__ == "__main__":
+    main()
