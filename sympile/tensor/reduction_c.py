@@ -6,10 +6,14 @@ merged where the strides allow it (so reducing all of a C-contiguous array, or i
 contiguous axes, is one flat inner loop). The output, C-contiguous, is walked in order; for
 each of its elements the reduced block is folded, its innermost axis as a plain strided loop
 and the others by an odometer. Two fast paths of CAReduce: a block that is one contiguous run
-is folded by a vectorised kernel into 16 independent accumulators (blocks of 4096 elements,
-combined pairwise); and when the output is one contiguous run of the
+is folded by a vectorised kernel into independent accumulators (16 for sums and products, 64
+for the other folds, whose chains of compares and selects then overlap; blocks of 4096
+elements, combined pairwise); and when the output is one contiguous run of the
 input's innermost axis (sum over axis 0 of a C-contiguous matrix), the input is read row by
 row, each row folded into the output (or an accumulator buffer), instead of column by column.
+Argmax and Argmin have the same two: a contiguous run is folded block by block (1024
+elements), the first block whose extreme beats the best so far remembered and searched alone
+at the end; rows are read in order, each column's best value and position kept.
 
 Values follow perform(): each element is cast to acc_dtype, folded there (max and min give NaN
 when the slice holds one, as numpy's maximum does), and the result cast to the output dtype.
@@ -27,6 +31,7 @@ import hashlib
 from sympile.graph.basic import Apply
 from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames
 from sympile.scalar import basic as scalar
+from sympile.tensor.elemwise_c import _KERNEL_OPTIMIZE, _TARGET_CLONES, _x86_64
 
 __all__ = ["careduce_c_code", "argreduce_c_code"]
 
@@ -181,12 +186,16 @@ if (output_size > 0) {{
 """
 
 
-# Vectorisation of the helper kernels (see sympile.tensor.elemwise_c).
-_KERNEL_ATTRIBUTE = ('__attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic", '
-                     '"no-trapping-math", "fp-contract=off")))')
-# Independent accumulators of a contiguous fold: as many as an AVX-512 register of float32
-# holds, so the fold vectorises without reassociating one accumulator's sum.
+# Vectorisation of the helper kernels (see sympile.tensor.elemwise_c), compiled also for AVX2
+# and AVX-512 machines: a max or min fold is compute-bound on SSE2's compares and selects.
+_KERNEL_ATTRIBUTE = (f"__attribute__(({_KERNEL_OPTIMIZE}, {_TARGET_CLONES}))" if _x86_64()
+                     else f"__attribute__(({_KERNEL_OPTIMIZE}))")
+# Independent accumulators of a contiguous sum or product: as many as an AVX-512 register of
+# float32 holds, so the fold vectorises without reassociating one accumulator's sum.
 _LANES = 16
+# Those of the other folds (max, min, and, or), whose value does not depend on the grouping:
+# four registers, so that four compare-and-select chains overlap.
+_WIDE_LANES = 64
 # Elements folded into the lanes at a time; longer runs are halved recursively (pairwise), so
 # the float error of a sum grows with _BLOCK / _LANES + log2(n / _BLOCK) additions, not n.
 _BLOCK = 4096
@@ -198,10 +207,54 @@ def _named(kind: str, text: str) -> tuple[str, str]:
     return name, text.replace("@NAME@", name)
 
 
-def _fold_helpers(input_dtype: str, acc_dtype: str, identity: str,
-                  statement: str) -> tuple[str, str, str, str]:
+def _lanes(scalar_op: scalar.ScalarOp) -> int:
+    return _LANES if scalar_op in (scalar.add, scalar.mul) else _WIDE_LANES
+
+
+def _lane_loops(acc_type: str, statement: str, load: str, count: str, lanes: int) -> str:
+    """Loops folding elements `load` (of i + lane) into lanes[lane] while whole chunks of
+    `lanes` remain, then (wide lanes) while chunks of _LANES remain, so that at most _LANES - 1
+    elements are left to a scalar loop."""
+    loops = []
+    for width in (lanes, _LANES) if lanes != _LANES else (lanes,):
+        loops.append(f"""for (; i + {width} <= {count}; i += {width}) {{
+        for (int lane = 0; lane < {width}; ++lane) {{
+            {acc_type} acc = lanes[lane];
+            const {acc_type} value = {load};
+            {statement}
+            lanes[lane] = acc;
+        }}
+    }}""")
+    return "\n    ".join(loops)
+
+
+def _combine_lanes(acc_type: str, statement: str, lanes: int) -> str:
+    """Statements folding lanes[0..lanes) into `acc`: halves folded into halves, each step a
+    loop of constant length the compiler vectorises (sums and products: in lane order, so
+    their rounding does not depend on the machine's vector width)."""
+    if lanes == _LANES:
+        return f"""{acc_type} acc = lanes[0];
+    for (int lane = 1; lane < {lanes}; ++lane) {{
+        const {acc_type} value = lanes[lane];
+        {statement}
+    }}"""
+    steps = []
+    width = lanes // 2
+    while width >= 1:
+        steps.append(f"""for (int lane = 0; lane < {width}; ++lane) {{
+        {acc_type} acc = lanes[lane];
+        const {acc_type} value = lanes[lane + {width}];
+        {statement}
+        lanes[lane] = acc;
+    }}""")
+        width //= 2
+    return "\n    ".join(steps) + f"\n    {acc_type} acc = lanes[0];"
+
+
+def _fold_helpers(input_dtype: str, acc_dtype: str, identity: str, statement: str,
+                  lanes: int) -> tuple[str, str, str, str]:
     """(contiguous name, rows name, definitions): the fold of n contiguous elements in
-    _LANES accumulators, pairwise over blocks of _BLOCK elements; and the fold of `rows` rows of
+    `lanes` accumulators, pairwise over blocks of _BLOCK elements; and the fold of `rows` rows of
     `length` contiguous elements (`row_stride` bytes apart) into acc[0..length), row by row
     (a reduction over outer axes of a C-contiguous array, reading memory in order)."""
     value_type, acc_type = C_TYPES[input_dtype], C_TYPES[acc_dtype]
@@ -219,23 +272,12 @@ static {acc_type} @NAME@(const {value_type} *data, npy_intp n)
         {statement}
         return acc;
     }}
-    {acc_type} lanes[{_LANES}];
-    for (int lane = 0; lane < {_LANES}; ++lane)
+    {acc_type} lanes[{lanes}];
+    for (int lane = 0; lane < {lanes}; ++lane)
         lanes[lane] = {identity};
     npy_intp i = 0;
-    for (; i + {_LANES} <= n; i += {_LANES}) {{
-        for (int lane = 0; lane < {_LANES}; ++lane) {{
-            {acc_type} acc = lanes[lane];
-            const {acc_type} value = {load};
-            {statement}
-            lanes[lane] = acc;
-        }}
-    }}
-    {acc_type} acc = {identity};
-    for (int lane = 0; lane < {_LANES}; ++lane) {{
-        const {acc_type} value = lanes[lane];
-        {statement}
-    }}
+    {_lane_loops(acc_type, statement, load, "n", lanes)}
+    {_combine_lanes(acc_type, statement, lanes)}
     for (; i < n; ++i) {{
         const {acc_type} value = {_cast("data[i]", acc_dtype)};
         {statement}
@@ -319,8 +361,8 @@ def careduce_c_code(op, node: Apply, names: CNames) -> CCode | None:
     per_value = (f"{acc_type} value = "
                  f"{_cast(f'*(const {C_TYPES[input_dtype]} *)value_pointer', acc_dtype)}; "
                  f"{statement}")
-    contiguous_name, rows_name, contiguous, rows = _fold_helpers(input_dtype, acc_dtype,
-                                                                 identity, statement)
+    contiguous_name, rows_name, contiguous, rows = _fold_helpers(
+        input_dtype, acc_dtype, identity, statement, _lanes(op.scalar_op))
     body = _loop(node, names, _axes(op, node), check,
                  before_block=f"{acc_type} acc = {identity};",
                  per_value=per_value,
@@ -330,6 +372,96 @@ def careduce_c_code(op, node: Apply, names: CNames) -> CCode | None:
                                    f"((const {C_TYPES[input_dtype]} *)outer, block_size);"),
                  whole=_rows_path(rows_name, acc_dtype, output_dtype, names))
     return CCode(body=body, support=(contiguous, rows))
+
+
+# Elements an arg-reduction folds at a time: the block whose extreme beats the best so far is
+# remembered, and the first position of the best is searched in it alone, at the end.
+_ARG_BLOCK = 1024
+
+
+def _argreduce_helpers(input_dtype: str, maximum: bool) -> tuple[str, str, str, str]:
+    """(contiguous name, rows name, definitions): the first position of the extreme of n >= 1
+    contiguous elements (the first NaN when there is one), in one pass of vectorised block
+    folds; and the positions of the extremes of `length` columns over `rows` rows of
+    `length` contiguous elements (`row_stride` bytes apart), into positions[0..length),
+    reading the rows in order (an arg-reduction over the outer axis of a C-contiguous array).
+    """
+    value_type = C_TYPES[input_dtype]
+    identity, statement = _fold(scalar.maximum if maximum else scalar.minimum, input_dtype)
+    compare = ">" if maximum else "<"
+    floats = input_dtype in _FLOATS
+    # Whether `value` replaces `best`: strictly better, or the first NaN.
+    better = (f"(value {compare} best || (value != value && best == best))" if floats
+              else f"value {compare} best")
+    # Whether run[i] is the block's best (for a NaN best: the NaN).
+    hit = "run[i] == best || (best != best && run[i] != run[i])" if floats else "run[i] == best"
+    # The same of `value`, without branches.
+    chunk_hit = ("(value == best) | ((best != best) & (value != value))" if floats
+                 else "value == best")
+    contiguous_name, contiguous = _named("argcontiguous", f"""
+{_KERNEL_ATTRIBUTE}
+static npy_intp @NAME@(const {value_type} *data, npy_intp n)
+{{
+    {value_type} best = {identity};
+    npy_intp best_start = -1;
+    for (npy_intp start = 0; start < n; start += {_ARG_BLOCK}) {{
+        const {value_type} *run = data + start;
+        const npy_intp length = n - start < {_ARG_BLOCK} ? n - start : {_ARG_BLOCK};
+        {value_type} lanes[{_WIDE_LANES}];
+        for (int lane = 0; lane < {_WIDE_LANES}; ++lane)
+            lanes[lane] = {identity};
+        npy_intp i = 0;
+        {_lane_loops(value_type, statement, "run[i + lane]", "length", _WIDE_LANES)}
+        {_combine_lanes(value_type, statement, _WIDE_LANES)}
+        for (; i < length; ++i) {{
+            const {value_type} value = run[i];
+            {statement}
+        }}
+        const {value_type} value = acc;
+        if (best_start < 0 || {better}) {{
+            best = value;
+            best_start = start;
+            /* Nothing comes before a block's first NaN. */
+            if (value != value) break;
+        }}
+    }}
+    const {value_type} *run = data + best_start;
+    npy_intp i = 0;
+    /* Whole chunks without the best skipped by a vectorised test. */
+    for (; i + {_LANES} <= n - best_start; i += {_LANES}) {{
+        int found = 0;
+        for (int lane = 0; lane < {_LANES}; ++lane) {{
+            const {value_type} value = run[i + lane];
+            found |= {chunk_hit};
+        }}
+        if (found) break;
+    }}
+    while (!({hit})) ++i;
+    return best_start + i;
+}}
+""")
+    rows_name, rows = _named("argrows", f"""
+{_KERNEL_ATTRIBUTE}
+static void @NAME@(const char *data, npy_intp rows, npy_intp row_stride, npy_intp length,
+                   {value_type} *restrict best_values, npy_int64 *restrict positions)
+{{
+    const {value_type} *restrict first = (const {value_type} *)data;
+    for (npy_intp k = 0; k < length; ++k) {{
+        best_values[k] = first[k];
+        positions[k] = 0;
+    }}
+    for (npy_intp r = 1; r < rows; ++r) {{
+        const {value_type} *restrict row = (const {value_type} *)(data + r * row_stride);
+        for (npy_intp k = 0; k < length; ++k) {{
+            const {value_type} value = row[k], best = best_values[k];
+            const int take = {better};
+            best_values[k] = take ? value : best;
+            positions[k] = take ? (npy_int64)r : positions[k];
+        }}
+    }}
+}}
+""")
+    return contiguous_name, rows_name, contiguous, rows
 
 
 def argreduce_c_code(op, node: Apply, names: CNames, maximum: bool) -> CCode | None:
@@ -346,23 +478,28 @@ def argreduce_c_code(op, node: Apply, names: CNames, maximum: bool) -> CCode | N
         better = f"value {compare} best"
     per_value = (f"{value_type} value = *(const {value_type} *)value_pointer; "
                  f"if (position == 0 || {better}) {{ best = value; best_position = position; }}")
-    # A contiguous run: its extreme by the vectorised fold (NaN when it holds one), then the
-    # first position holding it; two branch-light passes instead of one branchy one.
-    fold = _fold(scalar.maximum if maximum else scalar.minimum, input_dtype)
-    contiguous_name, _, contiguous, _ = _fold_helpers(input_dtype, input_dtype, *fold)
-    find = "while (run[best_position] != best) ++best_position;"
-    if input_dtype in _FLOATS:
-        find = f"""if (best != best) {{
-                while (run[best_position] == run[best_position]) ++best_position;
-            }} else {{
-                {find}
-            }}"""
-    contiguous_block = f"""const {value_type} *run = (const {value_type} *)outer;
-            best = {contiguous_name}(run, block_size);
-            {find}"""
+    contiguous_name, rows_name, contiguous, rows = _argreduce_helpers(input_dtype, maximum)
+    # The output one contiguous run of the input's innermost axis, one reduced axis left:
+    # the rows read in order, the best values kept in a buffer.
+    whole = f"""if (kept_count == 1 && block_count == 1
+        && kept_strides[0] == (npy_intp)PyArray_ITEMSIZE(input)) {{
+        {value_type} *best_values = ({value_type} *)malloc(
+            sizeof({value_type}) * (size_t)kept_lengths[0]);
+        if (best_values == NULL) {{
+            PyErr_NoMemory();
+            {names.fail}
+        }}
+        {rows_name}(data, block_lengths[0], block_strides[0], kept_lengths[0], best_values,
+                    (npy_int64 *)output);
+        free(best_values);
+        handled = 1;
+    }}"""
     body = _loop(node, names, _axes(op, node), _empty_check(str(op), names),
                  before_block=f"{value_type} best = 0; npy_intp best_position = 0;",
                  per_value=per_value,
                  after_block="output[o] = (npy_int64)best_position;",
-                 output_dtype="int64", contiguous_block=contiguous_block)
-    return CCode(body=body, support=(contiguous,))
+                 output_dtype="int64",
+                 contiguous_block=(f"best_position = {contiguous_name}"
+                                   f"((const {value_type} *)outer, block_size);"),
+                 whole=whole)
+    return CCode(body=body, support=(contiguous, rows))

@@ -9,6 +9,7 @@ import pytest
 
 import sympile.tensor as T
 from tests.link.c.utils import compare_backends, compile_c, requires_compiler
+from tests.utils import assert_like_numpy
 
 pytestmark = requires_compiler
 
@@ -151,3 +152,36 @@ def test_float32_sum_of_a_contiguous_run_is_as_accurate_as_numpy():
     # The result itself is a float32: a couple of its ulps are the floor.
     assert error <= 4 * numpy_error + 2 * float(np.spacing(np.float32(exact)))
     assert error < abs(float(sequential) - exact) / 10
+
+
+@pytest.mark.parametrize("dtype", ("int8", "int64", "uint16", "float32", "float64"))
+def test_argmax_argmin_blocks_and_rows_give_numpy_s_first_index(dtype):
+    """Runs of 2500 cross the arg-reductions' 1024-element blocks and leave chunk tails; the
+    extreme is tied across blocks (the first block's wins), and in float a NaN follows the
+    extreme's block, or precedes it, or several NaNs share a row; reducing axis 0 reads the
+    rows in order, with the same ties and NaNs down the columns."""
+    x = T.matrix("x", dtype=dtype)
+    outputs = [f(x, axis=axis) for f in (T.argmax, T.argmin) for axis in (None, 0, 1)]
+    outputs += [T.max(x, axis=1), T.min(x, axis=1)]
+    function = compile_c([x], outputs)
+    rng = np.random.default_rng(7)
+    info = np.iinfo(dtype) if dtype.startswith(("int", "uint")) else None
+    low, high = (info.min, info.max) if info else (-1e30, 1e30)
+    for shape in ((6, 2500), (2500, 6), (3, 1025), (1, 17)):
+        if info:
+            value = rng.integers(max(low, -50), min(high, 50), shape).astype(dtype)
+        else:
+            value = rng.standard_normal(shape).astype(dtype)
+        rows, columns = shape
+        value[0, columns - 1] = value[0, columns // 3] = high
+        value[rows - 1, 0] = value[rows // 2, 0] = low
+        if not info:
+            value[min(1, rows - 1), columns - 1] = np.nan
+            value[rows - 1, columns // 2] = value[rows - 1, columns - 1] = np.nan
+            value[rows // 2, 1] = -0.0
+        expected = [f(value, axis=axis) for f in (np.argmax, np.argmin) for axis in (None, 0, 1)]
+        expected += [np.max(value, axis=1), np.min(value, axis=1)]
+        for actual, reference in zip(function(value), expected):
+            assert_like_numpy(np.asarray(actual), reference)
+        for actual, reference in zip(function(np.asfortranarray(value)), expected):
+            assert_like_numpy(np.asarray(actual), reference)
