@@ -288,17 +288,29 @@ class Scan(Op):
             shapes.append((n_steps, *inner.type.shape))
         return shapes
 
+    def _check_differentiable(self, what: str) -> None:
+        # Backpropagation and tangents read every step of the forward states; a Scan that
+        # keeps only its last steps (made by scan_keep_last_steps at compile time) has not
+        # stored them.
+        if any(self.kept_steps):
+            raise NotImplementedError(
+                f"{self}.{what}: this Scan keeps only the last steps of its recurrent outputs "
+                f"(kept_steps={self.kept_steps}), made by a compile-time rewrite; take the "
+                f"gradient of the graph before it is compiled")
+
     def L_op(self, inputs, outputs, output_grads):
         """Backpropagation through time: another Scan over the steps in reverse
         (sympile.scan.gradient)."""
         # Imported here: sympile.scan.gradient builds Scan ops, so it imports this module.
         from sympile.scan.gradient import scan_l_op
+        self._check_differentiable("L_op")
         return scan_l_op(self, inputs, outputs, output_grads)
 
     def R_op(self, inputs, eval_points):
         """Forward mode: a Scan carrying the tangents alongside the states
         (sympile.scan.gradient)."""
         from sympile.scan.gradient import scan_r_op
+        self._check_differentiable("R_op")
         return scan_r_op(self, inputs, eval_points)
 
     def do_constant_folding(self, fgraph, node) -> bool:

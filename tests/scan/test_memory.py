@@ -170,3 +170,14 @@ def test_infer_shape_gives_the_kept_steps():
     [shape] = node.op.infer_shape(None, fake_node, [(), (n_steps, 3), (1, 3)])
     rows = sympile.function([n_steps], shape[0], mode=PYTHON, on_unused_input="ignore")
     assert [int(rows(steps)) for steps in (0, 1, 5)] == [0, 1, 1]
+
+
+def test_a_scan_that_kept_only_its_last_steps_refuses_gradients():
+    x, h0, states = _rnn()
+    function = sympile.function([x, h0], states[-1], mode=PYTHON)
+    [node] = _scan_nodes(function)
+    assert any(node.op.kept_steps)
+    with pytest.raises(NotImplementedError, match="L_op: this Scan keeps only the last steps"):
+        sympile.grad(node.outputs[0][-1].sum(), node.inputs[1])
+    with pytest.raises(NotImplementedError, match="R_op: this Scan keeps only the last steps"):
+        node.op.R_op(node.inputs, [None] + [T.zeros_like(i) for i in node.inputs[1:]])
