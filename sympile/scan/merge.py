@@ -13,11 +13,10 @@ reads are merged too: n_steps alone sets the number of steps (sympile.scan.op).
 from __future__ import annotations
 
 from sympile.graph.basic import Apply, Constant, Variable, ancestors
-from sympile.graph.fgraph import OUTPUT
 from sympile.graph.rewriting.basic import node_rewriter
 from sympile.scan.op import Scan
 from sympile.scan.rewriting import ScanParts, scan_db
-from sympile.tensor.rewriting.ifelse import unconditional_nodes
+from sympile.tensor.rewriting.ifelse import unconditional_siblings
 
 __all__ = ["scan_merge"]
 
@@ -101,17 +100,8 @@ def scan_merge(fgraph, node):
     conditions that compute the same from the same outer inputs) and truncate_gradient.
     Only for scans that run on every call: merging one that runs in a branch of an ifelse
     only with one that does not would run it always."""
-    n_steps = node.inputs[0]
-    others = [client for client, slot in fgraph.clients.get(n_steps, ())
-              if slot == 0 and client is not OUTPUT and client is not node
-              and isinstance(client.op, Scan)]
-    if not others:
-        return None
-    unconditional = unconditional_nodes(fgraph)
-    if node not in unconditional:
-        return None
-    for other in others:
-        if other not in unconditional or other.op.has_until != node.op.has_until \
+    for other in unconditional_siblings(fgraph, node, Scan):
+        if other.op.has_until != node.op.has_until \
                 or other.op.truncate_gradient != node.op.truncate_gradient \
                 or _reads_outputs_of(node, other) or _reads_outputs_of(other, node):
             continue

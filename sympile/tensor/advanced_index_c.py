@@ -26,7 +26,7 @@ import numpy as np
 
 from sympile.graph.basic import Apply
 from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames
-from sympile.tensor.indexing_c import VALUE_CHECK_SUPPORT, c_string, value_check
+from sympile.tensor.indexing_c import VALUE_CHECK_SUPPORT, c_string, update_target, value_check
 
 __all__ = ["advanced_index_read_c_code", "advanced_index_write_c_code"]
 
@@ -477,20 +477,7 @@ def advanced_index_write_c_code(op, node: Apply, names: CNames) -> CCode | None:
     (output,) = names.outputs
     ndim = len(plan.region)
     item_size = np.dtype(dtype).itemsize
-    if op.destroy_map:
-        target = f"""if (!PyArray_ISWRITEABLE({x})) {{
-    PyErr_Format(PyExc_ValueError, "%s: the input it updates in place is read-only",
-                 {c_string(op)});
-    {names.fail}
-}}
-Py_INCREF({x});
-sympile_assign_output(&{output}, {x});"""
-    else:
-        target = f"""if (sympile_prepare_output(&{output}, {node.inputs[0].type.ndim},
-                           PyArray_DIMS({x}), {NPY_TYPES[dtype]}) != 0
-        || PyArray_CopyInto({output}, {x}) < 0) {{
-    {names.fail}
-}}"""
+    target = update_target(op, x, output, node.inputs[0].type.ndim, dtype, names.fail)
     element_type = C_TYPES.get(dtype)
     if op.set_instead_of_inc:
         walk = _region_walk(plan, output, f"memcpy(element, value, {item_size});",

@@ -15,7 +15,7 @@ from sympile.graph.basic import Apply
 from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames
 
 __all__ = ["VALUE_CHECK_SUPPORT", "advanced_rows_read_c_code", "advanced_rows_write_c_code",
-           "c_string", "trailing_loops", "value_check"]
+           "c_string", "trailing_loops", "update_target", "value_check"]
 
 # The errors of _IncOp._check_value, with the shapes printed as Python tuples.
 _VALUE_SHAPE_ERROR = r"""
@@ -49,6 +49,24 @@ VALUE_CHECK_SUPPORT = _VALUE_SHAPE_ERROR
 def c_string(text: str) -> str:
     """`text` as a C string literal (JSON's escapes are C's for these characters)."""
     return json.dumps(str(text))
+
+
+def update_target(op, x: str, output: str, ndim: int, dtype: str, fail: str) -> str:
+    """C that makes `output` the array an inc/set op writes into: x itself when the op works
+    in place (x must be writeable), else a copy of x in the output's reused buffer."""
+    if op.destroy_map:
+        return f"""if (!PyArray_ISWRITEABLE({x})) {{
+    PyErr_Format(PyExc_ValueError, "%s: the input it updates in place is read-only",
+                 {c_string(op)});
+    {fail}
+}}
+Py_INCREF({x});
+sympile_assign_output(&{output}, {x});"""
+    return f"""if (sympile_prepare_output(&{output}, {ndim}, PyArray_DIMS({x}),
+                           {NPY_TYPES[dtype]}) != 0
+        || PyArray_CopyInto({output}, {x}) < 0) {{
+    {fail}
+}}"""
 
 
 def value_check(op, node: Apply, y: str, region: str, region_ndim: int, fail: str) -> str:
@@ -178,20 +196,7 @@ def advanced_rows_write_c_code(op, node: Apply, names: CNames) -> CCode | None:
     x, y, rows = names.inputs
     (output,) = names.outputs
     ndim = node.inputs[0].type.ndim
-    if op.destroy_map:
-        target = f"""if (!PyArray_ISWRITEABLE({x})) {{
-    PyErr_Format(PyExc_ValueError, "%s: the input it updates in place is read-only",
-                 {c_string(op)});
-    {names.fail}
-}}
-Py_INCREF({x});
-sympile_assign_output(&{output}, {x});"""
-    else:
-        target = f"""if (sympile_prepare_output(&{output}, {ndim}, PyArray_DIMS({x}),
-                           {NPY_TYPES[dtype]}) != 0
-        || PyArray_CopyInto({output}, {x}) < 0) {{
-    {names.fail}
-}}"""
+    target = update_target(op, x, output, ndim, dtype, names.fail)
     if op.set_instead_of_inc:
         statement = "memcpy(target, source, item_size);"
     else:

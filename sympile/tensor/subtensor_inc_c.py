@@ -13,7 +13,8 @@ float16 and complex give no C code (perform runs).
 from __future__ import annotations
 
 from sympile.graph.basic import Apply
-from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames
+from sympile.graph.ccode import C_TYPES, CCode, CNames
+from sympile.tensor.indexing_c import update_target
 from sympile.tensor.subtensor_c import subtensor_c_code
 
 __all__ = ["SHAPE_TEXT", "inc_subtensor_c_code", "slice_length_c_code"]
@@ -175,15 +176,7 @@ def inc_subtensor_c_code(op, node: Apply, names: CNames) -> CCode | None:
     fail = f"{{ Py_XDECREF(region); {names.fail} }}"
     view = subtensor_c_code(op, read_node, CNames(inputs=(output, *index_names),
                                                   outputs=("region",), fail=fail))
-    if op.destroy_map:
-        target = f"""Py_INCREF({x});
-sympile_assign_output(&{output}, {x});"""
-    else:
-        target = f"""if (sympile_prepare_output(&{output}, {node.inputs[0].type.ndim},
-                           PyArray_DIMS({x}), {NPY_TYPES[dtype]}) != 0
-        || PyArray_CopyInto({output}, {x}) < 0) {{
-    {names.fail}
-}}"""
+    target = update_target(op, x, output, node.inputs[0].type.ndim, dtype, names.fail)
     if op.set_instead_of_inc:
         write = "*target = *source;"
     elif dtype == "bool":

@@ -42,6 +42,7 @@ __all__ = [
     "local_ifelse_remove_unused_outputs",
     "local_ifelse_same_branches",
     "unconditional_nodes",
+    "unconditional_siblings",
 ]
 
 # The ops an ifelse is lifted through: elementwise arithmetic (which then meets the
@@ -71,6 +72,23 @@ def unconditional_nodes(fgraph: FunctionGraph) -> set[Apply]:
         stack.extend(variable.owner for slot, variable in enumerate(node.inputs)
                      if slot not in branch_slots and variable.owner is not None)
     return reached
+
+
+def unconditional_siblings(fgraph: FunctionGraph, node: Apply,
+                           op_type: type) -> list[Apply]:
+    """The other nodes of `op_type` whose first input is node's first input (a condition,
+    a scan's n_steps), when node and they run on every call (unconditional_nodes): the
+    candidates of a merge that must not make a branch's work run always."""
+    first = node.inputs[0]
+    others = [client for client, slot in fgraph.clients.get(first, ())
+              if slot == 0 and client is not OUTPUT and client is not node
+              and isinstance(client.op, op_type)]
+    if not others:
+        return []
+    unconditional = unconditional_nodes(fgraph)
+    if node not in unconditional:
+        return []
+    return [other for other in others if other in unconditional]
 
 
 def _depends_on(variables: Sequence[Variable], nodes: Sequence[Apply]) -> bool:
@@ -288,17 +306,8 @@ def local_ifelse_merge(fgraph, node):
     so that what both then branches (or both else branches) read runs in that branch only.
     Only for two nodes that run on every call, neither computed from the other."""
     condition = node.inputs[0]
-    others = [client for client, slot in fgraph.clients.get(condition, ())
-              if slot == 0 and client is not OUTPUT and client is not node
-              and isinstance(client.op, IfElse)]
-    if not others:
-        return None
-    unconditional = unconditional_nodes(fgraph)
-    if node not in unconditional:
-        return None
-    for other in others:
-        if other not in unconditional or _depends_on(node.inputs[1:], [other]) \
-                or _depends_on(other.inputs[1:], [node]):
+    for other in unconditional_siblings(fgraph, node, IfElse):
+        if _depends_on(node.inputs[1:], [other]) or _depends_on(other.inputs[1:], [node]):
             continue
         then_values, else_values = _branches(node)
         other_then, other_else = _branches(other)
