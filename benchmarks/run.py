@@ -2,6 +2,7 @@
 
     python -m benchmarks.run [--compare pytensor,jax,torch] [--only overhead,elemwise,mlp,rnn]
                              [--backend c|python] [--full] [--repeats 5]
+                             [--rnn-sizes 54x50,3000x100] [--rnn-sequences 3]
                              [--json benchmarks/results.json]
 
 Workloads (issue 5): call overhead of f(x) = x + 1 on 10 float32 (default call, trust_input,
@@ -11,7 +12,9 @@ fn(n_calls)); fused elementwise exp(-x*x)*sin(x) + tanh(x)*0.5 and sum((x - mean
 (`pip install '.[bench]'`). Prints a table of median times, throughput and each time divided
 by sympile's best time for the same work (above 1: sympile is faster), and writes it to JSON.
 rnn (not run by default): the paper's RNN trained by BPTT (see benchmarks/rnn.py), vocabulary
-54 and 50 hidden units on 3 sequences of 100, the paper's whole table under --full.
+54 and 50 hidden units on 3 sequences of 100, the paper's whole table (100 sequences) under
+--full; --rnn-sizes picks vocabulary x hidden pairs of it and --rnn-sequences the number of
+sequences, for a part of the table in less time.
 --full trains a whole epoch of 6000 examples per timed call (the paper's setup); by default a
 timed call runs 50 minibatch steps.
 """
@@ -156,40 +159,52 @@ def mlp_cases(peers: list[str], models: list[str], batches: tuple[int, ...], ful
     return cases
 
 
-def rnn_cases(peers: list[str], full: bool, mode: Mode) -> list[Case]:
-    """The paper's RNN training (benchmarks/rnn.py) and its forward recurrence alone."""
-    sizes = rnn.FULL if full else rnn.SMALL
-    n_sequences, length = sizes["n_sequences"], sizes["length"]
+def rnn_cases(peers: list[str], sizes: list[tuple[int, int]], n_sequences: int, length: int,
+              mode: Mode) -> list[Case]:
+    """The paper's RNN training (benchmarks/rnn.py) and its forward recurrence alone, for each
+    (vocabulary, hidden) of `sizes`."""
     cases = []
-    for vocabulary in sizes["vocabularies"]:
-        for hidden in sizes["hiddens"]:
-            size = f"V {vocabulary}, H {hidden}"
-            case = Case("RNN train (BPTT)", size, "elements", n_sequences * length)
-            case.implementations["sympile scan"] = rnn.theano_style_steps(
-                sympile, T, T.sigmoid, T.nnet.softmax, vocabulary, hidden, n_sequences, length,
-                mode)
-            case.implementations["numpy (by hand)"] = rnn.numpy_steps(vocabulary, hidden,
-                                                                      n_sequences, length)
-            if "pytensor" in peers:
-                import pytensor
-                import pytensor.tensor as pt
-                from pytensor.tensor.special import softmax
-                case.implementations["pytensor scan"] = rnn.theano_style_steps(
-                    pytensor, pt, pt.sigmoid, lambda s: softmax(s, axis=-1), vocabulary,
-                    hidden, n_sequences, length)
-            if "jax" in peers:
-                case.implementations["jax lax.scan"] = rnn.jax_steps(vocabulary, hidden,
-                                                                     n_sequences, length)
-            if "torch" in peers:
-                case.implementations["torch loop"] = rnn.torch_steps(vocabulary, hidden,
-                                                                     n_sequences, length)
-            forward = Case("RNN forward only", size, "elements", length)
-            forward.implementations["sympile scan"] = rnn.forward_steps(
-                sympile, T, T.sigmoid, vocabulary, hidden, length, mode)
-            forward.implementations["numpy (by hand)"] = rnn.numpy_forward(vocabulary, hidden,
-                                                                           length)
-            cases += [case, forward]
+    for vocabulary, hidden in sizes:
+        size = f"V {vocabulary}, H {hidden}"
+        case = Case("RNN train (BPTT)", size, "elements", n_sequences * length)
+        case.implementations["sympile scan"] = rnn.theano_style_steps(
+            sympile, T, T.sigmoid, T.nnet.softmax, vocabulary, hidden, n_sequences, length,
+            mode)
+        case.implementations["numpy (by hand)"] = rnn.numpy_steps(vocabulary, hidden,
+                                                                  n_sequences, length)
+        if "pytensor" in peers:
+            import pytensor
+            import pytensor.tensor as pt
+            from pytensor.tensor.special import softmax
+            case.implementations["pytensor scan"] = rnn.theano_style_steps(
+                pytensor, pt, pt.sigmoid, lambda s: softmax(s, axis=-1), vocabulary,
+                hidden, n_sequences, length)
+        if "jax" in peers:
+            case.implementations["jax lax.scan"] = rnn.jax_steps(vocabulary, hidden,
+                                                                 n_sequences, length)
+        if "torch" in peers:
+            case.implementations["torch loop"] = rnn.torch_steps(vocabulary, hidden,
+                                                                 n_sequences, length)
+        forward = Case("RNN forward only", size, "elements", length)
+        forward.implementations["sympile scan"] = rnn.forward_steps(
+            sympile, T, T.sigmoid, vocabulary, hidden, length, mode)
+        forward.implementations["numpy (by hand)"] = rnn.numpy_forward(vocabulary, hidden,
+                                                                       length)
+        cases += [case, forward]
     return cases
+
+
+def rnn_sizes(text: str) -> list[tuple[int, int]]:
+    """'54x50,3000x100' -> [(54, 50), (3000, 100)] (vocabulary, hidden)."""
+    sizes = []
+    for pair in text.split(","):
+        parts = pair.split("x")
+        if len(parts) != 2 or not all(part.strip().isdigit() for part in parts):
+            raise argparse.ArgumentTypeError(
+                f"--rnn-sizes: expected vocabulary x hidden pairs like 54x50,3000x100, "
+                f"got {pair!r}")
+        sizes.append((int(parts[0]), int(parts[1])))
+    return sizes
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -204,6 +219,11 @@ def main(argv: list[str] | None = None) -> None:
                         help="sympile's backend (FAST_RUN rewrites)")
     parser.add_argument("--full", action="store_true", help="a whole epoch per timed call")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--rnn-sizes", type=rnn_sizes, default=None,
+                        help="vocabulary x hidden pairs, e.g. 54x50,3000x100 (default: 54x50, "
+                             "or the paper's whole table under --full)")
+    parser.add_argument("--rnn-sequences", type=int, default=None,
+                        help="sequences of 100 per timed call (default 3, 100 under --full)")
     parser.add_argument("--json", default="benchmarks/results.json")
     arguments = parser.parse_args(argv)
     peers, notes = available_peers([p for p in arguments.compare.split(",") if p])
@@ -217,7 +237,12 @@ def main(argv: list[str] | None = None) -> None:
     if "elemwise" in workloads:
         cases += elementwise_cases(peers, (10**6, 10**7), mode)
     if "rnn" in workloads:
-        cases += rnn_cases(peers, arguments.full, mode)
+        table = rnn.FULL if arguments.full else rnn.SMALL
+        sizes = arguments.rnn_sizes or [(vocabulary, hidden)
+                                        for vocabulary in table["vocabularies"]
+                                        for hidden in table["hiddens"]]
+        cases += rnn_cases(peers, sizes, arguments.rnn_sequences or table["n_sequences"],
+                           table["length"], mode)
     if "mlp" in workloads:
         cases += mlp_cases(peers, arguments.models.split(","),
                            tuple(int(b) for b in arguments.batches.split(",")),
