@@ -47,10 +47,13 @@ def lazy_schedule(nodes: Sequence[Apply], outputs: Sequence[Variable],
     A node belongs to the then branch of conditional C when it is needed only through C's
     then inputs: none of its outputs is in `outputs`, each use of them is a then input of C
     or a node of that branch, and each node that `orderings` ({node: nodes to run before
-    it}, e.g. a DestroyHandler's) runs after it is of that branch too (likewise for else).
-    The branch's nodes run inside C's step, in their order, and nested conditionals are
-    scheduled the same way inside a branch. Everything a branch reads from outside it, and
-    every node ordered before one of the branch's, precedes C in `nodes`, so it has run.
+    it}, e.g. a DestroyHandler's) runs after it is of that branch too, or of C's else
+    branch, or of the other branch of a conditional whose branch holds C (likewise for
+    else). The two branches of one conditional never both run, so an ordering between them
+    orders nothing. The branch's nodes run inside C's step, in their order, and nested
+    conditionals are scheduled the same way inside a branch. Everything a branch reads from
+    outside it, and every node ordered before one of the branch's, precedes C in `nodes`,
+    so it has run (or is of the other branch, and never runs in this call).
     """
     clients: dict[Variable, list[tuple[Apply, int]]] = {}
     for node in nodes:
@@ -61,13 +64,15 @@ def lazy_schedule(nodes: Sequence[Apply], outputs: Sequence[Variable],
         for predecessor in before:
             successors.setdefault(predecessor, []).append(node)
     position = {node: index for index, node in enumerate(nodes)}
-    return _schedule_block(list(nodes), set(outputs), clients, successors, position)
+    return _schedule_block(list(nodes), set(outputs), clients, successors, position, set())
 
 
 def _schedule_block(block: list[Apply], escaping: set[Variable],
                     clients: dict[Variable, list[tuple[Apply, int]]],
                     successors: dict[Apply, list[Apply]],
-                    position: dict[Apply, int]) -> list[Step]:
+                    position: dict[Apply, int], exclusive: set[Apply]) -> list[Step]:
+    """The steps of `block`; `exclusive`: the nodes that never run when `block` does (those of
+    the other branch of each conditional whose branch `block` is)."""
     in_branch: set[Apply] = set()
     branches: dict[Apply, tuple[list[Apply], list[Apply]]] = {}
     # Outermost first: a conditional inside another's branch is taken with that branch.
@@ -75,11 +80,8 @@ def _schedule_block(block: list[Apply], escaping: set[Variable],
         if conditional in in_branch or not is_conditional(conditional):
             continue
         before = block[:block.index(conditional)]
-        then_slots, else_slots = conditional.op.branch_inputs(conditional)
-        then_nodes = _branch_nodes(conditional, set(then_slots), before, escaping, clients,
-                                   successors)
-        else_nodes = _branch_nodes(conditional, set(else_slots), before, escaping, clients,
-                                   successors)
+        then_nodes, else_nodes = _branch_nodes(conditional, before, escaping, clients,
+                                               successors, exclusive)
         in_branch.update(then_nodes, else_nodes)
         branches[conditional] = (then_nodes, else_nodes)
     steps = []
@@ -90,29 +92,38 @@ def _schedule_block(block: list[Apply], escaping: set[Variable],
         if node in branches:
             then_nodes, else_nodes = branches[node]
             step.then_steps = _schedule_block(then_nodes, escaping, clients, successors,
-                                              position)
+                                              position, exclusive | set(else_nodes))
             step.else_steps = _schedule_block(else_nodes, escaping, clients, successors,
-                                              position)
+                                              position, exclusive | set(then_nodes))
         steps.append(step)
     return steps
 
 
-def _branch_nodes(conditional: Apply, slots: set[int], before: list[Apply],
-                  escaping: set[Variable],
+def _branch_nodes(conditional: Apply, before: list[Apply], escaping: set[Variable],
                   clients: dict[Variable, list[tuple[Apply, int]]],
-                  successors: dict[Apply, list[Apply]]) -> list[Apply]:
-    """The nodes of `before` needed only through the inputs `slots` of `conditional`, in
-    order, and whose ordered successors are in the branch too. Clients and successors
-    follow their producers, so one backward pass decides each node."""
-    members: set[Apply] = set()
+                  successors: dict[Apply, list[Apply]],
+                  exclusive: set[Apply]) -> tuple[list[Apply], list[Apply]]:
+    """The nodes of `before` needed only through the then inputs of `conditional`, and those
+    needed only through its else inputs, each in order; every ordered successor of a member
+    is of its branch, of the other branch (never run with it) or `exclusive`. Clients and
+    successors follow their producers, so one backward pass decides each node."""
+    then_slots, else_slots = (set(slots) for slots in conditional.op.branch_inputs(conditional))
+    then_members: set[Apply] = set()
+    else_members: set[Apply] = set()
     for node in reversed(before):
         uses = [use for output in node.outputs for use in clients.get(output, [])]
-        if uses and not any(output in escaping for output in node.outputs) and all(
-                (user is conditional and slot in slots) or user in members
-                for user, slot in uses) and all(
-                successor in members for successor in successors.get(node, ())):
-            members.add(node)
-    return [node for node in before if node in members]
+        if not uses or any(output in escaping for output in node.outputs):
+            continue
+        if not all(successor in then_members or successor in else_members
+                   or successor in exclusive for successor in successors.get(node, ())):
+            continue
+        for slots, members in ((then_slots, then_members), (else_slots, else_members)):
+            if all((user is conditional and slot in slots) or user in members
+                   for user, slot in uses):
+                members.add(node)
+                break
+    return ([node for node in before if node in then_members],
+            [node for node in before if node in else_members])
 
 
 class UpdatingRuns:
