@@ -7,58 +7,72 @@ from __future__ import annotations
 
 from sympile.graph.basic import Apply
 from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames
+from sympile.tensor.nnet_c_rows import kernel_name, row_kernels, scaled_row_kernel
 
 __all__ = ["crossentropy_softmax_c_code", "crossentropy_softmax_dx_c_code",
            "softmax_family_c_code"]
 
 _DTYPES = ("float32", "float64")
 
-# Pointers to element `k` of slice `row` of each array: the other axes' indices come from
-# `row` in C order, the slice's own axis is stepped by its stride.
-_SLICE_LOOP = """
+# Runs the row kernel on every slice along `axis` of the arrays (the inputs, then the output,
+# all of one shape): a slice whose elements are adjacent in memory is passed where it lies,
+# others are copied into a buffer (and the output's back from it). Rows of C-contiguous
+# arrays along their last axis follow each other; others find their start from the row's
+# index in C order. Returns -1 when the buffer cannot be allocated.
+_SLICES = """
+static int {name}(PyArrayObject *const *arrays, int axis, npy_intp rows, npy_intp length)
 {{
-    int ndim = PyArray_NDIM({first});
-    const npy_intp *dims = PyArray_DIMS({first});
-    npy_intp length = dims[{axis}];
-    npy_intp rows = length == 0 ? 0 : PyArray_SIZE({first}) / length;
-    {check}
-    if (sympile_prepare_output(&{output}, ndim, dims, {typenum})) {{ {fail} }}
-    for (npy_intp row = 0; row < rows; ++row) {{
-        {declare_pointers}
-        npy_intp rest = row;
-        for (int axis = ndim - 1; axis >= 0; --axis) {{
-            if (axis == {axis}) continue;
-            npy_intp index = rest % dims[axis];
-            rest /= dims[axis];
-            {advance_pointers}
-        }}
-        {body}
+    const int count = {count};
+    const int ndim = PyArray_NDIM(arrays[0]);
+    const npy_intp *dims = PyArray_DIMS(arrays[0]);
+    char *data[{count}];
+    npy_intp steps[{count}];
+    {T} *slices[{count}];
+    int consecutive = axis == ndim - 1, buffered = 0;
+    for (int a = 0; a < count; ++a) {{
+        data[a] = PyArray_BYTES(arrays[a]);
+        steps[a] = PyArray_STRIDES(arrays[a])[axis];
+        slices[a] = NULL;
+        buffered += length > 1 && steps[a] != (npy_intp)sizeof({T});
+        consecutive = consecutive && PyArray_IS_C_CONTIGUOUS(arrays[a]);
     }}
+    {T} *buffer = NULL;
+    if (buffered) {{
+        buffer = ({T} *)malloc((size_t)buffered * (size_t)length * sizeof({T}));
+        if (buffer == NULL) return -1;
+        for (int a = 0, used = 0; a < count; ++a)
+            if (length > 1 && steps[a] != (npy_intp)sizeof({T}))
+                slices[a] = buffer + (npy_intp)(used++) * length;
+    }}
+    for (npy_intp row = 0; row < rows; ++row) {{
+        char *starts[{count}];
+        for (int a = 0; a < count; ++a)
+            starts[a] = data[a] + (consecutive ? row * length * (npy_intp)sizeof({T}) : 0);
+        if (!consecutive) {{
+            npy_intp rest = row;
+            for (int other = ndim - 1; other >= 0; --other) {{
+                if (other == axis) continue;
+                const npy_intp index = rest % dims[other];
+                rest /= dims[other];
+                for (int a = 0; a < count; ++a)
+                    starts[a] += index * PyArray_STRIDES(arrays[a])[other];
+            }}
+        }}
+        {T} *pointers[{count}];
+        for (int a = 0; a < count; ++a) {{
+            pointers[a] = slices[a] ? slices[a] : ({T} *)starts[a];
+            if (slices[a] && a < count - 1)
+                for (npy_intp k = 0; k < length; ++k)
+                    slices[a][k] = *({T} *)(starts[a] + k * steps[a]);
+        }}
+        {call}
+        if (slices[count - 1])
+            for (npy_intp k = 0; k < length; ++k)
+                *({T} *)(starts[count - 1] + k * steps[count - 1]) = slices[count - 1][k];
+    }}
+    free(buffer);
+    return 0;
 }}
-"""
-
-_SOFTMAX = """
-double peak = -INFINITY;
-for (npy_intp k = 0; k < length; ++k) {{ double v = X(k); if (v > peak) peak = v; }}
-/* No finite maximum (all -inf, or a +inf): shift by 0, as perform() does. */
-if (!isfinite(peak)) peak = 0;
-double total = 0;
-for (npy_intp k = 0; k < length; ++k) total += exp(X(k) - peak);
-{finish}
-"""
-
-_FINISH = {
-    "softmax": "for (npy_intp k = 0; k < length; ++k)\n"
-               "    OUT(k) = ({ctype})(exp(X(k) - peak) / total);",
-    "log_softmax": "double log_total = log(total);\n"
-                   "for (npy_intp k = 0; k < length; ++k)\n"
-                   "    OUT(k) = ({ctype})(X(k) - peak - log_total);",
-}
-
-_SOFTMAX_GRAD = """
-double total = 0;
-for (npy_intp k = 0; k < length; ++k) total += DY(k) * SM(k);
-for (npy_intp k = 0; k < length; ++k) OUT(k) = ({ctype})(SM(k) * (DY(k) - total));
 """
 
 
@@ -71,31 +85,31 @@ def softmax_family_c_code(kind: str, op, node: Apply, names: CNames) -> CCode | 
     ctype = C_TYPES[dtype]
     axis = op.axis % node.inputs[-1].type.ndim
     output = names.outputs[0]
-    arrays = {"OUT": output}
+    first = names.inputs[-1]
+    check = ""
     if kind == "softmax_grad":
-        arrays.update(DY=names.inputs[0], SM=names.inputs[1])
-        body = _SOFTMAX_GRAD.format(ctype=ctype)
         check = (f"if (PyArray_NDIM({names.inputs[0]}) != ndim || !PyArray_SAMESHAPE("
                  f"{names.inputs[0]}, {names.inputs[1]})) {{ PyErr_Format(PyExc_ValueError, "
                  f"\"{op}: dy and sm must have the same shape\"); {names.fail} }}")
-        first = names.inputs[1]
-    else:
-        arrays["X"] = names.inputs[0]
-        body = _SOFTMAX.format(finish=_FINISH[kind].format(ctype=ctype))
-        check = ""
-        first = names.inputs[0]
-    declare = " ".join(f"char *{name.lower()}_data = PyArray_BYTES({array});"
-                       for name, array in arrays.items())
-    advance = " ".join(f"{name.lower()}_data += index * PyArray_STRIDES({array})[axis];"
-                       for name, array in arrays.items())
-    macros = "\n".join(
-        f"#define {name}(k) (*({ctype} *)({name.lower()}_data + (k) * "
-        f"PyArray_STRIDES({array})[{axis}]))" for name, array in arrays.items())
-    undefine = "\n".join(f"#undef {name}" for name in arrays)
-    loop = _SLICE_LOOP.format(first=first, axis=axis, check=check, output=output,
-                              typenum=NPY_TYPES[dtype], fail=names.fail,
-                              declare_pointers=declare, advance_pointers=advance, body=body)
-    return CCode(body=f"{macros}\n{loop}\n{undefine}\n")
+    count = len(names.inputs) + 1
+    slices_name = f"sympile_{kind}_slices_{dtype}"
+    arguments = ", ".join(f"pointers[{a}]" for a in range(count))
+    slices = _SLICES.format(name=slices_name, count=count, T=ctype,
+                            call=f"{kernel_name(kind, dtype)}(length, {arguments});")
+    arrays = ", ".join((*names.inputs, output))
+    body = f"""
+{{
+    const int ndim = PyArray_NDIM({first});
+    const npy_intp *dims = PyArray_DIMS({first});
+    const npy_intp length = dims[{axis}];
+    const npy_intp rows = length == 0 ? 0 : PyArray_SIZE({first}) / length;
+    {check}
+    if (sympile_prepare_output(&{output}, ndim, dims, {NPY_TYPES[dtype]})) {{ {names.fail} }}
+    PyArrayObject *const arrays[{count}] = {{{arrays}}};
+    if ({slices_name}(arrays, {axis}, rows, length)) {{ PyErr_NoMemory(); {names.fail} }}
+}}
+"""
+    return CCode(body=body, support=(*row_kernels(kind, dtype), slices))
 
 
 def _target_checks(op, targets: str, rows: str, classes: str, fail: str) -> str:
@@ -140,9 +154,9 @@ def _targets_have_c_type(node: Apply, position: int) -> bool:
 
 
 def crossentropy_softmax_c_code(op, node: Apply, names: CNames) -> CCode | None:
-    """C of CrossentropySoftmax1Hot: per row, the shifted logits' log-sum-exp (in double),
-    loss = -(x[y] - peak - log_total) and sm = exp(x - peak - log_total), as perform
-    computes them from the log-probabilities."""
+    """C of CrossentropySoftmax1Hot: per row, sm = softmax(x) and loss = -(x[y] - peak -
+    log_total) from the shifted logits' exps (nnet_c_rows' crossentropy kernel), rows of
+    x with strided elements copied to a buffer first."""
     dtype = node.inputs[0].type.dtype
     if dtype not in _DTYPES or not _targets_have_c_type(node, 1):
         return None
@@ -152,8 +166,6 @@ def crossentropy_softmax_c_code(op, node: Apply, names: CNames) -> CCode | None:
     target_type = C_TYPES[node.inputs[1].type.dtype]
     return CCode(body=f"""
 {_target_macro(targets, target_type)}
-{_matrix_macro("X", x, ctype)}
-{_matrix_macro("SM", probabilities, ctype)}
 {{
     const npy_intp rows = PyArray_DIM({x}, 0), classes = PyArray_DIM({x}, 1);
     {_target_checks(op, targets, "rows", "classes", names.fail)}
@@ -162,24 +174,27 @@ def crossentropy_softmax_c_code(op, node: Apply, names: CNames) -> CCode | None:
                                       {NPY_TYPES[dtype]})) {{
         {names.fail}
     }}
-    {ctype} *losses = ({ctype} *)PyArray_DATA({loss});
-    for (npy_intp i = 0; i < rows; ++i) {{
-        double peak = -INFINITY;
-        for (npy_intp k = 0; k < classes; ++k) {{ double v = X(i, k); if (v > peak) peak = v; }}
-        /* No finite maximum (all -inf, or a +inf): shift by 0, as perform() does. */
-        if (!isfinite(peak)) peak = 0;
-        double total = 0;
-        for (npy_intp k = 0; k < classes; ++k) total += exp(X(i, k) - peak);
-        const double log_total = log(total);
-        losses[i] = ({ctype})(-((X(i, TARGET(i)) - peak) - log_total));
-        for (npy_intp k = 0; k < classes; ++k)
-            SM(i, k) = ({ctype})exp((X(i, k) - peak) - log_total);
+    const npy_intp step = PyArray_STRIDE({x}, 1);
+    const int buffered = classes > 1 && step != (npy_intp)sizeof({ctype});
+    {ctype} *buffer = buffered ? ({ctype} *)malloc((size_t)classes * sizeof({ctype})) : NULL;
+    if (buffered && buffer == NULL) {{
+        PyErr_NoMemory();
+        {names.fail}
     }}
+    {ctype} *losses = ({ctype} *)PyArray_DATA({loss});
+    {ctype} *probability_rows = ({ctype} *)PyArray_DATA({probabilities});
+    for (npy_intp i = 0; i < rows; ++i) {{
+        const char *row = PyArray_BYTES({x}) + i * PyArray_STRIDE({x}, 0);
+        if (buffered)
+            for (npy_intp k = 0; k < classes; ++k) buffer[k] = *(const {ctype} *)(row + k * step);
+        losses[i] = ({ctype}){kernel_name("crossentropy", dtype)}(
+            classes, buffered ? buffer : (const {ctype} *)row, probability_rows + i * classes,
+            (npy_intp)TARGET(i));
+    }}
+    free(buffer);
 }}
 #undef TARGET
-#undef X
-#undef SM
-""")
+""", support=row_kernels("crossentropy", dtype))
 
 
 def crossentropy_softmax_dx_c_code(op, node: Apply, names: CNames) -> CCode | None:
@@ -193,10 +208,10 @@ def crossentropy_softmax_dx_c_code(op, node: Apply, names: CNames) -> CCode | No
     loss_grad, probabilities, targets = names.inputs
     (output,) = names.outputs
     target_type = C_TYPES[node.inputs[2].type.dtype]
+    scaled, kernel = scaled_row_kernel(dtypes[1], dtypes[2])
     return CCode(body=f"""
 {_target_macro(targets, target_type)}
 {_matrix_macro("SM", probabilities, probability_type)}
-{_matrix_macro("OUT", output, output_type)}
 {{
     const npy_intp rows = PyArray_DIM({probabilities}, 0);
     const npy_intp classes = PyArray_DIM({probabilities}, 1);
@@ -212,18 +227,22 @@ def crossentropy_softmax_dx_c_code(op, node: Apply, names: CNames) -> CCode | No
     }}
     const char *loss_data = PyArray_BYTES({loss_grad});
     const npy_intp loss_stride = PyArray_STRIDE({loss_grad}, 0);
+    const npy_intp step = PyArray_STRIDE({probabilities}, 1);
+    const int adjacent = step == (npy_intp)sizeof({probability_type});
     for (npy_intp i = 0; i < rows; ++i) {{
         const {output_type} scale =
             ({output_type})*(const {loss_type} *)(loss_data + i * loss_stride);
         const npy_intp target = (npy_intp)TARGET(i);
-        for (npy_intp k = 0; k < classes; ++k) {{
-            {output_type} value = ({output_type})SM(i, k);
-            if (k == target) value -= 1;
-            OUT(i, k) = value * scale;
+        {output_type} *out_row = ({output_type} *)PyArray_DATA({output}) + i * classes;
+        if (adjacent) {{
+            {scaled}(classes, &SM(i, 0), out_row, scale);
+        }} else {{
+            for (npy_intp k = 0; k < classes; ++k)
+                out_row[k] = ({output_type})SM(i, k) * scale;
         }}
+        out_row[target] = (({output_type})SM(i, target) - 1) * scale;
     }}
 }}
 #undef TARGET
 #undef SM
-#undef OUT
-""")
+""", support=(kernel,))

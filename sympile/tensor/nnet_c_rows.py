@@ -1,0 +1,253 @@
+"""The vectorised C kernels of the softmax family, one contiguous slice at a time (nnet_c runs
+them over every slice along the op's axis, copying strided slices to a buffer and back).
+
+Each kernel reads and writes plain arrays of `length` elements through restrict pointers, so
+gcc vectorises its loops; it is compiled also for AVX2 and AVX-512, the version for the CPU
+picked when the module loads. Reductions run in _LANES independent partial results, combined
+in a fixed order at the end: the vectoriser cannot reorder a single floating-point sum.
+
+Accuracy (the ulp errors measured are in tests/tensor/test_nnet_c.py):
+
+- exp(x - peak) uses sympile.scalar.c_fastmath's vectorisable exp. Its argument is exact: in
+  double for float32 inputs, else corrected by the rounding error of the subtraction (Knuth's
+  two-sum: exp(d + error) = exp(d) (1 + error)), so that a logit far below the peak keeps its
+  probability's relative accuracy.
+- Softmax stores each exp in the output and scales it by 1 / total; float32 computes its
+  exps in float, sums them in double and scales in double, rounding once.
+- Where the exps only feed a total whose log is an output (LogSoftmax, the cross-entropy
+  loss), float32 computes them in double, so that the log stays as accurate as its inputs
+  for a class whose probability is near 1.
+- Sums of products (SoftmaxGrad) accumulate in double; float32 products are exact there.
+
+Edge values as perform: a slice without a finite maximum (all -inf, or a +inf) is shifted by
+0; NaN is ignored by the maximum and propagates through the total to the whole slice.
+"""
+
+from __future__ import annotations
+
+import platform
+
+from sympile.graph.ccode import C_TYPES
+from sympile.scalar.c_fastmath import FAST_MATH_SUPPORT, fast_function
+
+__all__ = ["kernel_name", "row_kernels"]
+
+# Partial results per reduction: one AVX-512 vector of float32, two of float64.
+_LANES = 16
+
+# -O2 vectorises loops of known trip count only, hence tree-vectorize; no-trapping-math turns
+# the maximum's selects into blends; fp-contract=off keeps every product and sum rounded as
+# written, which the two-sum correction relies on.
+_OPTIMIZE = ('optimize("tree-vectorize", "vect-cost-model=dynamic", "no-trapping-math", '
+             '"fp-contract=off")')
+_TARGET_CLONES = 'target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")'
+
+
+def _attribute() -> str:
+    clones = platform.machine().lower() in ("x86_64", "amd64")
+    return f"__attribute__(({_OPTIMIZE}{', ' + _TARGET_CLONES if clones else ''}))"
+
+
+def kernel_name(kind: str, dtype: str) -> str:
+    """The C name of the row kernel of `kind` ('softmax', 'log_softmax', 'softmax_grad' or
+    'crossentropy') for `dtype`."""
+    return f"sympile_{kind}_row_{dtype}"
+
+
+def _over_lanes(T: str, body: str, inputs: dict[str, str], outputs: tuple[str, ...] = ()) -> str:
+    """C running `body` on every element of the slice, _LANES at a time (`lane` the element's
+    place in its block), all of it vectorised. `body` reads an input's element as {name} and
+    writes an output's the same way; {fresh} is 0 for an element it saw before. A slice of
+    _LANES or more ends with the block of its last _LANES elements, overlapping the one
+    before; a shorter one runs on copies of the inputs padded with their `inputs` values
+    (that must leave the reductions unchanged)."""
+    names = (*inputs, *outputs)
+    main = body.format(fresh="1", **{name: f"{name}[k + lane]" for name in names})
+    last = body.format(fresh="(start + lane >= k)",
+                       **{name: f"{name}[start + lane]" for name in names})
+    short = body.format(fresh="1", **{name: f"{name}_padded[lane]" for name in names})
+    declarations = " ".join(f"{T} {name}_padded[{_LANES}];" for name in names)
+    padding = " ".join(f"{name}_padded[lane] = {value};" for name, value in inputs.items())
+    copies = " ".join(f"memcpy({name}_padded, {name}, (size_t)length * sizeof({T}));"
+                      for name in inputs)
+    copy_back = " ".join(f"memcpy({name}, {name}_padded, (size_t)length * sizeof({T}));"
+                         for name in outputs)
+    return f"""{{
+    npy_intp k = 0;
+    for (; k + {_LANES} <= length; k += {_LANES})
+        for (int lane = 0; lane < {_LANES}; ++lane) {{ {main} }}
+    if (k < length && length >= {_LANES}) {{
+        const npy_intp start = length - {_LANES};
+        for (int lane = 0; lane < {_LANES}; ++lane) {{ {last} }}
+    }} else if (k < length) {{
+        {declarations}
+        for (int lane = 0; lane < {_LANES}; ++lane) {{ {padding} }}
+        {copies}
+        for (int lane = 0; lane < {_LANES}; ++lane) {{ {short} }}
+        {copy_back}
+    }}
+    }}"""
+
+
+def _combine(lanes: str, combined: str) -> str:
+    """C folding the array `lanes` into lanes[0] by halves, each lane[lane] becoming
+    `combined` (of lane and lane + width): log2(_LANES) vector steps, in a fixed order."""
+    return (f"for (int width = {_LANES // 2}; width > 0; width /= 2)\n"
+            f"        for (int lane = 0; lane < width; ++lane) {lanes}[lane] = {combined};")
+
+
+def _lane_total(T: str, term_type: str, term: str, inputs: dict[str, str],
+                store: str = "") -> str:
+    """C declaring `total` (double), the sum of `term` (of type term_type, its inputs'
+    elements, of type T, written {name}) over the slice in _LANES partial sums; `store` (an
+    output's element written {name}) = `term` for each element, when given."""
+    outputs = (store,) if store else ()
+    assignment = f"{{{store}}} = term;" if store else ""
+    body = f"const {term_type} term = {term}; {assignment} partial[lane] += {{fresh}} ? term : 0;"
+    return f"""double partial[{_LANES}] = {{0}};
+    {_over_lanes(T, body, inputs, outputs)}
+    {_combine("partial", "partial[lane] + partial[lane + width]")}
+    const double total = partial[0];"""
+
+
+def _peak(T: str) -> str:
+    """C declaring `peak` (of type T), the largest element of x, NaN ignored; 0 when no
+    element is finite (all -inf, or a +inf), which perform shifts by."""
+    body = "lanes[lane] = {x} > lanes[lane] ? {x} : lanes[lane];"
+    return f"""{T} lanes[{_LANES}];
+    for (int lane = 0; lane < {_LANES}; ++lane) lanes[lane] = -INFINITY;
+    {_over_lanes(T, body, {"x": "-INFINITY"})}
+    {_combine("lanes", "lanes[lane + width] > lanes[lane] ? lanes[lane + width] : lanes[lane]")}
+    const {T} peak = isfinite(lanes[0]) ? lanes[0] : 0;"""
+
+
+# exp(x - peak) with the subtraction's rounding error folded in (two-sum); an infinite
+# difference has no error to fold.
+_SHIFTED_EXP = """
+static inline SYMPILE_INLINE {T} sympile_shifted_exp_{dtype}({T} x, {T} peak)
+{{
+    const {T} difference = x - peak, back = difference - x;
+    const {T} error = (x - (difference - back)) - (peak + back);
+    const {T} value = {exp}(difference);
+    return difference > -INFINITY && difference < INFINITY ? value + value * error : value;
+}}
+"""
+
+
+def _exp_total(dtype: str, store: str = "") -> str:
+    """C declaring `peak` and `total`, the sum of exp(x - peak) (stored in `store` when
+    given): in double from float32 inputs (exact differences), else with the two-sum."""
+    T = C_TYPES[dtype]
+    if dtype == "float32" and not store:
+        term = f"{fast_function('exp', 'float64')}((double){{x}} - (double)peak)"
+        return f"{_peak(T)}\n    {_lane_total(T, 'double', term, {'x': '-INFINITY'})}"
+    term = f"sympile_shifted_exp_{dtype}({{x}}, peak)"
+    return f"{_peak(T)}\n    {_lane_total(T, T, term, {'x': '-INFINITY'}, store)}"
+
+
+def _softmax_row(dtype: str, attribute: str) -> str:
+    T = C_TYPES[dtype]
+    return f"""
+/* out = exp(x - peak) / total, each exp computed once (float32: in float, its total and
+   scaling in double). */
+{attribute}
+static void {kernel_name("softmax", dtype)}(npy_intp length, const {T} *restrict x,
+                                           {T} *restrict out)
+{{
+    {_exp_total(dtype, "out")}
+    const double scale = 1.0 / total;
+    for (npy_intp i = 0; i < length; ++i) out[i] = ({T})((double)out[i] * scale);
+}}
+"""
+
+
+def _log_softmax_row(dtype: str, attribute: str) -> str:
+    T = C_TYPES[dtype]
+    return f"""
+/* out = (x - peak) - log(total). */
+{attribute}
+static void {kernel_name("log_softmax", dtype)}(npy_intp length, const {T} *restrict x,
+                                               {T} *restrict out)
+{{
+    {_exp_total(dtype)}
+    const double log_total = log(total);
+    for (npy_intp i = 0; i < length; ++i)
+        out[i] = ({T})(((double)x[i] - (double)peak) - log_total);
+}}
+"""
+
+
+def _softmax_grad_row(dtype: str, attribute: str) -> str:
+    T = C_TYPES[dtype]
+    return f"""
+/* out = sm * (dy - total), total = sum(dy * sm). */
+{attribute}
+static void {kernel_name("softmax_grad", dtype)}(npy_intp length, const {T} *restrict dy,
+                                                const {T} *restrict sm, {T} *restrict out)
+{{
+    {_lane_total(T, "double", "(double){dy} * (double){sm}", {"dy": "0", "sm": "0"})}
+    for (npy_intp i = 0; i < length; ++i)
+        out[i] = ({T})((double)sm[i] * ((double)dy[i] - total));
+}}
+"""
+
+
+def _crossentropy_row(dtype: str, attribute: str) -> str:
+    T = C_TYPES[dtype]
+    return f"""
+/* out = softmax(x) from the exps in double (float32: rounded to float, then scaled in
+   double); returns the loss -((x[target] - peak) - log(total)). */
+{attribute}
+static double {kernel_name("crossentropy", dtype)}(npy_intp length, const {T} *restrict x,
+                                                  {T} *restrict out, npy_intp target)
+{{
+    {_crossentropy_total(dtype)}
+    const double scale = 1.0 / total;
+    for (npy_intp i = 0; i < length; ++i) out[i] = ({T})((double)out[i] * scale);
+    return -(((double)x[target] - (double)peak) - log(total));
+}}
+"""
+
+
+def _crossentropy_total(dtype: str) -> str:
+    """C declaring `peak` and `total` as _exp_total, storing each exp in out: float32 sums
+    its exps in double, for the loss's accuracy, and stores them rounded."""
+    if dtype == "float64":
+        return _exp_total(dtype, "out")
+    term = f"{fast_function('exp', 'float64')}((double){{x}} - (double)peak)"
+    body = f"const double term = {term}; {{out}} = (npy_float32)term; partial[lane] += {{fresh}} ? term : 0;"
+    return f"""{_peak("npy_float32")}
+    double partial[{_LANES}] = {{0}};
+    {_over_lanes("npy_float32", body, {"x": "-INFINITY"}, ("out",))}
+    {_combine("partial", "partial[lane] + partial[lane + width]")}
+    const double total = partial[0];"""
+
+
+_ROWS = {"softmax": _softmax_row, "log_softmax": _log_softmax_row,
+         "softmax_grad": _softmax_grad_row, "crossentropy": _crossentropy_row}
+
+
+def row_kernels(kind: str, dtype: str) -> tuple[str, ...]:
+    """The support C of the row kernel of `kind` for `dtype` (named by kernel_name): c_fastmath's
+    functions, the helpers it uses, the kernel."""
+    T = C_TYPES[dtype]
+    kernel = _ROWS[kind](dtype, _attribute())
+    if kind == "softmax_grad":
+        return (kernel,)
+    return (FAST_MATH_SUPPORT,
+            _SHIFTED_EXP.format(T=T, dtype=dtype, exp=fast_function("exp", dtype)), kernel)
+
+
+def scaled_row_kernel(input_dtype: str, output_dtype: str) -> tuple[str, str]:
+    """(name, support C) of the kernel out[k] = (output type)values[k] * scale over a
+    contiguous row (CrossentropySoftmax1HotDx's, before its target's element)."""
+    name = f"sympile_scaled_row_{input_dtype}_{output_dtype}"
+    source, target = C_TYPES[input_dtype], C_TYPES[output_dtype]
+    return name, f"""
+{_attribute()}
+static void {name}(npy_intp length, const {source} *restrict values, {target} *restrict out,
+                   {target} scale)
+{{
+    for (npy_intp i = 0; i < length; ++i) out[i] = ({target})values[i] * scale;
+}}
+"""
