@@ -12,6 +12,7 @@ from sympile.tensor.rewriting import shape  # noqa: E402,F401 - registers its ru
 from sympile.tensor.rewriting import blas  # noqa: E402,F401 - registers its rules
 from sympile.tensor.rewriting import fusion  # noqa: E402,F401 - registers its rules
 from sympile.tensor.rewriting import ifelse  # noqa: E402,F401 - registers its rules
+from sympile.tensor.rewriting import zeros  # noqa: E402,F401 - registers its rules
 from sympile.tensor.rewriting import inplace  # noqa: E402,F401 - registers its rules
 from sympile.tensor.rewriting import nnet  # noqa: E402,F401 - registers its rules
 from sympile.tensor.rewriting import specialize  # noqa: E402,F401 - registers its rules

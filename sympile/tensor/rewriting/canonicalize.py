@@ -7,7 +7,10 @@ operation would have changed it, as x * 1.0 does for an integer x) and a static 
 least as precise (x is allocated to the output's shape when a constant broadcast it, as in
 x * ones((3, 1))). They run together, with the merge pass and constant folding, until none
 changes the graph: canonicalize_db, an EquilibriumDatabase registered in rewrite_db as
-'canonicalize' (tags canonicalize, fast_run) at position 0.5, after the first merge.
+'canonicalize' (tags canonicalize, fast_run) at position 0.5, after the first merge, and
+again as 'canonicalize_again' at CANONICALIZE_AGAIN_POSITION, after the scan rewrites. The
+rules of arithmetic with zeros and the sparse updates are in zeros.py; those of ifelse in
+ifelse.py (both registered in canonicalize_db).
 
 Changes of value, as in Theano: x + 0 gives x where x is -0.0 (IEEE gives +0.0); x - x gives
 0 where x is inf or nan (IEEE gives nan); x / x gives 1 where x is 0, inf or nan (IEEE gives
@@ -32,16 +35,10 @@ from sympile.tensor.math import cast, elemwise_of
 from sympile.tensor.reduction import CAReduce
 from sympile.tensor.rewriting.basic import MergeRewriter, local_constant_folding, rewrite_db
 from sympile.tensor.shape import Reshape, ShapeI, SpecifyShape
-from sympile.tensor.subtensor import (
-    AdvancedIncSubtensor,
-    IncSubtensor,
-    IndexSlice,
-    Subtensor,
-    _may_repeat,
-)
+from sympile.tensor.subtensor import IndexSlice, Subtensor
 from sympile.tensor.type import TensorType
 
-__all__ = ["canonicalize_db"]
+__all__ = ["CANONICALIZE_AGAIN_POSITION", "canonicalize_db"]
 
 
 # -- helpers ------------------------------------------------------------------------------------
@@ -56,16 +53,31 @@ def _is_constant(variable: Variable, value: Any) -> bool:
         return data.size > 0 and bool(np.all(data == value))
 
 
+def _is_zeros(variable: Variable) -> bool:
+    """True if `variable` is alloc(0, ...) or a constant array of zeros."""
+    if _is_constant(variable, 0):
+        return True
+    return variable.owner is not None and isinstance(variable.owner.op, Alloc) \
+        and _is_constant(variable.owner.inputs[0], 0)
+
+
 def _elemwise_lengths(node: Apply) -> list[Any]:
     """The output lengths of an Elemwise node: ints where its type knows them, else the
-    length of an input that is not broadcast on that axis."""
+    length of an input that is not broadcast on that axis: an Alloc's length input where
+    one is such an input (so that the rewritten graph does not keep the Alloc alive only to
+    read its shape), else ShapeI of the first."""
     lengths = []
     for axis, static in enumerate(node.outputs[0].type.shape):
         if static is not None:
             lengths.append(static)
             continue
-        source = next(v for v in node.inputs if v.type.shape[axis] != 1)
-        lengths.append(ShapeI(axis)(source))
+        sources = [v for v in node.inputs if v.type.shape[axis] != 1]
+        allocated = next((v for v in sources if v.owner is not None
+                          and isinstance(v.owner.op, Alloc)), None)
+        if allocated is None:
+            lengths.append(ShapeI(axis)(sources[0]))
+        else:
+            lengths.append(allocated.owner.inputs[1 + axis])
     return lengths
 
 
@@ -121,12 +133,13 @@ def local_mul_self(fgraph: FunctionGraph, node: Apply):
 
 @node_rewriter([Elemwise])
 def local_add_zero(fgraph: FunctionGraph, node: Apply):
-    """x + 0 -> x and 0 + x -> x (cast and allocated like the sum). For x = -0.0 the sum is
-    +0.0, which compares equal."""
+    """x + 0 -> x and 0 + x -> x, the zeros a constant or an Alloc of one (zeros, zeros_like,
+    fill(y, 0)); x cast and allocated like the sum. For x = -0.0 the sum is +0.0, which
+    compares equal."""
     if not _is_elemwise(node, scalar.add):
         return None
     for position, other in ((0, 1), (1, 0)):
-        if _is_constant(node.inputs[other], 0):
+        if _is_zeros(node.inputs[other]):
             replacement = _like_output(node, node.inputs[position])
             if replacement is not None:
                 return [replacement]
@@ -135,8 +148,9 @@ def local_add_zero(fgraph: FunctionGraph, node: Apply):
 
 @node_rewriter([Elemwise])
 def local_sub_zero(fgraph: FunctionGraph, node: Apply):
-    """x - 0 -> x (cast and allocated like the difference)."""
-    if not (_is_elemwise(node, scalar.sub) and _is_constant(node.inputs[1], 0)):
+    """x - 0 -> x, the zeros a constant or an Alloc of one (cast and allocated like the
+    difference)."""
+    if not (_is_elemwise(node, scalar.sub) and _is_zeros(node.inputs[1])):
         return None
     replacement = _like_output(node, node.inputs[0])
     return None if replacement is None else [replacement]
@@ -474,60 +488,6 @@ def local_elemwise_alloc(fgraph: FunctionGraph, node: Apply):
     return None
 
 
-def _is_zeros(variable: Variable) -> bool:
-    """True if `variable` is alloc(0, ...) or a constant array of zeros."""
-    if _is_constant(variable, 0):
-        return True
-    return variable.owner is not None and isinstance(variable.owner.op, Alloc) \
-        and _is_constant(variable.owner.inputs[0], 0)
-
-
-def _same_lengths(x: Variable, y: Variable) -> bool:
-    """True when adding x and y (Elemwise) gives x's shape whenever it runs: on every axis the
-    static lengths are equal, or neither is 1 (an axis is broadcast only where its type says
-    length 1, so lengths that are not known must be equal at run time)."""
-    if x.type.ndim != y.type.ndim:
-        return False
-    return all(x_length == y_length or (None in (x_length, y_length)
-                                        and 1 not in (x_length, y_length))
-               for x_length, y_length in zip(x.type.shape, y.type.shape))
-
-
-@node_rewriter([Elemwise])
-def local_add_inc_subtensor_of_zeros(fgraph: FunctionGraph, node: Apply):
-    """x + inc_subtensor(zeros[index], y) -> inc_subtensor(x[index], y), and with the sum's
-    arguments swapped, for basic and advanced indices (a gradient of x[index] added to an
-    accumulator). set_subtensor on zeros counts as inc_subtensor where the index selects no
-    element twice: always for a basic index, and for an advanced one when that is known at
-    graph build time (ignore_duplicates too). Only when x, the zeros and the sum have one
-    dtype and the zeros x's lengths (as in local_elemwise_alloc, the rewritten graph skips
-    the check that unknown lengths match: where they differ, the original raises)."""
-    if not _is_elemwise(node, scalar.add) or len(node.inputs) != 2:
-        return None
-    (output,) = node.outputs
-    for position in (0, 1):
-        x, written = node.inputs[position], node.inputs[1 - position]
-        if written.owner is None or not isinstance(written.owner.op,
-                                                   (IncSubtensor, AdvancedIncSubtensor)):
-            continue
-        op = written.owner.op
-        zeros, y, *index_inputs = written.owner.inputs
-        if not _is_zeros(zeros) or not _same_lengths(x, zeros) \
-                or not x.type.dtype == zeros.type.dtype == output.type.dtype:
-            continue
-        if isinstance(op, IncSubtensor):
-            increment: Any = IncSubtensor(op.idx_list)
-        else:
-            if (op.set_instead_of_inc or op.ignore_duplicates) \
-                    and _may_repeat(op, zeros, index_inputs):
-                continue
-            increment = AdvancedIncSubtensor(op.idx_list)
-        replacement = increment(x, y, *index_inputs)
-        if output.type.is_super(replacement.type):
-            return [replacement]
-    return None
-
-
 # -- reductions ---------------------------------------------------------------------------------
 
 def _changes_dtype(node: Apply) -> bool:
@@ -607,7 +567,7 @@ CANONICALIZE_RULES = (
     local_reduce_reduce, local_reduce_length_one, local_combine_constants, local_div_to_mul,
     local_div_div, local_switch_constant_condition, local_useless_subtensor,
     local_reduce_dimshuffle, local_elemwise_alloc, local_int_div_by_one, local_neg_of_sub,
-    local_switch_same_branches, local_add_inc_subtensor_of_zeros,
+    local_switch_same_branches,
 )
 
 canonicalize_db = EquilibriumDatabase("canonicalize")
@@ -620,3 +580,10 @@ for _rule in CANONICALIZE_RULES:
     canonicalize_db.register(_rule.name, _rule, "canonicalize", "fast_run")
 
 rewrite_db.register("canonicalize", canonicalize_db, "canonicalize", "fast_run", position=0.5)
+# The scan rewrites (sympile.scan.rewriting, at 1.2) leave what these rules remove: pushed out
+# of the loop, a gradient's accumulator becomes s0[-1] + scatter(zeros) with s0 allocated
+# zeros, and the parameter's update x - c * that. A second pass, before stabilize (1.5), so
+# that stabilize, specialize, BLAS and fusion meet the canonical form.
+CANONICALIZE_AGAIN_POSITION = 1.3
+rewrite_db.register("canonicalize_again", canonicalize_db, "canonicalize", "fast_run",
+                    position=CANONICALIZE_AGAIN_POSITION)

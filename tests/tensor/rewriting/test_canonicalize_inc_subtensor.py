@@ -1,4 +1,4 @@
-"""Tests of local_add_inc_subtensor_of_zeros (sympile/tensor/rewriting/canonicalize.py):
+"""Tests of local_add_inc_subtensor_of_zeros (sympile/tensor/rewriting/zeros.py):
 x + inc_subtensor(zeros[index], y) -> inc_subtensor(x[index], y). The graph FAST_RUN compiles,
 its values against the unrewritten graph (repeated indices included), and the sums it must
 leave alone."""
