@@ -63,6 +63,10 @@ class Scan(Op):
                              f"({len(self.recurrent_taps)}), got {kept_steps!r}")
         self.kept_steps = tuple(kept_steps)
         self._functions: dict[Any, Any] = {}
+        # Per inner C VM (by id): (the VM, its run_steps plan), made on the first C loop.
+        self._step_plans: dict[int, tuple[Any, Any]] = {}
+        # The rows of past states each recurrent output's taps read.
+        self._lags = tuple(-min(taps) for taps in self.recurrent_taps)
         self._node_backends: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         expected = (n_sequence_inputs + sum(len(taps) for taps in self.recurrent_taps)
                     + n_non_sequences)
@@ -147,16 +151,16 @@ class Scan(Op):
         n_steps = int(inputs[0])
         if n_steps < 0:
             raise ValueError(f"{self}: n_steps must be >= 0, got {n_steps}")
-        n_recurrent = len(self.recurrent_taps)
-        sequences = inputs[1:1 + self.n_sequence_inputs]
+        n_sequences, n_recurrent = self.n_sequence_inputs, len(self.recurrent_taps)
+        sequences = inputs[1:1 + n_sequences]
         for index, sequence in enumerate(sequences):
             if sequence.shape[0] < n_steps:
                 raise ValueError(f"{self}: sequence input {index} has {sequence.shape[0]} rows, "
                                  f"fewer than the {n_steps} steps")
-        initials = inputs[1 + self.n_sequence_inputs:1 + self.n_sequence_inputs + n_recurrent]
-        non_sequences = [np.asarray(value) for value in
-                         inputs[1 + self.n_sequence_inputs + n_recurrent:]]
-        lags = [-min(taps) for taps in self.recurrent_taps]
+        initials = inputs[1 + n_sequences:1 + n_sequences + n_recurrent]
+        non_sequences = [value if type(value) is np.ndarray else np.asarray(value)
+                         for value in inputs[1 + n_sequences + n_recurrent:]]
+        lags = self._lags
         buffers = []
         for index, (initial, lag) in enumerate(zip(initials, lags)):
             if initial.shape[0] < lag:
@@ -167,8 +171,12 @@ class Scan(Op):
                                *initial.shape[1:]), dtype=dtype)
             buffer[:lag] = initial[initial.shape[0] - lag:]
             buffers.append(buffer)
-        loop = self._run_steps_in_c if _runs_steps_in_c(run) else self._run_steps
-        steps_run, plain = loop(run, n_steps, sequences, buffers, lags, non_sequences)
+        if _runs_steps_in_c(run):
+            steps_run, plain = self._run_steps_in_c(run, n_steps, sequences, buffers,
+                                                    non_sequences)
+        else:
+            steps_run, plain = self._run_steps(run, n_steps, sequences, buffers, lags,
+                                               non_sequences)
         for index, (buffer, lag) in enumerate(zip(buffers, lags)):
             kept = self.kept_steps[index]
             if kept == 0:
@@ -222,41 +230,46 @@ class Scan(Op):
         return steps_run, plain
 
     def _run_steps_in_c(self, run, n_steps: int, sequences: list[np.ndarray],
-                        buffers: list[np.ndarray], lags: list[int],
+                        buffers: list[np.ndarray],
                         non_sequences: list[np.ndarray]) -> tuple[int, list[np.ndarray | None]]:
         """_run_steps as one call of the inner C program's run_steps: no Python per step.
-        Each argument is a view made here of its first step's row, which the C loop moves
-        along the rows (one view per input for the whole loop, not one per step)."""
+        The C loop makes one view per sequence and state tap and moves it along the rows."""
         if n_steps == 0:
             return 0, [None] * self.n_plain_outputs
+        vm = run._vm
+        entry = self._step_plans.get(id(vm))
+        if entry is None or entry[0] is not vm:
+            entry = self._step_plans[id(vm)] = (vm, self._prepare_steps(run))
+        steps_run, allocated = vm.run_steps(entry[1], n_steps,
+                                            (*sequences, *buffers, *non_sequences))
+        return steps_run, allocated[len(self.recurrent_taps):]
+
+    def _prepare_steps(self, run) -> Any:
+        """The run_steps plan of the inner Function `run`, for the arrays (sequences, state
+        buffers, non-sequences) in that order."""
         vm = run._vm
         fgraph = run.maker.fgraph
         input_cells = [vm.storage[variable] for variable in fgraph.inputs]
         output_cells = [vm.storage[variable]
                         for variable in fgraph.outputs[:len(self.inner_outputs)]]
-        inputs = [(cell, sequence[0, ...], sequence.strides[0], 0, 0)
-                  for cell, sequence in zip(input_cells, sequences)]
-        position = len(sequences)
-        outputs = []
-        for buffer, lag, taps in zip(buffers, lags, self.recurrent_taps):
+        n_sequences, n_recurrent = self.n_sequence_inputs, len(self.recurrent_taps)
+        inputs = [(cell, index, "sequence", 0)
+                  for index, cell in enumerate(input_cells[:n_sequences])]
+        outputs: list[tuple[list[Any], int | np.dtype, int]] = []
+        position = n_sequences
+        for state, (lag, taps) in enumerate(zip(self._lags, self.recurrent_taps)):
             # Rows wrap around modulo the buffer's length (no wrap unless kept_steps).
-            # Each entry gets a view of its own (buffer[0, ...] makes a new one): the loop
-            # moves each one's pointer.
-            stride, rows = buffer.strides[0], len(buffer)
             for tap in taps:
-                inputs.append((input_cells[position], buffer[0, ...], stride, lag + tap, rows))
+                inputs.append((input_cells[position], n_sequences + state, "state", lag + tap))
                 position += 1
-            outputs.append((output_cells[len(outputs)], buffer[0, ...], stride, lag, rows))
-        # A non-sequence is stored once: stride 0 leaves it in place.
-        inputs.extend((cell, value, 0, 0, 0)
-                      for cell, value in zip(input_cells[position:], non_sequences))
-        n_recurrent = len(self.recurrent_taps)
+            outputs.append((output_cells[state], n_sequences + state, lag))
+        inputs.extend((cell, n_sequences + n_recurrent + index, "fixed", 0)
+                      for index, cell in enumerate(input_cells[position:]))
         outputs.extend((output_cells[n_recurrent + index],
-                        np.dtype(self.inner_outputs[n_recurrent + index].type.dtype), 0, 0, 0)
+                        np.dtype(self.inner_outputs[n_recurrent + index].type.dtype), 0)
                        for index in range(self.n_plain_outputs))
         condition = output_cells[-1] if self.has_until else None
-        steps_run, allocated = vm.run_steps(n_steps, inputs, outputs, condition)
-        return steps_run, allocated[n_recurrent:]
+        return vm.prepare_steps(inputs, outputs, condition)
 
     def _store_plain(self, plain: list[np.ndarray | None], step: int, n_steps: int,
                      results: list[Any]) -> None:

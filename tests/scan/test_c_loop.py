@@ -5,6 +5,7 @@ name the inner node and leave shared variables untouched."""
 from __future__ import annotations
 
 import textwrap
+import weakref
 
 import numpy as np
 import pytest
@@ -313,3 +314,32 @@ def test_rows_whose_alignment_changes_from_step_to_step():
         state = np.tanh(row + 0.5 * state)
         expected.append(state)
     _assert_all_close(storage[0][0], np.array(expected))
+
+
+def test_an_in_place_output_leaves_its_buffer_to_be_reused_at_the_next_step():
+    """The inner output is written over the Gemv's result (tanh in place): run_steps empties
+    the output's cell after each step, so that the Gemv finds its array held by its own cell
+    alone and computes into it again, at every step and across calls."""
+    x, h0, w = T.matrix("x"), T.vector("h0"), T.matrix("w")
+    states, _ = scan(lambda x_t, h, w: T.tanh(x_t + T.dot(h, w)), sequences=x,
+                     outputs_info=h0, non_sequences=w)
+    function = sympile.function([x, h0, w], states, mode=C_MODE)
+    node = next(node for node in function.maker.fgraph.toposort()
+                if isinstance(node.op, Scan))
+    rng = np.random.default_rng(9)
+    values = (rng.normal(size=(7, 4)), rng.normal(size=4), rng.normal(size=(4, 4)) * 0.5)
+    function(*values)
+    inner = node.op._compiled(node)
+    (in_place,) = [inner_node for inner_node in inner.maker.fgraph.toposort()
+                   if inner_node.op.destroy_map]
+    ((destroyed,),) = in_place.op.destroy_map.values()
+    cell = inner._vm.storage[in_place.inputs[destroyed]]
+    assert isinstance(cell[0], np.ndarray)
+    # A weak reference: a strong one would be one more holder, and the Gemv would not reuse it.
+    computed_into = weakref.ref(cell[0])
+    expected, h = [], values[1]
+    for x_t in values[0]:
+        h = np.tanh(x_t + h @ values[2])
+        expected.append(h)
+    _assert_all_close(function(*values), np.array(expected))
+    assert cell[0] is computed_into()

@@ -110,34 +110,50 @@ class CVM:
         except Exception as error:
             self._reraise(error)
 
-    def run_steps(self, n_steps: int, inputs: list[tuple[list[Any], np.ndarray, int, int, int]],
-                  outputs: list[tuple[list[Any], np.ndarray | np.dtype, int, int, int]],
-                  condition: list[Any] | None = None) -> tuple[int, list[np.ndarray | None]]:
-        """Run the program up to n_steps times inside C (a Scan's loop), applying the updates
-        after each run.
+    def prepare_steps(self, inputs: list[tuple[list[Any], int, str, int]],
+                      outputs: list[tuple[list[Any], int | np.dtype, int]],
+                      condition: list[Any] | None = None) -> Any:
+        """A plan for run_steps: how a Scan's loop feeds this program and reads it back.
 
-        inputs: (cell, view, stride, first row, period): the view, row 0 of its array, is
-        stored in the cell, and before step k its data pointer is moved to row first + k
-        (modulo period when period > 0: a circular buffer), stride bytes apart (stride 0: left
-        as it is). The views must be the caller's own, made for this loop (see
-        Program_run_steps). outputs: (cell, destination, stride, first row, period): after
-        each run the cell's value is copied into the destination, a view moved as the inputs'
-        are; a destination given as a dtype is a buffer of that dtype allocated after step 0
-        with n_steps rows of step 0's shape.
+        inputs: (cell, source, kind, first row): at step k the cell holds the array
+        arrays[source] of the run_steps call itself (kind "fixed"), its row first + k
+        ("sequence"), or its row (first + k) modulo its length ("state": a state buffer,
+        circular when shorter than the loop). outputs: (cell, destination, first row):
+        after each run the cell's value is copied into row (first + k) modulo the length of
+        arrays[destination], or, for a destination given as a dtype, into row k of a buffer
+        of that dtype allocated after step 0 with n_steps rows of step 0's shape.
         condition: a cell whose truth, read after each step, stops the loop.
-        Returns the number of steps run and the allocated buffers (None for the others)."""
+        An output cell that a node of the graph fills is emptied after each step when another
+        cell holds its value too (an in-place op's output): the op that made the value then
+        finds it held by its own cell alone and reuses it at the next step."""
         position = self._position
-        input_entries = tuple((position[id(cell)], *rest) for cell, *rest in inputs)
-        output_entries = tuple((position[id(cell)],
-                                destination if isinstance(destination, np.ndarray)
-                                else np.dtype(destination).num, *rest)
-                               for cell, destination, *rest in outputs)
+        kinds = {"fixed": 0, "sequence": 1, "state": 2}
+        input_entries = tuple((position[id(cell)], source, kinds[kind], first_row)
+                              for cell, source, kind, first_row in inputs)
+        output_entries = tuple(
+            (position[id(cell)], destination if isinstance(destination, int) else -1,
+             -1 if isinstance(destination, int) else np.dtype(destination).num, first_row,
+             self._node_fills(cell))
+            for cell, destination, first_row in outputs)
         condition_cell = -1 if condition is None else position[id(condition)]
+        return self.program.prepare_steps(input_entries, output_entries, condition_cell,
+                                          condition is not None
+                                          and self._node_fills(condition))
+
+    def run_steps(self, plan: Any, n_steps: int,
+                  arrays: tuple[Any, ...]) -> tuple[int, list[np.ndarray | None]]:
+        """Run the program up to n_steps times inside C (a Scan's loop) as `plan`
+        (prepare_steps) says, applying the updates after each run. Returns the number of
+        steps run and, per output, the buffer allocated for it (None for the others)."""
         try:
-            return self.program.run_steps(n_steps, input_entries, output_entries,
-                                          condition_cell)
+            return self.program.run_steps(plan, n_steps, arrays)
         except Exception as error:
             self._reraise(error)
+
+    def _node_fills(self, cell: list[Any]) -> bool:
+        """Whether a node of the graph computes the value of `cell` (not an input or a
+        constant)."""
+        return self.variables[self._position[id(cell)]].owner is not None
 
     def node_profile(self) -> list[tuple[float, int]]:
         """(seconds, calls) of each node in self.nodes, when built with profile=True."""

@@ -399,17 +399,17 @@ static PyObject *Program_set_call(Program *self, PyObject *args)
 }
 
 /* A view whose data pointer run_steps moves along its array's rows, one row per step. Moving
-   the pointer of a view made once costs no allocation per step; it is safe because the view is
-   run_steps' own (made by the caller for this loop, held only by the caller and a cell), the
-   pointer stays inside the base array the view keeps alive, and nothing computed from the
-   view outlives its step: views of it that ops make take its pointer when made, and each
-   result is copied out before the next move. Rows keep their alignment when the row stride is
-   a multiple of the itemsize (every numeric dtype's alignment divides its itemsize); else the
-   flag is recomputed after each move. */
+   the pointer of a view made once costs no allocation per step; it is safe because run_steps
+   makes the view itself (held only by it and a cell), the pointer stays inside the base array
+   the view keeps alive, and nothing computed from the view outlives its step: views of it
+   that ops make take its pointer when made, and each result is copied out before the next
+   move. Rows keep their alignment when the row stride is a multiple of the itemsize (every
+   numeric dtype's alignment divides its itemsize); else the flag is recomputed after each
+   move. */
 typedef struct {
-    PyArrayObject *view;       /* borrowed from the caller's tuple, or owned (allocated rows) */
+    PyArrayObject *view;       /* owned */
     char *origin;              /* row 0 of the array the view moves along */
-    npy_intp stride;           /* bytes from one row to the next; 0: never moved */
+    npy_intp stride;           /* bytes from one row to the next */
     Py_ssize_t first_row;      /* the row of step 0 */
     Py_ssize_t period;         /* > 0: the rows wrap around (a circular buffer of that many) */
     int realign;
@@ -425,16 +425,35 @@ static inline void sympile_move_view(SympileMovingView *moving, Py_ssize_t step)
         PyArray_UpdateFlags(moving->view, NPY_ARRAY_ALIGNED);
 }
 
-/* `view` is row 0 of its array (or, with stride 0, the value itself). */
-static void sympile_start_moving(SympileMovingView *moving, PyArrayObject *view,
-                                 npy_intp stride, Py_ssize_t first_row, Py_ssize_t period)
+/* `moving` takes `row`, a new view of row 0 of `array`: stride is the array's first. */
+static void sympile_start_moving(SympileMovingView *moving, PyArrayObject *row,
+                                 PyArrayObject *array, Py_ssize_t first_row, Py_ssize_t period)
 {
-    moving->view = view;
-    moving->origin = PyArray_BYTES(view);
-    moving->stride = stride;
+    moving->view = row;
+    moving->origin = PyArray_BYTES(row);
+    moving->stride = PyArray_STRIDES(array)[0];
     moving->first_row = first_row;
     moving->period = period;
-    moving->realign = PyArray_ITEMSIZE(view) > 0 && stride % PyArray_ITEMSIZE(view) != 0;
+    moving->realign = PyArray_ITEMSIZE(row) > 0 && moving->stride % PyArray_ITEMSIZE(row) != 0;
+}
+
+/* A new view of row 0 of `array` (ndim >= 1) that keeps the array alive; NULL on error. */
+static PyArrayObject *sympile_row_view(PyArrayObject *array)
+{
+    PyArray_Descr *descr = PyArray_DESCR(array);
+    Py_INCREF(descr);
+    PyArrayObject *row = (PyArrayObject *)PyArray_NewFromDescr(
+        &PyArray_Type, descr, PyArray_NDIM(array) - 1, PyArray_DIMS(array) + 1,
+        PyArray_STRIDES(array) + 1, PyArray_BYTES(array),
+        PyArray_FLAGS(array) & NPY_ARRAY_WRITEABLE, NULL);
+    if (row == NULL)
+        return NULL;
+    Py_INCREF(array);
+    if (PyArray_SetBaseObject(row, (PyObject *)array) < 0) {
+        Py_DECREF(row);
+        return NULL;
+    }
+    return row;
 }
 
 /* dest[...] = value: one memmove when both are C-contiguous arrays of one dtype and shape. */
@@ -456,10 +475,9 @@ static int sympile_copy_result(PyArrayObject *destination, PyObject *value)
     return PyArray_CopyObject(destination, value);
 }
 
-/* The first row of a new (n_steps, *shape of value) buffer of dtype typenum, which becomes
-   *buffer; NULL on error. */
-static PyArrayObject *sympile_allocate_rows(PyObject *value, int typenum, Py_ssize_t n_steps,
-                                            PyObject **buffer)
+/* A new (n_steps, *shape of value) buffer of dtype typenum, which becomes *buffer; NULL on
+   error. */
+static PyArrayObject *sympile_allocate_rows(PyObject *value, int typenum, Py_ssize_t n_steps)
 {
     PyArrayObject *array = (PyArrayObject *)PyArray_FromAny(value, NULL, 0, 0, 0, NULL);
     if (array == NULL)
@@ -474,48 +492,184 @@ static PyArrayObject *sympile_allocate_rows(PyObject *value, int typenum, Py_ssi
         PyErr_SetString(PyExc_ValueError, "run_steps: too many dimensions for a buffer");
         return NULL;
     }
-    *buffer = PyArray_EMPTY(ndim + 1, dims, typenum, 0);
-    if (*buffer == NULL)
-        return NULL;
-    PyObject *index = Py_BuildValue("(nO)", (Py_ssize_t)0, Py_Ellipsis);
-    PyObject *row = index == NULL ? NULL : PyObject_GetItem(*buffer, index);
-    Py_XDECREF(index);
-    return (PyArrayObject *)row;
+    return (PyArrayObject *)PyArray_EMPTY(ndim + 1, dims, typenum, 0);
 }
 
-/* run_steps(n_steps, inputs, outputs, condition cell): a loop of n_steps runs (the loop of a
-   Scan) without returning to Python. inputs: ((cell, view, stride, first row, period), ...):
-   each view, row 0 of its array, is stored in its cell, and before step k its data pointer
-   is moved to row first + k (modulo period when period > 0), stride bytes apart. outputs:
-   ((cell, destination, stride, first row, period), ...): after each run the cell's value is
-   copied into the destination, a view moved as the inputs' are; a destination given as a
-   typenum is row 0 of a buffer of that dtype allocated after step 0 with n_steps rows of
-   step 0's shape. condition: the cell of a stopping condition read after each step,
-   or -1. The updates are applied after each run, as run() does. Returns (steps run, [the
-   allocated buffers, None for the others]); on error, failed_node/bad_input tell what. */
+/* The truth of an until condition: a 0-d bool array is read in place. */
+static inline int sympile_truth(PyObject *value)
+{
+    if (PyArray_Check(value) && PyArray_NDIM((PyArrayObject *)value) == 0
+            && PyArray_TYPE((PyArrayObject *)value) == NPY_BOOL)
+        return *(npy_bool *)PyArray_DATA((PyArrayObject *)value) != 0;
+    return PyObject_IsTrue(value);
+}
+
+/* How a Scan's loop feeds the program and reads it back (made once by prepare_steps).
+   An input's cell holds, at step k: the call's array `source` itself (FIXED), its row
+   first_row + k (SEQUENCE) or its row (first_row + k) modulo its length (STATE: a state
+   buffer, circular when kept_steps makes it shorter than the loop). After each step an
+   output's cell value is copied into row (first_row + k) modulo the length of the array
+   `source`, or with source -1 into row k of a buffer of typenum allocated after step 0
+   with n_steps rows of step 0's shape; with `clear`, the cell is then emptied if another
+   cell holds its value too (the output of an in-place op), so that the op that made the
+   value finds it held by its own cell alone and reuses it at the next step. */
+enum { SYMPILE_STEP_FIXED, SYMPILE_STEP_SEQUENCE, SYMPILE_STEP_STATE };
+
+typedef struct {
+    int cell, source, kind;
+    Py_ssize_t first_row;
+} SympileStepInput;
+
+typedef struct {
+    int cell, source, typenum, clear;
+    Py_ssize_t first_row;
+} SympileStepOutput;
+
+typedef struct {
+    int n_cells;               /* of the module it was made for */
+    int condition;             /* the cell of the until condition, or -1 */
+    int clear_condition;
+    Py_ssize_t n_inputs, n_outputs, n_arrays;
+    SympileStepInput *inputs;
+    SympileStepOutput *outputs;
+} SympileStepPlan;
+
+static const char SYMPILE_STEP_PLAN[] = "sympile.step_plan";
+
+static void sympile_free_step_plan(PyObject *capsule)
+{
+    PyMem_Free(PyCapsule_GetPointer(capsule, SYMPILE_STEP_PLAN));
+}
+
+static int sympile_check_cell(long cell, const char *what)
+{
+    if (cell >= 0 && cell < sympile_n_cells)
+        return 0;
+    if (!PyErr_Occurred())
+        PyErr_Format(PyExc_IndexError, "prepare_steps: %s cell %ld out of range", what, cell);
+    return -1;
+}
+
+/* prepare_steps(((cell, source, kind, first row), ...), ((cell, source, typenum, first row,
+   clear), ...), condition cell or -1, clear the condition?): a plan for run_steps. */
+static PyObject *Program_prepare_steps(Program *self, PyObject *args)
+{
+    PyObject *inputs, *outputs;
+    int condition, clear_condition;
+    if (!PyArg_ParseTuple(args, "O!O!ip", &PyTuple_Type, &inputs, &PyTuple_Type, &outputs,
+                          &condition, &clear_condition))
+        return NULL;
+    if (condition != -1 && sympile_check_cell(condition, "condition"))
+        return NULL;
+    Py_ssize_t n_inputs = PyTuple_GET_SIZE(inputs), n_outputs = PyTuple_GET_SIZE(outputs);
+    SympileStepPlan *plan = PyMem_Malloc(sizeof(SympileStepPlan)
+                                         + n_inputs * sizeof(SympileStepInput)
+                                         + n_outputs * sizeof(SympileStepOutput));
+    if (plan == NULL)
+        return PyErr_NoMemory();
+    plan->n_cells = sympile_n_cells;
+    plan->condition = condition;
+    plan->clear_condition = clear_condition;
+    plan->n_inputs = n_inputs;
+    plan->n_outputs = n_outputs;
+    plan->n_arrays = 0;
+    plan->inputs = (SympileStepInput *)(plan + 1);
+    plan->outputs = (SympileStepOutput *)(plan->inputs + n_inputs);
+    for (Py_ssize_t i = 0; i < n_inputs; i++) {
+        SympileStepInput *input = &plan->inputs[i];
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(inputs, i), "iiin", &input->cell,
+                              &input->source, &input->kind, &input->first_row)
+                || sympile_check_cell(input->cell, "input"))
+            goto fail;
+        if (input->source < 0 || input->first_row < 0 || input->kind < SYMPILE_STEP_FIXED
+                || input->kind > SYMPILE_STEP_STATE) {
+            PyErr_SetString(PyExc_ValueError, "prepare_steps: bad input entry");
+            goto fail;
+        }
+        if (input->source >= plan->n_arrays)
+            plan->n_arrays = input->source + 1;
+    }
+    for (Py_ssize_t j = 0; j < n_outputs; j++) {
+        SympileStepOutput *output = &plan->outputs[j];
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(outputs, j), "iiinp", &output->cell,
+                              &output->source, &output->typenum, &output->first_row,
+                              &output->clear)
+                || sympile_check_cell(output->cell, "output"))
+            goto fail;
+        if (output->source < -1 || output->first_row < 0) {
+            PyErr_SetString(PyExc_ValueError, "prepare_steps: bad output entry");
+            goto fail;
+        }
+        if (output->source < 0) {
+            PyArray_Descr *descr = PyArray_DescrFromType(output->typenum);
+            if (descr == NULL)
+                goto fail;
+            Py_DECREF(descr);
+        }
+        if (output->source >= plan->n_arrays)
+            plan->n_arrays = output->source + 1;
+    }
+    PyObject *capsule = PyCapsule_New(plan, SYMPILE_STEP_PLAN, sympile_free_step_plan);
+    if (capsule == NULL)
+        goto fail;
+    return capsule;
+fail:
+    PyMem_Free(plan);
+    return NULL;
+}
+
+/* Whether `value` can be `kind` input or a state output's destination (source >= 0) for
+   n_steps steps from first_row: an array with rows, enough of them unless they wrap. */
+static int sympile_check_step_array(PyObject *value, int wraps, Py_ssize_t first_row,
+                                    Py_ssize_t n_steps)
+{
+    if (!PyArray_Check(value) || PyArray_NDIM((PyArrayObject *)value) < 1) {
+        PyErr_SetString(PyExc_TypeError, "run_steps: a moving input or output needs an "
+                        "array of at least 1 dimension");
+        return -1;
+    }
+    npy_intp rows = PyArray_DIMS((PyArrayObject *)value)[0];
+    if (wraps ? rows < 1 : first_row + n_steps > rows) {
+        PyErr_Format(PyExc_ValueError, "run_steps: an array of %zd rows is too short for "
+                     "%zd steps from row %zd", (Py_ssize_t)rows, n_steps, first_row);
+        return -1;
+    }
+    return 0;
+}
+
+/* run_steps(plan, n_steps, arrays): the loop of a Scan, up to n_steps runs of the program
+   without returning to Python, fed and read as `plan` (prepare_steps) says from the tuple
+   `arrays`; the updates are applied after each run, as run() does, and the loop stops
+   after a step whose condition is true. Returns (steps run, [the buffer allocated for each
+   output given source -1, None for the others]); on error, failed_node/bad_input tell
+   what. */
 static PyObject *Program_run_steps(Program *self, PyObject *args)
 {
+    PyObject *capsule, *arrays;
     Py_ssize_t n_steps;
-    PyObject *inputs, *outputs;
-    int condition;
-    if (!PyArg_ParseTuple(args, "nO!O!i", &n_steps, &PyTuple_Type, &inputs, &PyTuple_Type,
-                          &outputs, &condition))
+    if (!PyArg_ParseTuple(args, "O!nO!", &PyCapsule_Type, &capsule, &n_steps, &PyTuple_Type,
+                          &arrays))
         return NULL;
-    if (condition < -1 || condition >= sympile_n_cells) {
-        PyErr_SetString(PyExc_IndexError, "run_steps: condition cell out of range");
+    SympileStepPlan *plan = PyCapsule_GetPointer(capsule, SYMPILE_STEP_PLAN);
+    if (plan == NULL)
+        return NULL;
+    if (plan->n_cells != sympile_n_cells || PyTuple_GET_SIZE(arrays) != plan->n_arrays
+            || n_steps < 0) {
+        PyErr_Format(PyExc_ValueError, "run_steps: a plan of this program for %zd arrays "
+                     "and n_steps >= 0 expected, got %zd arrays and n_steps %zd",
+                     plan->n_arrays, PyTuple_GET_SIZE(arrays), n_steps);
         return NULL;
     }
-    Py_ssize_t n_inputs = PyTuple_GET_SIZE(inputs), n_outputs = PyTuple_GET_SIZE(outputs);
+    Py_ssize_t n_inputs = plan->n_inputs, n_outputs = plan->n_outputs;
     SympileMovingView *moving = PyMem_Calloc(n_inputs + n_outputs + 1,
                                              sizeof(SympileMovingView));
-    int *output_cells = PyMem_Calloc(n_outputs + 1, sizeof(int));
-    int *typenums = PyMem_Calloc(n_outputs + 1, sizeof(int));   /* -1: a destination given */
+    SympileMovingView *destinations = moving + n_inputs;
     PyObject *allocated = PyList_New(n_outputs);
     PyObject *result = NULL;
     Py_ssize_t steps_run = 0;
     self->failed_node = -1;
     self->bad_input = -1;
-    if (moving == NULL || output_cells == NULL || typenums == NULL) {
+    if (moving == NULL) {
         PyErr_NoMemory();
         goto done;
     }
@@ -526,67 +680,55 @@ static PyObject *Program_run_steps(Program *self, PyObject *args)
         PyList_SET_ITEM(allocated, j, Py_None);
     }
     for (Py_ssize_t i = 0; i < n_inputs; i++) {
-        int cell;
-        PyObject *view;
-        Py_ssize_t stride, first_row, period;
-        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(inputs, i), "iO!nnn", &cell, &PyArray_Type,
-                              &view, &stride, &first_row, &period))
-            goto done;
-        if (cell < 0 || cell >= sympile_n_cells) {
-            PyErr_SetString(PyExc_IndexError, "run_steps: input cell out of range");
-            goto done;
-        }
-        sympile_start_moving(&moving[i], (PyArrayObject *)view, stride, first_row, period);
-        Py_INCREF(view);
-        sympile_store_output(self->cells[cell], (PyArrayObject *)view);
-    }
-    SympileMovingView *destinations = moving + n_inputs;
-    for (Py_ssize_t j = 0; j < n_outputs; j++) {
-        PyObject *destination;
-        Py_ssize_t stride, first_row, period;
-        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(outputs, j), "iOnnn", &output_cells[j],
-                              &destination, &stride, &first_row, &period))
-            goto done;
-        if (output_cells[j] < 0 || output_cells[j] >= sympile_n_cells) {
-            PyErr_SetString(PyExc_IndexError, "run_steps: output cell out of range");
-            goto done;
-        }
-        typenums[j] = -1;
-        if (PyArray_Check(destination)) {
-            sympile_start_moving(&destinations[j], (PyArrayObject *)destination, stride,
-                                 first_row, period);
+        const SympileStepInput *input = &plan->inputs[i];
+        PyObject *value = PyTuple_GET_ITEM(arrays, input->source);
+        if (input->kind == SYMPILE_STEP_FIXED) {
+            Py_INCREF(value);
+            sympile_store_output(self->cells[input->cell], (PyArrayObject *)value);
             continue;
         }
-        long typenum = PyLong_AsLong(destination);
-        PyArray_Descr *descr = typenum < 0 || PyErr_Occurred() ? NULL
-            : PyArray_DescrFromType((int)typenum);
-        if (descr == NULL) {
-            if (!PyErr_Occurred())
-                PyErr_SetString(PyExc_TypeError,
-                                "run_steps: a destination is an array or a typenum");
+        int wraps = input->kind == SYMPILE_STEP_STATE;
+        if (sympile_check_step_array(value, wraps, input->first_row, n_steps))
             goto done;
-        }
-        Py_DECREF(descr);
-        typenums[j] = (int)typenum;
+        PyArrayObject *row = sympile_row_view((PyArrayObject *)value);
+        if (row == NULL)
+            goto done;
+        sympile_start_moving(&moving[i], row, (PyArrayObject *)value, input->first_row,
+                             wraps ? PyArray_DIMS((PyArrayObject *)value)[0] : 0);
+        Py_INCREF(row);
+        sympile_store_output(self->cells[input->cell], row);
+    }
+    for (Py_ssize_t j = 0; j < n_outputs; j++) {
+        const SympileStepOutput *output = &plan->outputs[j];
+        if (output->source < 0)
+            continue;
+        PyObject *value = PyTuple_GET_ITEM(arrays, output->source);
+        if (sympile_check_step_array(value, 1, output->first_row, n_steps))
+            goto done;
+        PyArrayObject *row = sympile_row_view((PyArrayObject *)value);
+        if (row == NULL)
+            goto done;
+        sympile_start_moving(&destinations[j], row, (PyArrayObject *)value, output->first_row,
+                             PyArray_DIMS((PyArrayObject *)value)[0]);
     }
     for (Py_ssize_t step = 0; step < n_steps; step++) {
         for (Py_ssize_t i = 0; i < n_inputs; i++)
-            if (moving[i].stride != 0)
+            if (moving[i].view != NULL)
                 sympile_move_view(&moving[i], step);
         if (sympile_run_once(self))
             goto done;
         for (Py_ssize_t j = 0; j < n_outputs; j++) {
-            PyObject *value = PyList_GET_ITEM(self->cells[output_cells[j]], 0);
+            PyObject *value = PyList_GET_ITEM(self->cells[plan->outputs[j].cell], 0);
             if (destinations[j].view == NULL) {
-                PyObject *buffer = NULL;
-                PyArrayObject *row = sympile_allocate_rows(value, typenums[j], n_steps,
-                                                           &buffer);
-                if (buffer != NULL)
-                    PyList_SetItem(allocated, j, buffer);
+                PyArrayObject *buffer = sympile_allocate_rows(value, plan->outputs[j].typenum,
+                                                              n_steps);
+                if (buffer == NULL)
+                    goto done;
+                PyList_SetItem(allocated, j, (PyObject *)buffer);
+                PyArrayObject *row = sympile_row_view(buffer);
                 if (row == NULL)
                     goto done;
-                sympile_start_moving(&destinations[j], row,
-                                     PyArray_STRIDES((PyArrayObject *)buffer)[0], 0, 0);
+                sympile_start_moving(&destinations[j], row, buffer, 0, 0);
             }
             sympile_move_view(&destinations[j], step);
             if (sympile_copy_result(destinations[j].view, value))
@@ -595,23 +737,31 @@ static PyObject *Program_run_steps(Program *self, PyObject *args)
         if (sympile_apply_updates(self))
             goto done;
         steps_run = step + 1;
-        if (condition >= 0) {
-            int truth = PyObject_IsTrue(PyList_GET_ITEM(self->cells[condition], 0));
-            if (truth < 0)
+        int stop = 0;
+        if (plan->condition >= 0) {
+            stop = sympile_truth(PyList_GET_ITEM(self->cells[plan->condition], 0));
+            if (stop < 0)
                 goto done;
-            if (truth)
-                break;
         }
+        /* After the updates and the condition, which read the cells. */
+        for (Py_ssize_t j = 0; j <= n_outputs; j++) {
+            int cell = j < n_outputs ? plan->outputs[j].cell : plan->condition;
+            int clear = j < n_outputs ? plan->outputs[j].clear : plan->clear_condition;
+            PyObject *value = cell >= 0 ? PyList_GET_ITEM(self->cells[cell], 0) : NULL;
+            if (clear && value != Py_None && Py_REFCNT(value) > 1) {
+                Py_INCREF(Py_None);
+                sympile_store_output(self->cells[cell], (PyArrayObject *)Py_None);
+            }
+        }
+        if (stop)
+            break;
     }
     result = Py_BuildValue("(nO)", steps_run, allocated);
 done:
-    for (Py_ssize_t j = 0; moving != NULL && typenums != NULL && j < n_outputs; j++)
-        if (typenums[j] >= 0 && moving[n_inputs + j].view != NULL)
-            Py_DECREF(moving[n_inputs + j].view);
+    for (Py_ssize_t k = 0; moving != NULL && k < n_inputs + n_outputs; k++)
+        Py_XDECREF(moving[k].view);
     Py_XDECREF(allocated);
     PyMem_Free(moving);
-    PyMem_Free(output_cells);
-    PyMem_Free(typenums);
     return result;
 }
 
@@ -697,8 +847,10 @@ static PyMethodDef Program_methods[] = {
      "run the program once, without updates"},
     {"call", (PyCFunction)Program_call, METH_O,
      "call(inputs): one call of the function (see set_call)"},
+    {"prepare_steps", (PyCFunction)Program_prepare_steps, METH_VARARGS,
+     "prepare_steps(inputs, outputs, condition cell, clear it?): a plan for run_steps"},
     {"run_steps", (PyCFunction)Program_run_steps, METH_VARARGS,
-     "run_steps(n_steps, inputs, outputs, condition cell): a Scan's loop (see the C)"},
+     "run_steps(plan, n_steps, arrays): a Scan's loop (see the C)"},
     {"set_call", (PyCFunction)Program_set_call, METH_VARARGS,
      "set_call(input cells, ((output cell, copy?, clear?), ...), single?)"},
     {"profile", (PyCFunction)Program_profile, METH_NOARGS,
