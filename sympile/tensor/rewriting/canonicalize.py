@@ -7,10 +7,9 @@ operation would have changed it, as x * 1.0 does for an integer x) and a static 
 least as precise (x is allocated to the output's shape when a constant broadcast it, as in
 x * ones((3, 1))). They run together, with the merge pass and constant folding, until none
 changes the graph: canonicalize_db, an EquilibriumDatabase registered in rewrite_db as
-'canonicalize' (tags canonicalize, fast_run) at position 0.5, after the first merge, and
-again as 'canonicalize_again' at CANONICALIZE_AGAIN_POSITION, after the scan rewrites. The
-rules of arithmetic with zeros and the sparse updates are in zeros.py; those of ifelse in
-ifelse.py (both registered in canonicalize_db).
+'canonicalize' (tags canonicalize, fast_run) at position 0.5, after the first merge. The
+rules of arithmetic with zeros and the sparse updates are in zeros.py (which also runs them
+again after the scan rewrites), those of ifelse in ifelse.py, both in canonicalize_db.
 
 Changes of value, as in Theano: x + 0 gives x where x is -0.0 (IEEE gives +0.0); x - x gives
 0 where x is inf or nan (IEEE gives nan); x / x gives 1 where x is 0, inf or nan (IEEE gives
@@ -38,7 +37,7 @@ from sympile.tensor.shape import Reshape, ShapeI, SpecifyShape
 from sympile.tensor.subtensor import IndexSlice, Subtensor
 from sympile.tensor.type import TensorType
 
-__all__ = ["CANONICALIZE_AGAIN_POSITION", "canonicalize_db"]
+__all__ = ["canonicalize_db"]
 
 
 # -- helpers ------------------------------------------------------------------------------------
@@ -580,10 +579,3 @@ for _rule in CANONICALIZE_RULES:
     canonicalize_db.register(_rule.name, _rule, "canonicalize", "fast_run")
 
 rewrite_db.register("canonicalize", canonicalize_db, "canonicalize", "fast_run", position=0.5)
-# The scan rewrites (sympile.scan.rewriting, at 1.2) leave what these rules remove: pushed out
-# of the loop, a gradient's accumulator becomes s0[-1] + scatter(zeros) with s0 allocated
-# zeros, and the parameter's update x - c * that. A second pass, before stabilize (1.5), so
-# that stabilize, specialize, BLAS and fusion meet the canonical form.
-CANONICALIZE_AGAIN_POSITION = 1.3
-rewrite_db.register("canonicalize_again", canonicalize_db, "canonicalize", "fast_run",
-                    position=CANONICALIZE_AGAIN_POSITION)
