@@ -100,14 +100,35 @@ def _lane_total(T: str, term_type: str, term: str, inputs: dict[str, str],
                 store: str = "") -> str:
     """C declaring `total` (double), the sum of `term` (of type term_type, its inputs'
     elements, of type T, written {name}) over the slice in _LANES partial sums; `store` (an
-    output's element written {name}) = `term` for each element, when given."""
+    output's element written {name}) = `term` for each element, when given.
+
+    float64 sums are compensated (each partial sum's rounding errors, from two-sum, summed
+    on the side): a probability near 1 would otherwise absorb the small terms added to it,
+    and bias the total by up to length / _LANES rounding errors. float32 inputs sum in
+    double, far beyond their precision."""
     outputs = (store,) if store else ()
     assignment = f"{{{store}}} = term;" if store else ""
-    body = f"const {term_type} term = {term}; {assignment} partial[lane] += {{fresh}} ? term : 0;"
-    return f"""double partial[{_LANES}] = {{0}};
-    {_over_lanes(T, body, inputs, outputs)}
+    added = f"const {term_type} term = {term}; {assignment} const double added = " \
+            "{fresh} ? term : 0;"
+    if T != C_TYPES["float64"]:
+        return f"""double partial[{_LANES}] = {{0}};
+    {_over_lanes(T, added + " partial[lane] += added;", inputs, outputs)}
     {_combine("partial", "partial[lane] + partial[lane + width]")}
     const double total = partial[0];"""
+    compensated = (added + " const double sum = partial[lane] + added, back = sum - "
+                   "partial[lane]; errors[lane] += (partial[lane] - (sum - back)) + (added - "
+                   "back); partial[lane] = sum;")
+    # An infinite or NaN partial sum makes its error NaN: the sum alone is the total then.
+    return f"""double partial[{_LANES}] = {{0}}, errors[{_LANES}] = {{0}};
+    {_over_lanes(T, compensated, inputs, outputs)}
+    for (int width = {_LANES // 2}; width > 0; width /= 2)
+        for (int lane = 0; lane < width; ++lane) {{
+            const double sum = partial[lane] + partial[lane + width], back = sum - partial[lane];
+            errors[lane] += errors[lane + width]
+                + ((partial[lane] - (sum - back)) + (partial[lane + width] - back));
+            partial[lane] = sum;
+        }}
+    const double total = partial[0] + (isfinite(errors[0]) ? errors[0] : 0);"""
 
 
 def _peak(T: str) -> str:
