@@ -19,9 +19,10 @@ the zero gradients and accumulators that grad and scan build):
   local_sub_inc_subtensor_of_zeros
                               x - c * inc_subtensor(zeros[index], y)
                                                               -> inc_subtensor(x[index], -c * y)
-                              (c absent, or one value for every element: the update of a
-                              parameter by the gradient of some of its rows, which writes
-                              those rows instead of the whole array)
+                              (c absent, one value for every element, or, for an index of
+                              the first axis only, one row for every row, c[0] below: the
+                              update of a parameter by the gradient of some of its rows,
+                              which writes those rows instead of the whole array)
 
 x + zeros -> x and x - zeros -> x are local_add_zero and local_sub_zero (canonicalize.py).
 
@@ -58,9 +59,12 @@ from sympile.tensor.rewriting.canonicalize import (
 )
 from sympile.tensor.shape import ShapeI
 from sympile.tensor.subtensor import (
+    ARRAY,
+    SCALAR,
     AdvancedIncSubtensor,
     AdvancedSubtensor,
     IncSubtensor,
+    IndexSlice,
     Subtensor,
     _may_repeat,
 )
@@ -228,10 +232,31 @@ def local_subtensor_of_alloc(fgraph: FunctionGraph, node: Apply):
 _INCREMENTS = (IncSubtensor, AdvancedIncSubtensor)
 
 
+def _indexes_first_axis_only(op: Any) -> bool:
+    """True if op's index is one entry on x's first axis (an integer, a slice, an integer
+    scalar or array): the region's last axes are then x's other axes, in order."""
+    return len(op.idx_list) == 1 and (op.idx_list[0] in (SCALAR, ARRAY)
+                                      or isinstance(op.idx_list[0], (int, IndexSlice)))
+
+
+def _region_factor(factor: Variable, op: Any) -> Variable | None:
+    """The factor that scales the region the same way as `factor` scales x, or None: a 0-d
+    one for a factor of one value, and for an index of x's first axis only, a factor of
+    length 1 there without that axis (the same value for every row: it broadcasts against
+    the region's last axes, x's other axes)."""
+    scale = _as_scalar(factor)
+    if scale is not None:
+        return scale
+    if factor.type.shape[0] == 1 and _indexes_first_axis_only(op):
+        return DimShuffle(factor.type.ndim, tuple(range(1, factor.type.ndim)))(factor)
+    return None
+
+
 def _scaled_increment(variable: Variable) -> tuple[Variable | None, Apply] | None:
     """(factor, node) where node is the inc_subtensor or set_subtensor that `variable` is
-    (factor None) or that `variable` multiplies (either side) by a factor whose type says
-    every axis has length 1, so that one value scales every element; None otherwise."""
+    (factor None) or that `variable` multiplies (either side) by a factor that scales the
+    region's elements alike (_region_factor; returned as that region factor); None
+    otherwise."""
     owner = variable.owner
     if owner is None:
         return None
@@ -241,10 +266,13 @@ def _scaled_increment(variable: Variable) -> tuple[Variable | None, Apply] | Non
         return None
     for position in (0, 1):
         factor, written = owner.inputs[position], owner.inputs[1 - position]
-        if written.owner is not None and isinstance(written.owner.op, _INCREMENTS) \
-                and written.type.dtype == variable.type.dtype \
-                and all(length == 1 for length in factor.type.shape):
-            return factor, written.owner
+        if written.owner is None or not isinstance(written.owner.op, _INCREMENTS) \
+                or written.type.dtype != variable.type.dtype \
+                or not _same_lengths(written, variable):
+            continue
+        region_factor = _region_factor(factor, written.owner.op)
+        if region_factor is not None:
+            return region_factor, written.owner
     return None
 
 
@@ -276,7 +304,7 @@ def _sparse_update(node: Apply, x: Variable, term: Variable, negate: bool):
         increment = AdvancedIncSubtensor(op.idx_list)
     value = y
     if factor is not None:
-        scale = _as_scalar(cast(factor, dtype))
+        scale = cast(factor, dtype)
         if negate:
             scale = elemwise_of(scalar.neg)(scale)
         value = elemwise_of(scalar.mul)(scale, y)
@@ -292,7 +320,9 @@ def local_add_inc_subtensor_of_zeros(fgraph: FunctionGraph, node: Apply):
     x + inc_subtensor(zeros[index], y) -> inc_subtensor(x[index], y), with the sum's (and the
     product's) arguments either way round, for basic and advanced indices (a gradient of
     x[index] added to an accumulator, or to a parameter as its update); c one value for
-    every element (a scalar, broadcast). An advanced index that repeats an element adds
+    every element (a scalar, broadcast), or of length 1 on the first axis when the index is
+    one entry on that axis (an integer, a slice, integer rows: the region's last axes are
+    x's other axes), where c * y is c[0] * y. An advanced index that repeats an element adds
     every occurrence in both graphs. set_subtensor on zeros counts as inc_subtensor where
     the index selects no element twice: always for a basic index, and for an advanced one
     when that is known at graph build time (ignore_duplicates too). Only when x, the zeros,

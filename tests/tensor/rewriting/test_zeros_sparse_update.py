@@ -30,6 +30,8 @@ INDICES = T.lvector("indices")
 SCALE = T.dscalar("scale")
 FACTORS = T.dmatrix("factors")
 ROW = T.drow("row")
+COLUMN = T.dcol("column")
+COLUMN_VALUES = T.dvector("column_values")
 U8 = T.tensor("uint8", shape=(None, None), name="u8")
 U8_ROWS = T.tensor("uint8", shape=(None, None), name="u8_rows")
 
@@ -44,6 +46,7 @@ def _values(inputs, indices=(1, 3, 1)):
                "ys": RNG.normal(size=(len(indices), 3)), "i": np.int64(2),
                "indices": np.array(indices, dtype="int64"), "scale": np.float64(-0.7),
                "factors": RNG.normal(size=(4, 3)), "row": RNG.normal(size=(1, 3)),
+               "column": RNG.normal(size=(4, 1)), "column_values": RNG.normal(size=4),
                "u8": RNG.integers(0, 9, size=(4, 3)).astype("uint8"),
                "u8_rows": RNG.integers(0, 9, size=(len(indices), 3)).astype("uint8")}
     return [by_name[variable.name] for variable in inputs]
@@ -87,6 +90,16 @@ SPARSE = [
     ("set distinct constant rows",
      lambda: X - 0.1 * T.set_subtensor(T.zeros_like(X)[[0, 2, 3]], YS), [X, YS],
      "local_sub_inc_subtensor_of_zeros", AdvancedIncSubtensor),
+    ("row of factors, rows",
+     lambda: X - ROW * T.inc_subtensor(T.zeros_like(X)[INDICES], YS), [X, YS, INDICES, ROW],
+     "local_sub_inc_subtensor_of_zeros", AdvancedIncSubtensor),
+    ("rows times row of factors",
+     lambda: X + T.inc_subtensor(T.zeros_like(X)[INDICES], YS) * ROW, [X, YS, INDICES, ROW],
+     "local_add_inc_subtensor_of_zeros", AdvancedIncSubtensor),
+    ("row of factors, one row", lambda: X - ROW * T.inc_subtensor(T.zeros_like(X)[I], Y),
+     [X, Y, I, ROW], "local_sub_inc_subtensor_of_zeros", IncSubtensor),
+    ("row of factors, slice", lambda: X - ROW * T.inc_subtensor(T.zeros_like(X)[1:3], Y),
+     [X, Y, ROW], "local_sub_inc_subtensor_of_zeros", IncSubtensor),
     ("accumulator left by scan",
      lambda: X - 0.01 * (T.zeros_like(X).dimshuffle("x", 0, 1)[-1]
                          + T.inc_subtensor(T.zeros_like(X)[INDICES], YS)),
@@ -136,6 +149,14 @@ LEFT_ALONE = [
     ("factor per element",
      lambda: X - FACTORS * T.inc_subtensor(T.zeros_like(X)[INDICES], YS),
      [X, YS, INDICES, FACTORS]),
+    # A column of factors differs from row to row: rows of y would need their own factors.
+    ("column of factors",
+     lambda: X - COLUMN * T.inc_subtensor(T.zeros_like(X)[INDICES], YS),
+     [X, YS, INDICES, COLUMN]),
+    # A row of factors for an index of the second axis: the region's rows are x's rows.
+    ("row of factors, index of columns",
+     lambda: X - ROW * T.inc_subtensor(T.zeros_like(X)[:, I], COLUMN_VALUES),
+     [X, COLUMN_VALUES, I, ROW]),
     ("set may repeat", lambda: X - 0.1 * T.set_subtensor(T.zeros_like(X)[INDICES], YS),
      [X, YS, INDICES]),
     ("unsigned difference", lambda: U8 - T.inc_subtensor(T.zeros_like(U8)[INDICES], U8_ROWS),
