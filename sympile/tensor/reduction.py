@@ -36,14 +36,16 @@ from sympile.graph.utils import MethodNotDefined
 from sympile.scalar import basic as scalar
 from sympile.scalar.basic import normalize_dtype
 from sympile.tensor import math
-from sympile.tensor.elemwise import DimShuffle
+from sympile.tensor.elemwise import DimShuffle, Elemwise
 from sympile.tensor.reduction_c import argreduce_c_code, careduce_c_code
+from sympile.tensor.reduction_fused_c import fused_careduce_c_code
 from sympile.tensor.shape import declared_like, shape_i
 from sympile.tensor.type import is_discrete, tensor_type
 from sympile.tensor.variable import as_tensor_variable, constant
 
-__all__ = ["CAReduce", "Argmax", "Argmin", "sum", "prod", "max", "min", "amax", "amin", "all",
-           "any", "mean", "var", "std", "argmax", "argmin", "max_and_argmax", "logsumexp"]
+__all__ = ["CAReduce", "FusedCAReduce", "Argmax", "Argmin", "sum", "prod", "max", "min", "amax",
+           "amin", "all", "any", "mean", "var", "std", "argmax", "argmin", "max_and_argmax",
+           "logsumexp"]
 
 
 def normalize_axis(axis: Any, ndim: int, function: Any) -> tuple[int, ...]:
@@ -289,6 +291,83 @@ class CAReduce(Op):
                                  math.true_div(nonzero_product, nonzero), 0)
         at_zero = math.switch(math.eq(zero_count, 1), nonzero_product, 0)
         return math.switch(is_zero, at_zero, at_nonzero)
+
+
+class FusedCAReduce(Op):
+    """CAReduce(scalar_op, axis, dtype, acc_dtype) of Elemwise(pre_op)(*inputs), each
+    elementwise value computed where it is folded and never stored: sum((x - m)**2) reads x
+    once and writes no temporary. The fusion rewrite local_careduce_fusion forms it.
+
+    pre_op: a single-output scalar op (a Composite, or one op such as exp) of as many inputs
+    as the node has; they broadcast as Elemwise's do, and `axis` counts the broadcast result's
+    axes. Values, dtypes, errors and derivatives are those of the two nodes: each value is
+    computed in pre_op's output dtype, cast to acc_dtype and folded (see CAReduce).
+    """
+
+    __props__ = ("scalar_op", "pre_op", "axis", "dtype", "acc_dtype")
+
+    def __init__(self, scalar_op: scalar.ScalarOp, pre_op: scalar.ScalarOp,
+                 axis: Sequence[int] | None = None, dtype: Any = None, acc_dtype: Any = None):
+        self.reduction = CAReduce(scalar_op, axis, dtype, acc_dtype)
+        if not (isinstance(pre_op, scalar.ScalarOp) and pre_op.nout == 1):
+            raise TypeError(f"FusedCAReduce: pre_op must be a scalar op with one output, got "
+                            f"{pre_op!r}")
+        self.elemwise = Elemwise(pre_op)
+        self.scalar_op, self.pre_op = scalar_op, pre_op
+        self.axis, self.dtype, self.acc_dtype = (self.reduction.axis, self.reduction.dtype,
+                                                 self.reduction.acc_dtype)
+
+    def __str__(self):
+        return f"{self.reduction}({self.pre_op})"
+
+    def _parts(self, inputs: Sequence[Any]) -> tuple[Apply, Apply]:
+        """The Elemwise node of `inputs` and the CAReduce node of its output."""
+        elemwise_node = self.elemwise.make_node(*inputs)
+        return elemwise_node, self.reduction.make_node(elemwise_node.outputs[0])
+
+    def make_node(self, *inputs):
+        elemwise_node, reduction_node = self._parts(inputs)
+        return Apply(self, elemwise_node.inputs, [reduction_node.outputs[0].type()])
+
+    def perform(self, node, inputs, output_storage):
+        elemwise_node, reduction_node = self._parts(node.inputs)
+        values = [[None]]
+        self.elemwise.perform(elemwise_node, inputs, values)
+        self.reduction.perform(reduction_node, [values[0][0]], output_storage)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        elemwise_node, reduction_node = self._parts(node.inputs)
+        elemwise_shapes = self.elemwise.infer_shape(fgraph, elemwise_node, input_shapes)
+        return self.reduction.infer_shape(fgraph, reduction_node, elemwise_shapes)
+
+    def c_code(self, node, names):
+        """The fold with the scalar op's C computing each value (see
+        sympile.tensor.reduction_fused_c)."""
+        return fused_careduce_c_code(self, node, names)
+
+    def connection_pattern(self, node):
+        return [[not is_discrete(node.outputs[0])] for _ in node.inputs]
+
+    def L_op(self, inputs, outputs, output_grads):
+        """The chain rule through the two parts: CAReduce.L_op gives the gradient of the
+        elementwise values (recomputed as a graph), Elemwise.L_op those of the inputs."""
+        if is_discrete(outputs[0]) or isinstance(output_grads[0].type, DisconnectedType):
+            return [disconnected_type() for _ in inputs]
+        if self.scalar_op not in (scalar.add, scalar.mul, scalar.maximum, scalar.minimum):
+            return [grad_not_implemented(self, index, x, f"there is no derivative rule for a "
+                                                         f"reduction by {self.scalar_op}")
+                    for index, x in enumerate(inputs)]
+        values = self.elemwise(*inputs)
+        (values_grad,) = self.reduction.L_op([values], outputs, output_grads)
+        return self.elemwise.L_op(inputs, [values], [values_grad])
+
+    def R_op(self, inputs, eval_points):
+        """The tangent of the elementwise values (Elemwise.R_op), reduced by CAReduce.R_op."""
+        values = self.elemwise(*inputs)
+        (tangent,) = self.elemwise.R_op(inputs, eval_points)
+        if tangent is None:
+            return [None]
+        return self.reduction.R_op([values], [tangent])
 
 
 def _extremum_mask(x: Variable, extremum: Variable, axes: tuple[int, ...]) -> Variable:

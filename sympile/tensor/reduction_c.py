@@ -211,15 +211,17 @@ def _lanes(scalar_op: scalar.ScalarOp) -> int:
     return _LANES if scalar_op in (scalar.add, scalar.mul) else _WIDE_LANES
 
 
-def _lane_loops(acc_type: str, statement: str, load: str, count: str, lanes: int) -> str:
-    """Loops folding elements `load` (of i + lane) into lanes[lane] while whole chunks of
-    `lanes` remain, then (wide lanes) while chunks of _LANES remain, so that at most _LANES - 1
-    elements are left to a scalar loop."""
+def _lane_loops(acc_type: str, statement: str, load: str, count: str, lanes: int,
+                prelude: str = "") -> str:
+    """Loops folding elements `load` (of i + lane, after the statements `prelude`) into
+    lanes[lane] while whole chunks of `lanes` remain, then (wide lanes) while chunks of _LANES
+    remain, so that at most _LANES - 1 elements are left to a scalar loop."""
     loops = []
     for width in (lanes, _LANES) if lanes != _LANES else (lanes,):
         loops.append(f"""for (; i + {width} <= {count}; i += {width}) {{
         for (int lane = 0; lane < {width}; ++lane) {{
             {acc_type} acc = lanes[lane];
+            {prelude}
             const {acc_type} value = {load};
             {statement}
             lanes[lane] = acc;

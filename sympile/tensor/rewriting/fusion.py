@@ -1,6 +1,8 @@
-"""Elementwise fusion: a tree of Elemwise nodes becomes one Elemwise(Composite) node.
+"""Elementwise fusion: a tree of Elemwise nodes becomes one Elemwise(Composite) node, and a
+reduction of an elementwise result one FusedCAReduce node.
 
   local_elemwise_fusion   f(g(x, y), h(z)) -> Elemwise(Composite(f(g(i0, i1), h(i2))))(x, y, z)
+  local_careduce_fusion   sum(f(x, y), axis) -> FusedCAReduce(add, f, axis)(x, y)
 
 registered in rewrite_db as 'local_elemwise_fusion' (tag fusion; FAST_RUN runs it with
 get_mode("FAST_RUN").including("fusion")) at position FUSION_POSITION (49: after
@@ -14,21 +16,31 @@ computed twice) and its output broadcasts like the fused node's output (else a v
 once on a row would be computed again for every row of the larger result). Constants of one
 element become constants of the scalar graph. A fused node has at most MAX_FUSED_INPUTS
 inputs.
+
+local_careduce_fusion is registered in rewrite_db as 'local_careduce_fusion' (tags fusion,
+fast_run) at CAREDUCE_FUSION_POSITION, just after elemwise fusion, so that the reduction takes
+in the whole fused expression (and after every rule that matches a CAReduce or an Elemwise,
+since neither is left). Gradients are built before compilation, so the rewrite never meets
+them; FusedCAReduce has its own L_op and R_op all the same.
 """
 
 from __future__ import annotations
 
 from sympile.graph.basic import Apply, Constant, Variable
+from sympile.graph.ccode import C_TYPES
 from sympile.graph.fgraph import OUTPUT, FunctionGraph
 from sympile.graph.rewriting.basic import node_rewriter, out2in
 from sympile.scalar.basic import get_scalar_type
 from sympile.scalar.composite import Composite
 from sympile.tensor.elemwise import Elemwise
+from sympile.tensor.reduction import CAReduce, FusedCAReduce
 from sympile.tensor.rewriting.basic import rewrite_db
 
-__all__ = ["FUSION_POSITION", "MAX_FUSED_INPUTS", "local_elemwise_fusion"]
+__all__ = ["CAREDUCE_FUSION_POSITION", "FUSION_POSITION", "MAX_FUSED_INPUTS",
+           "local_careduce_fusion", "local_elemwise_fusion"]
 
 FUSION_POSITION = 49
+CAREDUCE_FUSION_POSITION = 49.5
 MAX_FUSED_INPUTS = 32
 
 
@@ -138,3 +150,47 @@ def local_elemwise_fusion(fgraph: FunctionGraph, node: Apply):
 rewrite_db.register("local_elemwise_fusion",
                     out2in(local_elemwise_fusion, name="local_elemwise_fusion"),
                     "fusion", "fast_run", position=FUSION_POSITION)
+
+
+def _has_c_loop(elemwise_node: Apply, reduction_node: Apply) -> bool:
+    """Whether the fused node would run C code: every dtype has C arithmetic and the scalar op
+    C statements (otherwise it would run perform(), which computes what the two nodes do)."""
+    reduction = reduction_node.op
+    dtypes = [v.type.dtype for v in elemwise_node.inputs + elemwise_node.outputs]
+    dtypes.append(reduction_node.outputs[0].type.dtype)
+    if reduction.acc_dtype is not None:
+        dtypes.append(reduction.acc_dtype)
+    if not all(dtype in C_TYPES for dtype in dtypes):
+        return False
+    scalar_op = elemwise_node.op.scalar_op
+    inputs = tuple(f"x{index}" for index in range(len(elemwise_node.inputs)))
+    code = scalar_op.c_scalar(inputs, ("z0",), tuple(v.type.dtype for v in elemwise_node.inputs),
+                              (elemwise_node.outputs[0].type.dtype,))
+    return code is not None
+
+
+@node_rewriter([CAReduce])
+def local_careduce_fusion(fgraph: FunctionGraph, node: Apply):
+    """careduce(elemwise(x, y, ...)) -> FusedCAReduce(careduce's scalar op, elemwise's scalar
+    op, its axis and dtypes)(x, y, ...): the elementwise values are computed where they are
+    folded, never stored (sum((x - m)**2) reads x once and writes no temporary).
+
+    Only when the reduction is the elementwise result's one client (else the values would be
+    computed twice) and the fused node has C code (see _has_c_loop)."""
+    (values,) = node.inputs
+    producer = values.owner
+    if producer is None or not _fusable_op(producer):
+        return None
+    clients = fgraph.clients.get(values, [])
+    if len(clients) != 1 or clients[0][0] is not node:
+        return None
+    if not _has_c_loop(producer, node):
+        return None
+    op = node.op
+    fused = FusedCAReduce(op.scalar_op, producer.op.scalar_op, op.axis, op.dtype, op.acc_dtype)
+    return [fused(*producer.inputs)]
+
+
+rewrite_db.register("local_careduce_fusion",
+                    out2in(local_careduce_fusion, name="local_careduce_fusion"),
+                    "fusion", "fast_run", position=CAREDUCE_FUSION_POSITION)

@@ -37,7 +37,9 @@ def test_registration():
     assert "local_elemwise_fusion" in rewrite_db
     assert rewrite_db.tags_of("local_elemwise_fusion") == frozenset({"fusion", "fast_run"})
     names = rewrite_db.names()
-    assert names.index("local_elemwise_fusion") == names.index("final_merge") - 1
+    # Only the reduction fusion, which takes in what elemwise fusion built, comes between.
+    assert names.index("local_elemwise_fusion") == names.index("local_careduce_fusion") - 1
+    assert names.index("local_careduce_fusion") == names.index("final_merge") - 1
     assert 1.5 < FUSION_POSITION < 100
 
 
