@@ -15,11 +15,10 @@ from __future__ import annotations
 import copy
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-
-from dataclasses import dataclass, field
 
 from sympile.graph.basic import Apply, Constant, Variable
 from sympile.graph.fgraph import FunctionGraph

@@ -8,10 +8,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import sympile
 import sympile.tensor as T
+from sympile.compile.function import In
+from sympile.compile.mode import Mode
 from sympile.graph.fgraph import FunctionGraph
+from sympile.graph.rewriting.db import RewriteQuery
 from sympile.ifelse import ifelse
 from sympile.link.c.cmodule import compiler_available
 from sympile.link.python.vm import lazy_schedule
@@ -21,6 +26,10 @@ from tests.test_ifelse import CALLS, Counted
 BACKENDS = [pytest.param(PYTHON_MODE, id="python"),
             pytest.param(C_MODE, id="c", marks=pytest.mark.skipif(
                 not compiler_available(), reason="no C compiler (config.cxx)"))]
+
+
+NO_REWRITE = Mode(rewriter=None, name="no rewrite")
+INPLACE = Mode(RewriteQuery(include=("fast_run",)), backend="python", name="inplace on python")
 
 
 @pytest.fixture(autouse=True)
@@ -205,3 +214,74 @@ def test_nested_reader_of_a_value_overwritten_in_the_inner_then_branch(mode):
             expected = expected + 1
             assert CALLS == {"inner else" if outer_flag else "outer else": 1}
         np.testing.assert_allclose(weights.get_value(), expected, rtol=1e-12)
+
+
+# -- random programs: conditionals over values that inplace nodes overwrite -------------------
+
+UNARY = [T.exp, T.tanh, T.sin, lambda v: v * 2.0]
+BINARY = [lambda a, b: a + b, lambda a, b: a * b, lambda a, b: a - b]
+
+
+@st.composite
+def conditional_programs(draw):
+    """A small DAG over three 3x3 inputs of elementwise steps, products and ifelses on two
+    conditions (an ifelse of ifelses nests them); each step reads earlier values, so a value
+    is read inside and outside branches; some values are outputs."""
+    steps = []
+    n_values = 3
+    for _ in range(draw(st.integers(2, 9))):
+        kind = draw(st.sampled_from(["unary", "binary", "dot", "ifelse", "ifelse"]))
+        operands = [draw(st.integers(0, n_values - 1)) for _ in range(2)]
+        steps.append((kind, operands, draw(st.integers(0, 3))))
+        n_values += 1
+    outputs = draw(st.lists(st.integers(3, n_values - 1), min_size=1, max_size=3, unique=True))
+    return steps, outputs
+
+
+def build(steps, outputs, variables, conditions):
+    values = list(variables)
+    for kind, (first, second), choice in steps:
+        if kind == "unary":
+            values.append(UNARY[choice](values[first]))
+        elif kind == "binary":
+            values.append(BINARY[choice % len(BINARY)](values[first], values[second]))
+        elif kind == "dot":
+            values.append(T.dot(values[first], values[second]) + values[choice % 3])
+        else:
+            # The branches are new nodes (a reader and a candidate for inplace) so that each
+            # branch has work of its own.
+            values.append(ifelse(conditions[choice % 2], values[first] * 3.0,
+                                 T.exp(values[second]) - 1.0))
+    return [values[index] for index in outputs]
+
+
+def check_against_the_unrewritten_program(program, mode: Mode) -> None:
+    steps, output_indexes = program
+    variables = [T.dmatrix(name) for name in "abc"]
+    conditions = [T.iscalar("first"), T.iscalar("second")]
+    outputs = build(steps, output_indexes, variables, conditions)
+    inputs = [*conditions, *(In(variable, mutable=True) for variable in variables)]
+    f = sympile.function(inputs, outputs, mode=mode, on_unused_input="ignore")
+    reference = sympile.function([*conditions, *variables], outputs, mode=NO_REWRITE,
+                                 on_unused_input="ignore")
+    values = [random(3, 3, seed=seed) for seed in range(3)]
+    for flags in [(1, 1), (1, 0), (0, 1), (0, 0)]:
+        expected = reference(*flags, *values)
+        actual = f(*flags, *[value.copy() for value in values])
+        for got, wanted in zip(actual, expected):
+            np.testing.assert_allclose(got, wanted, rtol=1e-12)
+
+
+# About a third of these programs have a schedule the rule between branches changes.
+@settings(max_examples=60, deadline=None)
+@given(conditional_programs())
+def test_random_conditional_programs_compute_the_unrewritten_values(program):
+    check_against_the_unrewritten_program(program, INPLACE)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not compiler_available(), reason="no C compiler (config.cxx)")
+@settings(max_examples=12, deadline=None)
+@given(conditional_programs())
+def test_random_conditional_programs_on_the_c_backend(program):
+    check_against_the_unrewritten_program(program, C_MODE)
