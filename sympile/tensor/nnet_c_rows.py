@@ -142,15 +142,15 @@ def _peak(T: str) -> str:
     const {T} peak = isfinite(lanes[0]) ? lanes[0] : 0;"""
 
 
-# exp(x - peak) with the subtraction's rounding error folded in (two-sum); an infinite
-# difference has no error to fold.
+# exp(x - peak) with the subtraction's rounding error folded in (two-sum); the error is NaN
+# where the difference is infinite (or NaN), which has no error to fold.
 _SHIFTED_EXP = """
 static inline SYMPILE_INLINE {T} sympile_shifted_exp_{dtype}({T} x, {T} peak)
 {{
     const {T} difference = x - peak, back = difference - x;
     const {T} error = (x - (difference - back)) - (peak + back);
     const {T} value = {exp}(difference);
-    return difference > -INFINITY && difference < INFINITY ? value + value * error : value;
+    return error == error ? value + value * error : value;
 }}
 """
 
@@ -236,7 +236,8 @@ def _crossentropy_total(dtype: str) -> str:
     if dtype == "float64":
         return _exp_total(dtype, "out")
     term = f"{fast_function('exp', 'float64')}((double){{x}} - (double)peak)"
-    body = f"const double term = {term}; {{out}} = (npy_float32)term; partial[lane] += {{fresh}} ? term : 0;"
+    body = (f"const double term = {term}; {{out}} = (npy_float32)term; "
+            "partial[lane] += {fresh} ? term : 0;")
     return f"""{_peak("npy_float32")}
     double partial[{_LANES}] = {{0}};
     {_over_lanes("npy_float32", body, {"x": "-INFINITY"}, ("out",))}
