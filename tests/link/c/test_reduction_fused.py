@@ -157,3 +157,19 @@ def test_results_change_shape_between_calls():
         value = np.random.default_rng(sum(shape)).standard_normal(shape)
         np.testing.assert_allclose(function(value), (np.exp(value) * 2).sum(axis=(0, 2)),
                                    rtol=1e-12)
+
+
+def test_zero_strides_and_scalars():
+    """An input whose memory repeats (numpy's broadcast_to: stride 0 on an axis its type does
+    not broadcast), and a 0-d input broadcast against a matrix."""
+    x, y = T.matrix("x"), T.matrix("y")
+    scalar_value = T.scalar("s")
+    outputs = [((x - y) ** 2).sum(axis=0), (x * y).sum(axis=1), T.exp(x + y).max(),
+               (x * scalar_value).sum(axis=0)]
+    rng = np.random.default_rng(4)
+    repeated = np.broadcast_to(rng.standard_normal((1, 7)), (5, 7))
+    compare_fused(outputs, [x, y, scalar_value],
+                  [repeated, rng.standard_normal((5, 7)), np.asarray(0.25)])
+    compare_fused(outputs, [x, y, scalar_value],
+                  [rng.standard_normal((5, 7)), np.broadcast_to(rng.standard_normal((5, 1)),
+                                                                (5, 7)), np.asarray(-1.5)])
