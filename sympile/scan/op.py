@@ -19,6 +19,7 @@ import numpy as np
 from sympile.graph.basic import Apply, Variable
 from sympile.graph.op import Op
 from sympile.graph.utils import MethodNotDefined
+from sympile.scan.c_loop import CLoop, build_c_loop
 from sympile.tensor.math import minimum
 from sympile.tensor.type import tensor_type
 from sympile.tensor.variable import as_tensor_variable
@@ -63,8 +64,8 @@ class Scan(Op):
                              f"({len(self.recurrent_taps)}), got {kept_steps!r}")
         self.kept_steps = tuple(kept_steps)
         self._functions: dict[Any, Any] = {}
-        # Per inner C VM (by id): (the VM, its run_steps plan), made on the first C loop.
-        self._step_plans: dict[int, tuple[Any, Any]] = {}
+        # Per inner Function (by id): (the Function, its C loop), made on the first C loop.
+        self._c_loops: dict[int, tuple[Any, CLoop]] = {}
         # The rows of past states each recurrent output's taps read.
         self._lags = tuple(-min(taps) for taps in self.recurrent_taps)
         self._node_backends: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -232,44 +233,19 @@ class Scan(Op):
     def _run_steps_in_c(self, run, n_steps: int, sequences: list[np.ndarray],
                         buffers: list[np.ndarray],
                         non_sequences: list[np.ndarray]) -> tuple[int, list[np.ndarray | None]]:
-        """_run_steps as one call of the inner C program's run_steps: no Python per step.
-        The C loop makes one view per sequence and state tap and moves it along the rows."""
+        """_run_steps as one call of the inner C program's run_steps: no Python per step."""
         if n_steps == 0:
             return 0, [None] * self.n_plain_outputs
-        vm = run._vm
-        entry = self._step_plans.get(id(vm))
-        if entry is None or entry[0] is not vm:
-            entry = self._step_plans[id(vm)] = (vm, self._prepare_steps(run))
-        steps_run, allocated = vm.run_steps(entry[1], n_steps,
-                                            (*sequences, *buffers, *non_sequences))
+        steps_run, allocated = self._c_loop(run).run(n_steps, sequences, buffers,
+                                                     non_sequences)
         return steps_run, allocated[len(self.recurrent_taps):]
 
-    def _prepare_steps(self, run) -> Any:
-        """The run_steps plan of the inner Function `run`, for the arrays (sequences, state
-        buffers, non-sequences) in that order."""
-        vm = run._vm
-        fgraph = run.maker.fgraph
-        input_cells = [vm.storage[variable] for variable in fgraph.inputs]
-        output_cells = [vm.storage[variable]
-                        for variable in fgraph.outputs[:len(self.inner_outputs)]]
-        n_sequences, n_recurrent = self.n_sequence_inputs, len(self.recurrent_taps)
-        inputs = [(cell, index, "sequence", 0)
-                  for index, cell in enumerate(input_cells[:n_sequences])]
-        outputs: list[tuple[list[Any], int | np.dtype, int]] = []
-        position = n_sequences
-        for state, (lag, taps) in enumerate(zip(self._lags, self.recurrent_taps)):
-            # Rows wrap around modulo the buffer's length (no wrap unless kept_steps).
-            for tap in taps:
-                inputs.append((input_cells[position], n_sequences + state, "state", lag + tap))
-                position += 1
-            outputs.append((output_cells[state], n_sequences + state, lag))
-        inputs.extend((cell, n_sequences + n_recurrent + index, "fixed", 0)
-                      for index, cell in enumerate(input_cells[position:]))
-        outputs.extend((output_cells[n_recurrent + index],
-                        np.dtype(self.inner_outputs[n_recurrent + index].type.dtype), 0)
-                       for index in range(self.n_plain_outputs))
-        condition = output_cells[-1] if self.has_until else None
-        return vm.prepare_steps(inputs, outputs, condition)
+    def _c_loop(self, run) -> CLoop:
+        """The C loop of the inner Function `run` (sympile.scan.c_loop), made once."""
+        entry = self._c_loops.get(id(run))
+        if entry is None or entry[0] is not run:
+            entry = self._c_loops[id(run)] = (run, build_c_loop(self, run))
+        return entry[1]
 
     def _store_plain(self, plain: list[np.ndarray | None], step: int, n_steps: int,
                      results: list[Any]) -> None:

@@ -14,6 +14,9 @@ import sympile
 import sympile.tensor as T
 from sympile.scan import Scan, scan, until
 from sympile.scan import op as scan_op
+from sympile.scan.c_loop import invariant_boundary
+from sympile.graph.fgraph import FunctionGraph
+from sympile.tensor.elemwise import Elemwise
 from tests.link.c.utils import (
     C_MODE,
     PYTHON_MODE,
@@ -244,8 +247,9 @@ def test_the_loop_makes_no_python_call_per_step(monkeypatch):
 
     def no_call(*args):
         raise AssertionError("the inner function was called from Python")
-    monkeypatch.setattr(inner._vm, "call", no_call)
-    monkeypatch.setattr(inner._vm, "run", no_call)
+    for inner_function in (inner, node.op._c_loop(inner).step):
+        monkeypatch.setattr(inner_function._vm, "call", no_call)
+        monkeypatch.setattr(inner_function._vm, "run", no_call)
     _assert_all_close(function(np.arange(5.0)), np.cumsum(np.arange(5.0)))
 
 
@@ -329,11 +333,11 @@ def test_an_in_place_output_leaves_its_buffer_to_be_reused_at_the_next_step():
     rng = np.random.default_rng(9)
     values = (rng.normal(size=(7, 4)), rng.normal(size=4), rng.normal(size=(4, 4)) * 0.5)
     function(*values)
-    inner = node.op._compiled(node)
-    (in_place,) = [inner_node for inner_node in inner.maker.fgraph.toposort()
+    step = node.op._c_loop(node.op._compiled(node)).step
+    (in_place,) = [inner_node for inner_node in step.maker.fgraph.toposort()
                    if inner_node.op.destroy_map]
     ((destroyed,),) = in_place.op.destroy_map.values()
-    cell = inner._vm.storage[in_place.inputs[destroyed]]
+    cell = step._vm.storage[in_place.inputs[destroyed]]
     assert isinstance(cell[0], np.ndarray)
     # A weak reference: a strong one would be one more holder, and the Gemv would not reuse it.
     computed_into = weakref.ref(cell[0])
@@ -343,3 +347,48 @@ def test_an_in_place_output_leaves_its_buffer_to_be_reused_at_the_next_step():
         expected.append(h)
     _assert_all_close(function(*values), np.array(expected))
     assert cell[0] is computed_into()
+
+
+def test_what_the_inner_rewrites_make_invariant_runs_once_per_call():
+    """dot(h, w) becomes a Gemv of w's transpose in the inner graph: the transpose is computed
+    by the loop's prologue, once per call, and follows w from call to call."""
+    x, h0, w = T.matrix("x"), T.vector("h0"), T.matrix("w")
+    states, _ = scan(lambda x_t, h, w: T.tanh(x_t + T.dot(h, w)), sequences=x,
+                     outputs_info=h0, non_sequences=w)
+    function = sympile.function([x, h0, w], states, mode=C_MODE)
+    node = next(node for node in function.maker.fgraph.toposort()
+                if isinstance(node.op, Scan))
+    rng = np.random.default_rng(10)
+    xs, start = rng.normal(size=(6, 4)), rng.normal(size=4)
+    for weights in (rng.normal(size=(4, 4)) * 0.5, rng.normal(size=(4, 4)) * 0.5):
+        expected, h = [], start
+        for x_t in xs:
+            h = np.tanh(x_t + h @ weights)
+            expected.append(h)
+        _assert_all_close(function(xs, start, weights), np.array(expected))
+    loop = node.op._c_loop(node.op._compiled(node))
+    prologue_ops = [str(inner.op) for inner in loop.prologue.maker.fgraph.toposort()]
+    step_ops = [str(inner.op) for inner in loop.step.maker.fgraph.toposort()]
+    assert prologue_ops == ["DimShuffle{1,0}"]
+    assert "DimShuffle{1,0}" not in step_ops and "Gemv" in step_ops
+
+
+def test_an_invariant_that_a_step_overwrites_stays_in_the_step():
+    """exp(w) only reads the non-sequence w, but the step adds x_t over its transpose in place:
+    computed once, it would hold the sum at the next step."""
+    x_t, w = T.vector("x_t"), T.matrix("w")
+    exponential = T.exp(w)
+    transposed = exponential.T
+    sum_node = (transposed[0] + x_t).owner
+    add_in_place = Elemwise(sum_node.op.scalar_op, inplace_pattern=((0, 0),))
+    written = add_in_place(transposed, x_t.dimshuffle("x", 0))
+    graph = FunctionGraph([x_t, w], [written, T.exp(w) + x_t])
+    boundary = invariant_boundary(graph, [graph.inputs[1]])
+    # Only the second exp(w): the first is written over through its transpose.
+    assert [str(variable.owner.op) for variable in boundary] == ["exp"]
+    overwritten_exponential = graph.outputs[0].owner.inputs[0].owner.inputs[0]
+    assert str(overwritten_exponential.owner.op) == "exp"
+    assert boundary[0] is not overwritten_exponential
+    untouched = FunctionGraph([x_t, w], [T.exp(w).T + x_t])
+    assert [str(variable.owner.op) for variable in
+            invariant_boundary(untouched, [untouched.inputs[1]])] == ["DimShuffle{1,0}"]
