@@ -88,9 +88,9 @@ def _parallel_rows(rows: str, size: str) -> tuple[str, str]:
     else no pragmas (one thread runs the region). A region's `failed` is or-reduced."""
     if not config.openmp:
         return "", ""
-    return (f"#pragma omp parallel if ({rows} > 1 && {size} >= "
-            f"{config.openmp_elemwise_minsize}) reduction(|:failed)",
-            "#pragma omp for schedule(static)")
+    parallel = (f"#pragma omp parallel if ({rows} > 1 && {size} >= "
+                f"{config.openmp_elemwise_minsize}) reduction(|:failed)")
+    return parallel, "#pragma omp for schedule(static)"
 
 
 def softmax_family_c_code(kind: str, op, node: Apply, names: CNames) -> CCode | None:
