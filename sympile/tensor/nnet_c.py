@@ -1,11 +1,15 @@
-"""C code of Softmax, LogSoftmax and SoftmaxGrad (float32/float64): one loop per slice
-along the op's axis, any strides; accumulation in double. Other dtypes fall back to
-perform(). Also the fused CrossentropySoftmax1Hot and its gradient CrossentropySoftmax1HotDx
-(one pass per row, target checks as perform's)."""
+"""C code of Softmax, LogSoftmax and SoftmaxGrad (float32/float64, any axis and strides) and
+of the fused CrossentropySoftmax1Hot and its gradient CrossentropySoftmax1HotDx (target checks
+as perform's). Other dtypes fall back to perform().
+
+Every slice along the op's axis runs through a vectorised row kernel of nnet_c_rows (see
+there for the accuracy): in place when its elements are adjacent in memory, else copied to a
+buffer and back. The rows run on one thread: on a machine busy with other work, OpenMP's
+threads waiting for one another at the end of the row loop made it up to 10 times slower.
+"""
 
 from __future__ import annotations
 
-from sympile.config import config
 from sympile.graph.basic import Apply
 from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames
 from sympile.tensor.nnet_c_rows import kernel_name, row_kernels, scaled_row_kernel
@@ -19,8 +23,7 @@ _DTYPES = ("float32", "float64")
 # all of one shape): a slice whose elements are adjacent in memory is passed where it lies,
 # others are copied into a buffer (and the output's back from it). Rows of C-contiguous
 # arrays along their last axis follow each other; others find their start from the row's
-# index in C order. The rows may run on several threads, each with its own buffer. Returns
-# -1 when a buffer cannot be allocated.
+# index in C order. Returns -1 when the buffer cannot be allocated.
 _SLICES = """
 static int {name}(PyArrayObject *const *arrays, int axis, npy_intp rows, npy_intp length)
 {{
@@ -29,27 +32,24 @@ static int {name}(PyArrayObject *const *arrays, int axis, npy_intp rows, npy_int
     const npy_intp *dims = PyArray_DIMS(arrays[0]);
     char *data[{count}];
     npy_intp steps[{count}];
-    int consecutive = axis == ndim - 1, buffered = 0, failed = 0;
+    {T} *slices[{count}];
+    int consecutive = axis == ndim - 1, buffered = 0;
     for (int a = 0; a < count; ++a) {{
         data[a] = PyArray_BYTES(arrays[a]);
         steps[a] = PyArray_STRIDES(arrays[a])[axis];
+        slices[a] = NULL;
         buffered += length > 1 && steps[a] != (npy_intp)sizeof({T});
         consecutive = consecutive && PyArray_IS_C_CONTIGUOUS(arrays[a]);
     }}
-    {parallel}
-    {{
-    {T} *slices[{count}] = {{NULL}};
     {T} *buffer = NULL;
     if (buffered) {{
         buffer = ({T} *)malloc((size_t)buffered * (size_t)length * sizeof({T}));
-        failed |= buffer == NULL;
-        for (int a = 0, used = 0; buffer && a < count; ++a)
+        if (buffer == NULL) return -1;
+        for (int a = 0, used = 0; a < count; ++a)
             if (length > 1 && steps[a] != (npy_intp)sizeof({T}))
                 slices[a] = buffer + (npy_intp)(used++) * length;
     }}
-    {split}
     for (npy_intp row = 0; row < rows; ++row) {{
-        if (buffered && buffer == NULL) continue;
         char *starts[{count}];
         for (int a = 0; a < count; ++a)
             starts[a] = data[a] + (consecutive ? row * length * (npy_intp)sizeof({T}) : 0);
@@ -76,21 +76,9 @@ static int {name}(PyArrayObject *const *arrays, int axis, npy_intp rows, npy_int
                 *({T} *)(starts[count - 1] + k * steps[count - 1]) = slices[count - 1][k];
     }}
     free(buffer);
-    }}
-    return failed ? -1 : 0;
+    return 0;
 }}
 """
-
-
-def _parallel_rows(rows: str, size: str) -> tuple[str, str]:
-    """(the pragma opening a parallel region, the one splitting a row loop in it) when
-    config.openmp is set, for `size` elements of at least config.openmp_elemwise_minsize;
-    else no pragmas (one thread runs the region). A region's `failed` is or-reduced."""
-    if not config.openmp:
-        return "", ""
-    parallel = (f"#pragma omp parallel if ({rows} > 1 && {size} >= "
-                f"{config.openmp_elemwise_minsize}) reduction(|:failed)")
-    return parallel, "#pragma omp for schedule(static)"
 
 
 def softmax_family_c_code(kind: str, op, node: Apply, names: CNames) -> CCode | None:
@@ -111,9 +99,8 @@ def softmax_family_c_code(kind: str, op, node: Apply, names: CNames) -> CCode | 
     count = len(names.inputs) + 1
     slices_name = f"sympile_{kind}_slices_{dtype}"
     arguments = ", ".join(f"pointers[{a}]" for a in range(count))
-    parallel, split = _parallel_rows("rows", "rows * length")
-    slices = _SLICES.format(name=slices_name, count=count, T=ctype, parallel=parallel,
-                            split=split, call=f"{kernel_name(kind, dtype)}(length, {arguments});")
+    slices = _SLICES.format(name=slices_name, count=count, T=ctype,
+                            call=f"{kernel_name(kind, dtype)}(length, {arguments});")
     arrays = ", ".join((*names.inputs, output))
     body = f"""
 {{
@@ -127,8 +114,7 @@ def softmax_family_c_code(kind: str, op, node: Apply, names: CNames) -> CCode | 
     if ({slices_name}(arrays, {axis}, rows, length)) {{ PyErr_NoMemory(); {names.fail} }}
 }}
 """
-    return CCode(body=body, support=(*row_kernels(kind, dtype), slices),
-                 openmp=bool(parallel))
+    return CCode(body=body, support=(*row_kernels(kind, dtype), slices))
 
 
 def _target_checks(op, targets: str, rows: str, classes: str, fail: str) -> str:
@@ -183,7 +169,6 @@ def crossentropy_softmax_c_code(op, node: Apply, names: CNames) -> CCode | None:
     x, targets = names.inputs
     loss, probabilities = names.outputs
     target_type = C_TYPES[node.inputs[1].type.dtype]
-    parallel, split = _parallel_rows("rows", "rows * classes")
     return CCode(body=f"""
 {_target_macro(targets, target_type)}
 {{
@@ -196,16 +181,14 @@ def crossentropy_softmax_c_code(op, node: Apply, names: CNames) -> CCode | None:
     }}
     const npy_intp step = PyArray_STRIDE({x}, 1);
     const int buffered = classes > 1 && step != (npy_intp)sizeof({ctype});
+    {ctype} *buffer = buffered ? ({ctype} *)malloc((size_t)classes * sizeof({ctype})) : NULL;
+    if (buffered && buffer == NULL) {{
+        PyErr_NoMemory();
+        {names.fail}
+    }}
     {ctype} *losses = ({ctype} *)PyArray_DATA({loss});
     {ctype} *probability_rows = ({ctype} *)PyArray_DATA({probabilities});
-    int failed = 0;
-    {parallel}
-    {{
-    {ctype} *buffer = buffered ? ({ctype} *)malloc((size_t)classes * sizeof({ctype})) : NULL;
-    failed |= buffered && buffer == NULL;
-    {split}
     for (npy_intp i = 0; i < rows; ++i) {{
-        if (buffered && buffer == NULL) continue;
         const char *row = PyArray_BYTES({x}) + i * PyArray_STRIDE({x}, 0);
         if (buffered)
             for (npy_intp k = 0; k < classes; ++k) buffer[k] = *(const {ctype} *)(row + k * step);
@@ -214,14 +197,9 @@ def crossentropy_softmax_c_code(op, node: Apply, names: CNames) -> CCode | None:
             (npy_intp)TARGET(i));
     }}
     free(buffer);
-    }}
-    if (failed) {{
-        PyErr_NoMemory();
-        {names.fail}
-    }}
 }}
 #undef TARGET
-""", support=row_kernels("crossentropy", dtype), openmp=bool(parallel))
+""", support=row_kernels("crossentropy", dtype))
 
 
 def crossentropy_softmax_dx_c_code(op, node: Apply, names: CNames) -> CCode | None:

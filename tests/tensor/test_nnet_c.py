@@ -7,7 +7,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import sympile
 import sympile.tensor as T
 from sympile.tensor import nnet
 from tests.link.c.utils import LAYOUTS, compare_backends, compile_c, requires_compiler
@@ -215,18 +214,3 @@ def test_softmax_grad_shape_mismatch_raises():
     function = compile_c([dy, sm], nnet.SoftmaxGrad(-1)(dy, sm))
     with pytest.raises(ValueError, match="same shape"):
         function(np.zeros((2, 3)), np.zeros((2, 4)))
-
-
-@pytest.mark.parametrize("layout", sorted(LAYOUTS))
-def test_rows_on_several_threads_match_python_backend(layout):
-    x = T.tensor(dtype="float32", shape=(None, None))
-    dy = T.tensor(dtype="float32", shape=(None, None))
-    targets = T.lvector("targets")
-    values = LAYOUTS[layout](rng.standard_normal((64, 70)).astype("float32") * 5)
-    gradient = LAYOUTS[layout](rng.standard_normal((64, 70)).astype("float32"))
-    with sympile.config.change_flags(openmp=True, openmp_elemwise_minsize=16):
-        outputs = [nnet.softmax(x), nnet.log_softmax(x, 0),
-                   nnet.SoftmaxGrad(-1)(dy, nnet.softmax(x)),
-                   *nnet.CrossentropySoftmax1Hot()(x, targets)]
-        compare_backends(outputs, [x, dy, targets],
-                         [values, gradient, rng.integers(0, 70, 64)])
