@@ -66,9 +66,13 @@ class Scan(Op):
         self._functions: dict[Any, Any] = {}
         # Per inner Function (by id): (the Function, its C loop), made on the first C loop.
         self._c_loops: dict[int, tuple[Any, CLoop]] = {}
-        # The rows of past states each recurrent output's taps read.
+        # The rows of past states each recurrent output's taps read, and the states' dtypes.
         self._lags = tuple(-min(taps) for taps in self.recurrent_taps)
+        self._state_dtypes = tuple(np.dtype(output.type.dtype)
+                                   for output in self.inner_outputs[:len(self.recurrent_taps)])
         self._node_backends: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        # node -> its inner Function, for perform's one lookup per call.
+        self._node_functions: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         expected = (n_sequence_inputs + sum(len(taps) for taps in self.recurrent_taps)
                     + n_non_sequences)
         if len(self.inner_inputs) != expected:
@@ -126,10 +130,14 @@ class Scan(Op):
         """Called by Mode.link for each node of the graph being linked: run this node's inner
         graph with the same rewrites and on the same backend as the outer function."""
         self._node_backends[node] = (mode.rewriter, backend)
+        self._node_functions.pop(node, None)
 
     def _compiled(self, node: Apply):
         """The inner Function for `node`: compiled once per (rewriter, backend) the outer
         functions using this op were linked with; config's default mode if never linked."""
+        function = self._node_functions.get(node)
+        if function is not None:
+            return function
         key = self._node_backends.get(node)
         function = self._functions.get(key)
         if function is None:
@@ -145,6 +153,7 @@ class Scan(Op):
                                         mode=mode, on_unused_input="ignore",
                                         trust_input=True)
             self._functions[key] = function
+        self._node_functions[node] = function
         return function
 
     def perform(self, node, inputs, output_storage):
@@ -167,10 +176,12 @@ class Scan(Op):
             if initial.shape[0] < lag:
                 raise ValueError(f"{self}: initial state {index} has {initial.shape[0]} rows; "
                                  f"its taps {self.recurrent_taps[index]} need {lag}")
-            dtype = node.outputs[index].type.dtype
             buffer = np.empty((_buffer_rows(lag, n_steps, self.kept_steps[index]),
-                               *initial.shape[1:]), dtype=dtype)
-            buffer[:lag] = initial[initial.shape[0] - lag:]
+                               *initial.shape[1:]), dtype=self._state_dtypes[index])
+            if lag == 1:
+                buffer[0] = initial[-1]
+            else:
+                buffer[:lag] = initial[initial.shape[0] - lag:]
             buffers.append(buffer)
         if _runs_steps_in_c(run):
             steps_run, plain = self._run_steps_in_c(run, n_steps, sequences, buffers,
