@@ -14,6 +14,14 @@ Results equal perform()'s: empty products are zeros (BLAS is not called with a z
 beta * z is computed elementwise (so beta = 0 still gives nan where z is nan, and never reads
 an uninitialised output); where BLAS would skip alpha * x @ y (alpha = 0, or k = 0), that term
 is computed and added anyway, so that 0 * inf gives nan as in numpy.
+
+Threads: a BLAS call of fewer than config.blas_parallel_minsize multiply-adds runs on one
+thread; larger ones on as many as the BLAS library is set to use (OpenBLAS, scipy's or another,
+found next to the routines scipy exports; other libraries choose for themselves). OpenBLAS
+splits products from a few thousand multiply-adds on, and waking its threads costs more than
+they save on the products of small models (784 x 500 and below), and far more on a loaded
+machine, where a woken thread may wait for a core for milliseconds. The thread count is set
+back after the call, so code that shares the library (scipy.linalg) keeps its own.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
+from sympile.config import config
 from sympile.graph.ccode import CCode
 
 __all__ = ["BLAS_C_DTYPES", "blas_call", "c_string", "update_c_code"]
@@ -167,15 +176,75 @@ static int sympile_blas_shape_error(const char *op, PyArrayObject *a, PyArrayObj
 }
 """
 
+_THREADS = r"""
+#include <dlfcn.h>
+
+/* The thread count of the BLAS library that holds `routine`, when it is an OpenBLAS (scipy's
+   symbols have the prefix scipy_): get and set, or NULL (looked up once, on first use). */
+static int (*sympile_blas_get_threads)(void);
+static void (*sympile_blas_set_threads)(int);
+static int sympile_blas_threads_looked_up;
+
+static void sympile_blas_look_up_threads(void *routine)
+{
+    static const char *const names[][2] = {
+        {"scipy_openblas_get_num_threads", "scipy_openblas_set_num_threads"},
+        {"openblas_get_num_threads", "openblas_set_num_threads"}};
+    Dl_info info;
+    void *library;
+    sympile_blas_threads_looked_up = 1;
+    /* The library that defines the routine, with what it links (the BLAS behind scipy's
+       wrappers). RTLD_NOLOAD: it is loaded already; closing the handle leaves it loaded. */
+    if (!dladdr(routine, &info) || info.dli_fname == NULL
+            || (library = dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD)) == NULL)
+        return;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        void *get = dlsym(library, names[i][0]), *set = dlsym(library, names[i][1]);
+        if (get != NULL && set != NULL) {
+            *(void **)&sympile_blas_get_threads = get;
+            *(void **)&sympile_blas_set_threads = set;
+            break;
+        }
+    }
+    dlclose(library);
+}
+
+/* Before a BLAS call of `work` multiply-adds: one thread when the work is below
+   @minsize@ (config.blas_parallel_minsize). Returns the thread count that
+   sympile_blas_threads_restore sets back after the call, or 0 when nothing changed. */
+static int sympile_blas_threads_limit(void *routine, double work)
+{
+    if (work >= @minsize@)
+        return 0;
+    if (!sympile_blas_threads_looked_up)
+        sympile_blas_look_up_threads(routine);
+    if (sympile_blas_get_threads == NULL)
+        return 0;
+    int threads = sympile_blas_get_threads();
+    if (threads <= 1)
+        return 0;
+    sympile_blas_set_threads(1);
+    return threads;
+}
+
+static void sympile_blas_threads_restore(int threads)
+{
+    if (threads)
+        sympile_blas_set_threads(threads);
+}
+"""
+
 _MULTIPLY = r"""
 /* c = alpha * a @ b + beta * c for an m x k a, k x n b and m x n c (m, n, k > 0, at most
    INT_MAX), beta 0 (c is then not read) or 1: one @p@dot (m = n = 1), @p@gemv (m or n is 1),
-   @p@ger (k = 1 and beta = 1) or @p@gemm call. */
+   @p@ger (k = 1 and beta = 1) or @p@gemm call, on one thread when it is small. */
 static void sympile_blas_multiply_@dtype@(const sympile_blas_matrix *a,
                                           const sympile_blas_matrix *b, @type@ alpha,
                                           @type@ beta, const sympile_blas_matrix *c)
 {
     int m = (int)a->rows, n = (int)b->cols, k = (int)a->cols;
+    int threads = sympile_blas_threads_limit((void *)sympile_blas_@p@gemm,
+                                             (double)m * n * k);
     if (m == 1 && n == 1) {
         int step_a = SYMPILE_BLAS_COLUMN_STEP(a), step_b = SYMPILE_BLAS_ROW_STEP(b);
         @type@ *target = (@type@ *)c->data;
@@ -222,6 +291,7 @@ static void sympile_blas_multiply_@dtype@(const sympile_blas_matrix *a,
                                  &ldc);
         }
     }
+    sympile_blas_threads_restore(threads);
 }
 """
 
@@ -514,7 +584,9 @@ done:
 # Each piece: its C, the pieces it calls, the BLAS routines it calls ('@p@' is s or d).
 _PIECES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
     "blas_common": (_COMMON, (), ()),
-    "blas_multiply": (_MULTIPLY, ("blas_common",), ("@p@dot", "@p@gemv", "@p@ger", "@p@gemm")),
+    "blas_threads": (_THREADS, (), ()),
+    "blas_multiply": (_MULTIPLY, ("blas_common", "blas_threads"),
+                      ("@p@dot", "@p@gemv", "@p@ger", "@p@gemm")),
     "dot": (_DOT, ("blas_multiply",), ()),
     "matmul": (_MATMUL, ("dot",), ()),
     "tensordot": (_TENSORDOT, ("blas_multiply",), ()),
@@ -530,7 +602,7 @@ _SUBSTITUTIONS = {
 def _specialize(text: str, dtype: str) -> str:
     for token, value in _SUBSTITUTIONS[dtype].items():
         text = text.replace(token, value)
-    return text
+    return text.replace("@minsize@", f"{config.blas_parallel_minsize}.0")
 
 
 def _collect(name: str, dtype: str, support: list[str], blas: list[str]) -> None:

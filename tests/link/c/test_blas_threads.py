@@ -1,0 +1,100 @@
+"""How many threads the BLAS calls of the C backend run on (sympile.tensor.blas_c): a call of
+fewer than config.blas_parallel_minsize multiply-adds runs on one thread, and the library's
+thread count is the same after the call as before it, for small and large calls alike."""
+
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+import pytest
+import scipy.linalg.cython_blas
+
+import sympile
+import sympile.tensor as T
+from sympile.tensor.blas import Dot
+from tests.link.c.utils import compile_c, requires_compiler
+
+pytestmark = requires_compiler
+
+
+def _openblas() -> ctypes.CDLL:
+    """scipy's BLAS, when it is an OpenBLAS whose thread count can be read and set."""
+    library = ctypes.CDLL(scipy.linalg.cython_blas.__file__)
+    for prefix in ("scipy_", ""):
+        getter = getattr(library, f"{prefix}openblas_get_num_threads", None)
+        setter = getattr(library, f"{prefix}openblas_set_num_threads", None)
+        if getter is not None and setter is not None:
+            getter.restype = ctypes.c_int
+            setter.argtypes = [ctypes.c_int]
+            return getter, setter
+    pytest.skip("scipy's BLAS is not an OpenBLAS (no openblas_get_num_threads)")
+
+
+@pytest.fixture
+def two_blas_threads():
+    """scipy's OpenBLAS set to 2 threads for the test (its count is set back after); yields
+    the function that reads the count."""
+    get_threads, set_threads = _openblas()
+    before = get_threads()
+    set_threads(2)
+    yield get_threads
+    set_threads(before)
+
+
+# (x shape, y shape): matrix @ matrix (gemm), matrix @ vector (gemv), vector @ vector (dot).
+PRODUCTS = [((40, 30), (30, 20)), ((300, 400), (400,)), ((50,), (50,)), ((1, 30), (30, 20))]
+
+
+@pytest.mark.parametrize("minimum", [1, 10**12])
+@pytest.mark.parametrize("x_shape, y_shape", PRODUCTS)
+def test_products_keep_the_thread_count(two_blas_threads, minimum, x_shape, y_shape):
+    """Below the minimum (every call, for 10**12) and above it (1): the values of numpy and
+    the library back at 2 threads."""
+    rng = np.random.default_rng(0)
+    x_value = rng.standard_normal(x_shape).astype("float32")
+    y_value = rng.standard_normal(y_shape).astype("float32")
+    x = T.tensor("float32", shape=(None,) * len(x_shape))
+    y = T.tensor("float32", shape=(None,) * len(y_shape))
+    with sympile.config.change_flags(blas_parallel_minsize=minimum):
+        function = compile_c([x, y], T.dot(x, y))
+    np.testing.assert_allclose(function(x_value, y_value), np.dot(x_value, y_value),
+                               rtol=1e-4, atol=1e-4)
+    assert two_blas_threads() == 2
+
+
+@pytest.mark.parametrize("batch", [1, 7])
+def test_sgd_update_keeps_the_thread_count(two_blas_threads, batch):
+    """W - lr * x.T @ d (a Gemm in place, a ger when batch is 1), called many times: numpy's
+    values, and 2 threads after."""
+    rng = np.random.default_rng(1)
+    weights = sympile.shared(rng.standard_normal((30, 20)))
+    x, d = T.matrix("x", dtype="float64"), T.matrix("d", dtype="float64")
+    with sympile.config.change_flags(blas_parallel_minsize=10**12):
+        step = compile_c([x, d], [], updates=[(weights, weights - 0.5 * T.dot(x.T, d))])
+    expected = weights.get_value()
+    for _ in range(5):
+        x_value, d_value = rng.standard_normal((batch, 30)), rng.standard_normal((batch, 20))
+        step(x_value, d_value)
+        expected = expected - 0.5 * x_value.T @ d_value
+    np.testing.assert_allclose(weights.get_value(), expected, rtol=1e-12)
+    assert two_blas_threads() == 2
+
+
+def test_the_minimum_is_in_the_code():
+    """The flag is read when the C code is generated, so a new value gives new code (and a
+    new cache key)."""
+    x, y = T.fmatrix(), T.fmatrix()
+    node = T.dot(x, y).owner
+    assert isinstance(node.op, Dot)
+    names = type("Names", (), {"inputs": ("a", "b"), "outputs": ("out",), "fail": "fail;"})
+    texts = []
+    for minimum in (1000, 123457):
+        with sympile.config.change_flags(blas_parallel_minsize=minimum):
+            texts.append("".join(node.op.c_code(node, names).support))
+    assert "work >= 1000.0" in texts[0] and "work >= 123457.0" in texts[1]
+
+
+def test_the_minimum_must_be_positive():
+    with pytest.raises(ValueError, match="positive integer"):
+        sympile.config.blas_parallel_minsize = 0
