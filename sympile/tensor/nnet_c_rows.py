@@ -67,9 +67,8 @@ def _over_lanes(T: str, body: str, inputs: dict[str, str], outputs: tuple[str, .
                        **{name: f"{name}[start + lane]" for name in names})
     short = body.format(fresh="1", **{name: f"{name}_padded[lane]" for name in names})
     declarations = " ".join(f"{T} {name}_padded[{_LANES}];" for name in names)
-    padding = " ".join(f"{name}_padded[lane] = {value};" for name, value in inputs.items())
-    copies = " ".join(f"memcpy({name}_padded, {name}, (size_t)length * sizeof({T}));"
-                      for name in inputs)
+    padded = " ".join(f"{name}_padded[lane] = lane < length ? {name}[lane] : {value};"
+                      for name, value in inputs.items())
     copy_back = " ".join(f"memcpy({name}, {name}_padded, (size_t)length * sizeof({T}));"
                          for name in outputs)
     return f"""{{
@@ -81,8 +80,7 @@ def _over_lanes(T: str, body: str, inputs: dict[str, str], outputs: tuple[str, .
         for (int lane = 0; lane < {_LANES}; ++lane) {{ {last} }}
     }} else if (k < length) {{
         {declarations}
-        for (int lane = 0; lane < {_LANES}; ++lane) {{ {padding} }}
-        {copies}
+        for (int lane = 0; lane < {_LANES}; ++lane) {{ {padded} }}
         for (int lane = 0; lane < {_LANES}; ++lane) {{ {short} }}
         {copy_back}
     }}
@@ -90,10 +88,28 @@ def _over_lanes(T: str, body: str, inputs: dict[str, str], outputs: tuple[str, .
 
 
 def _combine(lanes: str, combined: str) -> str:
-    """C folding the array `lanes` into lanes[0] by halves, each lane[lane] becoming
+    """C folding the array `lanes` into lanes[0] by halves, each lanes[lane] becoming
     `combined` (of lane and lane + width): log2(_LANES) vector steps, in a fixed order."""
-    return (f"for (int width = {_LANES // 2}; width > 0; width /= 2)\n"
-            f"        for (int lane = 0; lane < width; ++lane) {lanes}[lane] = {combined};")
+    return _by_halves(f"{lanes}[lane] = {combined};")
+
+
+def _by_halves(statement: str) -> str:
+    """C running `statement` for lane in [0, width), width = _LANES / 2, ..., 2, 1; each width
+    a constant, so that gcc turns each step into straight vector code."""
+    steps, width = [], _LANES // 2
+    while width:
+        steps.append(f"{{ const int width = {width}; "
+                     f"for (int lane = 0; lane < width; ++lane) {{ {statement} }} }}")
+        width //= 2
+    return "\n    ".join(steps)
+
+
+# One step of the compensated combination: the sum of two lanes, its rounding error (two-sum)
+# added to their errors.
+_COMPENSATED_HALVES = (
+    "const double sum = partial[lane] + partial[lane + width], back = sum - partial[lane]; "
+    "errors[lane] += errors[lane + width] + ((partial[lane] - (sum - back)) "
+    "+ (partial[lane + width] - back)); partial[lane] = sum;")
 
 
 def _lane_total(T: str, term_type: str, term: str, inputs: dict[str, str],
@@ -121,13 +137,7 @@ def _lane_total(T: str, term_type: str, term: str, inputs: dict[str, str],
     # An infinite or NaN partial sum makes its error NaN: the sum alone is the total then.
     return f"""double partial[{_LANES}] = {{0}}, errors[{_LANES}] = {{0}};
     {_over_lanes(T, compensated, inputs, outputs)}
-    for (int width = {_LANES // 2}; width > 0; width /= 2)
-        for (int lane = 0; lane < width; ++lane) {{
-            const double sum = partial[lane] + partial[lane + width], back = sum - partial[lane];
-            errors[lane] += errors[lane + width]
-                + ((partial[lane] - (sum - back)) + (partial[lane + width] - back));
-            partial[lane] = sum;
-        }}
+    {_by_halves(_COMPENSATED_HALVES)}
     const double total = partial[0] + (isfinite(errors[0]) ? errors[0] : 0);"""
 
 
