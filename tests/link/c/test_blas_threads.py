@@ -98,3 +98,34 @@ def test_the_minimum_is_in_the_code():
 def test_the_minimum_must_be_positive():
     with pytest.raises(ValueError, match="positive integer"):
         sympile.config.blas_parallel_minsize = 0
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("rows, columns", [(37, 10), (10, 37), (5, 63), (70, 64), (1, 3)])
+@pytest.mark.parametrize("vector_step", [1, 3])
+def test_rank_one_updates(dtype, order, rows, columns, vector_step):
+    """a + alpha * outer(x, y) (Ger, and Gemm with one inner column) in place, where the lines
+    of a are short (a loop updates them) or long (ger does): numpy's values, for C- and
+    Fortran-ordered a and spaced vectors."""
+    rng = np.random.default_rng(rows * columns + vector_step)
+    a_value = np.asarray(rng.standard_normal((rows, columns)), dtype=dtype, order=order)
+    x_value = rng.standard_normal(rows * vector_step).astype(dtype)[::vector_step]
+    y_value = rng.standard_normal(columns * vector_step).astype(dtype)[::vector_step]
+    a = sympile.shared(a_value)
+    x, y = T.tensor(dtype, shape=(None,)), T.tensor(dtype, shape=(None,))
+    alpha = np.asarray(-0.25, dtype=dtype)
+    rtol = 1e-5 if dtype == "float32" else 1e-13
+    x_row, y_row = T.tensor(dtype, shape=(1, None)), T.tensor(dtype, shape=(1, None))
+    ger_step = compile_c([x, y], [], updates=[(a, a + alpha * T.outer(x, y))])
+    gemm_step = compile_c([x_row, y_row], [], updates=[(a, a + alpha * T.dot(x_row.T, y_row))])
+    assert [type(node.op).__name__ for node in gemm_step._vm.fgraph.toposort()][-1] == \
+        "GemmInplace"
+    expected = a_value.astype("float64")
+    for step in (ger_step, gemm_step):
+        if step is ger_step:
+            step(x_value, y_value)
+        else:
+            step(x_value[None, :], y_value[None, :])
+        expected = expected + float(alpha) * np.outer(x_value, y_value)
+        np.testing.assert_allclose(a.get_value(), expected, rtol=rtol, atol=rtol)
