@@ -11,8 +11,8 @@ steps (its state lives in a circular buffer of max(lag + 1, k) rows; sympile.sca
 
 from __future__ import annotations
 
-from typing import Any
 import weakref
+from typing import Any
 
 import numpy as np
 
@@ -142,7 +142,8 @@ class Scan(Op):
         function = self._functions.get(key)
         if function is None:
             # Imported here: sympile.compile sits above the graph layer this op belongs to.
-            from sympile.compile import Mode, Out, function as compile_function
+            from sympile.compile import Mode, Out
+            from sympile.compile import function as compile_function
             mode = None if key is None else Mode(key[0], backend=key[1])
             # trust_input: perform hands over ndarrays (views, `[index, ...]`) of the exact
             # dtypes, which make_node checked against the inner inputs. borrow: each result is

@@ -12,10 +12,10 @@ import pytest
 
 import sympile
 import sympile.tensor as T
+from sympile.graph.fgraph import FunctionGraph
 from sympile.scan import Scan, scan, until
 from sympile.scan import op as scan_op
 from sympile.scan.c_loop import invariant_boundary
-from sympile.graph.fgraph import FunctionGraph
 from sympile.tensor.elemwise import Elemwise
 from tests.link.c.utils import (
     C_MODE,
