@@ -8,7 +8,8 @@ row-wise sum((a - b)**2, axis=1) and column-wise sum((a - b)**2, axis=0) of 1000
 matrices. Each is compiled twice in FAST_RUN on the C backend, serial (openmp off): with every
 fast_run rewrite ("fused") and without local_careduce_fusion ("unfused": the elementwise result
 is stored, then reduced), called with trust_input. Prints the minimum over repeats of the
-median time of one call, and numpy's time divided by each.
+time of one call (the minimum: on a shared machine, the calls nothing interrupted), and
+numpy's time divided by each.
 """
 
 from __future__ import annotations
@@ -29,15 +30,14 @@ UNFUSED = Mode(RewriteQuery(include=("fast_run",), exclude=("local_careduce_fusi
                backend="c", name="FAST_RUN_C_UNFUSED")
 
 
-def best_seconds(call: Callable[[], object], repeats: int, inner: int) -> float:
-    """The minimum over `repeats` of the mean time of one call over `inner` calls."""
+def best_seconds(call: Callable[[], object], repeats: int) -> float:
+    """The minimum over `repeats` calls of the time of one."""
     call()
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        for _ in range(inner):
-            call()
-        times.append((time.perf_counter() - start) / inner)
+        call()
+        times.append(time.perf_counter() - start)
     return min(times)
 
 
@@ -69,7 +69,7 @@ def _compiled(expression: Callable, kind: str, mode: Mode):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--repeats", type=int, default=40)
     parser.add_argument("--no-jax", action="store_true")
     arguments = parser.parse_args()
     jax = None
@@ -86,21 +86,20 @@ def main() -> None:
             values = _inputs(kind, size, rng)
             reference = expression(np, *values)
             np.testing.assert_allclose(fused(*values), reference, rtol=1e-4)
-            inner = max(1, 10 ** 7 // size)
             timings = {
                 "numpy": best_seconds(lambda e=expression, v=values: e(np, *v),
-                                      arguments.repeats, inner),
+                                      arguments.repeats),
                 "sympile unfused": best_seconds(lambda f=unfused, v=values: f(*v),
-                                                arguments.repeats, inner),
+                                                arguments.repeats),
                 "sympile fused": best_seconds(lambda f=fused, v=values: f(*v),
-                                              arguments.repeats, inner),
+                                              arguments.repeats),
             }
             if jax is not None:
                 jitted = jax.jit(lambda *arrays, e=expression: e(jax.numpy, *arrays))
                 device_values = [jax.numpy.asarray(v) for v in values]
                 timings["jax jit"] = best_seconds(
                     lambda f=jitted, v=device_values: f(*v).block_until_ready(),
-                    arguments.repeats, inner)
+                    arguments.repeats)
             shape = "x".join(map(str, values[0].shape))
             for name, seconds in timings.items():
                 rows.append((f"{label}, {shape} float32", name, seconds, timings["numpy"]))
