@@ -14,8 +14,8 @@ Ops:
 
 Every forward formula subtracts the row maximum before exponentiating, so no intermediate
 overflows; the fused loss never takes the log of a probability that may have rounded to 0.
-Softmax, LogSoftmax and SoftmaxGrad have C code (nnet_c.py) for float32/float64; the
-fused cross-entropy ops run perform() on the C backend.
+Softmax, LogSoftmax, SoftmaxGrad and the fused cross-entropy ops have C code (nnet_c.py,
+vectorised row kernels in nnet_c_rows.py) for float32/float64.
 """
 
 from __future__ import annotations
