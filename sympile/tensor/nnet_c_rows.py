@@ -8,16 +8,17 @@ in a fixed order at the end: the vectoriser cannot reorder a single floating-poi
 
 Accuracy (the ulp errors measured are in tests/tensor/test_nnet_c.py):
 
-- exp(x - peak) uses sympile.scalar.c_fastmath's vectorisable exp. Its argument is exact: in
-  double for float32 inputs, else corrected by the rounding error of the subtraction (Knuth's
-  two-sum: exp(d + error) = exp(d) (1 + error)), so that a logit far below the peak keeps its
-  probability's relative accuracy.
+- exp(x - peak) uses sympile.scalar.c_fastmath's vectorisable exp on an exact argument: a
+  float32 difference in double is exact; one in the input's dtype is corrected by its
+  rounding error (Knuth's two-sum: exp(d + error) = exp(d) (1 + error)), so that a logit far
+  below the peak keeps its probability's relative accuracy.
 - Softmax stores each exp in the output and scales it by 1 / total; float32 computes its
-  exps in float, sums them in double and scales in double, rounding once.
-- Where the exps only feed a total whose log is an output (LogSoftmax, the cross-entropy
-  loss), float32 computes them in double, so that the log stays as accurate as its inputs
-  for a class whose probability is near 1.
+  exps in float (the two-sum way), sums them in double and scales in double, rounding once.
+- Where the exps feed a total whose log is an output (LogSoftmax, the cross-entropy loss),
+  float32 computes them in double, so that the log stays as accurate as its inputs for a
+  class whose probability is near 1.
 - Sums of products (SoftmaxGrad) accumulate in double; float32 products are exact there.
+- float64 totals are compensated (see _lane_total); float32 ones, in double, need not be.
 
 Edge values as perform: a slice without a finite maximum (all -inf, or a +inf) is shifted by
 0; NaN is ignored by the maximum and propagates through the total to the whole slice.
