@@ -18,10 +18,11 @@ is computed and added anyway, so that 0 * inf gives nan as in numpy.
 Threads: a BLAS call of fewer than config.blas_parallel_minsize multiply-adds runs on one
 thread; larger ones on as many as the BLAS library is set to use (OpenBLAS, scipy's or another,
 found next to the routines scipy exports; other libraries choose for themselves). OpenBLAS
-splits products from a few thousand multiply-adds on, and on 2 cores waking its threads cost
-more than they saved below about 2e7 (the default; measured on the MLP steps: a 10 x 1000
-by 1000 x 1000 product ran faster on one thread, a 60-row one on two), and far more on a
-loaded machine, where a woken thread may wait for a core for milliseconds. The thread count is set
+splits products from a few thousand multiply-adds on, and its threads cost more than they
+save on the MLP benchmark's products (at most 6e7 multiply-adds) on 2 cores: batch-10 steps of
+the 784-1000x3-10 model ran faster on one thread, batch-60 ones at most 6% faster on two, and
+on a loaded machine 10x slower, a woken thread waiting milliseconds for a core. The default,
+1e8 (some 2 ms on one core), leaves threads to products that outlast such a wait. The thread count is set
 back after the call, so code that shares the library (scipy.linalg) keeps its own.
 """
 
