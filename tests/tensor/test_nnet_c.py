@@ -2,6 +2,8 @@
 row kernels of nnet_c_rows): against the Python backend on every layout and edge value, and
 against long double for their accuracy in ulps."""
 
+import textwrap
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -9,7 +11,13 @@ from hypothesis import strategies as st
 
 import sympile.tensor as T
 from sympile.tensor import nnet
-from tests.link.c.utils import LAYOUTS, compare_backends, compile_c, requires_compiler
+from tests.link.c.utils import (
+    LAYOUTS,
+    assert_clean_under_address_sanitizer,
+    compare_backends,
+    compile_c,
+    requires_compiler,
+)
 
 pytestmark = requires_compiler
 
@@ -214,3 +222,31 @@ def test_softmax_grad_shape_mismatch_raises():
     function = compile_c([dy, sm], nnet.SoftmaxGrad(-1)(dy, sm))
     with pytest.raises(ValueError, match="same shape"):
         function(np.zeros((2, 3)), np.zeros((2, 4)))
+
+
+SANITIZER_SCRIPT = textwrap.dedent("""
+    import numpy as np
+    import sympile.tensor as T
+    from sympile.tensor import nnet
+    from tests.link.c.utils import compile_c
+
+    rng = np.random.default_rng(0)
+    for dtype in ("float32", "float64"):
+        x = T.tensor(dtype=dtype, shape=(None, None))
+        dy = T.tensor(dtype=dtype, shape=(None, None))
+        targets = T.lvector("targets")
+        f = compile_c([x, dy, targets],
+                      [nnet.softmax(x), nnet.log_softmax(x, 0), nnet.SoftmaxGrad(-1)(dy, x),
+                       *nnet.CrossentropySoftmax1Hot()(x, targets)])
+        assert f._vm.fallback_nodes == [], f._vm.fallback_nodes
+        for length in (1, 5, 16, 17, 54):
+            values = rng.standard_normal((3, 2 * length)).astype(dtype)
+            for layout in (values[:, :length], values[:, ::2], values[:, :length].T.copy().T):
+                f(layout, layout, rng.integers(0, length, 3))
+    print("clean")
+""")
+
+
+@pytest.mark.slow
+def test_kernels_are_clean_under_address_sanitizer(tmp_path):
+    assert_clean_under_address_sanitizer(SANITIZER_SCRIPT, tmp_path)
