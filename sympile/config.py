@@ -84,7 +84,7 @@ _FLAGS: dict[str, tuple[Any, Callable[[Any], Any], str]] = {
                "run large elementwise loops and reductions on several threads (OpenMP)"),
     "openmp_elemwise_minsize": (200_000, _positive_int,
                                 "fewest elements for which a loop runs on several threads"),
-    "blas_parallel_minsize": (100_000_000, _positive_int,
+    "blas_parallel_minsize": (500_000, _positive_int,
                               "fewest multiply-adds for which a BLAS call (gemm, gemv, ger, "
                               "dot) may run on several threads"),
 }

@@ -18,12 +18,13 @@ is computed and added anyway, so that 0 * inf gives nan as in numpy.
 Threads: a BLAS call of fewer than config.blas_parallel_minsize multiply-adds runs on one
 thread; larger ones on as many as the BLAS library is set to use (OpenBLAS, scipy's or another,
 found next to the routines scipy exports; other libraries choose for themselves). OpenBLAS
-splits products from a few thousand multiply-adds on, and its threads cost more than they
-save on the MLP benchmark's products (at most 6e7 multiply-adds) on 2 cores: batch-10 steps of
-the 784-1000x3-10 model ran faster on one thread, batch-60 ones at most 6% faster on two, and
-on a loaded machine 10x slower, a woken thread waiting milliseconds for a core. The default,
-1e8 (some 2 ms on one core), leaves threads to products that outlast such a wait. The thread count is set
-back after the call, so code that shares the library (scipy.linalg) keeps its own.
+splits products from a few thousand multiply-adds on. On 2 cores, with the machine lightly
+loaded, its second thread made the MLP steps 2.4x slower where the largest product was a
+784 x 500 ger (3.9e5), and 1.5x to 1.7x faster where products were of 7.8e5 and more; the
+default, 5e5, is between. On a heavily loaded machine threads cost far more (a woken thread
+waits milliseconds for a core; batch-60 steps of the 784-1000x3-10 model ran 10x slower than
+on one thread): raise the flag there. The thread count is set back after the call, so code
+that shares the library (scipy.linalg) keeps its own.
 """
 
 from __future__ import annotations
