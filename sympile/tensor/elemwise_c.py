@@ -36,7 +36,7 @@ from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames
 from sympile.scalar.c_fastmath import FALLBACK_FLAG, FAST_PREFIX, precise_statements
 from sympile.scalar.c_rules import C_ERROR_FLAG, C_ERRORS
 
-__all__ = ["dimshuffle_c_code", "elemwise_c_code"]
+__all__ = ["broadcast_shape_checks", "dimshuffle_c_code", "elemwise_c_code"]
 
 # Formats the Python backend's messages (Elemwise._check_runtime_broadcast) for C code.
 _SHAPE_ERROR = r"""
@@ -325,6 +325,26 @@ def elemwise_c_code(op, node: Apply, names: CNames) -> CCode | None:
     return CCode(body, support=support, openmp=minimum_size is not None)
 
 
+def broadcast_shape_checks(op, node: Apply, names: CNames) -> list[str]:
+    """Lines setting dims[axis] to the broadcast length of `node`'s inputs (C arrays `dims`
+    and `operands`, the inputs first, declared by the caller), with the Python backend's
+    error for inputs that do not broadcast."""
+    lines = []
+    for axis in range(node.inputs[0].type.ndim):
+        candidates = [i for i, v in enumerate(node.inputs) if v.type.shape[axis] != 1]
+        if not candidates:
+            continue
+        first = candidates[0]
+        lines.append(f"dims[{axis}] = PyArray_DIMS({names.inputs[first]})[{axis}];")
+        for i in candidates[1:]:
+            lines.append(
+                f"if (PyArray_DIMS({names.inputs[i]})[{axis}] != dims[{axis}]) {{\n"
+                f"    sympile_elemwise_shape_error({c_string(str(op))}, {len(node.inputs)}, "
+                f"operands, {axis}, dims[{axis}], PyArray_DIMS({names.inputs[i]})[{axis}]);\n"
+                f"    {names.fail}\n}}")
+    return lines
+
+
 def _elemwise_body(op, node: Apply, names: CNames, loop: _Loop, contiguous_name: str,
                    strided_name: str) -> str:
     ndim, n_inputs = loop.ndim, loop.n_inputs
@@ -334,18 +354,7 @@ def _elemwise_body(op, node: Apply, names: CNames, loop: _Loop, contiguous_name:
     lines = [f"npy_intp dims[{dims_length}] = {{{', '.join(['1'] * dims_length)}}};",
              f"PyArrayObject *operands[{operands}];"]
     lines += [f"operands[{i}] = {name};" for i, name in enumerate(inputs)]
-    for axis in range(ndim):
-        candidates = [i for i, v in enumerate(node.inputs) if v.type.shape[axis] != 1]
-        if not candidates:
-            continue
-        first = candidates[0]
-        lines.append(f"dims[{axis}] = PyArray_DIMS({inputs[first]})[{axis}];")
-        for i in candidates[1:]:
-            lines.append(
-                f"if (PyArray_DIMS({inputs[i]})[{axis}] != dims[{axis}]) {{\n"
-                f"    sympile_elemwise_shape_error({c_string(str(op))}, {n_inputs}, operands, "
-                f"{axis}, dims[{axis}], PyArray_DIMS({inputs[i]})[{axis}]);\n"
-                f"    {names.fail}\n}}")
+    lines += broadcast_shape_checks(op, node, names)
     for j, variable in enumerate(node.outputs):
         written = [i for i, out in loop.destroyed.items() if out == j]
         if written:

@@ -29,7 +29,7 @@ from sympile.graph.basic import Apply
 from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames
 from sympile.scalar.c_fastmath import FALLBACK_FLAG, precise_statements
 from sympile.scalar.c_rules import C_ERROR_FLAG, C_ERRORS
-from sympile.tensor.elemwise_c import _SHAPE_ERROR, c_string
+from sympile.tensor.elemwise_c import _SHAPE_ERROR, broadcast_shape_checks, c_string
 from sympile.tensor.reduction_c import (
     _BLOCK,
     _KERNEL_ATTRIBUTE,
@@ -201,25 +201,6 @@ static int @NAME@(const char *const *starts, npy_intp rows, const npy_intp *row_
 """)
 
 
-def _shape_checks(op, node: Apply, names: CNames) -> list[str]:
-    """Lines setting dims[axis] to the broadcast length, with Elemwise's error for inputs
-    that do not broadcast."""
-    lines = []
-    for axis in range(node.inputs[0].type.ndim):
-        candidates = [k for k, v in enumerate(node.inputs) if v.type.shape[axis] != 1]
-        if not candidates:
-            continue
-        first = candidates[0]
-        lines.append(f"dims[{axis}] = PyArray_DIMS({names.inputs[first]})[{axis}];")
-        for k in candidates[1:]:
-            lines.append(
-                f"if (PyArray_DIMS({names.inputs[k]})[{axis}] != dims[{axis}]) {{\n"
-                f"    sympile_elemwise_shape_error({c_string(str(op))}, {len(node.inputs)}, "
-                f"operands, {axis}, dims[{axis}], PyArray_DIMS({names.inputs[k]})[{axis}]);\n"
-                f"    {names.fail}\n}}")
-    return lines
-
-
 def fused_careduce_c_code(op, node: Apply, names: CNames) -> CCode | None:
     """C code of a FusedCAReduce node, or None (perform) where the dtypes or the scalar op
     have no C."""
@@ -286,7 +267,7 @@ def _body(op, node: Apply, names: CNames, operands: _Operands, axes: tuple[int, 
         f"    PyErr_SetString({exception}, {c_string(f'{op}: {message}')});\n"
         f"    {names.fail}\n}}" for code, exception, message in C_ERRORS)
     operand_list = ", ".join(names.inputs)
-    checks = "\n".join(_shape_checks(op, node, names))
+    checks = "\n".join(broadcast_shape_checks(op, node, names))
     return f"""
 PyArrayObject *operands[{count}] = {{{operand_list}}};
 npy_intp dims[{length}] = {{{', '.join(['1'] * length)}}};
