@@ -11,6 +11,9 @@ fast_run, after canonicalize and constant folding, before stabilize):
   scan_push_out_sequence_dot  dot(x_t, W) with x_t a sequence (one vector per step) and W a
                               non-sequence -> one dot(X, W) over every step before the loop,
                               read as a new sequence
+  scan_push_out_sequence_gather
+                              W[i_t] with i_t an integer sequence and W a non-sequence -> one
+                              W[I] over every step before the loop, read as a new sequence
   scan_push_out_add           a state that only sums, s_t = s_{t-1} + f_t, read outside only at
                               its last step -> f_t's per-step ingredients as plain outputs and
                               s0 + the sum over the steps computed once after the loop (one
@@ -65,6 +68,7 @@ __all__ = [
     "scan_push_out_add",
     "scan_push_out_invariants",
     "scan_push_out_sequence_dot",
+    "scan_push_out_sequence_gather",
     "scan_remove_unused_inputs",
     "scan_remove_unused_outputs",
 ]
@@ -272,6 +276,30 @@ def scan_push_out_sequence_dot(fgraph, node):
         return parts.build()
     return None
 
+
+
+@node_rewriter([Scan])
+def scan_push_out_sequence_gather(fgraph, node):
+    """W[i_t] inside the loop, i_t an integer scalar sequence read at tap 0 of outer I and W a
+    non-sequence -> W[I[:n_steps]] before the loop (one gather of every step's row, e.g. an
+    RNN's input embedding), whose rows are a new sequence. An index out of range raises
+    before the loop instead of at its step."""
+    parts = ScanParts.of(node)
+    outer_of_sequence = {id(inner): outer for outer, inner in parts.sequences}
+    outer_of_non_sequence = {id(inner): outer for outer, inner in parts.non_sequences}
+    for inner_node in _inner_nodes(parts):
+        if not isinstance(inner_node.op, Subtensor) or inner_node.op.idx_list != (SCALAR,):
+            continue
+        table, index = inner_node.inputs
+        if id(table) not in outer_of_non_sequence or id(index) not in outer_of_sequence:
+            continue
+        rows = outer_of_non_sequence[id(table)][outer_of_sequence[id(index)][:node.inputs[0]]]
+        inner_row = inner_node.outputs[0]
+        new_input = inner_row.type(name=inner_row.name)
+        parts.replace_inner({inner_row: new_input})
+        parts.sequences.append((rows, new_input))
+        return parts.build()
+    return None
 
 # -- scan_push_out_add --------------------------------------------------------------------------
 
@@ -534,6 +562,6 @@ def scan_push_out_add(fgraph, node):
 
 scan_db = EquilibriumDatabase("scan_db")
 for _rule in (scan_remove_unused_outputs, scan_remove_unused_inputs, scan_push_out_invariants,
-              scan_push_out_sequence_dot, scan_push_out_add):
+              scan_push_out_sequence_dot, scan_push_out_sequence_gather, scan_push_out_add):
     scan_db.register(_rule.name, _rule, "scan", "fast_run")
 rewrite_db.register("scan", scan_db, "scan", "fast_run", position=SCAN_POSITION)

@@ -14,7 +14,7 @@ from sympile.scan.rewriting import scan_db
 from sympile.tensor.blas import Dot
 from sympile.tensor.gemm import Ger
 from sympile.tensor.rewriting import rewrite_db
-from sympile.tensor.subtensor import AdvancedIncSubtensor, IncSubtensor
+from sympile.tensor.subtensor import AdvancedIncSubtensor, IncSubtensor, Subtensor
 
 FAST_RUN = Mode(RewriteQuery(include=("fast_run",)), backend="python", name="FAST_RUN_PYTHON")
 WITHOUT_SCAN = FAST_RUN.excluding("scan")
@@ -42,7 +42,8 @@ def _both(inputs, outputs, rule):
 def test_registered_with_tags():
     assert "scan" in sympile.tensor.rewriting.rewrite_db.names()
     for name in ("scan_remove_unused_outputs", "scan_remove_unused_inputs",
-                 "scan_push_out_invariants", "scan_push_out_sequence_dot", "scan_push_out_add"):
+                 "scan_push_out_invariants", "scan_push_out_sequence_dot",
+                 "scan_push_out_sequence_gather", "scan_push_out_add"):
         assert {"scan", "fast_run"} <= scan_db.tags_of(name)
 
 
@@ -145,6 +146,62 @@ def test_sequence_dot_becomes_one_matrix_product():
     rng = np.random.default_rng(1)
     values = (rng.normal(size=(7, 3)), rng.normal(size=4), rng.normal(size=(3, 4)),
               rng.normal(size=(4, 4)) * 0.3)
+    np.testing.assert_allclose(after(*values), before(*values))
+
+
+def _embedding_rnn(go_backwards=False):
+    tokens = T.lvector("tokens")
+    h0 = T.vector("h0")
+    embedding = T.matrix("embedding")
+    w_rec = T.matrix("w_rec")
+    states, _ = scan(lambda token, h, embedding, w_rec: T.tanh(embedding[token] + T.dot(h, w_rec)),
+                     sequences=tokens, outputs_info=h0, non_sequences=[embedding, w_rec],
+                     go_backwards=go_backwards)
+    return [tokens, h0, embedding, w_rec], states
+
+
+def _embedding_rnn_numpy(tokens, h0, embedding, w_rec, go_backwards=False):
+    states, h = [], h0
+    for token in (tokens[::-1] if go_backwards else tokens):
+        h = np.tanh(embedding[token] + h @ w_rec)
+        states.append(h)
+    return np.array(states).reshape(len(states), len(h0))
+
+
+@pytest.mark.parametrize("go_backwards", [False, True])
+@pytest.mark.parametrize("tokens", [[2, 0, 4, -1, 2], [3], []])
+def test_sequence_gather_becomes_one_gather_before_the_loop(go_backwards, tokens):
+    inputs, states = _embedding_rnn(go_backwards)
+    before, after = _both(inputs, states, "scan_push_out_sequence_gather")
+    (node_before,), (node_after,) = _scan_nodes(before), _scan_nodes(after)
+    assert any(isinstance(n.op, Subtensor) for n in _inner_nodes(node_before))
+    assert not any(isinstance(n.op, Subtensor) for n in _inner_nodes(node_after))
+    assert node_after.op.n_sequence_inputs == node_before.op.n_sequence_inputs + 1
+    rng = np.random.default_rng(2)
+    values = (np.array(tokens, dtype="int64"), rng.normal(size=3), rng.normal(size=(5, 3)),
+              rng.normal(size=(3, 3)) * 0.5)
+    expected = _embedding_rnn_numpy(*values, go_backwards=go_backwards)
+    np.testing.assert_allclose(after(*values), expected, rtol=1e-12)
+    np.testing.assert_allclose(before(*values), expected, rtol=1e-12)
+
+
+def test_sequence_gather_out_of_range_still_raises():
+    inputs, states = _embedding_rnn()
+    after = sympile.function(inputs, states, mode=_only("scan_push_out_sequence_gather"))
+    with pytest.raises(IndexError):
+        after(np.array([1, 5], dtype="int64"), np.zeros(3), np.zeros((5, 3)), np.zeros((3, 3)))
+
+
+def test_sequence_gather_leaves_a_gather_of_a_state_alone():
+    tokens = T.lvector("tokens")
+    table0 = T.matrix("table0")
+    # The table is a recurrent state, not a non-sequence: nothing to gather before the loop.
+    tables, _ = scan(lambda token, table: table * 2 + table[token], sequences=tokens,
+                     outputs_info=table0)
+    before, after = _both([tokens, table0], tables, "scan_push_out_sequence_gather")
+    (node_after,) = _scan_nodes(after)
+    assert any(isinstance(n.op, Subtensor) for n in _inner_nodes(node_after))
+    values = (np.array([1, 0], dtype="int64"), np.arange(6.0).reshape(2, 3))
     np.testing.assert_allclose(after(*values), before(*values))
 
 
