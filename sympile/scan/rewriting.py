@@ -277,7 +277,6 @@ def scan_push_out_sequence_dot(fgraph, node):
     return None
 
 
-
 @node_rewriter([Scan])
 def scan_push_out_sequence_gather(fgraph, node):
     """W[i_t] inside the loop, i_t an integer scalar sequence read at tap 0 of outer I and W a
@@ -300,6 +299,7 @@ def scan_push_out_sequence_gather(fgraph, node):
         parts.sequences.append((rows, new_input))
         return parts.build()
     return None
+
 
 # -- scan_push_out_add --------------------------------------------------------------------------
 

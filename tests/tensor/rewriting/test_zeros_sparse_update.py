@@ -13,10 +13,11 @@ import sympile
 import sympile.tensor as T
 from sympile.compile.mode import Mode, get_mode
 from sympile.gradient import verify_grad
+from sympile.graph.basic import ancestors
 from sympile.ifelse import IfElse
 from sympile.tensor.elemwise import Elemwise
 from sympile.tensor.rewriting import rewrite_db
-from sympile.tensor.subtensor import AdvancedIncSubtensor, IncSubtensor
+from sympile.tensor.subtensor import AdvancedIncSubtensor, AdvancedSubtensor, IncSubtensor
 from tests.utils import assert_like_numpy
 
 NO_REWRITE = Mode(rewriter=None, name="no rewrite")
@@ -230,10 +231,15 @@ def test_rnn_embedding_update_is_sparse():
                     if isinstance(node.op, AdvancedIncSubtensor)
                     and node.inputs[0] is embedding]
     assert increment.outputs[0] is conditional.inputs[then_slots[0]]
-    # Nothing else computes an array of the embedding's shape.
-    readers = {type(node.op).__name__ for node in fgraph.toposort()
-               if embedding in node.inputs and node is not increment}
-    assert readers <= {"IfElse", "Scan", "ShapeI"}
+    # Nothing else computes an array of the embedding's shape: the only other reader that
+    # computes is the gather of the steps' rows (scan_push_out_sequence_gather).
+    readers = [node for node in fgraph.toposort()
+               if embedding in node.inputs and node is not increment]
+    (gather,) = [node for node in readers if isinstance(node.op, AdvancedSubtensor)]
+    assert {type(node.op).__name__ for node in readers} <= {
+        "IfElse", "Scan", "ShapeI", "AdvancedSubtensor"}
+    assert gather.inputs[0] is embedding
+    assert by_name["tokens"] in set(ancestors(gather.inputs[1:]))
     assert not any(type(node.op).__name__ == "Alloc" and node.outputs[0].type.ndim == 2
                    for node in fgraph.toposort())
 
