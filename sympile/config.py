@@ -50,6 +50,12 @@ def _backend(value: Any) -> str:
     return value
 
 
+def _blas_skinny(value: Any) -> str:
+    if value not in ("auto", "avx2", "off"):
+        raise ValueError(f"config.blas_skinny must be 'auto', 'avx2' or 'off', got {value!r}")
+    return value
+
+
 def _positive_int(value: Any) -> int:
     number = int(value)
     if number < 1:
@@ -87,6 +93,10 @@ _FLAGS: dict[str, tuple[Any, Callable[[Any], Any], str]] = {
     "blas_parallel_minsize": (500_000, _positive_int,
                               "fewest multiply-adds for which a BLAS call (gemm, gemv, ger, "
                               "dot) may run on several threads"),
+    "blas_skinny": ("auto", _blas_skinny,
+                    ("products whose result has few rows, or whose inner length is short, "
+                     "by sympile's kernels instead of BLAS's gemm: 'auto' (AVX-512 or AVX2, "
+                     "as the CPU runs), 'avx2' (never AVX-512), 'off' (always BLAS)")),
 }
 
 

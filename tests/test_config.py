@@ -14,6 +14,9 @@ def test_defaults_and_validation():
         config.floatx = "float32"
     with pytest.raises(AttributeError, match="no flag 'nope'"):
         config.nope
+    assert config.blas_skinny == "auto"
+    with pytest.raises(ValueError, match="blas_skinny must be 'auto', 'avx2' or 'off'"):
+        config.blas_skinny = True
 
 
 def test_change_flags_restores():

@@ -36,6 +36,12 @@ its unit: give helpers names that say what they compute, including the dtype
 (e.g. "dgemm") that the body calls through the function pointers `sympile_blas_dgemm` etc.,
 which the backend loads from scipy.linalg.cython_blas (Fortran calling convention:
 every argument by pointer, column-major). `openmp`: the body uses OpenMP pragmas.
+
+`units` are the sources of library units: top-level C that the backend compiles as
+translation units of their own (after the same helpers), caches, and links into every
+module whose nodes name them, once however many nodes do. They hold code too large to
+compile again in each op unit (sympile.tensor.blas_c_skinny's kernels); their functions are
+not static, have names unique to their text, and the node's `support` declares them.
 """
 
 from __future__ import annotations
@@ -64,12 +70,14 @@ NPY_TYPES = {
 @dataclass(frozen=True)
 class CCode:
     """The C of one node: `body` statements, plus top-level `support` code, the BLAS
-    routines the body calls, and whether it uses OpenMP (see the module docstring)."""
+    routines the body calls, whether it uses OpenMP, and the library units its support
+    calls into (see the module docstring)."""
 
     body: str
     support: tuple[str, ...] = ()
     blas: tuple[str, ...] = ()
     openmp: bool = False
+    units: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ from collections.abc import Sequence
 
 from sympile.config import config
 from sympile.graph.ccode import CCode
+from sympile.tensor.blas_c_skinny import skinny_code
 
 __all__ = ["BLAS_C_DTYPES", "blas_call", "c_string", "update_c_code"]
 
@@ -267,12 +268,13 @@ static void sympile_blas_short_lines_@dtype@(int lines, int length, @type@ alpha
 _MULTIPLY = r"""
 /* c = alpha * a @ b + beta * c for an m x k a, k x n b and m x n c (m, n, k > 0, at most
    INT_MAX), beta 0 (c is then not read) or 1: one @p@dot (m = n = 1), @p@gemv (m or n is 1),
-   @p@ger (k = 1 and beta = 1) or @p@gemm call, on one thread when it is small. */
+   @p@ger (k = 1 and beta = 1) or @p@gemm call, on one thread when it is small, or one call
+   of a skinny kernel in place of gemm. */
 static void sympile_blas_multiply_@dtype@(const sympile_blas_matrix *a,
                                           const sympile_blas_matrix *b, @type@ alpha,
                                           @type@ beta, const sympile_blas_matrix *c)
 {
-    int m = (int)a->rows, n = (int)b->cols, k = (int)a->cols;
+    int m = (int)a->rows, n = (int)b->cols, k = (int)a->cols, skinny;
     int threads = sympile_blas_threads_limit((void *)sympile_blas_@p@gemm,
                                              (double)m * n * k);
     if (m == 1 && n == 1) {
@@ -317,8 +319,17 @@ static void sympile_blas_multiply_@dtype@(const sympile_blas_matrix *a,
         else
             sympile_blas_@p@ger(&m, &n, &alpha, (@type@ *)a->data, &step_a, (@type@ *)b->data,
                                 &step_b, (@type@ *)c->data, &ld);
-    } else {
+    } else if ((skinny = @skinny@(m, n, k, alpha, (const @type@ *)a->data,
+                                  SYMPILE_BLAS_ROW_STEP(a), SYMPILE_BLAS_COLUMN_STEP(a),
+                                  (const @type@ *)b->data, SYMPILE_BLAS_ROW_STEP(b),
+                                  SYMPILE_BLAS_COLUMN_STEP(b), (@type@ *)c->data,
+                                  SYMPILE_BLAS_ROW_STEP(c), SYMPILE_BLAS_COLUMN_STEP(c),
+                                  beta != 0)) != 1) {
+        /* Not done by a skinny kernel (sympile.tensor.blas_c_skinny): gemm, on one thread
+           where the kernels' dispatcher asks. */
         int lda = (int)a->ld, ldb = (int)b->ld, ldc = (int)c->ld;
+        if (skinny < 0 && !threads)
+            threads = sympile_blas_threads_limit((void *)sympile_blas_@p@gemm, 0);
         if (c->row_major) {
             /* Row-major c = a @ b is column-major c^T = b^T @ a^T. */
             char trans_b = b->row_major ? 'N' : 'T', trans_a = a->row_major ? 'N' : 'T';
@@ -655,11 +666,42 @@ def _specialize(text: str, dtype: str) -> str:
         "@vectorize@", _VECTORIZE)
 
 
-def _collect(name: str, dtype: str, support: list[str], blas: list[str]) -> None:
-    """Append piece `name`, after the pieces it calls, unless already there."""
+def _skinny(dtype: str) -> tuple[str, str, str | None]:
+    """blas_c_skinny.skinny_code for `dtype` under the config flags (no kernels when
+    config.blas_skinny is 'off')."""
+    if config.blas_skinny == "off":
+        return "sympile_no_skinny_" + dtype, _specialize(_NO_SKINNY, dtype), None
+    return skinny_code(dtype, float(config.blas_parallel_minsize),
+                       avx512=config.blas_skinny == "auto")
+
+
+_NO_SKINNY = r"""
+/* config.blas_skinny is 'off': every product goes to BLAS. */
+static int sympile_no_skinny_@dtype@(npy_intp m, npy_intp n, npy_intp k, @type@ alpha,
+                                     const @type@ *a, npy_intp a_row, npy_intp a_column,
+                                     const @type@ *b, npy_intp b_row, npy_intp b_column,
+                                     @type@ *c, npy_intp c_row, npy_intp c_column,
+                                     int accumulate)
+{
+    return 0;
+}
+"""
+
+
+def _collect(name: str, dtype: str, support: list[str], blas: list[str],
+             units: list[str]) -> None:
+    """Append piece `name`, after the pieces it calls, unless already there (blas_multiply
+    also brings the skinny kernels' dispatcher and its library unit)."""
     text, calls, routines = _PIECES[name]
     for called in calls:
-        _collect(called, dtype, support, blas)
+        _collect(called, dtype, support, blas, units)
+    if name == "blas_multiply":
+        skinny, declaration, unit = _skinny(dtype)
+        if declaration not in support:
+            support.append(declaration)
+        if unit is not None and unit not in units:
+            units.append(unit)
+        text = text.replace("@skinny@", skinny)
     piece = _specialize(text, dtype)
     if piece not in support:
         support.append(piece)
@@ -676,10 +718,11 @@ def blas_call(function: str, dtype: str, arguments: Sequence[str], fail: str,
     comes first (declarations, checks)."""
     support: list[str] = []
     blas: list[str] = []
-    _collect(function, dtype, support, blas)
+    units: list[str] = []
+    _collect(function, dtype, support, blas, units)
     body = (f"{setup}\n        if (sympile_{function}_{dtype}({', '.join(arguments)})) "
             f"{{ {fail} }}")
-    return CCode(body=body, support=tuple(support), blas=tuple(blas))
+    return CCode(body=body, support=tuple(support), blas=tuple(blas), units=tuple(units))
 
 
 def update_c_code(op: str, dtype: str, inputs: Sequence[str], output: str, fail: str,

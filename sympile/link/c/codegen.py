@@ -47,7 +47,7 @@ class ModulePlan:
     steps: list[Step] = field(default_factory=list)
     checked_inputs: list[Variable] = field(default_factory=list)
     source: str = ""
-    units: list[str] = field(default_factory=list)  # the op units' sources
+    units: list[str] = field(default_factory=list)  # the op and library units' sources
 
     @property
     def openmp(self) -> bool:
@@ -99,6 +99,8 @@ def plan_module(variables: list[Variable], nodes: list[Apply], outputs: Sequence
         else:
             function, unit = _op_unit(node, code)
             units.setdefault(function, unit)
+            for library in code.units:
+                units.setdefault(library, f'#include "{prelude.UNIT_HEADER_NAME}"\n{library}')
             plans.append(NodePlan(node, code, function=function))
     plan = ModulePlan(variables, index, plans, lazy_schedule(nodes, outputs, orderings),
                       units=[prelude.PROGRAM_UNIT, *units.values()])
