@@ -15,16 +15,21 @@ beta * z is computed elementwise (so beta = 0 still gives nan where z is nan, an
 an uninitialised output); where BLAS would skip alpha * x @ y (alpha = 0, or k = 0), that term
 is computed and added anyway, so that 0 * inf gives nan as in numpy.
 
+Skinny products (c with at most 64 rows, or an inner length of at most 64: a small batch's
+layer products) go to sympile's own kernels instead of gemm (sympile.tensor.blas_c_skinny,
+config.blas_skinny).
+
 Threads: a BLAS call of fewer than config.blas_parallel_minsize multiply-adds runs on one
-thread; larger ones on as many as the BLAS library is set to use (OpenBLAS, scipy's or another,
-found next to the routines scipy exports; other libraries choose for themselves). OpenBLAS
-splits products from a few thousand multiply-adds on. On 2 cores, with the machine lightly
-loaded, its second thread made the MLP steps 2.4x slower where the largest product was a
-784 x 500 ger (3.9e5), and 1.5x to 1.7x faster where products were of 7.8e5 and more; the
-default, 5e5, is between. On a heavily loaded machine threads cost far more (a woken thread
-waits milliseconds for a core; batch-60 steps of the 784-1000x3-10 model ran 10x slower than
-on one thread): raise the flag there. The thread count is set back after the call, so code
-that shares the library (scipy.linalg) keeps its own.
+thread. With OpenMP (config.openmp), a larger one is split among OpenMP threads by bands of
+c's columns (or rows), each band one call of the library on one thread, so that the module
+has one pool of threads: OpenBLAS's own, woken beside OpenMP's (elementwise loops, the
+skinny kernels), spin after their work and take the cores each other waits for (a 784 x 500
+SGD update, a product then an elementwise loop, took 8 ms instead of 0.15). Without OpenMP,
+larger calls run on as many threads as the library is set to use (OpenBLAS, scipy's or
+another, found next to the routines scipy exports; other libraries choose for themselves).
+On a heavily loaded machine threads cost far more (a woken thread waits milliseconds for a
+core): raise the flag there. The library's thread count is set back after each call, so
+code that shares the library (scipy.linalg) keeps its own.
 """
 
 from __future__ import annotations
@@ -187,6 +192,9 @@ static int sympile_blas_shape_error(const char *op, PyArrayObject *a, PyArrayObj
 
 _THREADS = r"""
 #include <dlfcn.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 /* The thread count of the BLAS library that holds `routine`, when it is an OpenBLAS (scipy's
    symbols have the prefix scipy_): get and set, or NULL (looked up once, on first use). */
@@ -218,22 +226,34 @@ static void sympile_blas_look_up_threads(void *routine)
     dlclose(library);
 }
 
-/* Before a BLAS call of `work` multiply-adds: one thread when the work is below
-   @minsize@ (config.blas_parallel_minsize). Returns the thread count that
-   sympile_blas_threads_restore sets back after the call, or 0 when nothing changed. */
-static int sympile_blas_threads_limit(void *routine, double work)
+/* Before a BLAS call of `work` multiply-adds: returns the OpenMP threads that split it
+   (see sympile_blas_multiply), and sets *saved to the library's thread count that
+   sympile_blas_threads_restore sets back after it, or 0 when that was not changed. The
+   library runs on one thread below @minsize@ multiply-adds (config.blas_parallel_minsize),
+   and above it too when OpenMP splits the call: one pool of threads for the whole module,
+   because the library's threads, spinning beside OpenMP's after their work, each wait for
+   the core the other holds (a 784 x 500 SGD update took 8 ms instead of 0.1). Without
+   OpenMP, or with a library whose threads cannot be set, the library decides above it. */
+static int sympile_blas_threads_begin(void *routine, double work, int *saved)
 {
-    if (work >= @minsize@)
-        return 0;
+    int split = 1;
+    *saved = 0;
     if (!sympile_blas_threads_looked_up)
         sympile_blas_look_up_threads(routine);
     if (sympile_blas_get_threads == NULL)
-        return 0;
-    int threads = sympile_blas_get_threads();
-    if (threads <= 1)
-        return 0;
-    sympile_blas_set_threads(1);
-    return threads;
+        return 1;
+#ifdef _OPENMP
+    if (work >= @minsize@)
+        split = omp_get_max_threads();
+#endif
+    if (work < @minsize@ || split > 1) {
+        int threads = sympile_blas_get_threads();
+        if (threads > 1) {
+            sympile_blas_set_threads(1);
+            *saved = threads;
+        }
+    }
+    return split;
 }
 
 static void sympile_blas_threads_restore(int threads)
@@ -267,16 +287,13 @@ static void sympile_blas_short_lines_@dtype@(int lines, int length, @type@ alpha
 
 _MULTIPLY = r"""
 /* c = alpha * a @ b + beta * c for an m x k a, k x n b and m x n c (m, n, k > 0, at most
-   INT_MAX), beta 0 (c is then not read) or 1: one @p@dot (m = n = 1), @p@gemv (m or n is 1),
-   @p@ger (k = 1 and beta = 1) or @p@gemm call, on one thread when it is small, or one call
-   of a skinny kernel in place of gemm. */
-static void sympile_blas_multiply_@dtype@(const sympile_blas_matrix *a,
-                                          const sympile_blas_matrix *b, @type@ alpha,
-                                          @type@ beta, const sympile_blas_matrix *c)
+   INT_MAX), beta 0 (c is then not read) or 1, by one @p@dot (m = n = 1), @p@gemv (m or n
+   is 1), @p@ger (k = 1 and beta = 1) or @p@gemm call. */
+static void sympile_blas_multiply_one_@dtype@(const sympile_blas_matrix *a,
+                                              const sympile_blas_matrix *b, @type@ alpha,
+                                              @type@ beta, const sympile_blas_matrix *c)
 {
-    int m = (int)a->rows, n = (int)b->cols, k = (int)a->cols, skinny;
-    int threads = sympile_blas_threads_limit((void *)sympile_blas_@p@gemm,
-                                             (double)m * n * k);
+    int m = (int)a->rows, n = (int)b->cols, k = (int)a->cols;
     if (m == 1 && n == 1) {
         int step_a = SYMPILE_BLAS_COLUMN_STEP(a), step_b = SYMPILE_BLAS_ROW_STEP(b);
         @type@ *target = (@type@ *)c->data;
@@ -319,17 +336,8 @@ static void sympile_blas_multiply_@dtype@(const sympile_blas_matrix *a,
         else
             sympile_blas_@p@ger(&m, &n, &alpha, (@type@ *)a->data, &step_a, (@type@ *)b->data,
                                 &step_b, (@type@ *)c->data, &ld);
-    } else if ((skinny = @skinny@(m, n, k, alpha, (const @type@ *)a->data,
-                                  SYMPILE_BLAS_ROW_STEP(a), SYMPILE_BLAS_COLUMN_STEP(a),
-                                  (const @type@ *)b->data, SYMPILE_BLAS_ROW_STEP(b),
-                                  SYMPILE_BLAS_COLUMN_STEP(b), (@type@ *)c->data,
-                                  SYMPILE_BLAS_ROW_STEP(c), SYMPILE_BLAS_COLUMN_STEP(c),
-                                  beta != 0)) != 1) {
-        /* Not done by a skinny kernel (sympile.tensor.blas_c_skinny): gemm, on one thread
-           where the kernels' dispatcher asks. */
+    } else {
         int lda = (int)a->ld, ldb = (int)b->ld, ldc = (int)c->ld;
-        if (skinny < 0 && !threads)
-            threads = sympile_blas_threads_limit((void *)sympile_blas_@p@gemm, 0);
         if (c->row_major) {
             /* Row-major c = a @ b is column-major c^T = b^T @ a^T. */
             char trans_b = b->row_major ? 'N' : 'T', trans_a = a->row_major ? 'N' : 'T';
@@ -343,7 +351,52 @@ static void sympile_blas_multiply_@dtype@(const sympile_blas_matrix *a,
                                  &ldc);
         }
     }
-    sympile_blas_threads_restore(threads);
+}
+
+/* sympile_blas_multiply_one, or a skinny kernel in place of gemm (see
+   sympile.tensor.blas_c_skinny); a large BLAS call is split among OpenMP threads, each
+   calling the library, on one thread, for a band of c's columns (or rows, when c has more
+   rows). */
+static void sympile_blas_multiply_@dtype@(const sympile_blas_matrix *a,
+                                          const sympile_blas_matrix *b, @type@ alpha,
+                                          @type@ beta, const sympile_blas_matrix *c)
+{
+    npy_intp m = a->rows, n = b->cols, k = a->cols;
+    if (m > 1 && n > 1 && !(k == 1 && beta == 1)
+            && @skinny@(m, n, k, alpha, (const @type@ *)a->data, SYMPILE_BLAS_ROW_STEP(a),
+                        SYMPILE_BLAS_COLUMN_STEP(a), (const @type@ *)b->data,
+                        SYMPILE_BLAS_ROW_STEP(b), SYMPILE_BLAS_COLUMN_STEP(b),
+                        (@type@ *)c->data, SYMPILE_BLAS_ROW_STEP(c),
+                        SYMPILE_BLAS_COLUMN_STEP(c), beta != 0))
+        return;
+    int saved, threads = sympile_blas_threads_begin((void *)sympile_blas_@p@gemm,
+                                                    (double)m * n * k, &saved);
+#ifdef _OPENMP
+    if (threads > 1 && (m > 1 || n > 1)) {
+        int by_columns = n >= m;
+#pragma omp parallel num_threads(threads)
+        {
+            npy_intp count = omp_get_num_threads(), thread = omp_get_thread_num();
+            npy_intp length = by_columns ? n : m;
+            npy_intp first = length * thread / count, last = length * (thread + 1) / count;
+            sympile_blas_matrix part_a = *a, part_b = *b, part_c = *c;
+            if (by_columns) {
+                part_b.data += first * SYMPILE_BLAS_COLUMN_STEP(b) * (npy_intp)sizeof(@type@);
+                part_c.data += first * SYMPILE_BLAS_COLUMN_STEP(c) * (npy_intp)sizeof(@type@);
+                part_b.cols = part_c.cols = last - first;
+            } else {
+                part_a.data += first * SYMPILE_BLAS_ROW_STEP(a) * (npy_intp)sizeof(@type@);
+                part_c.data += first * SYMPILE_BLAS_ROW_STEP(c) * (npy_intp)sizeof(@type@);
+                part_a.rows = part_c.rows = last - first;
+            }
+            if (last > first)
+                sympile_blas_multiply_one_@dtype@(&part_a, &part_b, alpha, beta, &part_c);
+        }
+    } else
+#endif
+        sympile_blas_multiply_one_@dtype@(a, b, alpha, beta, c);
+    (void)threads;
+    sympile_blas_threads_restore(saved);
 }
 """
 

@@ -446,8 +446,8 @@ _DISPATCH = r"""
 /* c = alpha * a @ b (+ c when accumulate) by a kernel above, in the layout given by element
    steps: a(i, p) at a[i * a_row + p * a_column], b(p, j) at b[p * b_row + j * b_column],
    c(i, j) at c[i * c_row + j * c_column], one step of c being 1. Returns 1 when done, 0
-   when the product is left to BLAS (no kernel for this CPU, not skinny, out of memory), -1
-   when it is left to BLAS on one thread. */
+   when the product is left to BLAS (no kernel for this CPU or layout, not skinny, out of
+   memory). */
 int @name@(npy_intp m, npy_intp n, npy_intp k, @T@ alpha,
                                   const @T@ *a, npy_intp a_row, npy_intp a_column,
                                   const @T@ *b, npy_intp b_row, npy_intp b_column, @T@ *c,
@@ -467,10 +467,8 @@ int @name@(npy_intp m, npy_intp n, npy_intp k, @T@ alpha,
     if (m > @skinny@ && k > @skinny@)
         return 0;
     if (n < 2 * @lanes@ && !(b_row == 1 && a_column == 1 && k >= @lanes@ && n >= 4))
-        /* Too few columns to fill the rows kernel's vectors: BLAS, on one thread (its
-           threads, woken for a short product, would then wait on the cores that this
-           module's threads use). */
-        return -1;
+        /* Too few columns to fill the rows kernel's vectors. */
+        return 0;
     int threads = sympile_skinny_threads((double)m * n * k);
     if (b_row == 1 && a_column == 1 && m <= @skinny@ && k >= @lanes@ && n >= 4) {
         if (isa == 2)

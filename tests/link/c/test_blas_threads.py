@@ -1,5 +1,6 @@
 """How many threads the BLAS calls of the C backend run on (sympile.tensor.blas_c): a call of
-fewer than config.blas_parallel_minsize multiply-adds runs on one thread, and the library's
+fewer than config.blas_parallel_minsize multiply-adds runs on one thread, a larger one is
+split among OpenMP threads (each calling the library on one thread), and the library's
 thread count is the same after the call as before it, for small and large calls alike."""
 
 from __future__ import annotations
@@ -129,3 +130,35 @@ def test_rank_one_updates(dtype, order, rows, columns, vector_step):
             step(x_value[None, :], y_value[None, :])
         expected = expected + float(alpha) * np.outer(x_value, y_value)
         np.testing.assert_allclose(a.get_value(), expected, rtol=rtol, atol=rtol)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("orders", ["CC", "FF", "CF"])
+@pytest.mark.parametrize("m, k, n", [(90, 80, 70), (70, 80, 90), (1, 200, 300), (300, 200, 1),
+                                     (150, 1, 40), (2, 2, 1000)])
+def test_calls_split_among_openmp_threads(two_blas_threads, dtype, orders, m, k, n):
+    """Above the minimum, with OpenMP on (and BLAS doing every product), a call is split
+    among OpenMP threads by bands of c's columns or rows, each one BLAS call on one thread:
+    dot/gemm, W + x.T @ y in place (gemm, ger), matrix @ vector (gemv), numpy's values, the
+    library back at 2 threads after."""
+    rng = np.random.default_rng(m * k + n)
+    a_value = np.asarray(rng.standard_normal((m, k)), dtype=dtype, order=orders[0])
+    b_value = np.asarray(rng.standard_normal((k, n)), dtype=dtype, order=orders[1])
+    initial = rng.standard_normal((m, n)).astype(dtype)
+    a, b = T.matrix("a", dtype=dtype), T.matrix("b", dtype=dtype)
+    weights = sympile.shared(initial.copy())
+    vector = T.vector("v", dtype=dtype)
+    with sympile.config.change_flags(blas_parallel_minsize=1, blas_skinny="off", openmp=True):
+        product = compile_c([a, b], T.dot(a, b))
+        update = compile_c([a, b], [], updates=[(weights, weights + 0.5 * T.dot(a, b))])
+        matrix_vector = compile_c([a, vector], T.dot(a, vector))
+    rtol = 1e-4 if dtype == "float32" else 1e-12
+    expected = a_value.astype("float64") @ b_value
+    np.testing.assert_allclose(product(a_value, b_value), expected, rtol=rtol, atol=rtol * k)
+    update(a_value, b_value)
+    np.testing.assert_allclose(weights.get_value(), initial + 0.5 * expected, rtol=rtol,
+                               atol=rtol * k)
+    column = b_value[:, 0].copy()
+    np.testing.assert_allclose(matrix_vector(a_value, column), a_value.astype("float64") @ column,
+                               rtol=rtol, atol=rtol * k)
+    assert two_blas_threads() == 2
