@@ -56,9 +56,17 @@ def peer_versions(peers: list[str]) -> dict[str, str]:
     return versions
 
 
+# Seconds to wait before timing an implementation: the thread pools of the one timed before
+# (OpenMP's, XLA's, OpenBLAS's) spin for up to milliseconds after their work, on the cores
+# the next one needs (sympile's fused loop on 1e7 elements took 66 ms instead of 13 right
+# after torch and jax had run).
+SETTLE_SECONDS = 0.2
+
+
 def time_callable(run: Callable[[], Any], repeats: int, min_seconds: float = 0.05) -> float:
     """Median seconds of one `run()`; each repeat loops `run` enough times to last
     `min_seconds`, so short calls are not dominated by the timer."""
+    time.sleep(SETTLE_SECONDS)
     run()
     start = time.perf_counter()
     run()

@@ -355,8 +355,9 @@ class Function:
         self._copy_output = [_aliases_input(fgraph, v) or _repeated(fgraph.outputs, i)
                              or any(v is u for u in update_variables)
                              for i, v in enumerate(fgraph.outputs[:n_outputs])]
-        # Cells of computed outputs are emptied after each call so the next call allocates a
-        # fresh array instead of overwriting the one returned; input cells are never touched.
+        # Cells of computed outputs are emptied so that the next call allocates a fresh array
+        # instead of overwriting the one returned (the C backend: only where the caller still
+        # holds it when the next call starts); input cells are never touched.
         self._clear_output = [not spec.borrow and variable.owner is not None
                               for spec, variable in zip(output_specs, fgraph.outputs)]
         targets = fgraph.inputs[self._n_explicit:]

@@ -4,21 +4,32 @@ sympile.tensor.blas_c in place of BLAS's gemm where they are faster.
 A minibatch of b examples makes products whose result has b rows (the forward h @ W and the
 backward delta @ W.T) or whose inner length is b (the weight gradient h.T @ delta). BLAS's
 gemm packs its operands into panels on every call, which a wide-and-short product does not
-repay: on the MLP's 10 x 784 @ 784 x 500 (AVX-512, 2 cores) scipy's OpenBLAS reached 23
-GFLOP/s against XLA's 92. These kernels read the operands in place and keep a block of the
-result in registers for the whole inner loop:
+repay: on the MLP's 10 x 784 @ 784 x 500 (AVX-512, 2 cores) scipy's OpenBLAS reached 47
+GFLOP/s, numpy's 65 and XLA's 41 to 92; these kernels 136. They read the operands in place
+and keep a block of the result in registers for the whole inner loop:
 
-- rows: c[i, j] = sum_p a(i, p) b[p, j] with b's rows contiguous, a any strides (packed per
-  block of rows first): a block of R rows x 2 vectors of c, each element of a broadcast
-  and multiplied by two vectors of b's row p. Used when c has few rows (b then streams
-  through once per block of rows) or the inner length is small (b stays in cache).
-- dot: c[i, j] = sum_p a[i, p] b[j, p] with both contiguous along p (a @ W.T): a block of
+- rows: c[i, j] = sum_p a(i, p) b[p, j] with b's rows contiguous (b of another layout is
+  copied by rows first), a any strides (packed per block of rows first): a block of R rows
+  x 2 vectors of c, each element of a broadcast and multiplied by two vectors of b's row p.
+  Used when c has few rows (b then streams through once per block of rows) or the inner
+  length is short (b stays in cache; c is walked by rows within groups of columns whose
+  part of b fits the L1 cache).
+- dot: c[i, j] = sum_p a[i, p] w[j, p] with both contiguous along p (a @ W.T): a block of
   R rows of a x Q rows of W, accumulated as vectors along p and summed at the end.
 
-Each is compiled for AVX-512 and for AVX2 with FMA, picked when the module loads; other
-CPUs, and other layouts, use BLAS. The columns of c are split among OpenMP threads above
-config.blas_parallel_minsize multiply-adds. Sums run in order along p within each lane (the
-dot kernel then adds its lanes), as BLAS's kernels do; alpha scales the finished sum.
+Products whose c has fewer columns than two vectors' lanes (a 10-class output layer) stay
+with BLAS, which wastes no lanes there. Each kernel is compiled for AVX-512 and for AVX2 with
+FMA, picked when the module loads (config.blas_skinny); other CPUs use BLAS.
+
+Threads (OpenMP, above config.blas_parallel_minsize multiply-adds) split the rows of the
+layer's weight matrix W in all three products: the steps of h @ W (each thread sums over its
+rows of W, the partial sums added at the end), the rows of c in W += h.T @ delta, the
+columns of c (rows of W) in delta @ W.T. A thread then finds its part of W in its own core's
+cache from one product to the next: split by columns in the forward product instead, a
+forward product and an update took 40% longer together than apart.
+
+Sums run in order along p within each lane (the dot kernel then adds its lanes, the threads
+their partial sums), as BLAS's kernels do; alpha scales the finished sum.
 """
 
 from __future__ import annotations
@@ -26,11 +37,14 @@ from __future__ import annotations
 import hashlib
 import platform
 
-__all__ = ["SKINNY_MAX", "skinny_code"]
+__all__ = ["SKINNY_ROWS", "SKINNY_STEPS", "skinny_code"]
 
-# A product goes to these kernels when c has at most this many rows, or (rows kernel) the
-# inner length is at most this.
-SKINNY_MAX = 64
+# A product goes to these kernels when c has at most SKINNY_ROWS rows, or (rows kernel) the
+# inner length is at most SKINNY_STEPS. Measured on AVX-512 (2 cores, float32, k = n =
+# 1000): even with gemm at 128 rows of c and at 256, ahead up to 128; with a short inner
+# length ahead at 60 steps, behind at 128 (c of 1000 x 1000).
+SKINNY_ROWS = 128
+SKINNY_STEPS = 64
 
 # Per instruction set: the target attribute, the run-time check, the most rows of c in a
 # block of the rows kernel (2 vectors per row, plus 2 of b and 1 broadcast, in the vector
@@ -270,7 +284,7 @@ _ROWS = r"""
     /* With a short inner length, b's rows stay in cache: walk c row by row of blocks.
        Otherwise a column of blocks reads its columns of b from cache for every block of
        rows. */
-    int by_rows = k <= @skinny@ && m > @skinny@;
+    int by_rows = k <= @steps@ && m > @steps@;
     @T@ small[SYMPILE_SKINNY_STACK / sizeof(@T@)], *partial = NULL;
     @T@ *packed = (size_t)(m * k) <= sizeof small / sizeof(@T@)
         ? small : malloc((size_t)(m * k) * sizeof(@T@));
@@ -464,13 +478,13 @@ int @name@(npy_intp m, npy_intp n, npy_intp k, @T@ alpha,
         b = swap, b_row = column, b_column = row;
         m = n, n = length, c_row = c_column;
     }
-    if (m > @skinny@ && k > @skinny@)
+    if (m > @rows_max@ && k > @steps@)
         return 0;
     if (n < 2 * @lanes@ && !(b_row == 1 && a_column == 1 && k >= @lanes@ && n >= 4))
         /* Too few columns to fill the rows kernel's vectors. */
         return 0;
     int threads = sympile_skinny_threads((double)m * n * k);
-    if (b_row == 1 && a_column == 1 && m <= @skinny@ && k >= @lanes@ && n >= 4) {
+    if (b_row == 1 && a_column == 1 && m <= @rows_max@ && k >= @lanes@ && n >= 4) {
         if (isa == 2)
             sympile_skinny_dot_avx512_@dtype@(m, n, k, alpha, a, a_row, b, b_column, c, c_row,
                                              accumulate, threads);
@@ -534,7 +548,7 @@ def _instance(isa: str, dtype: str) -> str:
         "M": primitives["M"], "W": primitives["W"],
         "target": f'__attribute__((target("{settings["target"]}")))',
         "rows": settings["rows"], "dot_rows": settings["dot_rows"],
-        "dot_cols": settings["dot_cols"], "skinny": SKINNY_MAX}
+        "dot_cols": settings["dot_cols"], "steps": SKINNY_STEPS}
     for name in ("load", "mload", "store", "mstore", "set1", "zero", "fma", "mul", "add",
                  "sum", "mask"):
         values[name] = primitives[name]
@@ -571,7 +585,8 @@ def skinny_code(dtype: str, minsize: float, avx512: bool = True) -> tuple[str, s
     # dot kernel the inner length to fill one.
     lanes = _PRIMITIVES[("avx512", dtype)]["W"]
     unit = common + kernels + _render(_DISPATCH, {"dtype": dtype, "T": _TYPES[dtype],
-                                                  "skinny": SKINNY_MAX, "lanes": lanes})
+                                                  "rows_max": SKINNY_ROWS, "steps": SKINNY_STEPS,
+                                                  "lanes": lanes})
     # Named by the unit's text: a module links the one unit its op units were made for.
     name = f"sympile_skinny_{dtype}_{hashlib.sha256(unit.encode()).hexdigest()[:16]}"
     values = {"name": name, "T": _TYPES[dtype]}

@@ -23,7 +23,7 @@ import sympile
 import sympile.tensor as T
 from sympile.config import config
 from sympile.link.c.cmodule import compile_flags
-from sympile.tensor.blas_c_skinny import SKINNY_MAX, skinny_code
+from sympile.tensor.blas_c_skinny import SKINNY_ROWS, SKINNY_STEPS, skinny_code
 from tests.link.c.utils import assert_clean_under_address_sanitizer, compile_c, requires_compiler
 
 pytestmark = [
@@ -108,9 +108,9 @@ def _assert_close(actual, expected, k, dtype):
 
 SHAPES = st.one_of(
     # Few rows of c (the forward and backward products of a small batch).
-    st.tuples(st.integers(1, SKINNY_MAX), st.integers(1, 400), st.integers(1, 300)),
+    st.tuples(st.integers(1, SKINNY_ROWS), st.integers(1, 400), st.integers(1, 300)),
     # A short inner length (the weight gradient of a small batch).
-    st.tuples(st.integers(SKINNY_MAX + 1, 300), st.integers(1, SKINNY_MAX),
+    st.tuples(st.integers(SKINNY_ROWS + 1, 300), st.integers(1, SKINNY_STEPS),
               st.integers(1, 300)))
 
 
@@ -143,10 +143,11 @@ DISPATCH = [
     (784, 10, 500, "T", "C", 1),    # h.T @ delta: rows kernel, by rows of c
     (60, 1000, 1000, "C", "C", 1),
     (60, 10, 1000, "C", "T", 1),    # delta @ W.T, short inner length: b copied by rows
-    (65, 65, 500, "C", "C", 0),     # neither skinny: gemm
+    (SKINNY_ROWS + 1, SKINNY_STEPS + 1, 500, "C", "C", 0),  # neither skinny: gemm
     (1000, 1000, 1000, "C", "C", 0),
     (60, 784, 10, "C", "C", 0),     # c's rows too short for the vectors: gemm
-    (SKINNY_MAX, 2000, 64, "F", "F", 1),
+    (SKINNY_ROWS, 2000, 64, "F", "F", 1),
+    (100, 64, 500, "T", "C", 1),
 ]
 
 

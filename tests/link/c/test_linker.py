@@ -132,6 +132,28 @@ def test_a_buffer_someone_else_holds_is_not_reused():
     np.testing.assert_array_equal(held, [1.0, 1.0])
 
 
+@pytest.mark.parametrize("through_perform", [False, True])
+def test_a_returned_array_the_caller_let_go_of_is_reused(through_perform):
+    """An output the caller dropped is written again by the next call (no new allocation);
+    one the caller holds, or holds a view of, never is. Also for an output that perform()
+    computes (it may reuse its storage)."""
+    x = T.dvector("x")
+    f = c_function([x], twice(x) if through_perform else add_one(x))
+    expected = (lambda v: 2 * v) if through_perform else (lambda v: v + 1)
+    first = weakref.ref(f(np.zeros(1000)))
+    dropped = f(np.ones(1000))
+    if not through_perform:
+        assert dropped is first()
+    held = f(np.full(1000, 2.0))
+    view = f(np.full(1000, 3.0))[::2]
+    latest = f(np.full(1000, 4.0))
+    assert not np.shares_memory(held, latest) and not np.shares_memory(view, latest)
+    np.testing.assert_array_equal(held, expected(np.full(1000, 2.0)))
+    np.testing.assert_array_equal(view, expected(np.full(500, 3.0)))
+    np.testing.assert_array_equal(latest, expected(np.full(1000, 4.0)))
+    np.testing.assert_array_equal(dropped, expected(np.ones(1000)))
+
+
 def test_constants_are_read_by_c_code():
     x = T.dvector("x")
     f = c_function([x], add_one(T.constant(np.array([1.0, 2.0]))) + x)
