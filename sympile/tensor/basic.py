@@ -198,36 +198,46 @@ class Alloc(Op):
         output_storage[0][0] = result
 
     def c_code(self, node, names):
-        """Checks the lengths and the value's shape as perform does, then one broadcasting
-        copy (PyArray_CopyInto) into the output buffer."""
+        """Checks the lengths and the value's shape as perform does (with its messages), then
+        one broadcasting copy (PyArray_CopyInto) into the output buffer."""
         value, lengths = names.inputs[0], names.inputs[1:]
         ndim = len(lengths)
         offset = ndim - node.inputs[0].type.ndim
         read_lengths = "\n".join(
             f"dims[{axis}] = (npy_intp)*(const npy_int64 *)PyArray_DATA({length});"
             for axis, length in enumerate(lengths))
-        checks = "\n".join(f"""
-if (PyArray_DIM({value}, {axis}) != dims[{offset + axis}]) {{
-    PyErr_Format(PyExc_ValueError, "{self}: a value whose axis {axis} has length %lld cannot "
-                 "be broadcast to length %lld at axis {offset + axis} of the shape%s",
-                 (long long)PyArray_DIM({value}, {axis}), (long long)dims[{offset + axis}],
-                 PyArray_DIM({value}, {axis}) == 1 ? " (its type does not say it is "
-                 "broadcastable; declare it with row/col, dimshuffle('x', ...), specify_shape "
-                 "or a static shape)" : "");
-    {names.fail}
-}}""" for axis, static in enumerate(node.inputs[0].type.shape) if static != 1)
+        # The first axis whose length differs from the shape's, as perform finds it.
+        checks = "\n".join(
+            f"if (bad_axis < 0 && PyArray_DIM({value}, {axis}) != dims[{offset + axis}]) "
+            f"bad_axis = {axis};"
+            for axis, static in enumerate(node.inputs[0].type.shape) if static != 1)
         output_type = NPY_TYPES[node.outputs[0].type.dtype]
         return CCode(body=f"""
 npy_intp dims[{max(ndim, 1)}];
+int bad_axis = -1, negative = 0;
 {read_lengths}
-for (int axis = 0; axis < {ndim}; ++axis) {{
-    if (dims[axis] < 0) {{
-        PyErr_Format(PyExc_ValueError, "{self}: negative length %lld in shape entry %d",
-                     (long long)dims[axis], axis);
-        {names.fail}
-    }}
-}}
+for (int axis = 0; axis < {ndim}; ++axis)
+    negative |= dims[axis] < 0;
+if (!negative) {{
 {checks}
+}}
+if (negative || bad_axis >= 0) {{
+    PyObject *shape = PyArray_IntTupleFromIntp(PyArray_NDIM({value}), PyArray_DIMS({value}));
+    PyObject *requested = shape ? PyArray_IntTupleFromIntp({ndim}, dims) : NULL;
+    if (requested != NULL && negative)
+        PyErr_Format(PyExc_ValueError, "{self}: negative length in shape %R", requested);
+    else if (requested != NULL && PyArray_DIM({value}, bad_axis) == 1)
+        PyErr_Format(PyExc_ValueError, "{self}: axis %d of the value (shape %R) has length 1 "
+                     "at run time but its type does not say it is broadcastable, so it is not "
+                     "broadcast to shape %R; declare it (row/col, dimshuffle('x', ...), "
+                     "specify_shape or a static shape)", bad_axis, shape, requested);
+    else if (requested != NULL)
+        PyErr_Format(PyExc_ValueError, "{self}: a value of shape %R cannot be broadcast to "
+                     "shape %R", shape, requested);
+    Py_XDECREF(shape);
+    Py_XDECREF(requested);
+    {names.fail}
+}}
 if (sympile_prepare_output(&{names.outputs[0]}, {ndim}, dims, {output_type}) != 0) {{
     {names.fail}
 }}

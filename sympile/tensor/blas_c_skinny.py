@@ -59,44 +59,39 @@ _ISAS = {
              "rows": 6, "dot_rows": 3, "dot_cols": 3},
 }
 
-# Vector primitives per (instruction set, dtype): the vector and mask types, the lanes, and
-# C expressions of p (pointer), m (mask), v, x, y, z (vectors), s (scalar), n (lanes).
-_PRIMITIVES = {
-    ("avx512", "float32"): {
-        "V": "__m512", "M": "__mmask16", "W": 16,
-        "load": "_mm512_loadu_ps(p)", "mload": "_mm512_maskz_loadu_ps(m, p)",
-        "store": "_mm512_storeu_ps(p, v)", "mstore": "_mm512_mask_storeu_ps(p, m, v)",
-        "set1": "_mm512_set1_ps(s)", "zero": "_mm512_setzero_ps()",
-        "fma": "_mm512_fmadd_ps(x, y, z)", "mul": "_mm512_mul_ps(x, y)",
-        "add": "_mm512_add_ps(x, y)", "sum": "_mm512_reduce_add_ps(v)",
-        "mask": "(__mmask16)(n >= 16 ? 0xFFFFu : (1u << n) - 1)"},
-    ("avx512", "float64"): {
-        "V": "__m512d", "M": "__mmask8", "W": 8,
-        "load": "_mm512_loadu_pd(p)", "mload": "_mm512_maskz_loadu_pd(m, p)",
-        "store": "_mm512_storeu_pd(p, v)", "mstore": "_mm512_mask_storeu_pd(p, m, v)",
-        "set1": "_mm512_set1_pd(s)", "zero": "_mm512_setzero_pd()",
-        "fma": "_mm512_fmadd_pd(x, y, z)", "mul": "_mm512_mul_pd(x, y)",
-        "add": "_mm512_add_pd(x, y)", "sum": "_mm512_reduce_add_pd(v)",
-        "mask": "(__mmask8)(n >= 8 ? 0xFFu : (1u << n) - 1)"},
-    ("avx2", "float32"): {
-        "V": "__m256", "M": "__m256i", "W": 8,
-        "load": "_mm256_loadu_ps(p)", "mload": "_mm256_maskload_ps(p, m)",
-        "store": "_mm256_storeu_ps(p, v)", "mstore": "_mm256_maskstore_ps(p, m, v)",
-        "set1": "_mm256_set1_ps(s)", "zero": "_mm256_setzero_ps()",
-        "fma": "_mm256_fmadd_ps(x, y, z)", "mul": "_mm256_mul_ps(x, y)",
-        "add": "_mm256_add_ps(x, y)",
-        "sum": "sympile_skinny_sum8(v)",
-        "mask": "_mm256_loadu_si256((const __m256i *)(sympile_skinny_mask32 + 8 - n))"},
-    ("avx2", "float64"): {
-        "V": "__m256d", "M": "__m256i", "W": 4,
-        "load": "_mm256_loadu_pd(p)", "mload": "_mm256_maskload_pd(p, m)",
-        "store": "_mm256_storeu_pd(p, v)", "mstore": "_mm256_maskstore_pd(p, m, v)",
-        "set1": "_mm256_set1_pd(s)", "zero": "_mm256_setzero_pd()",
-        "fma": "_mm256_fmadd_pd(x, y, z)", "mul": "_mm256_mul_pd(x, y)",
-        "add": "_mm256_add_pd(x, y)",
-        "sum": "sympile_skinny_sum4(v)",
-        "mask": "_mm256_loadu_si256((const __m256i *)(sympile_skinny_mask64 + 4 - n))"},
-}
+
+def _primitives(isa: str, dtype: str) -> dict[str, object]:
+    """The vector primitives of (instruction set, dtype): the vector and mask types, the
+    lanes, and C expressions of p (pointer), m (mask), v, x, y, z (vectors), s (scalar), n
+    (lanes)."""
+    bits = 512 if isa == "avx512" else 256
+    lanes = bits // (32 if dtype == "float32" else 64)
+    suffix = "ps" if dtype == "float32" else "pd"
+    prefix = f"_mm{bits}"
+    vector = f"__m{bits}" + ("" if dtype == "float32" else "d")
+    primitives: dict[str, object] = {
+        "V": vector, "W": lanes,
+        "load": f"{prefix}_loadu_{suffix}(p)", "store": f"{prefix}_storeu_{suffix}(p, v)",
+        "set1": f"{prefix}_set1_{suffix}(s)", "zero": f"{prefix}_setzero_{suffix}()",
+        "fma": f"{prefix}_fmadd_{suffix}(x, y, z)", "mul": f"{prefix}_mul_{suffix}(x, y)",
+        "add": f"{prefix}_add_{suffix}(x, y)"}
+    if isa == "avx512":
+        mask = f"__mmask{lanes}"
+        primitives.update({
+            "M": mask, "mload": f"{prefix}_maskz_loadu_{suffix}(m, p)",
+            "mstore": f"{prefix}_mask_storeu_{suffix}(p, m, v)",
+            "sum": f"{prefix}_reduce_add_{suffix}(v)",
+            "mask": f"({mask})(n >= {lanes} ? 0x{(1 << lanes) - 1:X}u : (1u << n) - 1)"})
+    else:
+        # Masks are lanes of all ones, loaded from a table of ones then zeros.
+        table = "sympile_skinny_mask32" if dtype == "float32" else "sympile_skinny_mask64"
+        primitives.update({
+            "M": "__m256i", "mload": f"{prefix}_maskload_{suffix}(p, m)",
+            "mstore": f"{prefix}_maskstore_{suffix}(p, m, v)",
+            "sum": f"sympile_skinny_sum{lanes}(v)",
+            "mask": f"_mm256_loadu_si256((const __m256i *)({table} + {lanes} - n))"})
+    return primitives
+
 
 _COMMON = r"""
 #include <immintrin.h>
@@ -542,7 +537,7 @@ def _render(text: str, values: dict[str, object]) -> str:
 
 
 def _instance(isa: str, dtype: str) -> str:
-    settings, primitives = _ISAS[isa], _PRIMITIVES[(isa, dtype)]
+    settings, primitives = _ISAS[isa], _primitives(isa, dtype)
     values: dict[str, object] = {
         "s": f"{isa}_{dtype}", "T": _TYPES[dtype], "V": primitives["V"],
         "M": primitives["M"], "W": primitives["W"],
@@ -583,7 +578,7 @@ def skinny_code(dtype: str, minsize: float, avx512: bool = True) -> tuple[str, s
     kernels = "".join(_instance(isa, dtype) for isa in _ISAS)
     # Lanes of the widest vectors: the rows kernel wants c's rows to fill two of them, the
     # dot kernel the inner length to fill one.
-    lanes = _PRIMITIVES[("avx512", dtype)]["W"]
+    lanes = _primitives("avx512", dtype)["W"]
     unit = common + kernels + _render(_DISPATCH, {"dtype": dtype, "T": _TYPES[dtype],
                                                   "rows_max": SKINNY_ROWS, "steps": SKINNY_STEPS,
                                                   "lanes": lanes})

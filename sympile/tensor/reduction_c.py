@@ -334,11 +334,17 @@ def _rows_path(rows_name: str, acc_dtype: str, output_dtype: str, names: CNames)
     }}"""
 
 
-def _empty_check(op_name: str, names: CNames) -> str:
+def _empty_check(op_name: str, names: CNames, ndim: str = "ndim") -> str:
+    """C raising perform's error where reduced axis `axis` of `shape` (`ndim` lengths) is
+    empty."""
     return f"""if (shape[axis] == 0) {{
-            PyErr_Format(PyExc_ValueError, "{op_name}: cannot reduce axis %d of an input "
-                         "with an empty axis: the axis is empty, and this reduction of an "
-                         "empty axis has no value", axis);
+            PyObject *input_shape = PyArray_IntTupleFromIntp({ndim}, shape);
+            if (input_shape != NULL) {{
+                PyErr_Format(PyExc_ValueError, "{op_name}: cannot reduce axis %d of an input "
+                             "of shape %R: the axis is empty, and this reduction of an empty "
+                             "axis has no value", axis, input_shape);
+                Py_DECREF(input_shape);
+            }}
             {names.fail}
         }}"""
 

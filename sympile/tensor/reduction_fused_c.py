@@ -236,7 +236,8 @@ def _body(op, node: Apply, names: CNames, operands: _Operands, axes: tuple[int, 
     acc_type, output_type = C_TYPES[acc_dtype], C_TYPES[node.outputs[0].type.dtype]
     output_dtype = node.outputs[0].type.dtype
     reduced_flags = ", ".join("1" if axis in axes else "0" for axis in range(ndim)) or "0"
-    check = _empty_check(str(op), names) if op.scalar_op.identity is None else ""
+    check = (_empty_check(str(op), names, str(ndim))
+             if op.scalar_op.identity is None else "")
     varying = [k for k in range(count) if not operands.block_constant[k]]
     contiguous_test = " && ".join(
         [f"inner_strides[{k}] == (npy_intp)sizeof({operands.types[k]})" for k in varying]
