@@ -266,6 +266,11 @@ class FunctionGraph:
             if not isinstance(variable, Variable) or variable not in self.variables:
                 raise ValueError(f"FunctionGraph.replace: {variable} is not in this graph")
             check_replacement_type(variable, new_variable)
+        # A replacement that a rewrite has just built takes the user's line of the variable it
+        # replaces, for the errors that name it (it was built at the line calling function()).
+        fresh = [(variable, new_variable) for variable, new_variable in pairs
+                 if new_variable not in self.variables
+                 and getattr(variable.tag, "trace", None) is not None]
         done: list[tuple[Any, int, Variable]] = []
         try:
             for variable, new_variable in pairs:
@@ -281,6 +286,8 @@ class FunctionGraph:
         except Exception:
             self._revert(done, reason)
             raise
+        for variable, new_variable in fresh:
+            new_variable.tag.trace = variable.tag.trace
 
     def _revert(self, done: list[tuple[Any, int, Variable]], reason: str | None) -> None:
         """Undo the changes of `done`, last first (each restores the state before it)."""

@@ -245,6 +245,20 @@ def test_replace_with_a_new_subgraph_imports_its_nodes():
     assert evaluate(fgraph.outputs, {x: 1.0, y: 2.0, z: 3.0}) == [24.0]
 
 
+def test_a_new_replacement_takes_the_replaced_variables_line():
+    """A rewrite builds its replacement far from the user's code: the replacement then names
+    the line of the variable it replaces in errors. A variable the graph had keeps its own."""
+    fgraph, x, y, _z, m, _out = fgraph_of()
+    new = add(y, x)
+    assert new.tag.trace != m.tag.trace
+    fgraph.replace(m, new)
+    assert new.tag.trace == m.tag.trace
+    fgraph, x, y, _z, m, _out = fgraph_of()
+    own = y.tag.trace
+    fgraph.replace(m, y)
+    assert y.tag.trace == own
+
+
 def test_replace_prunes_nodes_that_lose_all_clients():
     recorder = Recorder()
     x, y, z = MyType()("x"), MyType()("y"), MyType()("z")

@@ -1,6 +1,7 @@
 """Canonicalization: rewrites that remove computations which do nothing (x * 1, x + 0,
 --x, an identity DimShuffle, a cast to x's own dtype, ...) and put what remains in one
-standard form (x ** 2 -> sqr(x), one DimShuffle instead of two, one reduction instead of two).
+standard form (x ** 2 -> sqr(x), one DimShuffle instead of two, one reduction instead of two,
+dot(a, b) for a matmul of matrices and vectors).
 
 Every rule keeps the output's Type: a replacement has the output's dtype (x is cast when the
 operation would have changed it, as x * 1.0 does for an integer x) and a static shape at
@@ -29,6 +30,7 @@ from sympile.graph.fgraph import FunctionGraph
 from sympile.graph.rewriting.basic import node_rewriter
 from sympile.graph.rewriting.db import EquilibriumDatabase
 from sympile.tensor.basic import Alloc, alloc
+from sympile.tensor.blas import Dot, MatMul
 from sympile.tensor.elemwise import DimShuffle, Elemwise
 from sympile.tensor.math import cast, elemwise_of
 from sympile.tensor.reduction import CAReduce
@@ -556,6 +558,17 @@ def local_reduce_dimshuffle(fgraph: FunctionGraph, node: Apply):
     return [result] if node.outputs[0].type.is_super(result.type) else None
 
 
+@node_rewriter([MatMul])
+def local_matmul_to_dot(fgraph, node):
+    """matmul(a, b) -> dot(a, b) where neither has more than 2 axes (the same product, as
+    numpy defines both): the BLAS rules match dot, so W - lr * (x.T @ g) becomes one Gemm."""
+    a, b = node.inputs
+    if a.type.ndim > 2 or b.type.ndim > 2:
+        return None
+    result = Dot()(a, b)
+    return [result] if node.outputs[0].type.is_super(result.type) else None
+
+
 # -- the database -------------------------------------------------------------------------------
 
 CANONICALIZE_RULES = (
@@ -566,7 +579,7 @@ CANONICALIZE_RULES = (
     local_reduce_reduce, local_reduce_length_one, local_combine_constants, local_div_to_mul,
     local_div_div, local_switch_constant_condition, local_useless_subtensor,
     local_reduce_dimshuffle, local_elemwise_alloc, local_int_div_by_one, local_neg_of_sub,
-    local_switch_same_branches,
+    local_switch_same_branches, local_matmul_to_dot,
 )
 
 canonicalize_db = EquilibriumDatabase("canonicalize")

@@ -524,3 +524,28 @@ def test_float_int_div_by_one_is_floor():
     f = sympile.function([X], X // 1, mode=get_mode("FAST_RUN").excluding("fusion", "inplace"))
     assert len(_ops(f)) == 1
     assert_like_numpy(f(np.array([[1.5, -1.5]])), np.array([[1.0, -2.0]]))
+
+
+@pytest.mark.parametrize("a_shape, b_shape", [((3, 4), (4, 5)), ((4,), (4, 5)), ((3, 4), (4,)),
+                                              ((4,), (4,)), ((1, 4), (4, None))])
+def test_matmul_of_matrices_and_vectors_is_dot(a_shape, b_shape):
+    a = T.tensor("float64", shape=a_shape, name="a")
+    b = T.tensor("float64", shape=b_shape, name="b")
+    compare(a @ b, ["Dot"], "local_matmul_to_dot")
+
+
+def test_matmul_update_becomes_gemm():
+    weights = sympile.shared(RNG.normal(size=(4, 3)), name="W")
+    x, g = T.dmatrix("x"), T.dmatrix("g")
+    step = sympile.function([x, g], [], updates=[(weights, weights - 0.5 * (x.T @ g))])
+    assert "GemmInplace" in [type(n.op).__name__ for n in step.maker.fgraph.toposort()]
+    x_value, g_value = RNG.normal(size=(2, 4)), RNG.normal(size=(2, 3))
+    expected = weights.get_value() - 0.5 * x_value.T @ g_value
+    step(x_value, g_value)
+    np.testing.assert_allclose(weights.get_value(), expected, rtol=1e-13)
+
+
+def test_batched_matmul_is_left_alone():
+    a, b = T.dtensor3("a"), T.dmatrix("b")
+    function = sympile.function([a, b], a @ b)
+    assert [type(n.op).__name__ for n in function.maker.fgraph.toposort()] == ["MatMul"]
