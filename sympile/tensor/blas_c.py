@@ -719,28 +719,6 @@ def _specialize(text: str, dtype: str) -> str:
         "@vectorize@", _VECTORIZE)
 
 
-def _skinny(dtype: str) -> tuple[str, str, str | None]:
-    """blas_c_skinny.skinny_code for `dtype` under the config flags (no kernels when
-    config.blas_skinny is 'off')."""
-    if config.blas_skinny == "off":
-        return "sympile_no_skinny_" + dtype, _specialize(_NO_SKINNY, dtype), None
-    return skinny_code(dtype, float(config.blas_parallel_minsize),
-                       avx512=config.blas_skinny == "auto")
-
-
-_NO_SKINNY = r"""
-/* config.blas_skinny is 'off': every product goes to BLAS. */
-static int sympile_no_skinny_@dtype@(npy_intp m, npy_intp n, npy_intp k, @type@ alpha,
-                                     const @type@ *a, npy_intp a_row, npy_intp a_column,
-                                     const @type@ *b, npy_intp b_row, npy_intp b_column,
-                                     @type@ *c, npy_intp c_row, npy_intp c_column,
-                                     int accumulate)
-{
-    return 0;
-}
-"""
-
-
 def _collect(name: str, dtype: str, support: list[str], blas: list[str],
              units: list[str]) -> None:
     """Append piece `name`, after the pieces it calls, unless already there (blas_multiply
@@ -749,7 +727,8 @@ def _collect(name: str, dtype: str, support: list[str], blas: list[str],
     for called in calls:
         _collect(called, dtype, support, blas, units)
     if name == "blas_multiply":
-        skinny, declaration, unit = _skinny(dtype)
+        skinny, declaration, unit = skinny_code(dtype, float(config.blas_parallel_minsize),
+                                                config.blas_skinny)
         if declaration not in support:
             support.append(declaration)
         if unit is not None and unit not in units:

@@ -34,6 +34,7 @@ their partial sums), as BLAS's kernels do; alpha scales the finished sum.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import platform
 
@@ -335,7 +336,6 @@ _ROWS = r"""
 #endif
         sympile_skinny_rows_blocks_@s@(0, blocks, 0, columns, by_rows, m, n, k, k, 0, alpha,
                                       packed, b, ldb, c, ldc, accumulate);
-    (void)threads;
     free(partial);
     if (packed != small)
         free(packed);
@@ -457,10 +457,9 @@ _DISPATCH = r"""
    c(i, j) at c[i * c_row + j * c_column], one step of c being 1. Returns 1 when done, 0
    when the product is left to BLAS (no kernel for this CPU or layout, not skinny, out of
    memory). */
-int @name@(npy_intp m, npy_intp n, npy_intp k, @T@ alpha,
-                                  const @T@ *a, npy_intp a_row, npy_intp a_column,
-                                  const @T@ *b, npy_intp b_row, npy_intp b_column, @T@ *c,
-                                  npy_intp c_row, npy_intp c_column, int accumulate)
+int @name@(npy_intp m, npy_intp n, npy_intp k, @T@ alpha, const @T@ *a, npy_intp a_row,
+           npy_intp a_column, const @T@ *b, npy_intp b_row, npy_intp b_column, @T@ *c,
+           npy_intp c_row, npy_intp c_column, int accumulate)
 {
     int isa = sympile_skinny_isa();
     if (isa == 0)
@@ -516,7 +515,8 @@ int @name@(npy_intp m, npy_intp n, npy_intp k, @T@ alpha, const @T@ *a, npy_intp
            npy_intp c_row, npy_intp c_column, int accumulate);
 """
 
-# Where the kernels cannot be built: every product goes to BLAS.
+# Where the kernels cannot be built, or config.blas_skinny is 'off': every product goes to
+# BLAS.
 _NO_KERNELS = r"""
 static int @name@(npy_intp m, npy_intp n, npy_intp k, @T@ alpha, const @T@ *a,
                   npy_intp a_row, npy_intp a_column, const @T@ *b, npy_intp b_row,
@@ -563,17 +563,20 @@ def _x86_64() -> bool:
     return platform.machine().lower() in ("x86_64", "amd64")
 
 
-def skinny_code(dtype: str, minsize: float, avx512: bool = True) -> tuple[str, str, str | None]:
+@functools.cache
+def skinny_code(dtype: str, minsize: float, setting: str = "auto") -> tuple[str, str, str | None]:
     """(name, support, unit) of the kernels' dispatcher for `dtype` (float32 or float64),
     with `minsize` multiply-adds (config.blas_parallel_minsize) as the threshold for
-    threads, the AVX-512 kernels used only if `avx512`: `int name(m, n, k, alpha, a, a_row,
-    a_column, b, b_row, b_column, c, c_row, c_column, accumulate)` (see _DISPATCH),
-    declared by `support` and defined in the library unit `unit` (None where there are no
-    kernels: `support` then defines it as 0, BLAS)."""
-    if not _x86_64():
-        name = f"sympile_skinny_{dtype}"
+    threads, under `setting` (config.blas_skinny: 'auto', 'avx2' never uses the AVX-512
+    kernels, 'off' none): `int name(m, n, k, alpha, a, a_row, a_column, b, b_row, b_column,
+    c, c_row, c_column, accumulate)` (see _DISPATCH), declared by `support` and defined in
+    the library unit `unit` (None where there are no kernels: `support` then defines it as
+    0, BLAS). Cached: every BLAS node's C code asks for it."""
+    if setting == "off" or not _x86_64():
+        name = f"sympile_no_skinny_{dtype}"
         return name, _render(_NO_KERNELS, {"name": name, "T": _TYPES[dtype]}), None
-    common = _render(_COMMON, {"avx512_check": _ISAS["avx512"]["check"] if avx512 else "0",
+    common = _render(_COMMON, {"avx512_check": _ISAS["avx512"]["check"]
+                               if setting == "auto" else "0",
                                "avx2_check": _ISAS["avx2"]["check"], "minsize": minsize})
     kernels = "".join(_instance(isa, dtype) for isa in _ISAS)
     # Lanes of the widest vectors: the rows kernel wants c's rows to fill two of them, the
