@@ -6,7 +6,7 @@
   skinny      the three products of a layer's training step on a small batch, float32:
               forward x @ W, backward g @ W.T, update W -= lr * x.T @ g, for 784 -> 500 and
               1000 -> 1000 layers at batch 10 and 60; sympile with its skinny kernels
-              (sympile.tensor.blas_c_skinny) and with config.blas_skinny = 'off' (BLAS's
+              (sympile.tensor.blas.skinny) and with config.blas_skinny = 'off' (BLAS's
               gemm), numpy, and jax (jit) and torch where installed
 
 Each row: the median time of one call, and GFLOP/s (2 m k n flops per product). sympile runs

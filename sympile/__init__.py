@@ -24,4 +24,10 @@ from sympile.ifelse import ifelse  # noqa: F401
 from sympile.printing import debugprint, pp  # noqa: F401
 from sympile.scan import scan, until  # noqa: F401
 
+# Theano users write T.grad. The gradient layer sits above the tensor layer, which must not
+# import it; this package, above both and imported before either, hands the names down.
+for _name in ("Lop", "Rop", "grad", "hessian", "jacobian"):
+    setattr(tensor, _name, getattr(gradient, _name))
+del _name
+
 __version__ = "0.1.0"

@@ -40,7 +40,7 @@ every argument by pointer, column-major). `openmp`: the body uses OpenMP pragmas
 `units` are the sources of library units: top-level C that the backend compiles as
 translation units of their own (after the same helpers), caches, and links into every
 module whose nodes name them, once however many nodes do. They hold code too large to
-compile again in each op unit (sympile.tensor.blas_c_skinny's kernels); their functions are
+compile again in each op unit (sympile.tensor.blas.skinny's kernels); their functions are
 not static, have names unique to their text, and the node's `support` declares them.
 """
 

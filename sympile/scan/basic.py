@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from sympile.graph.basic import Constant, Variable, clone_replace, graph_inputs
-from sympile.ifelse import ifelse
+from sympile.ifelse.basic import ifelse
 from sympile.scan.op import Scan
 from sympile.tensor.shape import expand_dims
 from sympile.tensor.type import tensor_type

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 
 from sympile.graph.basic import Variable, clone_replace, equal_computations, graph_inputs
 from sympile.graph.gradient_types import disconnected_type, is_disconnected, is_null
-from sympile.ifelse import ifelse
+from sympile.ifelse.basic import ifelse
 from sympile.scan.op import Scan
 from sympile.tensor.basic import join, stack, zeros_like
 from sympile.tensor.math import cast, gt, le, logical_and, minimum

@@ -16,7 +16,7 @@ from sympile.graph.basic import Apply, Constant, Variable, ancestors
 from sympile.graph.rewriting.basic import node_rewriter
 from sympile.scan.op import Scan
 from sympile.scan.rewriting import ScanParts, scan_db
-from sympile.tensor.rewriting.ifelse import unconditional_siblings
+from sympile.ifelse.rewriting import unconditional_siblings
 
 __all__ = ["scan_merge"]
 

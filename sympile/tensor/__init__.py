@@ -13,7 +13,7 @@ from sympile.tensor.math import *  # noqa: F401,F403
 from sympile.tensor.shape import *  # noqa: F401,F403
 from sympile.tensor.basic import *  # noqa: F401,F403
 from sympile.tensor.reduction import *  # noqa: F401,F403
-from sympile.tensor.blas import *  # noqa: F401,F403
+from sympile.tensor.blas.basic import *  # noqa: F401,F403
 from sympile.tensor.subtensor import *  # noqa: F401,F403
 from sympile.tensor.sort import *  # noqa: F401,F403
 from sympile.tensor.extra_ops import *  # noqa: F401,F403
@@ -21,6 +21,3 @@ from sympile.tensor.extra_ops import *  # noqa: F401,F403
 from sympile.tensor import nnet  # noqa: E402,F401 - T.nnet.softmax, as in Theano
 
 as_tensor = as_tensor_variable
-
-# Theano users write T.grad; gradient.py sits above the tensor layer, so it comes last.
-from sympile.gradient import Lop, Rop, grad, hessian, jacobian  # noqa: E402,F401

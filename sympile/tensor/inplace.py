@@ -11,7 +11,7 @@ graph's DestroyHandler says the first input's value is needed by nobody else.
 
 Elementwise ops have their inplace form in Elemwise itself (inplace_pattern). Derivatives are
 the base op's: its formula, never the overwriting form. The C backend's BLAS calls write over
-the destroyed input when the op has a destroy_map (sympile.tensor.blas_c), and so does the C of
+the destroyed input when the op has a destroy_map (sympile.tensor.blas.blas_c), and so does the C of
 the indexed writes (sympile.tensor.subtensor_inc_c, subtensor_c, indexing_c).
 """
 
@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from sympile.graph.op import Op
-from sympile.tensor.gemm import Gemm, Gemv, Ger, _check_runtime
+from sympile.tensor.blas.gemm import Gemm, Gemv, Ger, _check_runtime
 from sympile.tensor.subtensor import (
     AdvancedIncSubtensor,
     IncSubtensor,

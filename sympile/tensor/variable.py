@@ -324,7 +324,7 @@ class _TensorMethods:
         return any(self, axis=axis, keepdims=keepdims)
 
     def dot(self, other):
-        from sympile.tensor.blas import dot
+        from sympile.tensor.blas.basic import dot
         return dot(self, other)
 
     def cumsum(self, axis=None):

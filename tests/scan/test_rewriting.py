@@ -12,7 +12,7 @@ from sympile.graph.rewriting.db import RewriteQuery
 from sympile.scan import Scan, scan, until
 from sympile.scan.rewriting import scan_db
 from sympile.tensor.blas import Dot
-from sympile.tensor.gemm import Ger
+from sympile.tensor.blas.gemm import Ger
 from sympile.tensor.rewriting import rewrite_db
 from sympile.tensor.subtensor import AdvancedIncSubtensor, IncSubtensor, Subtensor
 

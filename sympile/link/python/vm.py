@@ -4,7 +4,7 @@ Every variable has one storage cell (a one-element list) that lives as long as t
 function, so an Op may reuse the array it produced on the previous call.
 
 Conditionals are lazy. An op with `branch_inputs(node) -> (then positions, else positions)`
-(sympile.ifelse.IfElse) is a conditional: input 0 is a scalar condition (nonzero is true), and
+(sympile.ifelse.basic.IfElse) is a conditional: input 0 is a scalar condition (nonzero is true), and
 it reads only the inputs of the branch that the condition selects. `lazy_schedule` takes out of
 the main sequence the nodes that only one branch of a conditional needs and has the
 conditional's step run them after the condition is known; both backends follow that schedule.

@@ -11,7 +11,6 @@ from sympile.tensor.rewriting.canonicalize import canonicalize_db  # noqa: F401
 from sympile.tensor.rewriting import shape  # noqa: E402,F401 - registers its rules
 from sympile.tensor.rewriting import blas  # noqa: E402,F401 - registers its rules
 from sympile.tensor.rewriting import fusion  # noqa: E402,F401 - registers its rules
-from sympile.tensor.rewriting import ifelse  # noqa: E402,F401 - registers its rules
 from sympile.tensor.rewriting import zeros  # noqa: E402,F401 - registers its rules
 from sympile.tensor.rewriting import inplace  # noqa: E402,F401 - registers its rules
 from sympile.tensor.rewriting import nnet  # noqa: E402,F401 - registers its rules

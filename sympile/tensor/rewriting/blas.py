@@ -1,5 +1,5 @@
 """BLAS specialization: a product and the elementwise terms around it replaced by one BLAS
-update (sympile.tensor.gemm), which computes them in one call without the intermediates.
+update (sympile.tensor.blas.gemm), which computes them in one call without the intermediates.
 
   local_ger   z + alpha * outer(x, y)              -> Ger(z, alpha, x, y)
               (outer(x, y) as mul or dot of the column x[:, None] and the row y[None, :])
@@ -38,9 +38,9 @@ from sympile.graph.rewriting.basic import node_rewriter
 from sympile.graph.rewriting.db import EquilibriumDatabase
 from sympile.scalar import basic as scalar
 from sympile.tensor import math
-from sympile.tensor.blas import Dot
+from sympile.tensor.blas.basic import Dot
 from sympile.tensor.elemwise import DimShuffle, Elemwise, is_elemwise_of
-from sympile.tensor.gemm import BLAS_DTYPES, gemm, gemv, ger
+from sympile.tensor.blas.gemm import BLAS_DTYPES, gemm, gemv, ger
 from sympile.tensor.rewriting.basic import rewrite_db
 from sympile.tensor.shape import declared_like
 from sympile.tensor.variable import as_tensor_variable

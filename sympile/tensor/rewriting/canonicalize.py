@@ -30,7 +30,7 @@ from sympile.graph.fgraph import FunctionGraph
 from sympile.graph.rewriting.basic import node_rewriter
 from sympile.graph.rewriting.db import EquilibriumDatabase
 from sympile.tensor.basic import Alloc, alloc
-from sympile.tensor.blas import Dot, MatMul
+from sympile.tensor.blas.basic import Dot, MatMul
 from sympile.tensor.elemwise import DimShuffle, Elemwise
 from sympile.tensor.math import cast, elemwise_of
 from sympile.tensor.reduction import CAReduce

@@ -28,7 +28,7 @@ from sympile.scalar import basic as scalar
 from sympile.tensor import math
 from sympile.tensor.basic import Alloc, ARange
 from sympile.tensor.elemwise import DimShuffle, Elemwise
-from sympile.tensor.nnet import (
+from sympile.tensor.nnet.basic import (
     CrossentropySoftmax1Hot,
     CrossentropySoftmax1HotDx,
     LogSoftmax,

@@ -21,7 +21,7 @@ from sympile.graph.basic import Apply, Variable
 from sympile.graph.fgraph import FunctionGraph
 from sympile.graph.rewriting.basic import node_rewriter
 from sympile.graph.rewriting.db import EquilibriumDatabase
-from sympile.tensor.blas import dot
+from sympile.tensor.blas.basic import dot
 from sympile.tensor.elemwise import DimShuffle, Elemwise
 from sympile.tensor.math import elemwise_of
 from sympile.tensor.reduction import CAReduce

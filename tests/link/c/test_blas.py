@@ -1,5 +1,5 @@
 """C code of the dense products (Dot, MatMul, TensorDot: sympile.tensor.blas) and of the BLAS
-updates (Gemm, Gemv, Ger: sympile.tensor.gemm), against numpy and the Python backend, on the
+updates (Gemm, Gemv, Ger: sympile.tensor.blas.gemm), against numpy and the Python backend, on the
 layouts BLAS reads in place (C and Fortran order, spaced rows) and those it needs copied
 (spaced columns, negative strides, misaligned data), with empty and 1x1 operands, in place,
 and on shapes that do not match."""
@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 import sympile
 import sympile.tensor as T
 from sympile.link.c.codegen import has_c_code
-from sympile.tensor.gemm import Gemm, Gemv, Ger, gemm, gemv, ger
+from sympile.tensor.blas.gemm import Gemm, Gemv, Ger, gemm, gemv, ger
 from tests.link.c.utils import (PYTHON_MODE, assert_clean_under_address_sanitizer, compile_c,
                                 requires_compiler)
 from tests.utils import assert_like_numpy

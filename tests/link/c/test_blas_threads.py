@@ -1,4 +1,4 @@
-"""How many threads the BLAS calls of the C backend run on (sympile.tensor.blas_c): a call of
+"""How many threads the BLAS calls of the C backend run on (sympile.tensor.blas.blas_c): a call of
 fewer than config.blas_parallel_minsize multiply-adds runs on one thread, a larger one is
 split among OpenMP threads (each calling the library on one thread), and the library's
 thread count is the same after the call as before it, for small and large calls alike."""

@@ -1,4 +1,4 @@
-"""The skinny-product kernels (sympile.tensor.blas_c_skinny): the dispatcher's library unit
+"""The skinny-product kernels (sympile.tensor.blas.skinny): the dispatcher's library unit
 built on its own and called through ctypes, so that each call says whether a kernel did
 the product (1) or left it to BLAS (0); its results against
 float64 numpy on random shapes, layouts, alpha and accumulate, on one thread and split
@@ -23,7 +23,7 @@ import sympile
 import sympile.tensor as T
 from sympile.config import config
 from sympile.link.c.cmodule import compile_flags
-from sympile.tensor.blas_c_skinny import SKINNY_ROWS, SKINNY_STEPS, skinny_code
+from sympile.tensor.blas.skinny import SKINNY_ROWS, SKINNY_STEPS, skinny_code
 from tests.link.c.utils import assert_clean_under_address_sanitizer, compile_c, requires_compiler
 
 pytestmark = [

@@ -13,14 +13,14 @@ from sympile.compile.mode import Mode, get_mode
 from sympile.graph.fgraph import FunctionGraph
 from sympile.ifelse import IfElse, ifelse
 from sympile.tensor.rewriting import rewrite_db
-from sympile.tensor.rewriting.ifelse import (
+from sympile.ifelse.rewriting import (
     local_ifelse_lift,
     local_ifelse_merge,
     local_ifelse_negated_condition,
     local_ifelse_nested_same_condition,
     local_ifelse_remove_unused_outputs,
 )
-from tests.test_ifelse import BACKENDS, CALLS, Counted
+from tests.ifelse.test_basic import BACKENDS, CALLS, Counted
 from tests.utils import assert_like_numpy
 
 NO_REWRITE = Mode(rewriter=None, name="no rewrite")

@@ -13,7 +13,7 @@ sums over the batch axes an operand was broadcast along and restores its axis or
 Bool and integer operands get no gradient.
 
 C backend: float32 and float64 products (both inputs and the output of one dtype) call BLAS
-(gemm, gemv, dot; see sympile.tensor.blas_c); other dtypes run perform.
+(gemm, gemv, dot; see sympile.tensor.blas.blas_c); other dtypes run perform.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from sympile.graph.gradient_types import DisconnectedType, disconnected_type
 from sympile.graph.op import Op
 from sympile.scalar.basic import DISCRETE_DTYPES, upcast
 from sympile.tensor import math, reduction
-from sympile.tensor.blas_c import BLAS_C_DTYPES, blas_call, c_string
+from sympile.tensor.blas.blas_c import BLAS_C_DTYPES, blas_call, c_string
 from sympile.tensor.elemwise import DimShuffle, broadcast_static_shape
 from sympile.tensor.shape import declared_like, flatten
 from sympile.tensor.type import tensor_type

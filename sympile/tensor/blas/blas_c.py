@@ -1,5 +1,5 @@
 """The C that the C backend runs for the dense products (sympile.tensor.blas: Dot, MatMul,
-TensorDot) and the BLAS updates (sympile.tensor.gemm: Gemm, Gemv, Ger): float32 and float64,
+TensorDot) and the BLAS updates (sympile.tensor.blas.gemm: Gemm, Gemv, Ger): float32 and float64,
 through the BLAS routines the backend loads from scipy.
 
 Every operand is seen as a matrix (a 1-d one as a row or a column), and every product as
@@ -16,7 +16,7 @@ an uninitialised output); where BLAS would skip alpha * x @ y (alpha = 0, or k =
 is computed and added anyway, so that 0 * inf gives nan as in numpy.
 
 Skinny products (c with at most 64 rows, or an inner length of at most 64: a small batch's
-layer products) go to sympile's own kernels instead of gemm (sympile.tensor.blas_c_skinny,
+layer products) go to sympile's own kernels instead of gemm (sympile.tensor.blas.skinny,
 config.blas_skinny).
 
 Threads: a BLAS call of fewer than config.blas_parallel_minsize multiply-adds runs on one
@@ -40,7 +40,7 @@ from collections.abc import Sequence
 
 from sympile.config import config
 from sympile.graph.ccode import CCode
-from sympile.tensor.blas_c_skinny import skinny_code
+from sympile.tensor.blas.skinny import skinny_code
 
 __all__ = ["BLAS_C_DTYPES", "blas_call", "c_string", "update_c_code"]
 
@@ -354,7 +354,7 @@ static void sympile_blas_multiply_one_@dtype@(const sympile_blas_matrix *a,
 }
 
 /* sympile_blas_multiply_one, or a skinny kernel in place of gemm (see
-   sympile.tensor.blas_c_skinny); a large BLAS call is split among OpenMP threads, each
+   sympile.tensor.blas.skinny); a large BLAS call is split among OpenMP threads, each
    calling the library, on one thread, for a band of c's columns (or rows, when c has more
    rows). */
 static void sympile_blas_multiply_@dtype@(const sympile_blas_matrix *a,

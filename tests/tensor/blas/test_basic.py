@@ -383,7 +383,7 @@ def test_matmul_errors():
     # FAST_RUN computes a matmul of a matrix and a vector as a Dot: its error names the line.
     product = T.matmul(a, b)
     with pytest.raises(ValueError, match=r"(?s)Dot: shapes \(2, 3\) and \(2,\) are not aligned"
-                                         r".*created at .*test_blas.py"):
+                                         r".*created at .*test_basic.py"):
         evaluate(product, [a, b], [np.ones((2, 3)), np.ones(2)])
 
 

@@ -1,5 +1,5 @@
 """Register-blocked C kernels for the skinny products of small-batch training, used by
-sympile.tensor.blas_c in place of BLAS's gemm where they are faster.
+sympile.tensor.blas.blas_c in place of BLAS's gemm where they are faster.
 
 A minibatch of b examples makes products whose result has b rows (the forward h @ W and the
 backward delta @ W.T) or whose inner length is b (the weight gradient h.T @ delta). BLAS's

@@ -300,7 +300,7 @@ import numpy as np
 import sympile
 import sympile.tensor as T
 from tests.link.c.utils import C_MODE
-from tests.test_ifelse import Counted
+from tests.ifelse.test_basic import Counted
 
 c1, c2 = T.iscalars("c1", "c2")
 x = T.dmatrix("x")

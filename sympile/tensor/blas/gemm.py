@@ -14,7 +14,7 @@ perform evaluates the formula with numpy (whose dot is BLAS). scipy's ?gemm was 
 2.6x slower here on C-ordered float32 operands (it copies them to Fortran order), and a zero
 alpha or beta would let BLAS skip a term where the formula propagates 0 * nan = nan. The C
 backend calls BLAS directly, on the layouts it controls, and computes every term as perform
-does (sympile.tensor.blas_c).
+does (sympile.tensor.blas.blas_c).
 
 Derivatives are those of the formula above (each op is linear in its array operands and in
 alpha and beta): L_op and R_op differentiate that formula written with dot, mul and add.
@@ -31,8 +31,9 @@ from sympile.graph.basic import Apply, Variable
 from sympile.graph.gradient_types import DisconnectedType, disconnected_type
 from sympile.graph.op import Op
 from sympile.tensor import math
-from sympile.tensor.blas import dot, outer
-from sympile.tensor.blas_c import BLAS_C_DTYPES, update_c_code
+from sympile.tensor.blas.basic import dot, outer
+from sympile.tensor.reduction import sum as tensor_sum
+from sympile.tensor.blas.blas_c import BLAS_C_DTYPES, update_c_code
 from sympile.tensor.type import tensor_type
 from sympile.tensor.variable import as_tensor_variable
 
@@ -75,29 +76,64 @@ def _store(output_storage: list[list[Any]], node: Apply, result: Any) -> None:
 
 
 class _BlasUpdate(Op):
-    """What Gemm, Gemv and Ger share: derivatives through `expand`, the formula written with
-    dot, mul and add."""
+    """What Gemm, Gemv and Ger share: each is alpha * P(u, v) + beta * w for a bilinear
+    product P of two of its inputs (dot or outer), and its derivatives follow from that form:
+    `terms` names the inputs, `product` is P, `left_adjoint(g, v)` and `right_adjoint(u, g)`
+    are P's transposes (the u and v of <g, P(u, v)>)."""
 
-    def expand(self, *inputs: Variable) -> Variable:
+    # Input indices of w, alpha, u, v and beta (None: beta is 1, as in Ger).
+    terms: tuple[int, int, int, int, int | None]
+
+    def product(self, u: Variable, v: Variable) -> Variable:
+        raise NotImplementedError
+
+    def left_adjoint(self, output_grad: Variable, v: Variable) -> Variable:
+        raise NotImplementedError
+
+    def right_adjoint(self, u: Variable, output_grad: Variable) -> Variable:
         raise NotImplementedError
 
     def L_op(self, inputs, outputs, output_grads):
-        """The reverse sweep of `expand`: for Gemm, alpha * g · yᵀ for x, alpha * xᵀ · g for y,
-        beta * g for z, sum(g * dot(x, y)) for alpha and sum(g * z) for beta."""
-        from sympile.gradient import Lop
+        """<g, alpha P(u, v) + beta w>: beta g for w, sum(g * P(u, v)) for alpha, alpha
+        times P's transposes applied to g for u and v, sum(g * w) for beta."""
         (output_grad,) = output_grads
         if isinstance(output_grad.type, DisconnectedType):
             return [disconnected_type() for _ in inputs]
-        return Lop(self.expand(*inputs), list(inputs), output_grad)
+        w_index, alpha_index, u_index, v_index, beta_index = self.terms
+        w, alpha, u, v = (inputs[index] for index in self.terms[:4])
+        grads: list[Variable] = [None] * len(inputs)  # type: ignore[list-item]
+        grads[w_index] = (output_grad if beta_index is None
+                          else math.mul(inputs[beta_index], output_grad))
+        grads[alpha_index] = tensor_sum(math.mul(output_grad, self.product(u, v)))
+        grads[u_index] = math.mul(alpha, self.left_adjoint(output_grad, v))
+        grads[v_index] = math.mul(alpha, self.right_adjoint(u, output_grad))
+        if beta_index is not None:
+            grads[beta_index] = tensor_sum(math.mul(output_grad, w))
+        return grads
 
     def R_op(self, inputs, eval_points):
-        """The forward sweep of `expand` along the given tangents (None: a constant input)."""
-        from sympile.gradient import Rop
-        pairs = [(variable, point) for variable, point in zip(inputs, eval_points)
-                 if point is not None]
-        if not pairs:
+        """d(alpha P(u, v) + beta w) = dalpha P(u, v) + alpha (P(du, v) + P(u, dv))
+        + dbeta w + beta dw, the terms of constant inputs (None) left out."""
+        if all(point is None for point in eval_points):
             return [None]
-        return [Rop(self.expand(*inputs), [v for v, _ in pairs], [p for _, p in pairs])]
+        w_index, alpha_index, u_index, v_index, beta_index = self.terms
+        w, alpha, u, v = (inputs[index] for index in self.terms[:4])
+        terms: list[Variable] = []
+        if eval_points[alpha_index] is not None:
+            terms.append(math.mul(eval_points[alpha_index], self.product(u, v)))
+        if eval_points[u_index] is not None:
+            terms.append(math.mul(alpha, self.product(eval_points[u_index], v)))
+        if eval_points[v_index] is not None:
+            terms.append(math.mul(alpha, self.product(u, eval_points[v_index])))
+        if beta_index is not None and eval_points[beta_index] is not None:
+            terms.append(math.mul(eval_points[beta_index], w))
+        if eval_points[w_index] is not None:
+            terms.append(eval_points[w_index] if beta_index is None
+                         else math.mul(inputs[beta_index], eval_points[w_index]))
+        total = terms[0]
+        for term in terms[1:]:
+            total = math.add(total, term)
+        return [total]
 
     # For the C code: the input indices of z, x, y, alpha and beta (None: 1) in
     # alpha * x @ y + beta * z (1-d operands are columns, y a row when c_y_row), and the
@@ -108,7 +144,7 @@ class _BlasUpdate(Op):
 
     def c_code(self, node, names):
         """One BLAS call (gemm, gemv or ger) into a new array, or over the destroyed input
-        when the op has a destroy_map; see sympile.tensor.blas_c."""
+        when the op has a destroy_map; see sympile.tensor.blas.blas_c."""
         dtype = node.outputs[0].type.dtype
         if dtype not in BLAS_C_DTYPES:
             return None
@@ -155,8 +191,16 @@ class Gemm(_BlasUpdate):
         z_shape = input_shapes[0]
         return [tuple(z_shape)]
 
-    def expand(self, z, alpha, x, y, beta):
-        return math.add(math.mul(alpha, dot(x, y)), math.mul(beta, z))
+    terms = (0, 1, 2, 3, 4)
+
+    def product(self, x, y):
+        return dot(x, y)
+
+    def left_adjoint(self, output_grad, y):
+        return dot(output_grad, y.T)
+
+    def right_adjoint(self, x, output_grad):
+        return dot(x.T, output_grad)
 
 
 class Gemv(_BlasUpdate):
@@ -191,8 +235,16 @@ class Gemv(_BlasUpdate):
     def infer_shape(self, fgraph, node, input_shapes):
         return [tuple(input_shapes[0])]
 
-    def expand(self, y, alpha, a, x, beta):
-        return math.add(math.mul(alpha, dot(a, x)), math.mul(beta, y))
+    terms = (0, 1, 2, 3, 4)
+
+    def product(self, a, x):
+        return dot(a, x)
+
+    def left_adjoint(self, output_grad, x):
+        return outer(output_grad, x)
+
+    def right_adjoint(self, a, output_grad):
+        return dot(a.T, output_grad)
 
 
 class Ger(_BlasUpdate):
@@ -228,8 +280,16 @@ class Ger(_BlasUpdate):
     def infer_shape(self, fgraph, node, input_shapes):
         return [tuple(input_shapes[0])]
 
-    def expand(self, a, alpha, x, y):
-        return math.add(a, math.mul(alpha, outer(x, y)))
+    terms = (0, 1, 2, 3, None)
+
+    def product(self, x, y):
+        return outer(x, y)
+
+    def left_adjoint(self, output_grad, y):
+        return dot(output_grad, y)
+
+    def right_adjoint(self, x, output_grad):
+        return dot(output_grad.T, x)
 
 
 _gemm, _gemv, _ger = Gemm(), Gemv(), Ger()

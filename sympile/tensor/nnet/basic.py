@@ -30,7 +30,7 @@ from sympile.graph.op import Op
 from sympile.scalar import basic as scalar
 from sympile.tensor import math
 from sympile.tensor.basic import arange
-from sympile.tensor.nnet_c import (
+from sympile.tensor.nnet.basic_c import (
     crossentropy_softmax_c_code,
     crossentropy_softmax_dx_c_code,
     softmax_family_c_code,

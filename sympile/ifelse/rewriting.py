@@ -27,7 +27,7 @@ from sympile import scalar
 from sympile.graph.basic import Apply, Constant, Variable
 from sympile.graph.fgraph import OUTPUT, FunctionGraph
 from sympile.graph.rewriting.basic import node_rewriter
-from sympile.ifelse import IfElse
+from sympile.ifelse.basic import IfElse
 from sympile.tensor.elemwise import DimShuffle, Elemwise
 from sympile.tensor.reduction import CAReduce
 from sympile.tensor.rewriting.canonicalize import canonicalize_db

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from sympile.graph.basic import Apply
 from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames
-from sympile.tensor.nnet_c_rows import kernel_name, row_kernels, scaled_row_kernel
+from sympile.tensor.nnet.rows_c import kernel_name, row_kernels, scaled_row_kernel
 
 __all__ = ["crossentropy_softmax_c_code", "crossentropy_softmax_dx_c_code",
            "softmax_family_c_code"]

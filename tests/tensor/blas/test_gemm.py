@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import sympile.tensor as T
-from sympile.tensor.gemm import gemm, gemv, ger
+from sympile.tensor.blas.gemm import gemm, gemv, ger
 from tests.utils import GradCase, assert_like_numpy, check_grad_case, check_infer_shape, evaluate
 
 DTYPES = ["float32", "float64"]

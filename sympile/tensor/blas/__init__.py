@@ -1,0 +1,17 @@
+"""Dense products and the BLAS updates, as Theano's `theano.tensor.blas`.
+
+- basic.py: Dot, MatMul, TensorDot and their builders (dot, matmul, tensordot, outer,
+  batched_dot), also exported by sympile.tensor.
+- gemm.py: the BLAS updates Gemm, Gemv, Ger that the rewrites in
+  sympile.tensor.rewriting.blas make out of products and sums.
+- blas_c.py, blas.c, blas_*.c: the C the C backend runs for all of them (scipy's BLAS through
+  function pointers, split among OpenMP threads above a size).
+- skinny.py, skinny.c: sympile's own kernels for the skinny products of small-batch training.
+"""
+
+from sympile.tensor.blas.basic import *  # noqa: F403
+from sympile.tensor.blas.basic import __all__ as _basic_all
+from sympile.tensor.blas.gemm import *  # noqa: F403
+from sympile.tensor.blas.gemm import __all__ as _gemm_all
+
+__all__ = [*_basic_all, *_gemm_all]

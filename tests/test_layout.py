@@ -1,0 +1,177 @@
+"""The package layout (docs/architecture.md): every package imports alone, and imports run
+one way between packages, from a layer to the layers below it.
+
+A package is a folder of sympile with an __init__.py; the graph below joins two packages
+when a module of one imports a module of the other. Imports at a module's top level (the
+ones that run when it is imported) must form no circle. An import inside a function runs
+later, when the function is called; one that goes up the layers is allowed only where it is
+listed in LATE_BOUND, with its reason, so a new one is a decision, not an accident.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import sympile
+
+ROOT = Path(sympile.__file__).parent
+
+# (importing module, imported module): why the import waits for a call.
+LATE_BOUND = {
+    ("sympile.tensor.variable", "sympile.compile.function"):
+        "Variable.eval() compiles a function, as Theano's does",
+    ("sympile.gradient", "sympile.scan"):
+        "jacobian and hessian build a scan over the rows, as Theano's do",
+}
+
+
+def _module_names() -> dict[str, Path]:
+    modules = {}
+    for path in ROOT.rglob("*.py"):
+        parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        modules[".".join(parts)] = path
+    return modules
+
+
+MODULES = _module_names()
+PACKAGES = sorted(name for name, path in MODULES.items() if path.name == "__init__.py")
+
+
+def _package(module: str) -> str:
+    """The innermost package holding `module` (a package holds its own __init__); a module
+    at sympile's top (config, gradient, printing) is a layer of its own."""
+    parent = module.rpartition(".")[0]
+    if MODULES[module].name == "__init__.py" or parent == "sympile":
+        return module
+    return parent
+
+
+def _imports(module: str) -> list[tuple[str, bool]]:
+    """(imported sympile module, at top level?) for each import in `module`."""
+    tree = ast.parse(MODULES[module].read_text())
+    top_level = {id(node) for node in tree.body}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [f"{node.module}.{alias.name}" if f"{node.module}.{alias.name}" in MODULES
+                     else node.module for alias in node.names]
+        else:
+            continue
+        found += [(name, id(node) in top_level) for name in names if name in MODULES]
+    return found
+
+
+def _is_inside(package: str, other: str) -> bool:
+    return other == package or other.startswith(package + ".")
+
+
+def _edges(top_level_only: bool) -> dict[tuple[str, str], list[str]]:
+    """(package, package) -> the imports that join them. A package's __init__ that
+    re-exports its own subpackages is the package's public face, not a dependency of theirs,
+    so imports from a package into its own subpackages are left out."""
+    edges: dict[tuple[str, str], list[str]] = {}
+    for module in MODULES:
+        source = _package(module)
+        for imported, top_level in _imports(module):
+            target = _package(imported)
+            if target == source or (top_level_only and not top_level):
+                continue
+            if _is_inside(source, target) or (_is_inside(target, source)
+                                              and MODULES[module].name == "__init__.py"):
+                continue
+            edges.setdefault((source, target), []).append(f"{module} imports {imported}")
+    return edges
+
+
+def _circles(edges) -> list[list[str]]:
+    graph: dict[str, set[str]] = {}
+    for source, target in edges:
+        graph.setdefault(source, set()).add(target)
+    circles, state = [], {}
+
+    def visit(node, path):
+        state[node] = "open"
+        for successor in sorted(graph.get(node, ())):
+            if state.get(successor) == "open":
+                circles.append(path[path.index(successor):] + [successor])
+            elif successor not in state:
+                visit(successor, path + [successor])
+        state[node] = "done"
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node, [node])
+    return circles
+
+
+def _layer(package: str) -> str:
+    """The layer a package belongs to: sympile's top-level package or module holding it."""
+    return ".".join(package.split(".")[:2])
+
+
+def test_top_level_imports_form_no_circle_between_packages():
+    edges = _edges(top_level_only=True)
+    circles = _circles(edges)
+    detail = ["  ->  ".join(circle) + "\n    " + "\n    ".join(
+        edges[(a, b)][0] for a, b in zip(circle, circle[1:])) for circle in circles]
+    assert not circles, "import circles between packages:\n" + "\n".join(detail)
+
+
+def test_the_tensor_layer_imports_nothing_above_it():
+    """Not even late: T.grad comes from sympile/__init__.py, Gemm's derivatives are written
+    with dot, and only Variable.eval is listed."""
+    above = ("sympile.gradient", "sympile.scan", "sympile.ifelse", "sympile.compile",
+             "sympile.link")
+    found = [(module, imported) for module in MODULES if module.startswith("sympile.tensor")
+             for imported, _ in _imports(module) if imported.startswith(above)]
+    assert set(found) <= set(LATE_BOUND), found
+
+
+def test_late_imports_up_the_layers_are_the_listed_ones():
+    """Every import of a module whose layer imports the importer's layer (directly or not)
+    is inside a function and listed in LATE_BOUND; every listed one still exists."""
+    layer_edges = {(_layer(a), _layer(b)) for a, b in _edges(top_level_only=True)
+                   if _layer(a) != _layer(b)}
+    below: dict[str, set[str]] = {}
+    for source, target in layer_edges:
+        below.setdefault(source, set()).add(target)
+
+    def reaches(start: str, goal: str) -> bool:
+        seen, frontier = set(), [start]
+        while frontier:
+            layer = frontier.pop()
+            for successor in below.get(layer, ()):
+                if successor == goal:
+                    return True
+                if successor not in seen:
+                    seen.add(successor)
+                    frontier.append(successor)
+        return False
+
+    upward = {(module, imported) for module in MODULES for imported, top_level in
+              _imports(module)
+              if _layer(_package(module)) != _layer(_package(imported))
+              and reaches(_layer(_package(imported)), _layer(_package(module)))}
+    assert upward == set(LATE_BOUND)
+
+
+def test_the_graph_check_finds_a_circle():
+    edges = {("sympile.a", "sympile.b"): ["x"], ("sympile.b", "sympile.a"): ["y"]}
+    assert _circles(edges) == [["sympile.a", "sympile.b", "sympile.a"]]
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_package_imports_alone_in_a_fresh_interpreter(package):
+    result = subprocess.run([sys.executable, "-c", f"import {package}"], capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+
