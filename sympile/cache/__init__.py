@@ -40,6 +40,7 @@ from types import ModuleType
 import numpy
 
 from sympile.config import config
+from sympile.graph.ccode import resolve_resume_lines
 
 FORMAT_VERSION = 2
 META_NAME = "meta.json"
@@ -221,6 +222,11 @@ def _named_module_source(source: str, key: str) -> str:
             f'#define SYMPILE_MODULE_NAME "{name}"\n{rest}')
 
 
+def _write_source(path: str, source: str) -> None:
+    """Write a generated source, its C files' RESUME_LINEs resolved (sympile.graph.ccode)."""
+    _write_atomic(path, resolve_resume_lines(source, path).encode())
+
+
 def _temporary_path(directory: str, suffix: str) -> str:
     descriptor, temporary = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=suffix)
     os.close(descriptor)
@@ -259,7 +265,7 @@ def _compile(source: str, flags: tuple[str, ...], directory: str, key: str, inpu
     if kind == "module":
         source = _named_module_source(source, key)
     source_path = os.path.join(directory, source_name)
-    _write_atomic(source_path, source.encode())
+    _write_source(source_path, source)
     _unlink_quietly(os.path.join(directory, META_NAME))
     product = _product_path(directory, key, kind, source_name)
     temporary = _temporary_path(directory, os.path.splitext(product)[1])
@@ -310,7 +316,7 @@ def _unit_header(header: tuple[str, str], flags: tuple[str, ...], kind: str) -> 
     product = os.path.join(cache_root(), compute_key(key_inputs(text, flags, kind)), header_name)
     if not os.path.exists(product):
         os.makedirs(os.path.dirname(product), exist_ok=True)
-        _write_atomic(product, text.encode())
+        _write_source(product, text)
 
 
 def build(source: str, flags: tuple[str, ...], units: tuple[str, ...] = (),
@@ -355,7 +361,7 @@ def _build_module(source: str, flags: tuple[str, ...], main_flags: tuple[str, ..
     arguments = ("-I" + os.path.join(cache_root(), header_key),)
     source = _named_module_source(source, key)
     source_path = os.path.join(directory, SOURCE_NAME)
-    _write_atomic(source_path, source.encode())
+    _write_source(source_path, source)
     _unlink_quietly(os.path.join(directory, META_NAME))
     main_object = _temporary_path(directory, ".o")
     linked = _temporary_path(directory, sysconfig.get_config_var("EXT_SUFFIX"))

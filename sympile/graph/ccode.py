@@ -46,6 +46,9 @@ not static, have names unique to their text, and the node's `support` declares t
 
 from __future__ import annotations
 
+import functools
+import os
+import re
 from dataclasses import dataclass
 
 # The C type that holds one element of each dtype. float16 and complex have no arithmetic
@@ -87,3 +90,42 @@ class CNames:
     inputs: tuple[str, ...]
     outputs: tuple[str, ...]
     fail: str
+
+
+# Ends the text of a C file in a generated source: the writer of the source (sympile.cache)
+# turns it into `#line <its own line + 1> "<the source's path>"`, so that what follows is
+# attributed to the generated file again.
+RESUME_LINE = '#line 1 "@sympile-resume@"'
+_RESUME = re.compile(r'^#line 1 "@sympile-resume@"$', re.MULTILINE)
+
+
+@functools.cache
+def c_file(beside: str, name: str) -> str:
+    """The text of the C file `name` in the folder of the module file `beside` (a module's
+    __file__), for a generated source: headed by a #line directive, so that a compiler error
+    in it names the file and its line, and closed by RESUME_LINE."""
+    path = os.path.join(os.path.dirname(os.path.abspath(beside)), name)
+    with open(path, encoding="utf-8") as stream:
+        text = stream.read()
+    return f'#line 1 "{path}"\n{text}{"" if text.endswith(chr(10)) else chr(10)}{RESUME_LINE}\n'
+
+
+def render(text: str, values: dict[str, object]) -> str:
+    """`text` (a C file's, with @name@ placeholders) with each @name@ replaced by its value,
+    which must fit on one line, so that the file's line numbers still hold."""
+    for name, value in values.items():
+        value = str(value)
+        if "\n" in value:
+            raise ValueError(f"render: the value of @{name}@ spans lines: {value[:60]!r}")
+        text = text.replace(f"@{name}@", value)
+    return text
+
+
+def resolve_resume_lines(source: str, path: str) -> str:
+    """`source` as written to `path`: each RESUME_LINE becomes the #line directive that
+    gives the lines after it their own numbers in `path`."""
+    lines = source.split("\n")
+    for number, line in enumerate(lines):
+        if _RESUME.match(line):
+            lines[number] = f'#line {number + 2} "{path}"'
+    return "\n".join(lines)

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from sympile.graph.basic import Apply, Constant, Variable
-from sympile.graph.ccode import NPY_TYPES, CCode, CNames
+from sympile.graph.ccode import NPY_TYPES, CCode, CNames, render
 from sympile.link.c import prelude
 from sympile.link.python.vm import Step, is_conditional, lazy_schedule
 from sympile.tensor.type import TensorType
@@ -230,7 +230,7 @@ def _source(plan: ModulePlan, normalized: set[Variable]) -> str:
     run += _run_steps(plan, plan.steps, "    ")
     run += ["    return 0;", "}", ""]
     parts.append("\n".join(run))
-    parts.append(prelude.MODULE_INIT.replace("@BLAS_LOADS@", prelude.blas_loader(blas)))
+    parts.append(render(prelude.MODULE_INIT, {"BLAS_LOADS": prelude.blas_loader(blas)}))
     return "\n".join(parts)
 
 

@@ -23,9 +23,9 @@ pytestmark = requires_compiler
 
 # The modules whose tables run here, and their table names.
 _TABLES = {
-    "test_basic": ("GRAD_CASES",), "test_blas": ("GRAD_CASES",),
+    "test_basic": ("GRAD_CASES",), "blas.test_basic": ("GRAD_CASES",),
     "test_elemwise_grad": ("GRAD_CASES", "DIMSHUFFLE_CASES", "SECOND_ORDER_CASES"),
-    "test_extra_ops": ("GRAD_CASES",), "test_gemm": ("GRAD_CASES",),
+    "test_extra_ops": ("GRAD_CASES",), "blas.test_gemm": ("GRAD_CASES",),
     "test_reduction": ("GRAD_CASES",), "test_shape": ("GRAD_CASES",),
     "test_sort": ("GRAD_CASES",), "test_subtensor": ("GRAD_CASES",),
 }
@@ -36,7 +36,7 @@ def _cases() -> list:
     for module_name, tables in _TABLES.items():
         module = importlib.import_module(f"tests.tensor.{module_name}")
         for table in tables:
-            cases += [pytest.param(case, id=f"{module_name[5:]}: {case.name}")
+            cases += [pytest.param(case, id=f"{module_name.replace('test_', '')}: {case.name}")
                       for case in getattr(module, table)]
     return cases
 
