@@ -16,6 +16,7 @@ import argparse
 import os
 import time
 from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 
@@ -87,22 +88,22 @@ def main() -> None:
             x = np.random.default_rng(0).standard_normal(size).astype("float32")
             np.testing.assert_allclose(serial(x), numpy_expression(x), rtol=1e-5, atol=1e-6)
             inner = 10 if size == 10 ** 6 else 2
-            reference = median_seconds(lambda: numpy_expression(x), repeats, inner)
+            reference = median_seconds(partial(numpy_expression, x), repeats, inner)
             label = f"{name}, {size:.0e} float32"
             rows.append((label, "numpy", reference, reference))
             rows.append((label, "C fused, 1 thread",
-                         median_seconds(lambda: serial(x), repeats, inner), reference))
+                         median_seconds(partial(serial, x), repeats, inner), reference))
             rows.append((label, f"C fused, OpenMP ({os.cpu_count()} cores)",
-                         median_seconds(lambda: parallel(x), repeats, inner), reference))
+                         median_seconds(partial(parallel, x), repeats, inner), reference))
     rng = np.random.default_rng(1)
     for name, expression, numpy_expression, matrix in REDUCTIONS:
         function = compiled(expression, False, matrix)
         x = rng.standard_normal((1000, 1000) if matrix else 10 ** 6).astype("float32")
         np.testing.assert_allclose(function(x), numpy_expression(x), rtol=1e-4, atol=1e-3)
         label = f"{name}, {'1000x1000' if matrix else '1e+06'} float32"
-        reference = median_seconds(lambda: numpy_expression(x), repeats, 20)
+        reference = median_seconds(partial(numpy_expression, x), repeats, 20)
         rows.append((label, "numpy", reference, reference))
-        rows.append((label, "C, 1 thread", median_seconds(lambda: function(x), repeats, 20),
+        rows.append((label, "C, 1 thread", median_seconds(partial(function, x), repeats, 20),
                      reference))
     small = np.arange(10, dtype="float32")
     vector = T.fvector("x")

@@ -59,7 +59,7 @@ def mlp_gradient_graph(batch: int = 60):
     x, y = T.fmatrix("x"), T.lvector("y")
     sizes = [784, 500, 500, 10]
     params = []
-    for fan_in, fan_out in zip(sizes, sizes[1:]):
+    for _ in zip(sizes, sizes[1:]):
         params.append(T.fmatrix(f"W{len(params) // 2}"))
         params.append(T.fvector(f"b{len(params) // 2}"))
     activation = x

@@ -32,10 +32,17 @@ import numpy as np
 import sympile
 import sympile.tensor as T
 from benchmarks import mlp, rnn
+from benchmarks.harness import (
+    Case,
+    Row,
+    available_peers,
+    format_table,
+    measure,
+    peer_versions,
+    write_json,
+)
 from sympile.compile.mode import Mode
 from sympile.graph.rewriting.db import RewriteQuery
-from benchmarks.harness import (Case, Row, available_peers, format_table, measure,
-                                peer_versions, write_json)
 
 OVERHEAD_CALLS = 1000
 

@@ -10,16 +10,27 @@
     g([1.0, 2.0])  # array([2., 4.])
 """
 
-from sympile.config import config  # noqa: F401
-from sympile import tensor  # noqa: F401
-from sympile.compile import (  # noqa: F401
-    Function, In, Mode, Out, SharedVariable, UnusedInputError, function, get_mode, shared,
+from sympile import (  # noqa: F401
+    gradient,
+    printing,
+    tensor,
 )
+from sympile.compile import (  # noqa: F401
+    Function,
+    In,
+    Mode,
+    Out,
+    SharedVariable,
+    UnusedInputError,
+    function,
+    get_mode,
+    shared,
+)
+from sympile.config import config  # noqa: F401
+from sympile.gradient import Lop, Rop, grad, hessian, jacobian  # noqa: F401
 from sympile.graph import Apply, Constant, FunctionGraph, Op, Type, Variable  # noqa: F401
 from sympile.graph.basic import clone_replace  # noqa: F401
 from sympile.graph.fgraph import MissingInputError  # noqa: F401
-from sympile import gradient, printing  # noqa: F401
-from sympile.gradient import Lop, Rop, grad, hessian, jacobian  # noqa: F401
 from sympile.ifelse import ifelse  # noqa: F401
 from sympile.printing import debugprint, pp  # noqa: F401
 from sympile.scan import scan, until  # noqa: F401

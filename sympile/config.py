@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 import shutil
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 
 def _float_dtype(value: str) -> str:
@@ -121,7 +122,7 @@ class Config:
                                  f"{', '.join(_FLAGS)}")
         self._values[name] = _FLAGS[name][1](value)
 
-    def change_flags(self, **flags: Any) -> "_ChangeFlags":
+    def change_flags(self, **flags: Any) -> _ChangeFlags:
         """Context manager (and decorator) that sets flags and restores them afterwards."""
         return _ChangeFlags(self, flags)
 

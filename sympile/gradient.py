@@ -655,7 +655,7 @@ def verify_grad(fun: Callable[..., Variable], pt: Sequence[Any], n_tests: int = 
                         disconnected_inputs="ignore")
         analytic = function(inputs, gradients, mode=mode, on_unused_input="ignore")(*point)
 
-        def projected(*values: np.ndarray) -> float:
+        def projected(*values: np.ndarray, projection=projection) -> float:
             return float(np.sum(np.asarray(forward(*values), "float64") * projection))
 
         numeric = numeric_grad(projected, point, eps)

@@ -1,4 +1,5 @@
 import os
+import tempfile
 
 from hypothesis import HealthCheck, settings
 
@@ -8,6 +9,11 @@ from sympile.config import config
 # function would dominate its time) and the C tests choose the C backend explicitly.
 # SYMPILE_TEST_BACKEND=c runs everything on C.
 config.backend = os.environ.get("SYMPILE_TEST_BACKEND", "python")
+
+# The suite compiles into a cache of its own, never the user's (kept between runs, so a second
+# run finds its modules compiled); SYMPILE_TEST_COMPILEDIR chooses another.
+config.compiledir = os.environ.get("SYMPILE_TEST_COMPILEDIR") or os.path.join(
+    tempfile.gettempdir(), f"sympile-tests-{os.getuid()}")
 
 settings.register_profile(
     "default", deadline=None, max_examples=40,

@@ -13,7 +13,7 @@ def test_defaults_and_validation():
     with pytest.raises(AttributeError, match="no flag 'floatx'"):
         config.floatx = "float32"
     with pytest.raises(AttributeError, match="no flag 'nope'"):
-        config.nope
+        _ = config.nope
     assert config.blas_skinny == "auto"
     with pytest.raises(ValueError, match="blas_skinny must be 'auto', 'avx2' or 'off'"):
         config.blas_skinny = True

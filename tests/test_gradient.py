@@ -11,9 +11,23 @@ import sympile
 import sympile.tensor as T
 from sympile import function, shared
 from sympile.gradient import (
-    DisconnectedInputError, GradientError, NullTypeGradError, Lop, Rop, disconnected_grad,
-    gauss_newton_vector_product, grad, grad_clip, grad_scale, grad_undefined, hessian,
-    hessian_vector_product, jacobian, verify_grad, verify_rop, zero_grad,
+    DisconnectedInputError,
+    GradientError,
+    Lop,
+    NullTypeGradError,
+    Rop,
+    disconnected_grad,
+    gauss_newton_vector_product,
+    grad,
+    grad_clip,
+    grad_scale,
+    grad_undefined,
+    hessian,
+    hessian_vector_product,
+    jacobian,
+    verify_grad,
+    verify_rop,
+    zero_grad,
 )
 from sympile.graph.basic import Apply, io_toposort
 from sympile.graph.op import Op

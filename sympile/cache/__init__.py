@@ -74,7 +74,7 @@ def cache_root() -> str:
     return os.path.join(config.compiledir, platform_tag())
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def compiler_identity(cxx: str) -> tuple[str, str]:
     """(real path, `--version` text) of a compiler; run once per process and compiler."""
     found = shutil.which(cxx)
@@ -191,7 +191,7 @@ class _EntryLock:
         self.directory = directory
         self.descriptor = -1
 
-    def __enter__(self) -> "_EntryLock":
+    def __enter__(self) -> _EntryLock:
         path = os.path.join(self.directory, LOCK_NAME)
         while True:
             os.makedirs(self.directory, exist_ok=True)

@@ -10,13 +10,13 @@ from typing import Any
 
 import numpy as np
 
+from sympile.compile.mode import Mode, get_mode
+from sympile.compile.profiling import ProfileStats
+from sympile.compile.shared import SharedVariable
 from sympile.config import config
 from sympile.graph.basic import Constant, Variable, clone_replace, graph_inputs
 from sympile.graph.fgraph import FunctionGraph, InconsistencyError, MissingInputError
 from sympile.graph.rewriting.destroyhandler import DestroyHandler
-from sympile.compile.mode import Mode, get_mode
-from sympile.compile.profiling import ProfileStats
-from sympile.compile.shared import SharedVariable
 from sympile.tensor.shape import specify_shape
 from sympile.tensor.type import TensorType
 from sympile.tensor.variable import as_tensor_variable
@@ -301,8 +301,9 @@ class Function:
     """A compiled function. Call it with the explicit inputs (by position or by name).
 
     trust_input = True skips checking and converting the inputs (give ndarrays of the exact
-    dtype, none sharing memory with an input the function overwrites); fn(n_calls=N) runs the program N times on the inputs already stored, applying the
-    updates each time, and returns the last call's outputs.
+    dtype, none sharing memory with an input the function overwrites); fn(n_calls=N) runs
+    the program N times on the inputs already stored, applying the updates each time, and
+    returns the last call's outputs.
     """
 
     def __init__(self, fgraph: FunctionGraph, mode: Mode, specs: list[In], output_specs: list[Out],

@@ -11,8 +11,8 @@ changed no value.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 from sympile.config import config
@@ -124,7 +124,7 @@ PREDEFINED_MODES: dict[str, Mode] = {
 
 # debugmode subclasses Mode, so it is imported once Mode exists; sympile.compile imports this
 # module first, so the cycle always starts here.
-from sympile.compile.debugmode import DEBUG_MODE
+from sympile.compile.debugmode import DEBUG_MODE  # noqa: E402
 
 PREDEFINED_MODES["DEBUG_MODE"] = DEBUG_MODE
 PREDEFINED_MODES["DebugMode"] = DEBUG_MODE

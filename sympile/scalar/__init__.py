@@ -1,5 +1,5 @@
 """Scalar Types and Ops (see basic.py)."""
 
-from sympile.scalar.basic import *  # noqa: F401,F403
+from sympile.scalar import c_rules  # noqa: F401  (sets the ops' C rules)
+from sympile.scalar.basic import *  # noqa: F403
 from sympile.scalar.basic import ScalarOp, ScalarType, cast_op, get_scalar_type  # noqa: F401
-from sympile.scalar import c_rules  # noqa: F401,E402  (sets the ops' C rules)

@@ -19,20 +19,99 @@ from typing import Any
 
 import numpy as np
 
-from sympile.graph.ccode import C_TYPES
-from sympile.scalar.c_fastmath import (FALLBACK_FLAG, FALLBACK_LIMIT_FLOAT32, FAST_MATH_SUPPORT,
-                                       NEEDS_FALLBACK, fast_function)
-from sympile.scalar.basic import (Cast, ScalarOp, abs, add, angle, arccos, arccosh, arcsin,
-                                  arcsinh, arctan, arctan2, arctanh, bitwise_and, bitwise_or,
-                                  bitwise_xor, ceil, clip, conj, cos, cosh, deg2rad, eq, erf, erfc,
-                                  erfcinv, erfinv, exp, exp2, expm1, floor, gamma, gammaln, ge, gt,
-                                  hypot, identity, imag, int_div, invert, isfinite, isinf, isnan,
-                                  le, left_shift, log, log1p, log2, log10, logaddexp, logical_and,
-                                  logical_not, logical_or, logical_xor, lt, maximum, minimum, mod,
-                                  mul, neg, neq, pow, psi, rad2deg, real, reciprocal, right_shift,
-                                  round_half_away_from_zero, round_half_to_even, sigmoid, sign,
-                                  sin, sinh, softplus, sqr, sqrt, sub, switch, tan, tanh,
-                                  tri_gamma, true_div, trunc, upcast)
+from sympile.graph.ccode import C_TYPES, c_file
+from sympile.scalar.basic import (
+    Cast,
+    ScalarOp,
+    abs,
+    add,
+    angle,
+    arccos,
+    arccosh,
+    arcsin,
+    arcsinh,
+    arctan,
+    arctan2,
+    arctanh,
+    bitwise_and,
+    bitwise_or,
+    bitwise_xor,
+    ceil,
+    clip,
+    conj,
+    cos,
+    cosh,
+    deg2rad,
+    eq,
+    erf,
+    erfc,
+    erfcinv,
+    erfinv,
+    exp,
+    exp2,
+    expm1,
+    floor,
+    gamma,
+    gammaln,
+    ge,
+    gt,
+    hypot,
+    identity,
+    imag,
+    int_div,
+    invert,
+    isfinite,
+    isinf,
+    isnan,
+    le,
+    left_shift,
+    log,
+    log1p,
+    log2,
+    log10,
+    logaddexp,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    lt,
+    maximum,
+    minimum,
+    mod,
+    mul,
+    neg,
+    neq,
+    pow,
+    psi,
+    rad2deg,
+    real,
+    reciprocal,
+    right_shift,
+    round_half_away_from_zero,
+    round_half_to_even,
+    sigmoid,
+    sign,
+    sin,
+    sinh,
+    softplus,
+    sqr,
+    sqrt,
+    sub,
+    switch,
+    tan,
+    tanh,
+    tri_gamma,
+    true_div,
+    trunc,
+    upcast,
+)
+from sympile.scalar.c_fastmath import (
+    FALLBACK_FLAG,
+    FALLBACK_LIMIT_FLOAT32,
+    FAST_MATH_SUPPORT,
+    NEEDS_FALLBACK,
+    fast_function,
+)
 
 __all__ = ["C_ERRORS", "C_ERROR_FLAG", "CScalar", "CScalarCode", "NO_C_CODE", "c_literal"]
 
@@ -445,76 +524,9 @@ def _gammaln(c: CScalar) -> CScalarCode | None:
     return code
 
 
-_DIGAMMA = r"""
-/* psi(x) (scipy.special.psi): the reflection psi(1 - x) - pi / tan(pi x) below 0, the
-   recurrence psi(x) = psi(x + 1) - 1 / x up to 10, then the asymptotic series
-   log(x) - 1 / (2x) - sum B_2k / (2k x^2k). */
-static double sympile_digamma(double x)
-{
-    double reflection = 0.0, total = 0.0;
-    if (isnan(x) || x == -INFINITY)
-        return NAN;
-    if (x == 0)
-        return copysign(INFINITY, -x);
-    if (x < 0) {
-        /* tan(pi x) from x's distance to the nearest integer (exact), so that pi x is not
-           rounded and x near a pole keeps its digits. */
-        double fraction = x - nearbyint(x);
-        if (fraction == 0)
-            return NAN;
-        reflection = fabs(fraction) == 0.5 ? 0.0
-            : 3.14159265358979323846 / tan(3.14159265358979323846 * fraction);
-        x = 1.0 - x;
-    }
-    while (x < 10.0) {
-        total -= 1.0 / x;
-        x += 1.0;
-    }
-    if (x == INFINITY)
-        return INFINITY;
-    double inverse_square = 1.0 / (x * x);
-    double series = inverse_square * (1.0 / 12 - inverse_square * (1.0 / 120
-        - inverse_square * (1.0 / 252 - inverse_square * (1.0 / 240
-        - inverse_square * (1.0 / 132 - inverse_square * (691.0 / 32760
-        - inverse_square * (1.0 / 12)))))));
-    return total + log(x) - 0.5 / x - series - reflection;
-}
-"""
+_DIGAMMA = c_file(__file__, "digamma.h")
 
-_TRIGAMMA = r"""
-/* polygamma(1, x) (scipy's): inf at 0 and the negative integers; the reflection
-   pi^2 / sin^2(pi x) - psi1(1 - x) below 0, the recurrence psi1(x) = psi1(x + 1) + 1 / x^2
-   up to 10, then the asymptotic series 1/x + 1/(2x^2) + sum B_2k / x^(2k+1). */
-static double sympile_trigamma(double x)
-{
-    double total = 0.0, sign = 1.0;
-    if (isnan(x))
-        return NAN;
-    if (x == -INFINITY)
-        return INFINITY;
-    if (x <= 0 && x == floor(x))
-        return INFINITY;
-    if (x < 0) {
-        double sine = sin(3.14159265358979323846 * (x - nearbyint(x)));
-        total = 9.86960440108935861883 / (sine * sine);
-        sign = -1.0;
-        x = 1.0 - x;
-    }
-    double recurrence = 0.0;
-    while (x < 10.0) {
-        recurrence += 1.0 / (x * x);
-        x += 1.0;
-    }
-    if (x == INFINITY)
-        return total;
-    double inverse = 1.0 / x, inverse_square = inverse * inverse;
-    double series = inverse + 0.5 * inverse_square + inverse * inverse_square * (1.0 / 6
-        - inverse_square * (1.0 / 30 - inverse_square * (1.0 / 42 - inverse_square * (1.0 / 30
-        - inverse_square * (5.0 / 66 - inverse_square * (691.0 / 2730
-        - inverse_square * (7.0 / 6)))))));
-    return total + sign * (recurrence + series);
-}
-"""
+_TRIGAMMA = c_file(__file__, "trigamma.h")
 
 
 def _special(function_name: str, support: str):

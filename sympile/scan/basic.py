@@ -25,7 +25,7 @@ __all__ = ["scan", "until"]
 _INTEGER_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
 
 
-class until:  # noqa: N801 - Theano's name
+class until:
     """Returned by a scan's fn: stop after the step whose `condition` (a bool or integer scalar)
     is true."""
 
@@ -103,7 +103,7 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
     elif len(outputs) != len(output_specs):
         raise ValueError(f"scan: fn returned {len(outputs)} output(s) but outputs_info has "
                          f"{len(output_specs)} entries")
-    for position, (index, (initial, _)) in enumerate(recurrent):
+    for position, (index, _) in enumerate(recurrent):
         output = outputs[index]
         step_type = inner_states[position][0].type
         if output.type.dtype != step_type.dtype or output.type.ndim != step_type.ndim:

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from sympile.graph.basic import Apply, Constant, Variable, ancestors
 from sympile.graph.rewriting.basic import node_rewriter
+from sympile.ifelse.rewriting import unconditional_siblings
 from sympile.scan.op import Scan
 from sympile.scan.rewriting import ScanParts, scan_db
-from sympile.ifelse.rewriting import unconditional_siblings
 
 __all__ = ["scan_merge"]
 

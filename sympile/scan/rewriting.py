@@ -47,8 +47,8 @@ from sympile.graph.rewriting.db import EquilibriumDatabase
 from sympile.scan.op import Scan
 from sympile.tensor.basic import Alloc
 from sympile.tensor.blas.basic import Dot, dot
-from sympile.tensor.elemwise import DimShuffle, Elemwise
 from sympile.tensor.blas.gemm import Ger
+from sympile.tensor.elemwise import DimShuffle, Elemwise
 from sympile.tensor.reduction import sum as reduce_sum
 from sympile.tensor.rewriting.basic import rewrite_db
 from sympile.tensor.shape import ShapeI, reshape

@@ -4,20 +4,22 @@
     x = T.dmatrix("x"); y = T.exp(x).sum(axis=1)
 """
 
-from sympile.tensor.type import *  # noqa: F401,F403
-from sympile.tensor.variable import (  # noqa: F401
-    TensorConstant, TensorVariable, as_tensor_variable, constant,
-)
+from sympile.tensor import nnet  # noqa: F401 - T.nnet.softmax, as in Theano
+from sympile.tensor.basic import *  # noqa: F403
+from sympile.tensor.blas.basic import *  # noqa: F403
 from sympile.tensor.elemwise import DimShuffle, Elemwise  # noqa: F401
-from sympile.tensor.math import *  # noqa: F401,F403
-from sympile.tensor.shape import *  # noqa: F401,F403
-from sympile.tensor.basic import *  # noqa: F401,F403
-from sympile.tensor.reduction import *  # noqa: F401,F403
-from sympile.tensor.blas.basic import *  # noqa: F401,F403
-from sympile.tensor.subtensor import *  # noqa: F401,F403
-from sympile.tensor.sort import *  # noqa: F401,F403
-from sympile.tensor.extra_ops import *  # noqa: F401,F403
-
-from sympile.tensor import nnet  # noqa: E402,F401 - T.nnet.softmax, as in Theano
+from sympile.tensor.extra_ops import *  # noqa: F403
+from sympile.tensor.math import *  # noqa: F403
+from sympile.tensor.reduction import *  # noqa: F403
+from sympile.tensor.shape import *  # noqa: F403
+from sympile.tensor.sort import *  # noqa: F403
+from sympile.tensor.subtensor import *  # noqa: F403
+from sympile.tensor.type import *  # noqa: F403
+from sympile.tensor.variable import (  # noqa: F401
+    TensorConstant,
+    TensorVariable,
+    as_tensor_variable,
+    constant,
+)
 
 as_tensor = as_tensor_variable

@@ -25,54 +25,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from sympile.graph.basic import Apply
-from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames
+from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_file
 from sympile.tensor.indexing_c import VALUE_CHECK_SUPPORT, c_string, update_target, value_check
 
 __all__ = ["advanced_index_read_c_code", "advanced_index_write_c_code"]
 
 # Python's slice.indices for a step already checked non-zero: the first index and the count.
-_SLICE_SUPPORT = r"""
-static npy_intp sympile_slice_first_and_count(npy_intp length, int has_start,
-                                              npy_int64 start, int has_stop, npy_int64 stop,
-                                              npy_int64 step, npy_int64 *first)
-{
-    if (!has_start) start = step < 0 ? length - 1 : 0;
-    else {
-        if (start < 0) start += length;
-        if (start < 0) start = step < 0 ? -1 : 0;
-        else if (start >= length) start = step < 0 ? length - 1 : length;
-    }
-    if (!has_stop) stop = step < 0 ? -1 : length;
-    else {
-        if (stop < 0) stop += length;
-        if (stop < 0) stop = step < 0 ? -1 : 0;
-        else if (stop >= length) stop = step < 0 ? length - 1 : length;
-    }
-    *first = start;
-    if (step < 0) return stop < start ? (start - stop - 1) / (-step) + 1 : 0;
-    return start < stop ? (stop - start - 1) / step + 1 : 0;
-}
-"""
+_SLICE_SUPPORT = c_file(__file__, "advanced_index_slices.h")
 
 # The IndexError of arrays that do not broadcast, with _layout's shape text: "(2,) () (3,4)".
-_BROADCAST_ERROR_SUPPORT = r"""
-static void sympile_index_broadcast_error(const char *op, int count,
-                                          PyArrayObject *const *arrays)
-{
-    char text[1024];
-    size_t used = 0;
-    for (int i = 0; i < count && used < sizeof(text) - 64; ++i) {
-        const int ndim = arrays[i] == NULL ? 0 : PyArray_NDIM(arrays[i]);
-        used += snprintf(text + used, sizeof(text) - used, "%s(", i ? " " : "");
-        for (int axis = 0; axis < ndim && used < sizeof(text) - 64; ++axis)
-            used += snprintf(text + used, sizeof(text) - used, "%s%lld", axis ? "," : "",
-                             (long long)PyArray_DIM(arrays[i], axis));
-        used += snprintf(text + used, sizeof(text) - used, "%s)", ndim == 1 ? "," : "");
-    }
-    PyErr_Format(PyExc_IndexError, "%s: shape mismatch: indexing arrays could not be "
-                 "broadcast together with shapes %s", op, text);
-}
-"""
+_BROADCAST_ERROR_SUPPORT = c_file(__file__, "advanced_index_broadcast_error.h")
 
 
 @dataclass(frozen=True)
@@ -305,7 +267,7 @@ def _broadcast(op, plan: _Plan, names: CNames, word: str) -> str:
     lines = [f"npy_intp broadcast[{max(ndim, 1)}];",
              f"for (int axis = 0; axis < {ndim}; ++axis) broadcast[axis] = 1;",
              "int broadcasts = 1;"]
-    for number, (_, array, array_ndim, _) in enumerate(plan.arrays):
+    for _, array, array_ndim, _ in plan.arrays:
         offset = ndim - array_ndim
         lines.append(f"""for (int axis = 0; axis < {array_ndim}; ++axis) {{
     const npy_intp length = PyArray_DIM({array}, axis);

@@ -593,7 +593,7 @@ class Join(Op):
         variables = [as_tensor_variable(t, op=self, argument=index + 1)
                      for index, t in enumerate(tensors)]
         ndim = variables[0].type.ndim
-        for index, variable in enumerate(variables):
+        for _index, variable in enumerate(variables):
             if variable.type.ndim != ndim or ndim == 0:
                 raise ValueError(f"{self}: all tensors must have the same number of dimensions "
                                  f"(at least 1); got {', '.join(str(v.type) for v in variables)}")

@@ -263,7 +263,7 @@ class Elemwise(Op):
             return [grad_not_implemented(self, i, x, f"{self.scalar_op} has no derivative rule")
                     for i, x in enumerate(inputs)]
         results = []
-        for index, (x, gradient) in enumerate(zip(inputs, scalar_grads)):
+        for _index, (x, gradient) in enumerate(zip(inputs, scalar_grads)):
             if _is_discrete(x):
                 results.append(disconnected_type())
                 continue

@@ -32,42 +32,14 @@ from collections.abc import Sequence
 
 from sympile.config import config
 from sympile.graph.basic import Apply
-from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames
+from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_file
 from sympile.scalar.c_fastmath import FALLBACK_FLAG, FAST_PREFIX, precise_statements
 from sympile.scalar.c_rules import C_ERROR_FLAG, C_ERRORS
 
 __all__ = ["broadcast_shape_checks", "dimshuffle_c_code", "elemwise_c_code"]
 
 # Formats the Python backend's messages (Elemwise._check_runtime_broadcast) for C code.
-_SHAPE_ERROR = r"""
-static void sympile_elemwise_shape_error(const char *op, int count,
-                                         PyArrayObject *const *arrays, int axis,
-                                         npy_intp first, npy_intp second)
-{
-    char shapes[1024];
-    size_t used = 0;
-    shapes[0] = '\0';
-    for (int k = 0; k < count && used < sizeof(shapes); k++) {
-        int ndim = PyArray_NDIM(arrays[k]);
-        used += snprintf(shapes + used, sizeof(shapes) - used, "%s(", k ? ", " : "");
-        for (int a = 0; a < ndim && used < sizeof(shapes); a++)
-            used += snprintf(shapes + used, sizeof(shapes) - used, "%s%zd", a ? ", " : "",
-                             (Py_ssize_t)PyArray_DIMS(arrays[k])[a]);
-        if (used < sizeof(shapes))
-            used += snprintf(shapes + used, sizeof(shapes) - used, ndim == 1 ? ",)" : ")");
-    }
-    if (first == 1 || second == 1)
-        PyErr_Format(PyExc_ValueError,
-                     "%s: input shapes %s differ at axis %d, where one input has length 1 at "
-                     "run time but its type does not say the axis is broadcastable; declare "
-                     "it (row/col, dimshuffle('x', ...), specify_shape or a static shape) to "
-                     "broadcast it", op, shapes, axis);
-    else
-        PyErr_Format(PyExc_ValueError,
-                     "%s: input shapes %s cannot be broadcast together (axis %d has lengths "
-                     "%zd and %zd)", op, shapes, axis, (Py_ssize_t)first, (Py_ssize_t)second);
-}
-"""
+_SHAPE_ERROR = c_file(__file__, "shape_error.h")
 
 # Elements per block of a loop whose statements may fall back to libm, or whose outputs are
 # buffered (written over an input).

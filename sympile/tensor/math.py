@@ -69,7 +69,8 @@ _NAMES = {
     "arccosh": scalar.arccosh, "arctanh": scalar.arctanh, "hypot": scalar.hypot,
     "deg2rad": scalar.deg2rad, "rad2deg": scalar.rad2deg, "erf": scalar.erf,
     "erfc": scalar.erfc, "erfinv": scalar.erfinv, "erfcinv": scalar.erfcinv,
-    "gamma": scalar.gamma, "gammaln": scalar.gammaln, "psi": scalar.psi, "tri_gamma": scalar.tri_gamma,
+    "gamma": scalar.gamma, "gammaln": scalar.gammaln, "psi": scalar.psi,
+    "tri_gamma": scalar.tri_gamma,
     "floor": scalar.floor, "ceil": scalar.ceil, "trunc": scalar.trunc,
     "round_half_to_even": scalar.round_half_to_even,
     "round_half_away_from_zero": scalar.round_half_away_from_zero,
@@ -162,5 +163,5 @@ def _is_python_int(value: Any) -> bool:
     return is_python_scalar(value) and isinstance(value, int) and not isinstance(value, bool)
 
 
-__all__ = sorted(set(_FUNCTIONS) - {"clip"}) + ["cast", "clip", "elemwise_of", "iround",
+__all__ = sorted(set(_FUNCTIONS) - {"clip"}) + ["cast",  # noqa: PLE0605 "clip", "elemwise_of", "iround",
                                                 "round"]

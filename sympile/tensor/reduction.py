@@ -121,14 +121,14 @@ _REDUCTION_NAMES = {scalar.add: "Sum", scalar.mul: "Prod", scalar.maximum: "Max"
                     scalar.minimum: "Min", scalar.logical_and: "All", scalar.logical_or: "Any"}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _default_dtype(scalar_op: scalar.ScalarOp, input_dtype: str) -> str:
     """numpy's result dtype of reducing an `input_dtype` array with `scalar_op` (int8 -> int64
     for add and mul, bool for logical_and, the input dtype for maximum)."""
     return normalize_dtype(scalar_op.nfunc.reduce(np.zeros((1,), dtype=input_dtype)).dtype)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _can_reduce(scalar_op: scalar.ScalarOp, input_dtype: str, acc_dtype: str) -> bool:
     try:
         scalar_op.nfunc.reduce(np.zeros((1,), dtype=input_dtype), dtype=acc_dtype)

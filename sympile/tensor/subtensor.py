@@ -44,11 +44,11 @@ from sympile.graph.basic import Apply, Constant, Variable
 from sympile.graph.gradient_types import NonDifferentiable, disconnected_type, is_disconnected
 from sympile.graph.op import Op
 from sympile.tensor import reduction
-from sympile.tensor.basic import arange, full_like, zeros_like
 from sympile.tensor.advanced_index_c import (
     advanced_index_read_c_code,
     advanced_index_write_c_code,
 )
+from sympile.tensor.basic import arange, full_like, zeros_like
 from sympile.tensor.elemwise import broadcast_static_shape
 from sympile.tensor.indexing_c import advanced_rows_read_c_code, advanced_rows_write_c_code
 from sympile.tensor.math import cast, eq, switch

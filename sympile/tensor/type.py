@@ -356,4 +356,4 @@ _CONSTRUCTORS.update({_plural(name): _many(constructor)
                       for name, constructor in list(_CONSTRUCTORS.items())})
 globals().update(_CONSTRUCTORS)
 
-__all__ = ["TensorType", "tensor_type", "tensor", *_CONSTRUCTORS]
+__all__ = ["TensorType", "tensor_type", "tensor", *_CONSTRUCTORS]  # noqa: PLE0604

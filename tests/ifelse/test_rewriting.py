@@ -12,7 +12,6 @@ import sympile.tensor as T
 from sympile.compile.mode import Mode, get_mode
 from sympile.graph.fgraph import FunctionGraph
 from sympile.ifelse import IfElse, ifelse
-from sympile.tensor.rewriting import rewrite_db
 from sympile.ifelse.rewriting import (
     local_ifelse_lift,
     local_ifelse_merge,
@@ -20,6 +19,7 @@ from sympile.ifelse.rewriting import (
     local_ifelse_nested_same_condition,
     local_ifelse_remove_unused_outputs,
 )
+from sympile.tensor.rewriting import rewrite_db
 from tests.ifelse.test_basic import BACKENDS, CALLS, Counted
 from tests.utils import assert_like_numpy
 

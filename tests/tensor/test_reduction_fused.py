@@ -76,7 +76,7 @@ def test_single_scalar_op_and_all_any():
     is_positive = Composite([positive], [scalar.gt(positive, np.float64(0))])
     assert evaluate(FusedCAReduce(scalar.logical_and, is_positive, (0,))(x), [x],
                     [value]).tolist() == [True, False, False]
-    assert evaluate(FusedCAReduce(scalar.logical_or, is_positive)(x), [x], [value]) == True
+    assert evaluate(FusedCAReduce(scalar.logical_or, is_positive)(x), [x], [value]).item() is True
 
 
 def test_static_and_inferred_shape():

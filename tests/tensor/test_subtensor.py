@@ -13,11 +13,27 @@ from sympile.gradient import DisconnectedInputError, Lop, Rop, disconnected_type
 from sympile.graph.basic import io_toposort
 from sympile.graph.gradient_types import is_disconnected
 from sympile.tensor.subtensor import (
-    ARRAY, MASK, SCALAR, AdvancedIncSubtensor, AdvancedSubtensor, IncSubtensor, IndexSlice,
-    SliceLength, Subtensor, getitem, inc_subtensor, set_subtensor, take,
+    ARRAY,
+    MASK,
+    SCALAR,
+    AdvancedIncSubtensor,
+    AdvancedSubtensor,
+    IncSubtensor,
+    IndexSlice,
+    SliceLength,
+    Subtensor,
+    getitem,
+    inc_subtensor,
+    set_subtensor,
+    take,
 )
 from tests.utils import (
-    GradCase, assert_like_numpy, check_grad_case, check_infer_shape, evaluate, shapes,
+    GradCase,
+    assert_like_numpy,
+    check_grad_case,
+    check_infer_shape,
+    evaluate,
+    shapes,
 )
 
 RNG = np.random.default_rng(20240611)

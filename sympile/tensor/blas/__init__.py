@@ -14,4 +14,4 @@ from sympile.tensor.blas.basic import __all__ as _basic_all
 from sympile.tensor.blas.gemm import *  # noqa: F403
 from sympile.tensor.blas.gemm import __all__ as _gemm_all
 
-__all__ = [*_basic_all, *_gemm_all]
+__all__ = [*_basic_all, *_gemm_all]  # noqa: PLE0604

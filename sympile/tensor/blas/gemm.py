@@ -32,8 +32,8 @@ from sympile.graph.gradient_types import DisconnectedType, disconnected_type
 from sympile.graph.op import Op
 from sympile.tensor import math
 from sympile.tensor.blas.basic import dot, outer
-from sympile.tensor.reduction import sum as tensor_sum
 from sympile.tensor.blas.blas_c import BLAS_C_DTYPES, update_c_code
+from sympile.tensor.reduction import sum as tensor_sum
 from sympile.tensor.type import tensor_type
 from sympile.tensor.variable import as_tensor_variable
 

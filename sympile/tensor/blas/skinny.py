@@ -38,6 +38,8 @@ import functools
 import hashlib
 import platform
 
+from sympile.graph.ccode import c_file, render
+
 __all__ = ["SKINNY_ROWS", "SKINNY_STEPS", "skinny_code"]
 
 # A product goes to these kernels when c has at most SKINNY_ROWS rows, or (rows kernel) the
@@ -94,446 +96,24 @@ def _primitives(isa: str, dtype: str) -> dict[str, object]:
     return primitives
 
 
-_COMMON = r"""
-#include <immintrin.h>
-#include <stdlib.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
+_COMMON = c_file(__file__, "skinny_common.c")
 
-/* The first n lanes set, from n lanes of -1 followed by zeros (AVX2 masks). */
-static const int32_t sympile_skinny_mask32[16] = {-1, -1, -1, -1, -1, -1, -1, -1,
-                                                  0, 0, 0, 0, 0, 0, 0, 0};
-static const int64_t sympile_skinny_mask64[8] = {-1, -1, -1, -1, 0, 0, 0, 0};
+_HELPERS = c_file(__file__, "skinny_primitives.c")
 
-/* Bytes of the packed copy of a kept on the stack; larger ones are allocated. */
-#define SYMPILE_SKINNY_STACK 16384
-/* Bytes of b that the rows kernel keeps in the L1 cache while it walks c's rows. */
-#define SYMPILE_SKINNY_L1 16384
+_ROWS = c_file(__file__, "skinny_rows.c")
 
-__attribute__((target("avx2,fma"))) static inline float sympile_skinny_sum8(__m256 v)
-{
-    __m128 low = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    low = _mm_add_ps(low, _mm_movehl_ps(low, low));
-    return _mm_cvtss_f32(_mm_add_ss(low, _mm_shuffle_ps(low, low, 1)));
-}
+_DOT = c_file(__file__, "skinny_dot.c")
 
-__attribute__((target("avx2,fma"))) static inline double sympile_skinny_sum4(__m256d v)
-{
-    __m128d low = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
-    return _mm_cvtsd_f64(_mm_add_sd(low, _mm_unpackhi_pd(low, low)));
-}
-
-/* 2 when the CPU runs the AVX-512 kernels, 1 the AVX2 ones, 0 neither (checked once). */
-static int sympile_skinny_isa(void)
-{
-    static int isa = -1;
-    if (isa < 0) {
-        __builtin_cpu_init();
-        isa = (@avx512_check@) ? 2 : (@avx2_check@) ? 1 : 0;
-    }
-    return isa;
-}
-
-/* The threads a product of `work` multiply-adds runs on. */
-static int sympile_skinny_threads(double work)
-{
-#ifdef _OPENMP
-    if (work >= @minsize@)
-        return omp_get_max_threads();
-#endif
-    (void)work;
-    return 1;
-}
-
-/* Blocks of at most `most` rows, as even as can be, over m rows: the first m % blocks
-   blocks have one row more. */
-static void sympile_skinny_blocks(npy_intp m, int most, npy_intp *blocks, npy_intp *base,
-                                  npy_intp *extra)
-{
-    *blocks = (m + most - 1) / most;
-    *base = m / *blocks;
-    *extra = m % *blocks;
-}
-"""
-
-_HELPERS = r"""
-@target@ static inline @V@ sympile_skinny_load_@s@(const @T@ *p) { return @load@; }
-@target@ static inline @V@ sympile_skinny_mload_@s@(const @T@ *p, @M@ m) { return @mload@; }
-@target@ static inline void sympile_skinny_store_@s@(@T@ *p, @V@ v) { @store@; }
-@target@ static inline void sympile_skinny_mstore_@s@(@T@ *p, @M@ m, @V@ v) { @mstore@; }
-@target@ static inline @V@ sympile_skinny_set1_@s@(@T@ s) { return @set1@; }
-@target@ static inline @V@ sympile_skinny_zero_@s@(void) { return @zero@; }
-@target@ static inline @V@ sympile_skinny_fma_@s@(@V@ x, @V@ y, @V@ z) { return @fma@; }
-@target@ static inline @V@ sympile_skinny_mul_@s@(@V@ x, @V@ y) { return @mul@; }
-@target@ static inline @V@ sympile_skinny_add_@s@(@V@ x, @V@ y) { return @add@; }
-@target@ static inline @T@ sympile_skinny_sum_@s@(@V@ v) { return @sum@; }
-@target@ static inline @M@ sympile_skinny_mask_@s@(int n) { return @mask@; }
-"""
-
-_ROWS = r"""
-/* Rows kernel, one block: `rows` rows x 2 vectors of c (the first `m0`, `m1` lanes of each
-   when `masked`), from the block's packed a (row r of step p at packed[p * rows + r]) and b
-   (row p at b + p * ldb). `rows` and `masked` are constants where it is inlined. */
-@target@ static inline __attribute__((always_inline)) void sympile_skinny_rows_block_@s@(
-    const int rows, const int masked, npy_intp k, const @T@ *restrict packed,
-    const @T@ *restrict b, npy_intp ldb, @T@ *restrict c, npy_intp ldc, @T@ alpha,
-    int accumulate, @M@ m0, @M@ m1)
-{
-    @V@ low[@rows@], high[@rows@];
-#pragma GCC unroll 16
-    for (int r = 0; r < rows; r++)
-        low[r] = high[r] = sympile_skinny_zero_@s@();
-    for (npy_intp p = 0; p < k; p++, b += ldb, packed += rows) {
-        @V@ b0 = masked ? sympile_skinny_mload_@s@(b, m0) : sympile_skinny_load_@s@(b);
-        @V@ b1 = masked ? sympile_skinny_mload_@s@(b + @W@, m1)
-                        : sympile_skinny_load_@s@(b + @W@);
-#pragma GCC unroll 16
-        for (int r = 0; r < rows; r++) {
-            @V@ x = sympile_skinny_set1_@s@(packed[r]);
-            low[r] = sympile_skinny_fma_@s@(x, b0, low[r]);
-            high[r] = sympile_skinny_fma_@s@(x, b1, high[r]);
-        }
-    }
-    @V@ scale = sympile_skinny_set1_@s@(alpha);
-#pragma GCC unroll 16
-    for (int r = 0; r < rows; r++) {
-        @T@ *line = c + r * ldc;
-        @V@ v0 = sympile_skinny_mul_@s@(scale, low[r]), v1 = sympile_skinny_mul_@s@(scale, high[r]);
-        if (masked) {
-            if (accumulate) {
-                v0 = sympile_skinny_add_@s@(sympile_skinny_mload_@s@(line, m0), v0);
-                v1 = sympile_skinny_add_@s@(sympile_skinny_mload_@s@(line + @W@, m1), v1);
-            }
-            sympile_skinny_mstore_@s@(line, m0, v0);
-            sympile_skinny_mstore_@s@(line + @W@, m1, v1);
-        } else {
-            if (accumulate) {
-                v0 = sympile_skinny_add_@s@(sympile_skinny_load_@s@(line), v0);
-                v1 = sympile_skinny_add_@s@(sympile_skinny_load_@s@(line + @W@), v1);
-            }
-            sympile_skinny_store_@s@(line, v0);
-            sympile_skinny_store_@s@(line + @W@, v1);
-        }
-    }
-}
-
-/* The block of `rows` rows (1 to @rows@), with constant rows and masked. */
-@target@ static void sympile_skinny_rows_any_@s@(
-    int rows, int masked, npy_intp k, const @T@ *packed, const @T@ *b, npy_intp ldb, @T@ *c,
-    npy_intp ldc, @T@ alpha, int accumulate, @M@ m0, @M@ m1)
-{
-    switch (2 * rows + masked) {
-@rows_cases@
-    }
-}
-
-/* The blocks of c in row blocks [top, bottom) x column blocks [left, right) by the rows
-   kernel (see sympile_skinny_rows_@s@): the sums over steps [skip, skip + k) of the `total`
-   that a was packed with (b starts at step skip). Column by column of blocks; when
-   `by_rows`, row by row within groups of columns whose part of b fits the L1 cache. */
-@target@ static void sympile_skinny_rows_blocks_@s@(
-    npy_intp top, npy_intp bottom, npy_intp left, npy_intp right, int by_rows, npy_intp m,
-    npy_intp n, npy_intp k, npy_intp total, npy_intp skip, @T@ alpha, const @T@ *packed,
-    const @T@ *b, npy_intp ldb, @T@ *c, npy_intp ldc, int accumulate)
-{
-    npy_intp blocks, base, extra;
-    sympile_skinny_blocks(m, @rows@, &blocks, &base, &extra);
-    npy_intp group = by_rows ? SYMPILE_SKINNY_L1 / (k * 2 * @W@ * (npy_intp)sizeof(@T@)) : 1;
-    if (group < 1)
-        group = 1;
-    for (npy_intp first = left; first < right; first += group)
-        for (npy_intp block = top; block < bottom; block++) {
-            npy_intp rows = base + (block < extra);
-            npy_intp start = block * base + (block < extra ? block : extra);
-            for (npy_intp column = first; column < first + group && column < right; column++) {
-                npy_intp j = column * 2 * @W@, remaining = n - j;
-                int masked = remaining < 2 * @W@;
-                @M@ m0 = sympile_skinny_mask_@s@(
-                    masked ? (int)(remaining < @W@ ? remaining : @W@) : @W@);
-                @M@ m1 = sympile_skinny_mask_@s@(
-                    masked ? (int)(remaining > @W@ ? remaining - @W@ : 0) : @W@);
-                sympile_skinny_rows_any_@s@((int)rows, masked, k,
-                                           packed + start * total + skip * rows, b + j, ldb,
-                                           c + start * ldc + j, ldc, alpha, accumulate, m0,
-                                           m1);
-            }
-        }
-}
-
-/* c (m x n, rows ldc apart) = alpha * a @ b, or c += alpha * a @ b when accumulate, where
-   a(i, p) = a[i * a_row + p * a_column] and b(p, j) = b[p * ldb + j]; on `threads`
-   threads. Returns 0, or -1 (nothing written) when memory for the packed copy of a, or for
-   the threads' partial sums, cannot be allocated.
-
-   Threads split the rows of b (the weight matrix of a layer, in the forward product h @ W)
-   or the rows of c (the weight matrix again, in its gradient's update W += h.T @ delta):
-   a thread then reads and writes the same rows of W in both, from its own core's cache. Its
-   sum over its rows of b is added to c by the threads together at the end. */
-@target@ static int sympile_skinny_rows_@s@(
-    npy_intp m, npy_intp n, npy_intp k, @T@ alpha, const @T@ *a, npy_intp a_row,
-    npy_intp a_column, const @T@ *b, npy_intp ldb, @T@ *c, npy_intp ldc, int accumulate,
-    int threads)
-{
-    npy_intp blocks, base, extra, start = 0;
-    npy_intp columns = (n + 2 * @W@ - 1) / (2 * @W@);
-    /* With a short inner length, b's rows stay in cache: walk c row by row of blocks.
-       Otherwise a column of blocks reads its columns of b from cache for every block of
-       rows. */
-    int by_rows = k <= @steps@ && m > @steps@;
-    @T@ small[SYMPILE_SKINNY_STACK / sizeof(@T@)], *partial = NULL;
-    @T@ *packed = (size_t)(m * k) <= sizeof small / sizeof(@T@)
-        ? small : malloc((size_t)(m * k) * sizeof(@T@));
-    if (packed == NULL)
-        return -1;
-    if (threads > 1 && !by_rows
-            && (partial = malloc((size_t)((threads - 1) * m * n) * sizeof(@T@))) == NULL) {
-        if (packed != small)
-            free(packed);
-        return -1;
-    }
-    /* Each block's rows of a, step by step: block rows x k from row `start` on. */
-    sympile_skinny_blocks(m, @rows@, &blocks, &base, &extra);
-    for (npy_intp block = 0; block < blocks; block++) {
-        npy_intp rows = base + (block < extra);
-        @T@ *target = packed + start * k;
-        for (npy_intp p = 0; p < k; p++)
-            for (npy_intp r = 0; r < rows; r++)
-                *target++ = a[(start + r) * a_row + p * a_column];
-        start += rows;
-    }
-#ifdef _OPENMP
-    if (threads > 1 && by_rows) {
-#pragma omp parallel num_threads(threads)
-        {
-            npy_intp count = omp_get_num_threads(), thread = omp_get_thread_num();
-            sympile_skinny_rows_blocks_@s@(blocks * thread / count,
-                                          blocks * (thread + 1) / count, 0, columns, 1, m,
-                                          n, k, k, 0, alpha, packed, b, ldb, c, ldc,
-                                          accumulate);
-        }
-    } else if (threads > 1) {
-#pragma omp parallel num_threads(threads)
-        {
-            npy_intp count = omp_get_num_threads(), thread = omp_get_thread_num();
-            npy_intp first = k * thread / count, last = k * (thread + 1) / count;
-            /* Thread 0 writes c, the others their partial sums (m x n each). */
-            @T@ *target = thread ? partial + (thread - 1) * m * n : c;
-            npy_intp step = thread ? n : ldc;
-            sympile_skinny_rows_blocks_@s@(0, blocks, 0, columns, 0, m, n, last - first, k,
-                                          first, alpha, packed, b + first * ldb, ldb, target,
-                                          step, thread ? 0 : accumulate);
-#pragma omp barrier
-            for (npy_intp i = m * thread / count; i < m * (thread + 1) / count; i++)
-                for (npy_intp other = 1; other < count; other++) {
-                    const @T@ *from = partial + ((other - 1) * m + i) * n;
-                    @T@ *to = c + i * ldc;
-                    for (npy_intp j = 0; j < n; j++)
-                        to[j] += from[j];
-                }
-        }
-    } else
-#endif
-        sympile_skinny_rows_blocks_@s@(0, blocks, 0, columns, by_rows, m, n, k, k, 0, alpha,
-                                      packed, b, ldb, c, ldc, accumulate);
-    free(partial);
-    if (packed != small)
-        free(packed);
-    return 0;
-}
-"""
-
-_DOT = r"""
-/* Dot kernel, one block: c[r, q] for r < rows, q < columns (at most @dot_cols@) of
-   alpha * sum_p a[r * lda + p] w[q * ldw + p]; `rows` is a constant where it is inlined. */
-@target@ static inline __attribute__((always_inline)) void sympile_skinny_dot_block_@s@(
-    const int rows, int columns, npy_intp k, const @T@ *a, npy_intp lda, const @T@ *w,
-    npy_intp ldw, @T@ *c, npy_intp ldc, @T@ alpha, int accumulate)
-{
-    @V@ sums[@dot_rows@][@dot_cols@];
-    const @T@ *lines[@dot_cols@];
-    /* Past the last column, read the last one again (its sums are not stored). */
-#pragma GCC unroll 16
-    for (int q = 0; q < @dot_cols@; q++)
-        lines[q] = w + (q < columns ? q : columns - 1) * ldw;
-#pragma GCC unroll 16
-    for (int r = 0; r < rows; r++)
-#pragma GCC unroll 16
-        for (int q = 0; q < @dot_cols@; q++)
-            sums[r][q] = sympile_skinny_zero_@s@();
-    npy_intp p = 0;
-    for (; p + @W@ <= k; p += @W@) {
-        @V@ y[@dot_cols@];
-#pragma GCC unroll 16
-        for (int q = 0; q < @dot_cols@; q++)
-            y[q] = sympile_skinny_load_@s@(lines[q] + p);
-#pragma GCC unroll 16
-        for (int r = 0; r < rows; r++) {
-            @V@ x = sympile_skinny_load_@s@(a + r * lda + p);
-#pragma GCC unroll 16
-            for (int q = 0; q < @dot_cols@; q++)
-                sums[r][q] = sympile_skinny_fma_@s@(x, y[q], sums[r][q]);
-        }
-    }
-    if (p < k) {
-        @M@ m = sympile_skinny_mask_@s@((int)(k - p));
-        @V@ y[@dot_cols@];
-#pragma GCC unroll 16
-        for (int q = 0; q < @dot_cols@; q++)
-            y[q] = sympile_skinny_mload_@s@(lines[q] + p, m);
-#pragma GCC unroll 16
-        for (int r = 0; r < rows; r++) {
-            @V@ x = sympile_skinny_mload_@s@(a + r * lda + p, m);
-#pragma GCC unroll 16
-            for (int q = 0; q < @dot_cols@; q++)
-                sums[r][q] = sympile_skinny_fma_@s@(x, y[q], sums[r][q]);
-        }
-    }
-#pragma GCC unroll 16
-    for (int r = 0; r < rows; r++)
-        for (int q = 0; q < columns; q++) {
-            @T@ value = alpha * sympile_skinny_sum_@s@(sums[r][q]);
-            c[r * ldc + q] = accumulate ? c[r * ldc + q] + value : value;
-        }
-}
-
-@target@ static void sympile_skinny_dot_any_@s@(
-    int rows, int columns, npy_intp k, const @T@ *a, npy_intp lda, const @T@ *w, npy_intp ldw,
-    @T@ *c, npy_intp ldc, @T@ alpha, int accumulate)
-{
-    switch (rows) {
-@dot_cases@
-    }
-}
-
-/* The column blocks [first, last) of c by the dot kernel (see sympile_skinny_dot_@s@). */
-@target@ static void sympile_skinny_dot_columns_@s@(
-    npy_intp first, npy_intp last, npy_intp m, npy_intp n, npy_intp k, @T@ alpha,
-    const @T@ *a, npy_intp lda, const @T@ *w, npy_intp ldw, @T@ *c, npy_intp ldc,
-    int accumulate)
-{
-    npy_intp blocks, base, extra;
-    sympile_skinny_blocks(m, @dot_rows@, &blocks, &base, &extra);
-    for (npy_intp column = first; column < last; column++) {
-        npy_intp j = column * @dot_cols@, start = 0;
-        int width = (int)(n - j < @dot_cols@ ? n - j : @dot_cols@);
-        for (npy_intp block = 0; block < blocks; block++) {
-            npy_intp rows = base + (block < extra);
-            sympile_skinny_dot_any_@s@((int)rows, width, k, a + start * lda, lda, w + j * ldw,
-                                      ldw, c + start * ldc + j, ldc, alpha, accumulate);
-            start += rows;
-        }
-    }
-}
-
-/* c (m x n, rows ldc apart) = alpha * a @ w.T, or c += alpha * a @ w.T when accumulate,
-   for a (m x k) and w (n x k) with contiguous rows lda and ldw apart; on `threads`
-   threads. */
-@target@ static void sympile_skinny_dot_@s@(
-    npy_intp m, npy_intp n, npy_intp k, @T@ alpha, const @T@ *a, npy_intp lda, const @T@ *w,
-    npy_intp ldw, @T@ *c, npy_intp ldc, int accumulate, int threads)
-{
-    npy_intp columns = (n + @dot_cols@ - 1) / @dot_cols@;
-#ifdef _OPENMP
-    if (threads > 1) {
-#pragma omp parallel num_threads(threads)
-        {
-            npy_intp count = omp_get_num_threads(), thread = omp_get_thread_num();
-            sympile_skinny_dot_columns_@s@(columns * thread / count,
-                                          columns * (thread + 1) / count, m, n, k, alpha, a,
-                                          lda, w, ldw, c, ldc, accumulate);
-        }
-    } else
-#endif
-        sympile_skinny_dot_columns_@s@(0, columns, m, n, k, alpha, a, lda, w, ldw, c, ldc,
-                                      accumulate);
-    (void)threads;
-}
-"""
-
-_DISPATCH = r"""
-/* c = alpha * a @ b (+ c when accumulate) by a kernel above, in the layout given by element
-   steps: a(i, p) at a[i * a_row + p * a_column], b(p, j) at b[p * b_row + j * b_column],
-   c(i, j) at c[i * c_row + j * c_column], one step of c being 1. Returns 1 when done, 0
-   when the product is left to BLAS (no kernel for this CPU or layout, not skinny, out of
-   memory). */
-int @name@(npy_intp m, npy_intp n, npy_intp k, @T@ alpha, const @T@ *a, npy_intp a_row,
-           npy_intp a_column, const @T@ *b, npy_intp b_row, npy_intp b_column, @T@ *c,
-           npy_intp c_row, npy_intp c_column, int accumulate)
-{
-    int isa = sympile_skinny_isa();
-    if (isa == 0)
-        return 0;
-    if (c_column != 1) {
-        /* c.T = b.T @ a.T, whose result has contiguous rows. */
-        const @T@ *swap = a;
-        npy_intp length = m, row = a_row, column = a_column;
-        a = b, a_row = b_column, a_column = b_row;
-        b = swap, b_row = column, b_column = row;
-        m = n, n = length, c_row = c_column;
-    }
-    if (m > @rows_max@ && k > @steps@)
-        return 0;
-    if (n < 2 * @lanes@ && !(b_row == 1 && a_column == 1 && k >= @lanes@ && n >= 4))
-        /* Too few columns to fill the rows kernel's vectors. */
-        return 0;
-    int threads = sympile_skinny_threads((double)m * n * k);
-    if (b_row == 1 && a_column == 1 && m <= @rows_max@ && k >= @lanes@ && n >= 4) {
-        if (isa == 2)
-            sympile_skinny_dot_avx512_@dtype@(m, n, k, alpha, a, a_row, b, b_column, c, c_row,
-                                             accumulate, threads);
-        else
-            sympile_skinny_dot_avx2_@dtype@(m, n, k, alpha, a, a_row, b, b_column, c, c_row,
-                                           accumulate, threads);
-        return 1;
-    }
-    /* The rows kernel reads b's rows: b of another layout is copied row by row first (k x
-       n elements, against the product's m x k x n multiply-adds). */
-    @T@ *rows = NULL;
-    if (b_column != 1) {
-        if ((rows = malloc((size_t)(k * n) * sizeof(@T@))) == NULL)
-            return 0;
-        for (npy_intp p = 0; p < k; p++)
-            for (npy_intp j = 0; j < n; j++)
-                rows[p * n + j] = b[p * b_row + j * b_column];
-        b = rows, b_row = n;
-    }
-    int status = isa == 2
-        ? sympile_skinny_rows_avx512_@dtype@(m, n, k, alpha, a, a_row, a_column, b, b_row, c,
-                                             c_row, accumulate, threads)
-        : sympile_skinny_rows_avx2_@dtype@(m, n, k, alpha, a, a_row, a_column, b, b_row, c,
-                                           c_row, accumulate, threads);
-    free(rows);
-    return status == 0;
-}
-"""
+_DISPATCH = c_file(__file__, "skinny_dispatch.c")
 
 # The dispatcher's declaration, in the op units that call it.
-_DECLARATION = r"""
-int @name@(npy_intp m, npy_intp n, npy_intp k, @T@ alpha, const @T@ *a, npy_intp a_row,
-           npy_intp a_column, const @T@ *b, npy_intp b_row, npy_intp b_column, @T@ *c,
-           npy_intp c_row, npy_intp c_column, int accumulate);
-"""
+_DECLARATION = c_file(__file__, "skinny_declaration.h")
 
 # Where the kernels cannot be built, or config.blas_skinny is 'off': every product goes to
 # BLAS.
-_NO_KERNELS = r"""
-static int @name@(npy_intp m, npy_intp n, npy_intp k, @T@ alpha, const @T@ *a,
-                  npy_intp a_row, npy_intp a_column, const @T@ *b, npy_intp b_row,
-                  npy_intp b_column, @T@ *c, npy_intp c_row, npy_intp c_column,
-                  int accumulate)
-{
-    return 0;
-}
-"""
+_NO_KERNELS = c_file(__file__, "skinny_none.c")
 
 _TYPES = {"float32": "float", "float64": "double"}
-
-
-def _render(text: str, values: dict[str, object]) -> str:
-    for name, value in values.items():
-        text = text.replace(f"@{name}@", str(value))
-    return text
 
 
 def _instance(isa: str, dtype: str) -> str:
@@ -548,15 +128,16 @@ def _instance(isa: str, dtype: str) -> str:
                  "sum", "mask"):
         values[name] = primitives[name]
     arguments = "k, packed, b, ldb, c, ldc, alpha, accumulate, m0, m1"
-    values["rows_cases"] = "\n".join(
+    # One line each, so that the C files' line numbers still hold (ccode.render).
+    values["rows_cases"] = " ".join(
         f"    case {2 * rows + masked}: sympile_skinny_rows_block_{isa}_{dtype}({rows}, "
         f"{masked}, {arguments}); break;"
         for rows in range(1, settings["rows"] + 1) for masked in (0, 1))
-    values["dot_cases"] = "\n".join(
+    values["dot_cases"] = " ".join(
         f"    case {rows}: sympile_skinny_dot_block_{isa}_{dtype}({rows}, columns, k, a, lda, "
         f"w, ldw, c, ldc, alpha, accumulate); break;"
         for rows in range(1, settings["dot_rows"] + 1))
-    return _render(_HELPERS + _ROWS + _DOT, values)
+    return render(_HELPERS + _ROWS + _DOT, values)
 
 
 def _x86_64() -> bool:
@@ -574,18 +155,18 @@ def skinny_code(dtype: str, minsize: float, setting: str = "auto") -> tuple[str,
     0, BLAS). Cached: every BLAS node's C code asks for it."""
     if setting == "off" or not _x86_64():
         name = f"sympile_no_skinny_{dtype}"
-        return name, _render(_NO_KERNELS, {"name": name, "T": _TYPES[dtype]}), None
-    common = _render(_COMMON, {"avx512_check": _ISAS["avx512"]["check"]
+        return name, render(_NO_KERNELS, {"name": name, "T": _TYPES[dtype]}), None
+    common = render(_COMMON, {"avx512_check": _ISAS["avx512"]["check"]
                                if setting == "auto" else "0",
                                "avx2_check": _ISAS["avx2"]["check"], "minsize": minsize})
     kernels = "".join(_instance(isa, dtype) for isa in _ISAS)
     # Lanes of the widest vectors: the rows kernel wants c's rows to fill two of them, the
     # dot kernel the inner length to fill one.
     lanes = _primitives("avx512", dtype)["W"]
-    unit = common + kernels + _render(_DISPATCH, {"dtype": dtype, "T": _TYPES[dtype],
+    unit = common + kernels + render(_DISPATCH, {"dtype": dtype, "T": _TYPES[dtype],
                                                   "rows_max": SKINNY_ROWS, "steps": SKINNY_STEPS,
                                                   "lanes": lanes})
     # Named by the unit's text: a module links the one unit its op units were made for.
     name = f"sympile_skinny_{dtype}_{hashlib.sha256(unit.encode()).hexdigest()[:16]}"
     values = {"name": name, "T": _TYPES[dtype]}
-    return name, _render(_DECLARATION, values), _render(unit, values)
+    return name, render(_DECLARATION, values), render(unit, values)

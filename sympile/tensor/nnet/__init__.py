@@ -7,4 +7,4 @@
 
 from sympile.tensor.nnet import nnet  # noqa: F401 - Theano's path T.nnet.nnet.softmax
 from sympile.tensor.nnet.basic import *  # noqa: F403
-from sympile.tensor.nnet.basic import __all__
+from sympile.tensor.nnet.basic import __all__ as __all__

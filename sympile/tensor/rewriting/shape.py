@@ -150,7 +150,7 @@ class ShapeFeature(Feature):
         input_shapes = [self.shape_tuple(variable) for variable in node.inputs]
         try:
             inferred = node.op.infer_shape(self.fgraph, node, input_shapes)
-        except Exception:  # noqa: BLE001 - MethodNotDefined, or an infer_shape that fails:
+        except Exception:
             # the outputs' shape_i then, rather than a compilation that breaks.
             inferred = None
         if inferred is not None and len(inferred) != len(node.outputs):

@@ -19,8 +19,12 @@ import sympile
 import sympile.tensor as T
 from sympile.link.c.codegen import has_c_code
 from sympile.tensor.blas.gemm import Gemm, Gemv, Ger, gemm, gemv, ger
-from tests.link.c.utils import (PYTHON_MODE, assert_clean_under_address_sanitizer, compile_c,
-                                requires_compiler)
+from tests.link.c.utils import (
+    PYTHON_MODE,
+    assert_clean_under_address_sanitizer,
+    compile_c,
+    requires_compiler,
+)
 from tests.utils import assert_like_numpy
 
 pytestmark = requires_compiler
@@ -359,7 +363,7 @@ def test_sgd_step_on_a_shared_weight_becomes_one_gemm(dtype):
     _ran_c(function)
     assert any(isinstance(node.op, Gemm) for node in function._vm.nodes)
     expected = initial.copy()
-    for step in range(3):
+    for _step in range(3):
         xv, gv = rng.standard_normal((5, 4)).astype(dtype), rng.standard_normal((5, 3)).astype(
             dtype)
         xv_copy, gv_copy = xv.copy(), gv.copy()

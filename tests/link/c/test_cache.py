@@ -162,7 +162,7 @@ def test_two_processes_compile_the_same_new_source(compiledir):
                                   env=environment, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True) for _ in range(2)]
     results = [process.communicate(timeout=120) for process in processes]
-    for process, (stdout, stderr) in zip(processes, results):
+    for process, (_stdout, stderr) in zip(processes, results):
         assert process.returncode == 0, stderr
     outputs = sorted(stdout.split() for stdout, _ in results)
     assert [value for value, _ in outputs] == ["17", "17"]

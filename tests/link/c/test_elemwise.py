@@ -19,8 +19,14 @@ from sympile.scalar import c_rules
 from sympile.scalar.composite import Composite
 from sympile.tensor.elemwise import DimShuffle, Elemwise
 from sympile.tensor.shape import specify_shape
-from tests.link.c.utils import (C_MODE, PYTHON_MODE, assert_clean_under_address_sanitizer,
-                                compare_backends, compile_c, requires_compiler)
+from tests.link.c.utils import (
+    C_MODE,
+    PYTHON_MODE,
+    assert_clean_under_address_sanitizer,
+    compare_backends,
+    compile_c,
+    requires_compiler,
+)
 from tests.utils import assert_like_numpy
 
 pytestmark = requires_compiler

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import sympile.tensor as T
-from sympile.tensor.basic import ARange, Alloc
+from sympile.tensor.basic import Alloc, ARange
 from sympile.tensor.shape import ShapeI, shape
 from tests.link.c.utils import compare_backends, compile_c, requires_compiler
 

@@ -6,15 +6,18 @@ graph of a small MLP on the C backend with no perform fallback."""
 
 from __future__ import annotations
 
-
 import numpy as np
 import pytest
 
 import sympile
 import sympile.tensor as T
 from sympile.tensor.subtensor import inc_subtensor, set_subtensor
-from tests.link.c.utils import (assert_clean_under_address_sanitizer, compare_backends,
-                                compile_c, requires_compiler)
+from tests.link.c.utils import (
+    assert_clean_under_address_sanitizer,
+    compare_backends,
+    compile_c,
+    requires_compiler,
+)
 
 pytestmark = requires_compiler
 

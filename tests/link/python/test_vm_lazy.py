@@ -20,8 +20,8 @@ from sympile.graph.rewriting.db import RewriteQuery
 from sympile.ifelse import ifelse
 from sympile.link.c.cmodule import compiler_available
 from sympile.link.python.vm import lazy_schedule
-from tests.link.c.utils import C_MODE, PYTHON_MODE
 from tests.ifelse.test_basic import CALLS, Counted
+from tests.link.c.utils import C_MODE, PYTHON_MODE
 
 BACKENDS = [pytest.param(PYTHON_MODE, id="python"),
             pytest.param(C_MODE, id="c", marks=pytest.mark.skipif(

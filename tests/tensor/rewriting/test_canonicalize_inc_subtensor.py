@@ -22,7 +22,7 @@ RNG = np.random.default_rng(7)
 X = T.dmatrix("x")
 Y = T.dvector("y")
 YS = T.dmatrix("ys")
-I = T.lscalar("i")
+IX = T.lscalar("i")
 INDICES = T.lvector("indices")
 STATIC = T.tensor("float64", shape=(4, 3), name="static")
 ROW = T.drow("row")
@@ -41,7 +41,8 @@ def _nodes(function) -> list:
 def _values(inputs, indices=(1, 3, 1)):
     by_name = {"x": RNG.normal(size=(4, 3)), "static": RNG.normal(size=(4, 3)),
                "y": RNG.normal(size=3), "ys": RNG.normal(size=(len(indices), 3)),
-               "row": RNG.normal(size=(1, 3)), "i": np.int64(2), "indices": np.array(indices, dtype="int64")}
+               "row": RNG.normal(size=(1, 3)), "i": np.int64(2),
+               "indices": np.array(indices, dtype="int64")}
     return [by_name[variable.name] for variable in inputs]
 
 
@@ -52,13 +53,13 @@ def _assert_same_values(fast, inputs, output):
 
 
 REWRITTEN = [
-    ("scalar index", lambda: X + T.inc_subtensor(T.zeros_like(X)[I], Y), [X, Y, I],
+    ("scalar index", lambda: X + T.inc_subtensor(T.zeros_like(X)[IX], Y), [X, Y, IX],
      IncSubtensor),
-    ("swapped", lambda: T.inc_subtensor(T.zeros_like(X)[I], Y) + X, [X, Y, I], IncSubtensor),
+    ("swapped", lambda: T.inc_subtensor(T.zeros_like(X)[IX], Y) + X, [X, Y, IX], IncSubtensor),
     ("slice", lambda: X + T.inc_subtensor(T.zeros_like(X)[1:3], Y), [X, Y], IncSubtensor),
-    ("set basic", lambda: X + T.set_subtensor(T.zeros_like(X)[I], Y), [X, Y, I], IncSubtensor),
-    ("static zeros", lambda: STATIC + T.inc_subtensor(T.zeros((4, 3), "float64")[I], Y),
-     [STATIC, Y, I], IncSubtensor),
+    ("set basic", lambda: X + T.set_subtensor(T.zeros_like(X)[IX], Y), [X, Y, IX], IncSubtensor),
+    ("static zeros", lambda: STATIC + T.inc_subtensor(T.zeros((4, 3), "float64")[IX], Y),
+     [STATIC, Y, IX], IncSubtensor),
     ("advanced", lambda: X + T.inc_subtensor(T.zeros_like(X)[INDICES], YS),
      [X, YS, INDICES], AdvancedIncSubtensor),
     ("advanced swapped", lambda: T.inc_subtensor(T.zeros_like(X)[INDICES], YS) + X,
@@ -102,11 +103,11 @@ LEFT_ALONE = [
      [X, YS, INDICES]),
     # The zeros are float32: y is rounded to float32 before the float64 sum.
     ("zeros of another dtype",
-     lambda: X + T.cast(T.inc_subtensor(T.zeros_like(X, "float32")[I], T.cast(Y, "float32")),
-                        "float64"), [X, Y, I]),
-    ("not zeros", lambda: X + T.inc_subtensor(T.ones_like(X)[I], Y), [X, Y, I]),
+     lambda: X + T.cast(T.inc_subtensor(T.zeros_like(X, "float32")[IX], T.cast(Y, "float32")),
+                        "float64"), [X, Y, IX]),
+    ("not zeros", lambda: X + T.inc_subtensor(T.ones_like(X)[IX], Y), [X, Y, IX]),
     # x is broadcast to the zeros' shape: the sum is larger than x.
-    ("x broadcast", lambda: ROW + T.inc_subtensor(T.zeros_like(X)[I], Y), [ROW, X, Y, I]),
+    ("x broadcast", lambda: ROW + T.inc_subtensor(T.zeros_like(X)[IX], Y), [ROW, X, Y, IX]),
 ]
 
 

@@ -383,7 +383,7 @@ def test_a_shared_update_overwrites_the_old_value_in_place(backend):
     assert destroyed_inputs(plain) == []
     storage = weights.get_value(borrow=True)
     x_value, y_value = random(5, 4, seed=1), random(5, 3, seed=2)
-    for step in range(3):
+    for _step in range(3):
         before = weights.get_value(borrow=False)
         bias_before = bias.get_value()
         costs = fast(x_value, y_value), plain(x_value, y_value)

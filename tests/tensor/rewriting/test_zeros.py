@@ -27,7 +27,7 @@ F = T.fmatrix("f")
 ROW = T.drow("row")
 I32 = T.imatrix("i32")
 U8 = T.tensor("uint8", shape=(None, None), name="u8")
-I = T.lscalar("i")
+IX = T.lscalar("i")
 INDICES = T.lvector("indices")
 SCALE = T.dscalar("scale")
 
@@ -169,14 +169,14 @@ def test_float_times_zeros_keeps_nan_where_x_is_inf():
 ALLOC_INDEXED = [
     ("last row", T.zeros_like(X)[-1], "local_subtensor_of_alloc"),
     ("slice", T.zeros_like(X)[1:3], "local_subtensor_of_alloc"),
-    ("integer and step", T.zeros_like(X)[::2, I], "local_subtensor_of_alloc"),
+    ("integer and step", T.zeros_like(X)[::2, IX], "local_subtensor_of_alloc"),
     ("newaxis", T.zeros_like(X)[None, :, 0], "local_subtensor_of_alloc"),
     ("advanced rows", T.zeros_like(X)[INDICES], "local_subtensor_of_alloc"),
     ("mask", T.zeros_like(X)[X > 0], "local_subtensor_of_alloc"),
     ("ellipsis", T.zeros_like(X)[..., INDICES], "local_subtensor_of_alloc"),
     ("row and column arrays", T.zeros_like(X)[INDICES[:, None], INDICES],
      "local_subtensor_of_alloc"),
-    ("full value", T.full_like(X, 3.0)[I], "local_subtensor_of_alloc"),
+    ("full value", T.full_like(X, 3.0)[IX], "local_subtensor_of_alloc"),
     ("transpose", T.zeros_like(X).T, "local_dimshuffle_of_alloc"),
     ("broadcast axes", T.full_like(X, 2.0).dimshuffle("x", 1, "x", 0),
      "local_dimshuffle_of_alloc"),

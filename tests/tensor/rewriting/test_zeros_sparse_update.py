@@ -26,7 +26,7 @@ RNG = np.random.default_rng(5)
 X = T.dmatrix("x")
 Y = T.dvector("y")
 YS = T.dmatrix("ys")
-I = T.lscalar("i")
+IX = T.lscalar("i")
 INDICES = T.lvector("indices")
 SCALE = T.dscalar("scale")
 FACTORS = T.dmatrix("factors")
@@ -82,11 +82,11 @@ SPARSE = [
      "local_add_inc_subtensor_of_zeros", AdvancedIncSubtensor),
     ("variable scale", lambda: X - SCALE * T.inc_subtensor(T.zeros_like(X)[INDICES], YS),
      [X, YS, INDICES, SCALE], "local_sub_inc_subtensor_of_zeros", AdvancedIncSubtensor),
-    ("basic index", lambda: X - 0.1 * T.inc_subtensor(T.zeros_like(X)[I], Y), [X, Y, I],
+    ("basic index", lambda: X - 0.1 * T.inc_subtensor(T.zeros_like(X)[IX], Y), [X, Y, IX],
      "local_sub_inc_subtensor_of_zeros", IncSubtensor),
     ("slice", lambda: X + 3.0 * T.inc_subtensor(T.zeros_like(X)[1:3], Y), [X, Y],
      "local_add_inc_subtensor_of_zeros", IncSubtensor),
-    ("set basic", lambda: X - 0.1 * T.set_subtensor(T.zeros_like(X)[I], Y), [X, Y, I],
+    ("set basic", lambda: X - 0.1 * T.set_subtensor(T.zeros_like(X)[IX], Y), [X, Y, IX],
      "local_sub_inc_subtensor_of_zeros", IncSubtensor),
     ("set distinct constant rows",
      lambda: X - 0.1 * T.set_subtensor(T.zeros_like(X)[[0, 2, 3]], YS), [X, YS],
@@ -97,8 +97,8 @@ SPARSE = [
     ("rows times row of factors",
      lambda: X + T.inc_subtensor(T.zeros_like(X)[INDICES], YS) * ROW, [X, YS, INDICES, ROW],
      "local_add_inc_subtensor_of_zeros", AdvancedIncSubtensor),
-    ("row of factors, one row", lambda: X - ROW * T.inc_subtensor(T.zeros_like(X)[I], Y),
-     [X, Y, I, ROW], "local_sub_inc_subtensor_of_zeros", IncSubtensor),
+    ("row of factors, one row", lambda: X - ROW * T.inc_subtensor(T.zeros_like(X)[IX], Y),
+     [X, Y, IX, ROW], "local_sub_inc_subtensor_of_zeros", IncSubtensor),
     ("row of factors, slice", lambda: X - ROW * T.inc_subtensor(T.zeros_like(X)[1:3], Y),
      [X, Y, ROW], "local_sub_inc_subtensor_of_zeros", IncSubtensor),
     ("accumulator left by scan",
@@ -156,14 +156,14 @@ LEFT_ALONE = [
      [X, YS, INDICES, COLUMN]),
     # A row of factors for an index of the second axis: the region's rows are x's rows.
     ("row of factors, index of columns",
-     lambda: X - ROW * T.inc_subtensor(T.zeros_like(X)[:, I], COLUMN_VALUES),
-     [X, COLUMN_VALUES, I, ROW]),
+     lambda: X - ROW * T.inc_subtensor(T.zeros_like(X)[:, IX], COLUMN_VALUES),
+     [X, COLUMN_VALUES, IX, ROW]),
     ("set may repeat", lambda: X - 0.1 * T.set_subtensor(T.zeros_like(X)[INDICES], YS),
      [X, YS, INDICES]),
     ("unsigned difference", lambda: U8 - T.inc_subtensor(T.zeros_like(U8)[INDICES], U8_ROWS),
      [U8, U8_ROWS, INDICES]),
-    ("x broadcast", lambda: ROW - 0.1 * T.inc_subtensor(T.zeros_like(X)[I], Y),
-     [ROW, X, Y, I]),
+    ("x broadcast", lambda: ROW - 0.1 * T.inc_subtensor(T.zeros_like(X)[IX], Y),
+     [ROW, X, Y, IX]),
     ("zeros minus", lambda: T.inc_subtensor(T.zeros_like(X)[INDICES], YS) - X,
      [X, YS, INDICES]),
 ]

@@ -1,0 +1,131 @@
+"""The C kept in .c/.h files beside the Python that uses them (sympile.graph.ccode.c_file):
+a compiler error in one names the file and its line, each compiles without a warning under
+-Wall -Wextra, and the files ship in the package."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import sympile
+from sympile.cache import CompileError
+from sympile.config import config
+from sympile.graph.ccode import RESUME_LINE, c_file, render, resolve_resume_lines
+from sympile.link.c import prelude
+from sympile.link.c.cmodule import compile_flags, load_module
+from sympile.scalar import c_rules
+from sympile.scalar.c_fastmath import FAST_MATH_SUPPORT
+from sympile.tensor import advanced_index_c, elemwise_c, indexing_c
+from sympile.tensor.blas import blas_c
+from sympile.tensor.blas.skinny import skinny_code
+from sympile.tensor.nnet import basic_c, rows_c
+from tests.link.c.utils import requires_compiler
+
+ROOT = Path(sympile.__file__).parent
+
+
+def test_c_file_is_marked_with_its_path_and_resumes():
+    text = c_file(blas_c.__file__, "blas_dot.c")
+    path = ROOT / "tensor" / "blas" / "blas_dot.c"
+    assert text.startswith(f'#line 1 "{path}"\n')
+    assert text.endswith(RESUME_LINE + "\n")
+    assert text[text.index("\n") + 1:].startswith(path.read_text())
+
+
+def test_resume_lines_give_the_generated_source_its_own_numbers():
+    source = "a\n" + RESUME_LINE + "\nb\n" + RESUME_LINE + "\nc"
+    resolved = resolve_resume_lines(source, "/x/unit.c").split("\n")
+    assert resolved == ["a", '#line 3 "/x/unit.c"', "b", '#line 5 "/x/unit.c"', "c"]
+
+
+def test_render_keeps_line_numbers():
+    assert render("int @name@ = @value@;", {"name": "x", "value": 3}) == "int x = 3;"
+    with pytest.raises(ValueError, match="@cases@ spans lines"):
+        render("@cases@", {"cases": "case 1:\ncase 2:"})
+
+
+@requires_compiler
+def test_compile_error_names_the_c_file_and_line(tmp_path):
+    kernel = tmp_path / "kernel.c"
+    kernel.write_text("static int fine(void) { return 0; }\n\n"
+                      "static int broken(void) { return missing_name; }\n")
+    source = ("#include <Python.h>\n" + c_file(str(tmp_path / "ops.py"), "kernel.c")
+              + "static int generated(void) { return other_missing_name; }\n")
+    with config.change_flags(compiledir=str(tmp_path / "cache")):
+        with pytest.raises(CompileError) as error:
+            load_module(source)
+    message = str(error.value)
+    assert f"{kernel}:3:" in message and "missing_name" in message
+    # What follows the file is attributed to the generated source, at its real line.
+    generated = next(line for line in message.splitlines() if "other_missing_name" in line)
+    source_path = message.rsplit("source kept at ", 1)[1].strip()
+    line_number = int(generated.split(f"{source_path}:", 1)[1].split(":", 1)[0])
+    assert "other_missing_name" in Path(source_path).read_text().split("\n")[line_number - 1]
+
+
+def _kernel_sources() -> dict[str, str]:
+    """Each C file in the context it is compiled in: the unit header, the BLAS prototypes,
+    the pieces it needs."""
+    header = prelude.UNIT_HEADER.replace("#pragma once\n", "")
+
+    def op_unit(*pieces: str, blas: tuple[str, ...] = ()) -> str:
+        declarations = [prelude.blas_declaration(name, external=True) for name in blas]
+        return "\n".join([header, *declarations, *pieces])
+
+    sources = {"program.c": prelude.PROGRAM_UNIT}
+    for dtype in ("float32", "float64"):
+        for function in ("dot", "matmul", "tensordot", "blas_update"):
+            code = blas_c.blas_call(function, dtype, [], "")
+            sources[f"blas {function} {dtype}"] = op_unit(*code.support, blas=code.blas)
+            for unit in code.units:
+                sources[f"skinny unit {dtype}"] = op_unit(unit)
+        for kind in ("softmax", "log_softmax", "softmax_grad", "crossentropy"):
+            sources[f"rows {kind} {dtype}"] = op_unit(*rows_c.row_kernels(kind, dtype))
+        sources[f"slices {dtype}"] = op_unit(*rows_c.row_kernels("softmax", dtype), render(
+            basic_c._SLICES, {"name": "slices", "count": 2, "T": f"npy_{dtype}",
+                              "call": f"{rows_c.kernel_name('softmax', dtype)}(length, "
+                                      "pointers[0], pointers[1]);"}))
+    with config.change_flags(blas_skinny="off"):
+        sources["skinny off"] = op_unit(skinny_code("float32", 1e6, "off")[1])
+    sources["fastmath.h"] = op_unit(FAST_MATH_SUPPORT)
+    sources["digamma.h, trigamma.h"] = op_unit(c_rules._DIGAMMA, c_rules._TRIGAMMA)
+    sources["indexing"] = op_unit(elemwise_c._SHAPE_ERROR, advanced_index_c._SLICE_SUPPORT,
+                                  advanced_index_c._BROADCAST_ERROR_SUPPORT,
+                                  indexing_c.VALUE_CHECK_SUPPORT)
+    return sources
+
+
+KERNEL_SOURCES = _kernel_sources()
+
+
+@requires_compiler
+@pytest.mark.parametrize("name", sorted(KERNEL_SOURCES))
+def test_kernel_files_compile_without_warnings(name, tmp_path):
+    """-Wall -Wextra -Werror; unused static functions are allowed, since a piece's helpers
+    are called by node bodies that are not in this unit."""
+    path = tmp_path / "unit.c"
+    path.write_text(resolve_resume_lines(KERNEL_SOURCES[name], str(path)))
+    command = [config.cxx, "-fsyntax-only", "-Wall", "-Wextra", "-Werror",
+               "-Wno-unused-function", "-I" + sysconfig.get_paths()["include"],
+               "-I" + np.get_include(), *compile_flags(openmp=True), str(path)]
+    result = subprocess.run(command, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.slow
+def test_every_c_file_is_in_the_wheel(tmp_path):
+    """`pip install .` installs from a wheel: every .c and .h file must be in it."""
+    import zipfile
+
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                    "-q", "-w", str(tmp_path), str(ROOT.parent)], check=True, timeout=600)
+    (wheel,) = tmp_path.glob("sympile-*.whl")
+    shipped = set(zipfile.ZipFile(wheel).namelist())
+    files = {str(path.relative_to(ROOT.parent)) for path in ROOT.rglob("*")
+             if path.suffix in (".c", ".h")}
+    assert len(files) >= 20 and files <= shipped, files - shipped
