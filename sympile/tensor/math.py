@@ -163,5 +163,5 @@ def _is_python_int(value: Any) -> bool:
     return is_python_scalar(value) and isinstance(value, int) and not isinstance(value, bool)
 
 
-__all__ = sorted(set(_FUNCTIONS) - {"clip"}) + ["cast",  # noqa: PLE0605 "clip", "elemwise_of", "iround",
-                                                "round"]
+_OTHER_NAMES = ["cast", "clip", "elemwise_of", "iround", "round"]
+__all__ = [*sorted(set(_FUNCTIONS) - {"clip"}), *_OTHER_NAMES]  # noqa: PLE0604
