@@ -399,6 +399,7 @@ static int sympile_check_cell(long cell, const char *what)
    clear), ...), condition cell or -1, clear the condition?): a plan for run_steps. */
 static PyObject *Program_prepare_steps(Program *self, PyObject *args)
 {
+    (void)self;  /* the method's signature is Python's */
     PyObject *inputs, *outputs;
     int condition, clear_condition;
     if (!PyArg_ParseTuple(args, "O!O!ip", &PyTuple_Type, &inputs, &PyTuple_Type, &outputs,
@@ -612,6 +613,7 @@ done:
 
 static PyObject *Program_run_once(Program *self, PyObject *unused)
 {
+    (void)unused;  /* the method's signature is Python's */
     self->failed_node = -1;
     self->bad_input = -1;
     if (sympile_run_once(self))
@@ -621,6 +623,7 @@ static PyObject *Program_run_once(Program *self, PyObject *unused)
 
 static PyObject *Program_profile(Program *self, PyObject *unused)
 {
+    (void)unused;  /* the method's signature is Python's */
     PyObject *result = PyList_New(sympile_n_nodes);
     if (result == NULL)
         return NULL;
@@ -632,6 +635,7 @@ static PyObject *Program_profile(Program *self, PyObject *unused)
 
 static int Program_init(Program *self, PyObject *args, PyObject *kwargs)
 {
+    (void)kwargs;  /* the method's signature is Python's */
     PyObject *cells, *thunks, *updates, *copy;
     int profiling = 0;
     if (!PyArg_ParseTuple(args, "O!O!O!O|p", &PyTuple_Type, &cells, &PyTuple_Type, &thunks,
