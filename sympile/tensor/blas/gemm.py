@@ -81,8 +81,11 @@ class _BlasUpdate(Op):
     `terms` names the inputs, `product` is P, `left_adjoint(g, v)` and `right_adjoint(u, g)`
     are P's transposes (the u and v of <g, P(u, v)>)."""
 
-    # Input indices of w, alpha, u, v and beta (None: beta is 1, as in Ger).
-    terms: tuple[int, int, int, int, int | None]
+    @property
+    def terms(self) -> tuple[int, int, int, int, int | None]:
+        """Input indices of w, alpha, u, v and beta (None: beta is 1, as in Ger)."""
+        w, u, v, alpha, beta = self.c_operands
+        return w, alpha, u, v, beta
 
     def product(self, u: Variable, v: Variable) -> Variable:
         raise NotImplementedError
@@ -118,21 +121,21 @@ class _BlasUpdate(Op):
             return [None]
         w_index, alpha_index, u_index, v_index, beta_index = self.terms
         w, alpha, u, v = (inputs[index] for index in self.terms[:4])
-        terms: list[Variable] = []
+        parts: list[Variable] = []
         if eval_points[alpha_index] is not None:
-            terms.append(math.mul(eval_points[alpha_index], self.product(u, v)))
+            parts.append(math.mul(eval_points[alpha_index], self.product(u, v)))
         if eval_points[u_index] is not None:
-            terms.append(math.mul(alpha, self.product(eval_points[u_index], v)))
+            parts.append(math.mul(alpha, self.product(eval_points[u_index], v)))
         if eval_points[v_index] is not None:
-            terms.append(math.mul(alpha, self.product(u, eval_points[v_index])))
+            parts.append(math.mul(alpha, self.product(u, eval_points[v_index])))
         if beta_index is not None and eval_points[beta_index] is not None:
-            terms.append(math.mul(eval_points[beta_index], w))
+            parts.append(math.mul(eval_points[beta_index], w))
         if eval_points[w_index] is not None:
-            terms.append(eval_points[w_index] if beta_index is None
+            parts.append(eval_points[w_index] if beta_index is None
                          else math.mul(inputs[beta_index], eval_points[w_index]))
-        total = terms[0]
-        for term in terms[1:]:
-            total = math.add(total, term)
+        total = parts[0]
+        for part in parts[1:]:
+            total = math.add(total, part)
         return [total]
 
     # For the C code: the input indices of z, x, y, alpha and beta (None: 1) in
@@ -191,7 +194,6 @@ class Gemm(_BlasUpdate):
         z_shape = input_shapes[0]
         return [tuple(z_shape)]
 
-    terms = (0, 1, 2, 3, 4)
 
     def product(self, x, y):
         return dot(x, y)
@@ -235,7 +237,6 @@ class Gemv(_BlasUpdate):
     def infer_shape(self, fgraph, node, input_shapes):
         return [tuple(input_shapes[0])]
 
-    terms = (0, 1, 2, 3, 4)
 
     def product(self, a, x):
         return dot(a, x)
@@ -280,7 +281,6 @@ class Ger(_BlasUpdate):
     def infer_shape(self, fgraph, node, input_shapes):
         return [tuple(input_shapes[0])]
 
-    terms = (0, 1, 2, 3, None)
 
     def product(self, x, y):
         return outer(x, y)
