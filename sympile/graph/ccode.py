@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 from dataclasses import dataclass
 
 # The C type that holds one element of each dtype. float16 and complex have no arithmetic
@@ -96,7 +95,6 @@ class CNames:
 # turns it into `#line <its own line + 1> "<the source's path>"`, so that what follows is
 # attributed to the generated file again.
 RESUME_LINE = '#line 1 "@sympile-resume@"'
-_RESUME = re.compile(r'^#line 1 "@sympile-resume@"$', re.MULTILINE)
 
 
 @functools.cache
@@ -106,8 +104,8 @@ def c_file(beside: str, name: str) -> str:
     in it names the file and its line, and closed by RESUME_LINE."""
     path = os.path.join(os.path.dirname(os.path.abspath(beside)), name)
     with open(path, encoding="utf-8") as stream:
-        text = stream.read()
-    return f'#line 1 "{path}"\n{text}{"" if text.endswith(chr(10)) else chr(10)}{RESUME_LINE}\n'
+        text = stream.read().rstrip("\n")
+    return f'#line 1 "{path}"\n{text}\n{RESUME_LINE}\n'
 
 
 def render(text: str, values: dict[str, object]) -> str:
@@ -126,6 +124,6 @@ def resolve_resume_lines(source: str, path: str) -> str:
     gives the lines after it their own numbers in `path`."""
     lines = source.split("\n")
     for number, line in enumerate(lines):
-        if _RESUME.match(line):
+        if line == RESUME_LINE:
             lines[number] = f'#line {number + 2} "{path}"'
     return "\n".join(lines)

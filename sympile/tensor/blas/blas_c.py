@@ -39,7 +39,7 @@ import platform
 from collections.abc import Sequence
 
 from sympile.config import config
-from sympile.graph.ccode import CCode, c_file
+from sympile.graph.ccode import CCode, c_file, render
 from sympile.tensor.blas.skinny import skinny_code
 
 __all__ = ["BLAS_C_DTYPES", "blas_call", "c_string", "update_c_code"]
@@ -76,8 +76,8 @@ _PIECES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
 }
 
 _SUBSTITUTIONS = {
-    "float32": {"@dtype@": "float32", "@type@": "float", "@p@": "s", "@npy@": "NPY_FLOAT32"},
-    "float64": {"@dtype@": "float64", "@type@": "double", "@p@": "d", "@npy@": "NPY_FLOAT64"},
+    "float32": {"dtype": "float32", "type": "float", "p": "s", "npy": "NPY_FLOAT32"},
+    "float64": {"dtype": "float64", "type": "double", "p": "d", "npy": "NPY_FLOAT64"},
 }
 
 
@@ -89,10 +89,8 @@ _VECTORIZE = '__attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic
 
 
 def _specialize(text: str, dtype: str) -> str:
-    for token, value in _SUBSTITUTIONS[dtype].items():
-        text = text.replace(token, value)
-    return text.replace("@minsize@", f"{config.blas_parallel_minsize}.0").replace(
-        "@vectorize@", _VECTORIZE)
+    return render(text, {**_SUBSTITUTIONS[dtype], "minsize": f"{config.blas_parallel_minsize}.0",
+                         "vectorize": _VECTORIZE})
 
 
 def _collect(name: str, dtype: str, support: list[str], blas: list[str],
@@ -109,7 +107,7 @@ def _collect(name: str, dtype: str, support: list[str], blas: list[str],
             support.append(declaration)
         if unit is not None and unit not in units:
             units.append(unit)
-        text = text.replace("@skinny@", skinny)
+        text = render(text, {"skinny": skinny})
     piece = _specialize(text, dtype)
     if piece not in support:
         support.append(piece)
