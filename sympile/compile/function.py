@@ -64,7 +64,7 @@ class Out:
 
 def function(inputs: Sequence[Variable | In] | None = None, outputs: Any = None,
              mode: str | Mode | None = None, updates: Any = None, givens: Any = None,
-             no_default_updates: bool = False, accept_inplace: bool = False,
+             no_default_updates: bool | Sequence[SharedVariable] = False, accept_inplace: bool = False,
              name: str | None = None, rebuild_strict: bool = True,
              allow_input_downcast: bool | None = None, profile: Any = None,
              on_unused_input: str | None = None, trust_input: bool = False) -> Function:
@@ -73,7 +73,9 @@ def function(inputs: Sequence[Variable | In] | None = None, outputs: Any = None,
 
     updates: pairs (shared variable, new value expression), applied together after the
     outputs are computed. givens: pairs (variable, replacement) substituted in the graph
-    before compiling. Shared variables that the graph uses are implicit inputs.
+    before compiling. Shared variables that the graph uses are implicit inputs; one with a
+    `default_update` (a random stream's state) is also updated by it, unless `updates` names
+    it or `no_default_updates` is True or lists it.
 
     Inplace rewrites may overwrite the inputs declared In(..., mutable=True) and the storage
     of the shared variables that have an update (their old value is dead after the call),
@@ -98,7 +100,7 @@ def function(inputs: Sequence[Variable | In] | None = None, outputs: Any = None,
         raise ValueError("function: an input variable is listed twice")
 
     output_specs, output_keys, single = _normalize_outputs(outputs)
-    update_pairs = _normalize_updates(updates)
+    explicit_updates = _normalize_updates(updates)
     given_pairs = _normalize_givens(givens, specs)
 
     # Explicit inputs that are computed variables cut the graph there: substitute fresh inputs.
@@ -113,6 +115,9 @@ def function(inputs: Sequence[Variable | In] | None = None, outputs: Any = None,
             variable = fresh
         explicit.append(variable)
 
+    update_pairs = explicit_updates + _default_updates(
+        [o.variable for o in output_specs] + [value for _, value in explicit_updates],
+        explicit_updates, substitutions, no_default_updates)
     roots = [o.variable for o in output_specs] + [value for _, value in update_pairs]
     computed = clone_replace(roots, substitutions) if substitutions else list(roots)
     output_variables = computed[:len(output_specs)]
@@ -153,11 +158,48 @@ def function(inputs: Sequence[Variable | In] | None = None, outputs: Any = None,
     compiled = function_class(fgraph, mode, specs, output_specs, output_keys, single,
                               shared_inputs, [s for s, _ in update_pairs], name,
                               allow_input_downcast, trust_input, stats)
-    compiled._arguments = dict(inputs=inputs, outputs=outputs, mode=mode, updates=update_pairs,
-                               givens=given_pairs, name=name,
+    compiled._arguments = dict(inputs=inputs, outputs=outputs, mode=mode,
+                               updates=explicit_updates, givens=given_pairs,
+                               no_default_updates=no_default_updates, name=name,
                                allow_input_downcast=allow_input_downcast,
                                on_unused_input=on_unused_input, profile=profile)
     return compiled
+
+
+def _default_updates(roots: list[Variable], explicit_updates: list[tuple[SharedVariable, Variable]],
+                     substitutions: dict, no_default_updates: Any) -> list[tuple[Any, Variable]]:
+    """The (shared variable, its default_update) pairs of the shared variables that `roots`
+    use (after the substitutions of givens and of explicit inputs), that no explicit update
+    targets and that `no_default_updates` (True: all; a list: those) does not exclude. A
+    default update's own shared variables are followed too (a random state's update uses
+    only that state, but a user's may use others)."""
+    if no_default_updates is True:
+        return []
+    if no_default_updates is False or no_default_updates is None:
+        excluded: set[int] = set()
+    elif isinstance(no_default_updates, (list, tuple, set)) and all(
+            isinstance(v, SharedVariable) for v in no_default_updates):
+        excluded = {id(v) for v in no_default_updates}
+    else:
+        raise TypeError(f"function: no_default_updates must be True, False or a list of shared "
+                        f"variables, got {no_default_updates!r}")
+    done = {id(target) for target, _ in explicit_updates} | excluded
+    replaced = {id(key): value for key, value in substitutions.items()}
+    found: list[tuple[Any, Variable]] = []
+    pending = list(roots)
+    while pending:
+        reached = graph_inputs(pending, blockers=list(substitutions))
+        pending = []
+        for variable in reached:
+            if id(variable) in replaced:
+                pending.append(replaced.pop(id(variable)))
+            elif (isinstance(variable, SharedVariable) and id(variable) not in done
+                  and variable.default_update is not None):
+                done.add(id(variable))
+                (pair,) = _normalize_updates([(variable, variable.default_update)])
+                found.append(pair)
+                pending.append(pair[1])
+    return found
 
 
 def _attach_destroy_handler(fgraph: FunctionGraph, specs: list[In], n_explicit: int,
@@ -477,6 +519,8 @@ class Function:
                                 f"got {old!r}: {new!r}")
             if old.type != new.type:
                 raise TypeError(f"copy: cannot swap {old} ({old.type}) for {new} ({new.type})")
+        if delete_updates:
+            arguments["no_default_updates"] = True
         arguments["updates"] = [] if delete_updates else [
             (swap.get(target, target), value) for target, value in arguments["updates"]]
         arguments["givens"] = list(arguments["givens"]) + list(swap.items())

@@ -17,6 +17,7 @@ from sympile.graph.basic import Constant, Variable, clone_replace, graph_inputs
 from sympile.ifelse.basic import ifelse
 from sympile.scan.op import Scan
 from sympile.tensor.shape import expand_dims
+from sympile.tensor.sharedvar import SharedVariable
 from sympile.tensor.type import tensor_type
 from sympile.tensor.variable import as_tensor_variable
 
@@ -256,7 +257,6 @@ def _n_steps(n_steps: Any, lengths: list[Variable]) -> Variable:
 
 
 def _is_update_pairs(value: Any) -> bool:
-    from sympile.compile.shared import SharedVariable
     return (isinstance(value, (list, tuple)) and len(value) > 0
             and all(isinstance(pair, (list, tuple)) and len(pair) == 2
                     and isinstance(pair[0], SharedVariable) for pair in value))
@@ -264,7 +264,6 @@ def _is_update_pairs(value: Any) -> bool:
 
 def _parse_result(result: Any) -> tuple[list[Variable], dict, Variable | None]:
     """fn's outputs, updates and until condition, from any of Theano's return forms."""
-    from sympile.compile.shared import SharedVariable
     if isinstance(result, (list, tuple)) and not _is_update_pairs(result):
         parts = list(result)
     else:

@@ -1,0 +1,102 @@
+"""Shared variables: values that live between calls and that updates change."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import numpy as np
+
+from sympile.graph.basic import Variable
+from sympile.tensor.type import tensor_type
+from sympile.tensor.variable import _TensorMethods
+
+
+class Container:
+    """The one storage cell of a shared variable, seen by every function that uses it."""
+
+    __slots__ = ("type", "storage", "name")
+
+    def __init__(self, type: Any, value: Any, name: str | None):
+        self.type = type
+        self.storage = [value]
+        self.name = name
+
+    @property
+    def value(self):
+        return self.storage[0]
+
+
+class SharedVariable(Variable):
+    """A graph input with a persistent value (get_value / set_value), used implicitly by every
+    function that depends on it."""
+
+    def __init__(self, type: Any, value: Any, name: str | None = None, strict: bool = False,
+                 allow_downcast: bool | None = None, borrow: bool = False):
+        super().__init__(type, None, None, name)
+        data = type.filter(value, strict=strict, allow_downcast=allow_downcast)
+        if not borrow and data is value:
+            data = copy.deepcopy(data)
+        self.container = Container(type, data, name)
+        self.default_update = None
+
+    def get_value(self, borrow: bool = False, return_internal_type: bool = False) -> Any:
+        """The current value; a copy unless borrow=True."""
+        value = self.container.storage[0]
+        return value if borrow else copy.deepcopy(value)
+
+    def set_value(self, value: Any, borrow: bool = False) -> None:
+        """Replace the value (converted to this variable's Type); copied unless borrow=True."""
+        try:
+            data = self.type.filter(value)
+        except TypeError as error:
+            raise TypeError(f"set_value of shared variable {self}: {error}") from None
+        if not borrow and data is value:
+            data = copy.deepcopy(data)
+        self.container.storage[0] = data
+
+    def clone(self, name: str | None = None):
+        copy_ = self.__class__.__new__(self.__class__)
+        copy_.__dict__.update(self.__dict__)
+        if name is not None:
+            copy_.name = name
+        return copy_
+
+    @property
+    def value(self):
+        return self.get_value()
+
+    def __str__(self):
+        return self.name if self.name is not None else f"<shared {self.type}>"
+
+
+class TensorSharedVariable(_TensorMethods, SharedVariable):
+    """A shared tensor: it supports the same operators and methods as any tensor variable."""
+
+
+def shared(value: Any, name: str | None = None, strict: bool = False,
+           allow_downcast: bool | None = None, borrow: bool = False,
+           shape: tuple[int | None, ...] | None = None) -> SharedVariable:
+    """A shared variable holding `value` (copied unless borrow=True).
+
+    Its dtype is numpy's for the value; its static shape is unknown in every dimension (so
+    set_value may change the shape) unless `shape` is given.
+    """
+    if isinstance(value, Variable):
+        raise TypeError(f"shared: {value} is symbolic; give shared() a numpy value")
+    try:
+        data = np.asarray(value) if not isinstance(value, np.ndarray) else value
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"shared: cannot make a shared variable of {value!r}: {error}") from None
+    if data.dtype.kind not in "biufc":
+        raise TypeError(f"shared: values of dtype {data.dtype} are not supported; give a numeric "
+                        f"numpy array or Python number")
+    static = shape if shape is not None else (None,) * data.ndim
+    if len(static) != data.ndim:
+        raise ValueError(f"shared: shape {shape} does not match the value's shape {data.shape}")
+    type_ = tensor_type(data.dtype, static)
+    return TensorSharedVariable(type_, data, name=name,
+                                strict=strict, allow_downcast=allow_downcast, borrow=borrow)
+
+
+__all__ = ["SharedVariable", "TensorSharedVariable", "shared", "Container"]
