@@ -13,6 +13,7 @@
 from sympile import (  # noqa: F401
     gradient,
     printing,
+    sandbox,
     tensor,
 )
 from sympile.compile import (  # noqa: F401
@@ -33,7 +34,12 @@ from sympile.graph.basic import clone_replace  # noqa: F401
 from sympile.graph.fgraph import MissingInputError  # noqa: F401
 from sympile.ifelse import ifelse  # noqa: F401
 from sympile.printing import debugprint, pp  # noqa: F401
+from sympile.sandbox import rng_mrg  # noqa: F401
 from sympile.scan import scan, until  # noqa: F401
+
+# Imported so that Theano's T.shared_randomstreams and sandbox.rng_mrg, and PyTensor's
+# tensor.random, are attributes once sympile is imported.
+from sympile.tensor import random, shared_randomstreams  # noqa: F401
 
 # Theano users write T.grad. The gradient layer sits above the tensor layer, which must not
 # import it; this package, above both and imported before either, hands the names down.

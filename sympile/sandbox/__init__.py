@@ -1,0 +1,1 @@
+"""Theano's sandbox paths that programs import: sandbox.rng_mrg."""

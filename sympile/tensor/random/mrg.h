@@ -1,0 +1,126 @@
+/* MRG_RandomStreams' generator in C: the twin of mrg.py (which documents Theano's layout
+   that both reproduce). int32 arithmetic wraps as in Theano's C (units build with -fwrapv). */
+
+static inline npy_int32 sympile_mrg_step(npy_int32 *state)
+{
+    const npy_int32 M1 = 2147483647, M2 = 2147462579;
+    npy_int32 x11 = state[0], x12 = state[1], x13 = state[2];
+    npy_int32 x21 = state[3], x22 = state[4], x23 = state[5];
+    npy_int32 y1, y2;
+    y1 = ((x12 & 511) << 22) + (x12 >> 9) + ((x13 & 16777215) << 7) + (x13 >> 24);
+    if (y1 < 0 || y1 >= M1)
+        y1 -= M1;
+    y1 += x13;
+    if (y1 < 0 || y1 >= M1)
+        y1 -= M1;
+    x13 = x12;
+    x12 = x11;
+    x11 = y1;
+    y1 = ((x21 & 65535) << 15) + 21069 * (x21 >> 16);
+    if (y1 < 0 || y1 >= M2)
+        y1 -= M2;
+    y2 = ((x23 & 65535) << 15) + 21069 * (x23 >> 16);
+    if (y2 < 0 || y2 >= M2)
+        y2 -= M2;
+    y2 += x23;
+    if (y2 < 0 || y2 >= M2)
+        y2 -= M2;
+    y2 += y1;
+    if (y2 < 0 || y2 >= M2)
+        y2 -= M2;
+    x23 = x22;
+    x22 = x21;
+    x21 = y2;
+    state[0] = x11;
+    state[1] = x12;
+    state[2] = x13;
+    state[3] = x21;
+    state[4] = x22;
+    state[5] = x23;
+    return x11 <= x21 ? x11 - x21 + M1 : x11 - x21;
+}
+
+/* Element i from stream i mod n_streams; a stream's elements are in sequence, so threads
+   split the streams and every thread count gives the same numbers. */
+static void sympile_mrg_uniform_float32(npy_int32 *states, npy_int64 n_streams,
+                                        npy_float32 *out, npy_int64 count, int threaded)
+{
+    const npy_int64 used = count < n_streams ? count : n_streams;
+    #pragma omp parallel for schedule(static) if (threaded)
+    for (npy_int64 stream = 0; stream < used; ++stream) {
+        npy_int32 *state = states + 6 * stream;
+        for (npy_int64 i = stream; i < count; i += n_streams)
+            out[i] = (npy_float32)sympile_mrg_step(state) * 4.6566126e-10f;
+    }
+}
+
+static void sympile_mrg_uniform_float64(npy_int32 *states, npy_int64 n_streams,
+                                        npy_float64 *out, npy_int64 count, int threaded)
+{
+    const npy_int64 used = count < n_streams ? count : n_streams;
+    #pragma omp parallel for schedule(static) if (threaded)
+    for (npy_int64 stream = 0; stream < used; ++stream) {
+        npy_int32 *state = states + 6 * stream;
+        for (npy_int64 i = stream; i < count; i += n_streams)
+            out[i] = (npy_float64)sympile_mrg_step(state) * 4.656612873077392578125e-10;
+    }
+}
+
+/* Theano's MultinomialFromUniform: pvals (rows, categories) as float64 (exact for float32
+   pvals: Theano sums them in double too), uniforms as float64. */
+static void sympile_multinomial_from_uniform(const npy_float64 *pvals, npy_int64 rows,
+                                             npy_int64 categories, const npy_float64 *uniforms,
+                                             npy_int64 n, npy_int64 *out)
+{
+    memset(out, 0, sizeof(npy_int64) * rows * categories);
+    for (npy_int64 c = 0; c < n; ++c) {
+        for (npy_int64 row = 0; row < rows; ++row) {
+            const npy_float64 u = uniforms[c * rows + row];
+            npy_float64 running = 0.0;
+            for (npy_int64 m = 0; m < categories; ++m) {
+                running += pvals[row * categories + m];
+                if (running > u) {
+                    out[row * categories + m] += 1;
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/* Theano's ChoiceFromUniform without replacement, renormalising in the type T of pvals
+   (which `weights` holds, a copy it may change), as Theano's C code does. */
+#define SYMPILE_CHOICE_FROM_UNIFORM(T)                                                        \
+static void sympile_choice_from_uniform_##T(T *weights, npy_int64 rows,                      \
+                                            npy_int64 categories,                            \
+                                            const npy_float64 *uniforms, npy_int64 n,        \
+                                            npy_int64 *out)                                  \
+{                                                                                            \
+    for (npy_int64 k = 0; k < rows * n; ++k)                                                 \
+        out[k] = -1;                                                                         \
+    for (npy_int64 c = 0; c < n; ++c) {                                                      \
+        for (npy_int64 row = 0; row < rows; ++row) {                                         \
+            T *line = weights + row * categories;                                            \
+            const npy_float64 u = uniforms[c * rows + row];                                  \
+            npy_float64 running = 0.0;                                                       \
+            for (npy_int64 m = 0; m < categories; ++m) {                                     \
+                running += line[m];                                                          \
+                if (running > u) {                                                           \
+                    out[row * n + c] = m;                                                    \
+                    if (c < n - 1) {                                                         \
+                        T total = (T)(running - line[m]);                                    \
+                        line[m] = 0;                                                         \
+                        for (npy_int64 later = m; later < categories; ++later)               \
+                            total = total + line[later];                                     \
+                        for (npy_int64 k = 0; k < categories; ++k)                           \
+                            line[k] = line[k] / total;                                       \
+                    }                                                                        \
+                    break;                                                                   \
+                }                                                                            \
+            }                                                                                \
+        }                                                                                    \
+    }                                                                                        \
+}
+
+SYMPILE_CHOICE_FROM_UNIFORM(npy_float32)
+SYMPILE_CHOICE_FROM_UNIFORM(npy_float64)

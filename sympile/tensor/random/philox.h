@@ -1,0 +1,261 @@
+/* RandomStreams' generator (Philox4x32-10) and samplers in C: the twin of philox.py, which
+   documents the layouts; both must draw the same numbers. Every function is a pure function
+   of its arguments, so elements can be computed by any thread in any order. */
+
+typedef struct {
+    npy_uint32 k0, k1, calls_lo, calls_hi;
+} sympile_philox_key;
+
+static inline void sympile_philox4x32(npy_uint32 c0, npy_uint32 c1, sympile_philox_key key,
+                                      npy_uint32 out[4])
+{
+    npy_uint32 x0 = c0, x1 = c1, x2 = key.calls_lo, x3 = key.calls_hi;
+    npy_uint32 k0 = key.k0, k1 = key.k1;
+    for (int round = 0; round < 10; ++round) {
+        if (round) {
+            k0 += 0x9E3779B9u;
+            k1 += 0xBB67AE85u;
+        }
+        const npy_uint64 product0 = (npy_uint64)x0 * 0xD2511F53u;
+        const npy_uint64 product1 = (npy_uint64)x2 * 0xCD9E8D57u;
+        x0 = (npy_uint32)(product1 >> 32) ^ x1 ^ k0;
+        x1 = (npy_uint32)product1;
+        x2 = (npy_uint32)(product0 >> 32) ^ x3 ^ k1;
+        x3 = (npy_uint32)product0;
+    }
+    out[0] = x0;
+    out[1] = x1;
+    out[2] = x2;
+    out[3] = x3;
+}
+
+static inline npy_float32 sympile_philox_float32_closed(npy_uint32 word)
+{ return (npy_float32)(word >> 8) * 5.9604644775390625e-08f; }
+
+static inline npy_float32 sympile_philox_float32_open(npy_uint32 word)
+{ return (npy_float32)((word >> 8) + 1u) * 5.9604644775390625e-08f; }
+
+static inline npy_float64 sympile_philox_float64_closed(npy_uint32 high, npy_uint32 low)
+{
+    const npy_uint64 bits = ((npy_uint64)high << 32) | low;
+    return (npy_float64)(bits >> 11) * 1.1102230246251565e-16;
+}
+
+/* The j-th draw of per-element stream i: two uniforms in [0, 1). */
+static inline void sympile_philox_pair(sympile_philox_key key, npy_int64 i, npy_int64 j,
+                                       npy_float64 *ua, npy_float64 *ub)
+{
+    npy_uint32 w[4];
+    sympile_philox4x32((npy_uint32)j, (npy_uint32)i, key, w);
+    *ua = sympile_philox_float64_closed(w[0], w[1]);
+    *ub = sympile_philox_float64_closed(w[2], w[3]);
+}
+
+/* Fixed-count layout: block b. */
+static inline void sympile_philox_block(sympile_philox_key key, npy_int64 b, npy_uint32 w[4])
+{
+    sympile_philox4x32((npy_uint32)b, (npy_uint32)((npy_uint64)b >> 32), key, w);
+}
+
+static void sympile_philox_uniform_float32(sympile_philox_key key, npy_float32 *out,
+                                           npy_int64 count, int threaded)
+{
+    const npy_int64 blocks = (count + 3) / 4;
+    #pragma omp parallel for schedule(static) if (threaded)
+    for (npy_int64 b = 0; b < blocks; ++b) {
+        npy_uint32 w[4];
+        sympile_philox_block(key, b, w);
+        const npy_int64 first = 4 * b;
+        const int n = count - first < 4 ? (int)(count - first) : 4;
+        for (int t = 0; t < n; ++t)
+            out[first + t] = sympile_philox_float32_closed(w[t]);
+    }
+}
+
+static void sympile_philox_uniform_float64(sympile_philox_key key, npy_float64 *out,
+                                           npy_int64 count, int threaded)
+{
+    const npy_int64 blocks = (count + 1) / 2;
+    #pragma omp parallel for schedule(static) if (threaded)
+    for (npy_int64 b = 0; b < blocks; ++b) {
+        npy_uint32 w[4];
+        sympile_philox_block(key, b, w);
+        out[2 * b] = sympile_philox_float64_closed(w[0], w[1]);
+        if (2 * b + 1 < count)
+            out[2 * b + 1] = sympile_philox_float64_closed(w[2], w[3]);
+    }
+}
+
+static void sympile_philox_normal_float32(sympile_philox_key key, npy_float32 *out,
+                                          npy_int64 count, int threaded)
+{
+    const npy_int64 blocks = (count + 3) / 4;
+    #pragma omp parallel for schedule(static) if (threaded)
+    for (npy_int64 b = 0; b < blocks; ++b) {
+        npy_uint32 w[4];
+        npy_float32 values[4];
+        sympile_philox_block(key, b, w);
+        for (int half = 0; half < 2; ++half) {
+            const npy_float32 u1 = sympile_philox_float32_open(w[2 * half]);
+            const npy_float32 u2 = sympile_philox_float32_closed(w[2 * half + 1]);
+            const npy_float32 radius = sqrtf(-2.0f * sympile_fast_logf(u1));
+            const npy_float32 angle = 6.2831855f * u2;
+            values[2 * half] = radius * sympile_fast_cosf(angle);
+            values[2 * half + 1] = radius * sympile_fast_sinf(angle);
+        }
+        const npy_int64 first = 4 * b;
+        const int n = count - first < 4 ? (int)(count - first) : 4;
+        for (int t = 0; t < n; ++t)
+            out[first + t] = values[t];
+    }
+}
+
+static void sympile_philox_normal_float64(sympile_philox_key key, npy_float64 *out,
+                                          npy_int64 count, int threaded)
+{
+    const npy_int64 blocks = (count + 1) / 2;
+    #pragma omp parallel for schedule(static) if (threaded)
+    for (npy_int64 b = 0; b < blocks; ++b) {
+        npy_uint32 w[4];
+        sympile_philox_block(key, b, w);
+        const npy_float64 u1 = 1.0 - sympile_philox_float64_closed(w[0], w[1]);
+        const npy_float64 u2 = sympile_philox_float64_closed(w[2], w[3]);
+        const npy_float64 radius = sqrt(-2.0 * log(u1));
+        const npy_float64 angle = 6.283185307179586 * u2;
+        out[2 * b] = radius * cos(angle);
+        if (2 * b + 1 < count)
+            out[2 * b + 1] = radius * sin(angle);
+    }
+}
+
+/* Binomial(n, p) from stream i, starting at draw *j, which is left after the last draw
+   used (philox.py's binomial: inversion below n q = 10, BTRS above). */
+static npy_int64 sympile_philox_binomial(sympile_philox_key key, npy_int64 i, npy_int64 *j,
+                                         npy_int64 n, npy_float64 p)
+{
+    const int flip = p > 0.5;
+    const npy_float64 q = flip ? 1.0 - p : p;
+    npy_int64 k = 0;
+    npy_float64 ua, ub;
+    if (n == 0 || q == 0.0) {
+        k = 0;
+    } else if ((npy_float64)n * q < 10.0) {
+        const npy_float64 ratio = q / (1.0 - q);
+        const npy_float64 scale = (npy_float64)(n + 1) * ratio;
+        npy_float64 mass = pow(1.0 - q, (npy_float64)n);
+        sympile_philox_pair(key, i, *j, &ua, &ub);
+        *j += 1;
+        npy_float64 u = ua;
+        while (u > mass && k < n) {
+            u -= mass;
+            k += 1;
+            mass *= scale / (npy_float64)k - ratio;
+        }
+    } else {
+        const npy_float64 nf = (npy_float64)n;
+        const npy_float64 spq = sqrt(nf * q * (1.0 - q));
+        const npy_float64 b = 1.15 + 2.53 * spq;
+        const npy_float64 a = -0.0873 + 0.0248 * b + 0.01 * q;
+        const npy_float64 c = nf * q + 0.5;
+        const npy_float64 v_r = 0.92 - 4.2 / b;
+        const npy_float64 alpha = (2.83 + 5.1 / b) * spq;
+        const npy_float64 lpq = log(q / (1.0 - q));
+        const npy_float64 m = floor((nf + 1.0) * q);
+        const npy_float64 h = lgamma(m + 1.0) + lgamma(nf - m + 1.0);
+        for (;;) {
+            sympile_philox_pair(key, i, *j, &ua, &ub);
+            *j += 1;
+            const npy_float64 u = ua - 0.5;
+            const npy_float64 us = 0.5 - fabs(u);
+            const npy_float64 kd = floor((2.0 * a / us + b) * u + c);
+            if (!(kd >= 0.0 && kd <= nf))
+                continue;
+            if (us >= 0.07 && ub <= v_r) {
+                k = (npy_int64)kd;
+                break;
+            }
+            const npy_float64 log_v = log(ub * alpha / (a / (us * us) + b));
+            if (log_v <= h - lgamma(kd + 1.0) - lgamma(nf - kd + 1.0) + (kd - m) * lpq) {
+                k = (npy_int64)kd;
+                break;
+            }
+        }
+    }
+    return flip ? n - k : k;
+}
+
+/* Poisson(lam) from stream i (philox.py's poisson: inversion below 10, PTRS above). */
+static npy_int64 sympile_philox_poisson(sympile_philox_key key, npy_int64 i, npy_float64 lam)
+{
+    npy_float64 ua, ub;
+    if (!(lam > 0.0))
+        return 0;
+    if (lam < 10.0) {
+        sympile_philox_pair(key, i, 0, &ua, &ub);
+        npy_float64 mass = exp(-lam), cdf = mass;
+        npy_int64 k = 0;
+        while (ua > cdf) {
+            k += 1;
+            mass *= lam / (npy_float64)k;
+            if (!(mass > 0.0))
+                break;
+            cdf += mass;
+        }
+        return k;
+    }
+    const npy_float64 slam = sqrt(lam), log_lam = log(lam);
+    const npy_float64 b = 0.931 + 2.53 * slam;
+    const npy_float64 a = -0.059 + 0.02483 * b;
+    const npy_float64 log_inv_alpha = log(1.1239 + 1.1328 / (b - 3.4));
+    const npy_float64 v_r = 0.9277 - 3.6224 / (b - 2.0);
+    for (npy_int64 j = 0;; ++j) {
+        sympile_philox_pair(key, i, j, &ua, &ub);
+        const npy_float64 u = ua - 0.5;
+        const npy_float64 us = 0.5 - fabs(u);
+        const npy_float64 kd = floor((2.0 * a / us + b) * u + lam + 0.43);
+        if (!(kd >= 0.0))
+            continue;
+        if (us >= 0.07 && ub <= v_r)
+            return (npy_int64)kd;
+        if (us < 0.013 && ub > us)
+            continue;
+        if (log(ub) + log_inv_alpha - log(a / (us * us) + b)
+                <= -lam + kd * log_lam - lgamma(kd + 1.0))
+            return (npy_int64)kd;
+    }
+}
+
+/* A uniform integer in [low, high] from stream i (philox.py's integers). */
+static npy_int64 sympile_philox_integer(sympile_philox_key key, npy_int64 i, npy_int64 low,
+                                        npy_int64 high)
+{
+    const npy_uint64 span = (npy_uint64)high - (npy_uint64)low + 1u;
+    const npy_uint64 threshold = span == 0 ? 0 : (0u - span) % span;
+    for (npy_int64 j = 0;; ++j) {
+        npy_uint32 w[4];
+        sympile_philox4x32((npy_uint32)j, (npy_uint32)i, key, w);
+        const npy_uint64 words[2] = {((npy_uint64)w[0] << 32) | w[1],
+                                     ((npy_uint64)w[2] << 32) | w[3]};
+        for (int t = 0; t < 2; ++t) {
+            if (words[t] >= threshold)
+                return (npy_int64)((npy_uint64)low + (span == 0 ? words[t] : words[t] % span));
+        }
+    }
+}
+
+/* A standard normal truncated to [-2, 2] from stream i (philox.py's truncated_normal). */
+static npy_float64 sympile_philox_truncated_normal(sympile_philox_key key, npy_int64 i)
+{
+    for (npy_int64 j = 0;; ++j) {
+        npy_float64 ua, ub;
+        sympile_philox_pair(key, i, j, &ua, &ub);
+        const npy_float64 radius = sqrt(-2.0 * log(1.0 - ua));
+        const npy_float64 angle = 6.283185307179586 * ub;
+        const npy_float64 first = radius * cos(angle);
+        if (fabs(first) <= 2.0)
+            return first;
+        const npy_float64 second = radius * sin(angle);
+        if (fabs(second) <= 2.0)
+            return second;
+    }
+}
