@@ -64,7 +64,8 @@ class Out:
 
 def function(inputs: Sequence[Variable | In] | None = None, outputs: Any = None,
              mode: str | Mode | None = None, updates: Any = None, givens: Any = None,
-             no_default_updates: bool | Sequence[SharedVariable] = False, accept_inplace: bool = False,
+             no_default_updates: bool | Sequence[SharedVariable] = False,
+             accept_inplace: bool = False,
              name: str | None = None, rebuild_strict: bool = True,
              allow_input_downcast: bool | None = None, profile: Any = None,
              on_unused_input: str | None = None, trust_input: bool = False) -> Function:
