@@ -29,6 +29,8 @@ class Op:
     # Read-only empty defaults: an op that has a map sets its own (usually in __init__).
     destroy_map: Mapping[int, Sequence[int]] = MappingProxyType({})
     view_map: Mapping[int, Sequence[int]] = MappingProxyType({})
+    # A random draw: the merge rewrite never makes two equal draws one.
+    is_random: bool = False
 
     def _props(self) -> tuple:
         return tuple(getattr(self, name) for name in self.__props__)

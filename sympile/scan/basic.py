@@ -97,6 +97,7 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
     arguments = [*inner_sequences, *[v for taps in inner_states for v in taps],
                  *inner_non_sequences]
     outputs, updates, condition = _parse_result(fn(*arguments))
+    _add_default_updates(updates, [*outputs, *([condition] if condition is not None else [])])
 
     if outputs_info is None:
         output_specs = [None] * len(outputs)
@@ -254,6 +255,20 @@ def _n_steps(n_steps: Any, lengths: list[Variable]) -> Variable:
     if isinstance(n_steps, Constant) and int(n_steps.data) < 0:
         raise ValueError(f"scan: n_steps must be >= 0, got {int(n_steps.data)}")
     return n_steps
+
+
+def _add_default_updates(updates: dict, roots: list[Variable]) -> None:
+    """As in Theano: a shared variable of fn's graph that has a default_update (a random
+    stream's state) and that fn does not update is updated by it at every step, so a random
+    variable drawn in fn draws anew at each step and scan returns the state's update."""
+    pending = [*roots, *updates.values()]
+    while pending:
+        found = [variable for variable in graph_inputs(pending)
+                 if isinstance(variable, SharedVariable) and variable not in updates
+                 and variable.default_update is not None]
+        for variable in found:
+            updates[variable] = variable.default_update
+        pending = [variable.default_update for variable in found]
 
 
 def _is_update_pairs(value: Any) -> bool:

@@ -5,6 +5,7 @@ from sympile.tensor.rewriting import (
     fusion,  # noqa: F401 - registers its rules
     inplace,  # noqa: F401 - registers its rules
     nnet,  # noqa: F401 - registers its rules
+    random,  # noqa: F401 - registers its rules
     shape,  # noqa: F401 - registers its rules
     specialize,  # noqa: F401 - registers its rules
     stabilize,  # noqa: F401 - registers its rules

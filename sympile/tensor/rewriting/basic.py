@@ -28,7 +28,8 @@ class MergeRewriter(GraphRewriter):
     equal signatures (same Type and value) become one, then nodes with equal ops and the same
     inputs become one (their outputs replaced by the first node's).
 
-    Nodes whose op destroys an input are never merged (each overwrites its own copy). Two
+    Nodes whose op destroys an input are never merged (each overwrites its own copy), nor
+    random draws (is_random: two draws are two draws, even of one state). Two
     graph outputs may become one variable; function() still returns separate arrays.
     """
 
@@ -61,7 +62,7 @@ class MergeRewriter(GraphRewriter):
         # Topological order: a node's inputs are merged before the node is looked at, so one
         # pass merges whole duplicated subgraphs.
         for node in fgraph.toposort():
-            if node not in fgraph.apply_nodes or node.op.destroy_map:
+            if node not in fgraph.apply_nodes or node.op.destroy_map or node.op.is_random:
                 continue
             key = (node.op, tuple(id(v) for v in node.inputs))
             first = first_of.get(key)
