@@ -641,19 +641,22 @@ def verify_grad(fun: Callable[..., Variable], pt: Sequence[Any], n_tests: int = 
     compared with central differences of sum(u * fun(x)), so any output shape works. The check
     fails only where both the absolute and the relative error exceed their tolerances (by
     dtype: float64 1e-4, float32 1e-2, float16 5e-2). Raises GradientError showing the
-    analytic and numeric gradients and where they differ most.
+    analytic and numeric gradients and where they differ most. Random states stay put (no
+    default updates): the derivative checked is that of one fixed draw.
     """
     from sympile.compile.function import function
     point, inputs = _symbolic_point(pt, "verify_grad")
     output = _checked_output(fun, inputs, "verify_grad")
     rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-    forward = function(inputs, output, mode=mode, on_unused_input="ignore")
+    forward = function(inputs, output, mode=mode, on_unused_input="ignore",
+                       no_default_updates=True)
     for _ in range(n_tests):
         projection = rng.uniform(0.5, 1.5, size=np.shape(forward(*point))).astype(
             output.type.dtype)
         gradients = Lop(output, inputs, as_tensor_variable(projection),
                         disconnected_inputs="ignore")
-        analytic = function(inputs, gradients, mode=mode, on_unused_input="ignore")(*point)
+        analytic = function(inputs, gradients, mode=mode, on_unused_input="ignore",
+                            no_default_updates=True)(*point)
 
         def projected(*values: np.ndarray, projection=projection) -> float:
             return float(np.sum(np.asarray(forward(*values), "float64") * projection))
@@ -679,9 +682,10 @@ def verify_rop(fun: Callable[..., Variable], pt: Sequence[Any], n_tests: int = 2
     cotangent = output.type("cotangent")
     jvp = Rop(output, inputs, tangents, disconnected_outputs="ignore")
     vjp = Lop(output, inputs, cotangent, disconnected_inputs="ignore")
-    forward = function(inputs, output, mode=mode, on_unused_input="ignore")
+    forward = function(inputs, output, mode=mode, on_unused_input="ignore",
+                       no_default_updates=True)
     compiled = function(inputs + tangents + [cotangent], [jvp] + list(vjp), mode=mode,
-                        on_unused_input="ignore")
+                        on_unused_input="ignore", no_default_updates=True)
     dtype = output.type.dtype
     for _ in range(n_tests):
         directions = [rng.standard_normal(v.shape).astype(v.dtype) for v in point]

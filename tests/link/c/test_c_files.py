@@ -24,6 +24,7 @@ from sympile.tensor import advanced_index_c, elemwise_c, indexing_c
 from sympile.tensor.blas import blas_c
 from sympile.tensor.blas.skinny import skinny_code
 from sympile.tensor.nnet import basic_c, rows_c
+from sympile.tensor.random import random_c
 from tests.link.c.utils import requires_compiler
 
 ROOT = Path(sympile.__file__).parent
@@ -93,6 +94,9 @@ def _kernel_sources() -> dict[str, str]:
     with config.change_flags(blas_skinny="off"):
         sources["skinny off"] = op_unit(skinny_code("float32", 1e6, "off")[1])
     sources["fastmath.h"] = op_unit(FAST_MATH_SUPPORT)
+    sources["random: philox.h, random_common.h, random_draws.c"] = op_unit(
+        *random_c.RANDOM_SUPPORT)
+    sources["random: mrg.h"] = op_unit(*random_c.MRG_SUPPORT)
     sources["digamma.h, trigamma.h"] = op_unit(c_rules._DIGAMMA, c_rules._TRIGAMMA)
     sources["indexing"] = op_unit(elemwise_c._SHAPE_ERROR, advanced_index_c._SLICE_SUPPORT,
                                   advanced_index_c._BROADCAST_ERROR_SUPPORT,
