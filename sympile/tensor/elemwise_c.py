@@ -57,7 +57,13 @@ _TARGET_CLONES = 'target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")'
 
 
 def _kernel_attribute(statements: str) -> str:
-    clones = (f", {_TARGET_CLONES}" if FAST_PREFIX in statements and _x86_64() else "")
+    return vectorized_kernel_attribute(FAST_PREFIX in statements)
+
+
+def vectorized_kernel_attribute(uses_fast_math: bool) -> str:
+    """The attribute of a loop kernel written for the vectoriser (see _KERNEL_OPTIMIZE),
+    cloned for AVX2 and AVX-512 when it calls c_fastmath's functions."""
+    clones = f", {_TARGET_CLONES}" if uses_fast_math and _x86_64() else ""
     return f"__attribute__(({_KERNEL_OPTIMIZE}{clones}))"
 
 

@@ -153,6 +153,11 @@ class RandomStreams:
         n, p = as_parameter(n, label, "n"), as_parameter(p, label, "p")
         checked(n, lambda value: value >= 0, label, "n must be >= 0")
         checked(p, lambda value: (value >= 0) & (value <= 1), label, "p must be in [0, 1]")
+        if (isinstance(n, Constant) and np.ndim(n.data) == 0 and int(n.data) == 1
+                and p.type.ndim == 0 and size is not None):
+            # A mask (dropout): one 32-bit word per sample.
+            size, length = self._size_of(size, ndim, [p], label)
+            return self._draw("bernoulli", _integer_dtype(dtype, label), size, length, [p])
         return self._elementwise("binomial", label, size, ndim, dtype, [n, p])
 
     def poisson(self, size=None, lam=1.0, ndim=None, dtype="int64") -> Variable:

@@ -10,6 +10,8 @@ DISTRIBUTIONS = {
     "normal": ("normal", ()),
     "truncated_normal": ("truncated_normal", ()),
     "binomial": ("binomial", (("n", "int64", "element"), ("p", "float64", "element"))),
+    # binomial with n = 1 and one p: a word per sample, fixed-count (philox.py's bernoulli)
+    "bernoulli": ("binomial", (("p", "float64", "scalar"),)),
     "poisson": ("poisson", (("lam", "float64", "element"),)),
     "integers": ("random_integers", (("low", "int64", "element"),
                                      ("high", "int64", "element"))),

@@ -190,6 +190,11 @@ def _draw(op: RandomDraw, shape: tuple[int, ...], parameters: list, key: int, ca
         _check_count(label, count)
         flat = np.ascontiguousarray(rows, np.float64).reshape(count, categories)
         return philox.multinomial(n, flat, key, calls).reshape(shape + (categories,))
+    if distribution == "bernoulli":
+        p = float(parameters[0])
+        if not 0 <= p <= 1:
+            raise ValueError(f"{label}: p must be in [0, 1], got {p}")
+        return philox.bernoulli(count, p, key, calls).reshape(shape)
     if distribution == "binomial":
         n, p = (_elementwise(value, shape) for value in parameters)
         if (n < 0).any():

@@ -51,82 +51,135 @@ static inline void sympile_philox_pair(sympile_philox_key key, npy_int64 i, npy_
     *ub = sympile_philox_float64_closed(w[2], w[3]);
 }
 
-/* Fixed-count layout: block b. */
-static inline void sympile_philox_block(sympile_philox_key key, npy_int64 b, npy_uint32 w[4])
-{
-    sympile_philox4x32((npy_uint32)b, (npy_uint32)((npy_uint64)b >> 32), key, w);
-}
+/* Fixed-count layout, computed SIMD-friendly: a chunk is SYMPILE_PHILOX_LANES consecutive
+   blocks whose rounds run side by side (structure of arrays, which the compiler vectorises);
+   words[4 l + t] is word t of block first + l, so word w of the chunk is the chunk's w-th
+   word in the layout's order. */
+#define SYMPILE_PHILOX_LANES 16
+#define SYMPILE_PHILOX_CHUNK_WORDS (4 * SYMPILE_PHILOX_LANES)
 
-static void sympile_philox_uniform_float32(sympile_philox_key key, npy_float32 *out,
-                                           npy_int64 count, int threaded)
+static inline void sympile_philox_chunk(sympile_philox_key key, npy_int64 first,
+                                        npy_uint32 *words)
 {
-    const npy_int64 blocks = (count + 3) / 4;
-    #pragma omp parallel for schedule(static) if (threaded)
-    for (npy_int64 b = 0; b < blocks; ++b) {
-        npy_uint32 w[4];
-        sympile_philox_block(key, b, w);
-        const npy_int64 first = 4 * b;
-        const int n = count - first < 4 ? (int)(count - first) : 4;
-        for (int t = 0; t < n; ++t)
-            out[first + t] = sympile_philox_float32_closed(w[t]);
+    npy_uint32 x0[SYMPILE_PHILOX_LANES], x1[SYMPILE_PHILOX_LANES];
+    npy_uint32 x2[SYMPILE_PHILOX_LANES], x3[SYMPILE_PHILOX_LANES];
+    for (int l = 0; l < SYMPILE_PHILOX_LANES; ++l) {
+        const npy_uint64 block = (npy_uint64)first + (npy_uint64)l;
+        x0[l] = (npy_uint32)block;
+        x1[l] = (npy_uint32)(block >> 32);
+        x2[l] = key.calls_lo;
+        x3[l] = key.calls_hi;
     }
-}
-
-static void sympile_philox_uniform_float64(sympile_philox_key key, npy_float64 *out,
-                                           npy_int64 count, int threaded)
-{
-    const npy_int64 blocks = (count + 1) / 2;
-    #pragma omp parallel for schedule(static) if (threaded)
-    for (npy_int64 b = 0; b < blocks; ++b) {
-        npy_uint32 w[4];
-        sympile_philox_block(key, b, w);
-        out[2 * b] = sympile_philox_float64_closed(w[0], w[1]);
-        if (2 * b + 1 < count)
-            out[2 * b + 1] = sympile_philox_float64_closed(w[2], w[3]);
-    }
-}
-
-static void sympile_philox_normal_float32(sympile_philox_key key, npy_float32 *out,
-                                          npy_int64 count, int threaded)
-{
-    const npy_int64 blocks = (count + 3) / 4;
-    #pragma omp parallel for schedule(static) if (threaded)
-    for (npy_int64 b = 0; b < blocks; ++b) {
-        npy_uint32 w[4];
-        npy_float32 values[4];
-        sympile_philox_block(key, b, w);
-        for (int half = 0; half < 2; ++half) {
-            const npy_float32 u1 = sympile_philox_float32_open(w[2 * half]);
-            const npy_float32 u2 = sympile_philox_float32_closed(w[2 * half + 1]);
-            const npy_float32 radius = sqrtf(-2.0f * sympile_fast_logf(u1));
-            const npy_float32 angle = 6.2831855f * u2;
-            values[2 * half] = radius * sympile_fast_cosf(angle);
-            values[2 * half + 1] = radius * sympile_fast_sinf(angle);
+    npy_uint32 k0 = key.k0, k1 = key.k1;
+    for (int round = 0; round < 10; ++round) {
+        if (round) {
+            k0 += 0x9E3779B9u;
+            k1 += 0xBB67AE85u;
         }
-        const npy_int64 first = 4 * b;
-        const int n = count - first < 4 ? (int)(count - first) : 4;
-        for (int t = 0; t < n; ++t)
-            out[first + t] = values[t];
+        for (int l = 0; l < SYMPILE_PHILOX_LANES; ++l) {
+            const npy_uint64 product0 = (npy_uint64)x0[l] * 0xD2511F53u;
+            const npy_uint64 product1 = (npy_uint64)x2[l] * 0xCD9E8D57u;
+            const npy_uint32 y0 = (npy_uint32)(product1 >> 32) ^ x1[l] ^ k0;
+            const npy_uint32 y2 = (npy_uint32)(product0 >> 32) ^ x3[l] ^ k1;
+            x1[l] = (npy_uint32)product1;
+            x3[l] = (npy_uint32)product0;
+            x0[l] = y0;
+            x2[l] = y2;
+        }
+    }
+    for (int l = 0; l < SYMPILE_PHILOX_LANES; ++l) {
+        words[4 * l] = x0[l];
+        words[4 * l + 1] = x1[l];
+        words[4 * l + 2] = x2[l];
+        words[4 * l + 3] = x3[l];
     }
 }
 
-static void sympile_philox_normal_float64(sympile_philox_key key, npy_float64 *out,
-                                          npy_int64 count, int threaded)
-{
-    const npy_int64 blocks = (count + 1) / 2;
-    #pragma omp parallel for schedule(static) if (threaded)
-    for (npy_int64 b = 0; b < blocks; ++b) {
-        npy_uint32 w[4];
-        sympile_philox_block(key, b, w);
-        const npy_float64 u1 = 1.0 - sympile_philox_float64_closed(w[0], w[1]);
-        const npy_float64 u2 = sympile_philox_float64_closed(w[2], w[3]);
+/* Each fixed-count sampler is a chunk kernel (vectorised: @kernel@) called by a loop over
+   the chunks, threaded above a size; chunk c gives the elements [c per_chunk, ...). */
+#define SYMPILE_PHILOX_SAMPLER(NAME, T, PER_CHUNK, ...)                                      \
+@kernel@ static void NAME##_chunk(sympile_philox_key key, npy_int64 chunk, T *out,          \
+                                  npy_int64 count, npy_float64 parameter)                    \
+{                                                                                            \
+    npy_uint32 words[SYMPILE_PHILOX_CHUNK_WORDS];                                            \
+    const npy_int64 first = chunk * (PER_CHUNK);                                             \
+    const int n = count - first < (PER_CHUNK) ? (int)(count - first) : (PER_CHUNK);          \
+    (void)parameter;                                                                         \
+    sympile_philox_chunk(key, chunk * SYMPILE_PHILOX_LANES, words);                          \
+    __VA_ARGS__                                                                              \
+}                                                                                            \
+static void NAME(sympile_philox_key key, T *out, npy_int64 count, npy_float64 parameter,     \
+                 int threaded)                                                               \
+{                                                                                            \
+    const npy_int64 chunks = (count + (PER_CHUNK) - 1) / (PER_CHUNK);                        \
+    _Pragma("omp parallel for schedule(static) if (threaded)")                              \
+    for (npy_int64 chunk = 0; chunk < chunks; ++chunk)                                       \
+        NAME##_chunk(key, chunk, out, count, parameter);                                     \
+}
+
+SYMPILE_PHILOX_SAMPLER(sympile_philox_uniform_float32, npy_float32, SYMPILE_PHILOX_CHUNK_WORDS,
+    for (int t = 0; t < n; ++t)
+        out[first + t] = sympile_philox_float32_closed(words[t]);
+)
+
+SYMPILE_PHILOX_SAMPLER(sympile_philox_uniform_float64, npy_float64,
+                       SYMPILE_PHILOX_CHUNK_WORDS / 2,
+    for (int t = 0; t < n; ++t)
+        out[first + t] = sympile_philox_float64_closed(words[2 * t], words[2 * t + 1]);
+)
+
+/* Pair p of a chunk (words 2p, 2p + 1) gives elements 2p (cosine) and 2p + 1 (sine); the
+   steps are separate loops so that each vectorises. */
+SYMPILE_PHILOX_SAMPLER(sympile_philox_normal_float32, npy_float32, SYMPILE_PHILOX_CHUNK_WORDS,
+    enum { PAIRS = SYMPILE_PHILOX_CHUNK_WORDS / 2 };
+    npy_float32 radius[PAIRS], angle[PAIRS], values[SYMPILE_PHILOX_CHUNK_WORDS];
+    for (int p = 0; p < PAIRS; ++p) {
+        radius[p] = sympile_philox_float32_open(words[2 * p]);
+        angle[p] = 6.2831855f * sympile_philox_float32_closed(words[2 * p + 1]);
+    }
+    for (int p = 0; p < PAIRS; ++p)
+        radius[p] = sqrtf(-2.0f * sympile_fast_logf(radius[p]));
+    for (int p = 0; p < PAIRS; ++p) {
+        values[2 * p] = radius[p] * sympile_fast_cosf(angle[p]);
+        values[2 * p + 1] = radius[p] * sympile_fast_sinf(angle[p]);
+    }
+    for (int t = 0; t < n; ++t)
+        out[first + t] = values[t];
+)
+
+/* Block l of a chunk (u1 from words 0-1, u2 from words 2-3) gives elements 2l and 2l + 1. */
+SYMPILE_PHILOX_SAMPLER(sympile_philox_normal_float64, npy_float64, 2 * SYMPILE_PHILOX_LANES,
+    for (int l = 0; 2 * l < n; ++l) {
+        const npy_float64 u1 = 1.0 - sympile_philox_float64_closed(words[4 * l],
+                                                                   words[4 * l + 1]);
+        const npy_float64 u2 = sympile_philox_float64_closed(words[4 * l + 2], words[4 * l + 3]);
         const npy_float64 radius = sqrt(-2.0 * log(u1));
         const npy_float64 angle = 6.283185307179586 * u2;
-        out[2 * b] = radius * cos(angle);
-        if (2 * b + 1 < count)
-            out[2 * b + 1] = radius * sin(angle);
+        out[first + 2 * l] = radius * cos(angle);
+        if (2 * l + 1 < n)
+            out[first + 2 * l + 1] = radius * sin(angle);
     }
-}
+)
+
+/* Bernoulli(p) of a scalar p (the parameter): element e is 1 when word e < floor(p 2**32). */
+#define SYMPILE_PHILOX_BERNOULLI(T)                                                          \
+SYMPILE_PHILOX_SAMPLER(sympile_philox_bernoulli_##T, T, SYMPILE_PHILOX_CHUNK_WORDS,          \
+    const npy_uint64 threshold = (npy_uint64)(parameter * 4294967296.0);                     \
+    for (int t = 0; t < n; ++t)                                                              \
+        out[first + t] = (T)((npy_uint64)words[t] < threshold);                              \
+)
+
+SYMPILE_PHILOX_BERNOULLI(npy_bool)
+SYMPILE_PHILOX_BERNOULLI(npy_int8)
+SYMPILE_PHILOX_BERNOULLI(npy_int16)
+SYMPILE_PHILOX_BERNOULLI(npy_int32)
+SYMPILE_PHILOX_BERNOULLI(npy_int64)
+SYMPILE_PHILOX_BERNOULLI(npy_uint8)
+SYMPILE_PHILOX_BERNOULLI(npy_uint16)
+SYMPILE_PHILOX_BERNOULLI(npy_uint32)
+SYMPILE_PHILOX_BERNOULLI(npy_uint64)
+SYMPILE_PHILOX_BERNOULLI(npy_float32)
+SYMPILE_PHILOX_BERNOULLI(npy_float64)
 
 /* Binomial(n, p) from stream i, starting at draw *j, which is left after the last draw
    used (philox.py's binomial: inversion below n q = 10, BTRS above). */

@@ -9,9 +9,9 @@ calls + 1]. Elements are computed independently of one another, hence identicall
 number of threads.
 
 Two layouts of (c0, c1) are used:
-- fixed-count samplers (uniform, normal): block b = (c0 | c1 << 32) gives four 32-bit words,
-  used in order by consecutive elements (a float32 takes one word, a float64 two, a pair of
-  normals a pair of uniforms);
+- fixed-count samplers (uniform, normal, bernoulli): block b = (c0 | c1 << 32) gives four
+  32-bit words, used in order by consecutive elements (a float32 or a Bernoulli sample takes
+  one word, a float64 two, a pair of normals a pair of uniforms);
 - per-element streams (everything with rejection or a search): element (or row) i draws its
   j-th block at (c0, c1) = (j, i); a block gives two float64 uniforms in [0, 1), ua from
   words 0-1 and ub from words 2-3. An op therefore draws for at most 2**32 elements.
@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import gammaln
 
-__all__ = ["philox4x32", "uniform", "standard_normal", "pair", "binomial", "poisson",
+__all__ = ["philox4x32", "uniform", "standard_normal", "bernoulli", "pair", "binomial", "poisson",
            "integers", "truncated_normal", "categorical", "permutation",
            "choice_without_replacement", "multinomial", "MAX_STREAM_INDEX"]
 
@@ -108,6 +108,12 @@ def standard_normal(count: int, dtype: str, key: int, calls: int) -> np.ndarray:
     result[:, 0] = radius * np.cos(angle)
     result[:, 1] = radius * np.sin(angle)
     return result.reshape(-1)[:count]
+
+
+def bernoulli(count: int, p: float, key: int, calls: int) -> np.ndarray:
+    """`count` Bernoulli(p) samples (bool): element e is word e < floor(p 2**32)."""
+    threshold = np.uint64(p * 4294967296.0)
+    return _blocks(count, key, calls).astype(np.uint64) < threshold
 
 
 def pair(index, draw, key: int, calls: int) -> tuple[np.ndarray, np.ndarray]:

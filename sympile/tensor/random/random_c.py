@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from sympile.config import config
 from sympile.graph.basic import Apply
-from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_file
+from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_file, render
 from sympile.scalar.c_fastmath import FAST_MATH_SUPPORT
+from sympile.tensor.elemwise_c import c_string, vectorized_kernel_attribute
 from sympile.tensor.random.distributions import DISTRIBUTIONS, PVALS_TOLERANCE
 
 __all__ = ["random_draw_c_code", "mrg_uniform_c_code", "multinomial_from_uniform_c_code",
@@ -20,13 +21,17 @@ __all__ = ["random_draw_c_code", "mrg_uniform_c_code", "multinomial_from_uniform
            "MRG_SUPPORT"]
 
 _COMMON = c_file(__file__, "random_common.h")
-RANDOM_SUPPORT = (FAST_MATH_SUPPORT, _COMMON, c_file(__file__, "philox.h"),
+# The fixed-count samplers' chunk kernels are vectorised like the elementwise loops (and
+# cloned for AVX2 and AVX-512, picked when the module loads).
+RANDOM_SUPPORT = (FAST_MATH_SUPPORT, _COMMON,
+                  render(c_file(__file__, "philox.h"),
+                         {"kernel": vectorized_kernel_attribute(uses_fast_math=True)}),
                   c_file(__file__, "random_draws.c"))
 MRG_SUPPORT = (_COMMON, c_file(__file__, "mrg.h"))
 
 # What each distribution's sampler writes (the output is cast from it when its dtype
 # differs) and whether its elements cost more than a few operations.
-_WORK = {"uniform": None, "normal": None, "truncated_normal": "float64",
+_WORK = {"uniform": None, "normal": None, "bernoulli": None, "truncated_normal": "float64",
          "binomial": "int64", "poisson": "int64", "integers": "int64",
          "categorical": "int64", "choice_uniform": "int64", "choice_weighted": "int64",
          "permutation": "int64", "multinomial": "int64"}
@@ -45,6 +50,12 @@ def _sampler_call(op, parameters: list[str], steps: list[str], target: str) -> s
     if distribution in ("uniform", "normal"):
         work = dtype if dtype in ("float32", "float64") else "float64"
         return (f"sympile_philox_{distribution}_{work}(key, (npy_{work} *){target}, count, "
+                f"0.0, {_threaded('count', False)});")
+    if distribution == "bernoulli":
+        ctype = C_TYPES[dtype]
+        return (f"status = sympile_random_check_p({parameters[0]}, label); if (status == 0) "
+                f"sympile_philox_bernoulli_{ctype}(key, ({ctype} *){target}, count, "
+                f"*(npy_float64 *)PyArray_DATA({parameters[0]}), "
                 f"{_threaded('count', False)});")
     specs = DISTRIBUTIONS[distribution][1]
     data = [f"((const npy_{spec[1]} *)PyArray_DATA({parameter}))"
@@ -83,7 +94,7 @@ def random_draw_c_code(op, node: Apply, names: CNames) -> CCode | None:
     new_state, sample = names.outputs
     specs = DISTRIBUTIONS[op.distribution][1]
     work = _WORK[op.distribution] or (dtype if dtype in ("float32", "float64") else "float64")
-    direct = work == dtype
+    direct = work == dtype or op.distribution == "bernoulli"
     size_length = op.size_length
     parameters = [f"parameter_{index}" for index in range(len(inputs))]
     steps = [f"step_{index}" for index in range(len(inputs))]
@@ -268,14 +279,13 @@ def choice_from_uniform_c_code(op, node: Apply, names: CNames) -> CCode | None:
 def check_parameter_c_code(op, node: Apply, names: CNames) -> CCode | None:
     """CheckParameter's C: the output is a new reference to x once the condition holds."""
     (x, condition), (output,) = names.inputs, names.outputs
-    message = op.message.replace("\\", "\\\\").replace('"', '\\"')
     return CCode(body=f"""
 PyObject *holds = PyArray_GETITEM({condition}, PyArray_DATA({condition}));
 const int truth = holds == NULL ? -1 : PyObject_IsTrue(holds);
 Py_XDECREF(holds);
 if (truth <= 0) {{
     if (truth == 0) {{
-        PyErr_SetString(PyExc_ValueError, "{message}");
+        PyErr_SetString(PyExc_ValueError, {c_string(op.message)});
     }}
     {names.fail}
 }}

@@ -9,6 +9,17 @@ static void sympile_random_value_error(const char *label, const char *what, npy_
     PyMem_Free(text);
 }
 
+/* A probability given as a one-value float64 array, checked to be in [0, 1]. */
+static int sympile_random_check_p(PyArrayObject *p, const char *label)
+{
+    const npy_float64 value = *(npy_float64 *)PyArray_DATA(p);
+    if (!(value >= 0.0 && value <= 1.0)) {
+        sympile_random_value_error(label, "p must be in [0, 1]", value);
+        return -1;
+    }
+    return 0;
+}
+
 static int sympile_random_size(PyArrayObject *size, int length, npy_intp *dims,
                                npy_int64 *count, const char *label)
 {

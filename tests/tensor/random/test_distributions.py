@@ -70,6 +70,7 @@ def test_continuous_distributions(streams, dtype, mode):
 def test_discrete_distributions(dtype, mode):
     rng = RandomStreams(seed=4321)
     cases = {
+        "bernoulli": (rng.binomial((N,), n=1, p=0.3, dtype=dtype), stats.binom(1, 0.3)),
         "binomial small": (rng.binomial((N,), n=12, p=0.3, dtype=dtype), stats.binom(12, 0.3)),
         "binomial large": (rng.binomial((N,), n=400, p=0.7, dtype=dtype),
                            stats.binom(400, 0.7)),

@@ -1,0 +1,250 @@
+"""Random numbers: sympile's RandomStreams (and MRG_RandomStreams) against numpy's Generator,
+jax.random and torch, each library in a process of its own, reported side by side as
+ratios to sympile's time.
+
+  uniform, normal   float32 samples, 1e6 and 1e7 per call (sympile: a compiled draw
+                    returning its buffer, Out(borrow=True); numpy: default_rng().random /
+                    standard_normal; jax: a jitted draw from a new key each call; torch:
+                    torch.rand / torch.randn)
+  dropout MLP       one SGD step (50 per timed call) of 784-500-500-10, tanh, dropout
+                    p=0.5 (inverted) on both hidden layers, batch 10 and 60, on the MLP
+                    benchmark's data (benchmarks/mlp.py); sympile with trust_input
+
+    python -m benchmarks.random_streams [--compare numpy,jax,torch] [--repeats 7] [--busy]
+
+--busy keeps one core busy (a spinning process) while every library is timed, as a
+training job shares a machine. Ratios above 1: sympile is faster.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import subprocess
+import sys
+from collections.abc import Callable
+
+import numpy as np
+
+from benchmarks.harness import available_peers, format_seconds, time_callable
+from benchmarks.mlp import LEARNING_RATE, N_EXAMPLES, dataset, initial_parameters
+
+SIZES = (1_000_000, 10_000_000)
+LAYERS = [784, 500, 500, 10]
+DROPOUT = 0.5
+STEPS = 50
+BATCHES = (10, 60)
+
+
+def _sympile_cases() -> dict[str, Callable[[], object]]:
+    import sympile
+    import sympile.tensor as T
+    from sympile.tensor.random import MRG_RandomStreams, RandomStreams
+
+    cases = {}
+    for size in SIZES:
+        for kind in ("uniform", "normal"):
+            for streams in (RandomStreams, MRG_RandomStreams):
+                draw = getattr(streams(seed=1), kind)((size,), dtype="float32")
+                function = sympile.function([], sympile.Out(draw, borrow=True),
+                                            mode="FAST_RUN")
+                label = "" if streams is RandomStreams else " (MRG)"
+                cases[f"{kind} {size:.0e} float32{label}"] = function
+    for batch in BATCHES:
+        for streams in (RandomStreams, MRG_RandomStreams):
+            label = "" if streams is RandomStreams else " (MRG)"
+            cases[f"dropout MLP batch {batch}{label}"] = _sympile_dropout(
+                sympile, T, streams(seed=1), batch)
+    return cases
+
+
+def _sympile_dropout(sympile, T, rng, batch: int) -> Callable[[], object]:
+    data, labels = dataset()
+    shared_data, shared_labels = sympile.shared(data), sympile.shared(labels)
+    parameters = [sympile.shared(value) for value in initial_parameters(LAYERS)]
+    index = T.lscalar("index")
+    hidden = shared_data[index * batch:(index + 1) * batch]
+    y = shared_labels[index * batch:(index + 1) * batch]
+    keep = np.float32(1 - DROPOUT)
+    for weight, bias in zip(parameters[:-2:2], parameters[1:-2:2]):
+        hidden = T.tanh(T.dot(hidden, weight) + bias)
+        mask = rng.binomial(size=hidden.shape, p=keep, dtype="float32")
+        hidden = hidden * mask / keep
+    probabilities = T.nnet.softmax(T.dot(hidden, parameters[-2]) + parameters[-1])
+    cost = -T.log(probabilities[T.arange(y.shape[0]), y]).mean()
+    gradients = sympile.grad(cost, parameters)
+    updates = [(p, p - np.float32(LEARNING_RATE) * g) for p, g in zip(parameters, gradients)]
+    train = sympile.function([index], cost, updates=updates, mode="FAST_RUN",
+                             trust_input=True)
+    indices = [np.array(i % (N_EXAMPLES // batch), dtype="int64") for i in range(STEPS)]
+    return lambda: [train(i) for i in indices]
+
+
+def _numpy_cases() -> dict[str, Callable[[], object]]:
+    generator = np.random.default_rng(1)
+    cases = {}
+    for size in SIZES:
+        cases[f"uniform {size:.0e} float32"] = lambda size=size: generator.random(
+            size, dtype=np.float32)
+        cases[f"normal {size:.0e} float32"] = lambda size=size: generator.standard_normal(
+            size, dtype=np.float32)
+    return cases
+
+
+def _jax_cases() -> dict[str, Callable[[], object]]:
+    import jax
+    import jax.numpy as jnp
+
+    state = {"key": jax.random.PRNGKey(1)}
+    cases = {}
+    for size in SIZES:
+        for kind in ("uniform", "normal"):
+            sampler = getattr(jax.random, kind)
+
+            @jax.jit
+            def draw(key, sampler=sampler, size=size):
+                key, subkey = jax.random.split(key)
+                return key, sampler(subkey, (size,), dtype=jnp.float32)
+
+            def run(draw=draw):
+                state["key"], sample = draw(state["key"])
+                return sample.block_until_ready()
+            cases[f"{kind} {size:.0e} float32"] = run
+    for batch in BATCHES:
+        cases[f"dropout MLP batch {batch}"] = _jax_dropout(jax, jnp, batch)
+    return cases
+
+
+def _jax_dropout(jax, jnp, batch: int) -> Callable[[], object]:
+    data, labels = dataset()
+    data, labels = jnp.asarray(data), jnp.asarray(labels.astype("int32"))
+    n_batches = N_EXAMPLES // batch
+    keep = 1 - DROPOUT
+
+    def loss(parameters, x, y, key):
+        hidden = x
+        for layer, (weight, bias) in enumerate(zip(parameters[:-2:2], parameters[1:-2:2])):
+            hidden = jnp.tanh(hidden @ weight + bias)
+            mask = jax.random.bernoulli(jax.random.fold_in(key, layer), keep, hidden.shape)
+            hidden = hidden * mask / keep
+        log_probabilities = jax.nn.log_softmax(hidden @ parameters[-2] + parameters[-1])
+        return -jnp.mean(log_probabilities[jnp.arange(batch), y])
+
+    @jax.jit
+    def step(index, parameters, key):
+        key, subkey = jax.random.split(key)
+        start = (index % n_batches) * batch
+        x = jax.lax.dynamic_slice_in_dim(data, start, batch)
+        y = jax.lax.dynamic_slice_in_dim(labels, start, batch)
+        gradients = jax.grad(loss)(parameters, x, y, subkey)
+        return [p - LEARNING_RATE * g for p, g in zip(parameters, gradients)], key
+
+    state = {"parameters": [jnp.asarray(p) for p in initial_parameters(LAYERS)],
+             "key": jax.random.PRNGKey(1)}
+
+    def run() -> None:
+        parameters, key = state["parameters"], state["key"]
+        for index in range(STEPS):
+            parameters, key = step(index, parameters, key)
+        state["parameters"], state["key"] = jax.block_until_ready((parameters, key))
+    return run
+
+
+def _torch_cases() -> dict[str, Callable[[], object]]:
+    import torch
+
+    torch.manual_seed(1)
+    cases = {}
+    for size in SIZES:
+        cases[f"uniform {size:.0e} float32"] = lambda size=size: torch.rand(size)
+        cases[f"normal {size:.0e} float32"] = lambda size=size: torch.randn(size)
+    for batch in BATCHES:
+        cases[f"dropout MLP batch {batch}"] = _torch_dropout(torch, batch)
+    return cases
+
+
+def _torch_dropout(torch, batch: int) -> Callable[[], object]:
+    data, labels = dataset()
+    data, labels = torch.from_numpy(data), torch.from_numpy(labels)
+    parameters = [torch.tensor(p, requires_grad=True) for p in initial_parameters(LAYERS)]
+    n_batches = N_EXAMPLES // batch
+
+    def run() -> None:
+        for step in range(STEPS):
+            start = (step % n_batches) * batch
+            hidden = data[start:start + batch]
+            for weight, bias in zip(parameters[:-2:2], parameters[1:-2:2]):
+                hidden = torch.nn.functional.dropout(torch.tanh(hidden @ weight + bias),
+                                                     DROPOUT, training=True)
+            scores = hidden @ parameters[-2] + parameters[-1]
+            cost = torch.nn.functional.cross_entropy(scores, labels[start:start + batch])
+            gradients = torch.autograd.grad(cost, parameters)
+            with torch.no_grad():
+                for parameter, gradient in zip(parameters, gradients):
+                    parameter.sub_(LEARNING_RATE * gradient)
+    return run
+
+
+WORKERS = {"sympile": _sympile_cases, "numpy": _numpy_cases, "jax": _jax_cases,
+           "torch": _torch_cases}
+
+
+def _worker(name: str, repeats: int) -> None:
+    """Time every case of one library in this process; print {case: seconds} as JSON."""
+    cases = WORKERS[name]()
+    for run in cases.values():
+        run()  # compile, warm the caches
+    print(json.dumps({case: time_callable(run, repeats) for case, run in cases.items()}))
+
+
+def _spin() -> None:
+    while True:
+        pass
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--compare", default="numpy,jax,torch")
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--busy", action="store_true", help="keep one core busy")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    arguments = parser.parse_args()
+    if arguments.worker:
+        _worker(arguments.worker, arguments.repeats)
+        return
+    requested = [name for name in arguments.compare.split(",") if name and name != "numpy"]
+    peers, notes = available_peers(requested)
+    libraries = ["sympile"] + (["numpy"] if "numpy" in arguments.compare else []) + peers
+    for note in notes:
+        print(note)
+    spinner = multiprocessing.Process(target=_spin, daemon=True) if arguments.busy else None
+    if spinner is not None:
+        spinner.start()
+    try:
+        results = {}
+        for library in libraries:
+            output = subprocess.run(
+                [sys.executable, "-m", "benchmarks.random_streams", "--worker", library,
+                 "--repeats", str(arguments.repeats)], capture_output=True, text=True,
+                check=True)
+            results[library] = json.loads(output.stdout.strip().splitlines()[-1])
+    finally:
+        if spinner is not None:
+            spinner.terminate()
+    print(f"one core busy: {arguments.busy}")
+    print(f"{'case':<34} {'library':<8} {'time':>10} {'ratio to sympile':>17}")
+    for case, seconds in results["sympile"].items():
+        print(f"{case:<34} {'sympile':<8} {format_seconds(seconds):>10} {1.0:>17.2f}")
+        base = case.replace(" (MRG)", "")
+        if base != case:
+            continue
+        for library in libraries[1:]:
+            if case in results[library]:
+                other = results[library][case]
+                print(f"{'':<34} {library:<8} {format_seconds(other):>10} "
+                      f"{other / seconds:>17.2f}")
+
+
+if __name__ == "__main__":
+    main()
