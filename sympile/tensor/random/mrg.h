@@ -40,31 +40,30 @@ static inline npy_int32 sympile_mrg_step(npy_int32 *state)
     return x11 <= x21 ? x11 - x21 + M1 : x11 - x21;
 }
 
-/* Element i from stream i mod n_streams; a stream's elements are in sequence, so threads
-   split the streams and every thread count gives the same numbers. */
-static void sympile_mrg_uniform_float32(npy_int32 *states, npy_int64 n_streams,
-                                        npy_float32 *out, npy_int64 count, int threaded)
-{
-    const npy_int64 used = count < n_streams ? count : n_streams;
-    #pragma omp parallel for schedule(static) if (threaded)
-    for (npy_int64 stream = 0; stream < used; ++stream) {
-        npy_int32 *state = states + 6 * stream;
-        for (npy_int64 i = stream; i < count; i += n_streams)
-            out[i] = (npy_float32)sympile_mrg_step(state) * 4.6566126e-10f;
-    }
+/* Element i from stream i mod n_streams, each stream's elements in sequence. Threads take
+   blocks of streams; a block steps its streams round after round (round r gives the elements
+   r n_streams + s), so the writes are contiguous and the states stay in cache. Every thread
+   count gives the same numbers. */
+#define SYMPILE_MRG_UNIFORM(T, NORM)                                                         \
+static void sympile_mrg_uniform_##T(npy_int32 *states, npy_int64 n_streams, npy_##T *out,   \
+                                    npy_int64 count, int threaded)                           \
+{                                                                                            \
+    const npy_int64 used = count < n_streams ? count : n_streams;                            \
+    const npy_int64 blocks = (used + 255) / 256;                                             \
+    _Pragma("omp parallel for schedule(static) if (threaded)")                              \
+    for (npy_int64 block = 0; block < blocks; ++block) {                                     \
+        const npy_int64 first = block * 256;                                                 \
+        const npy_int64 last = first + 256 < used ? first + 256 : used;                      \
+        for (npy_int64 round = 0; round < count; round += n_streams) {                       \
+            const npy_int64 end = count - round < last ? count - round : last;               \
+            for (npy_int64 stream = first; stream < end; ++stream)                           \
+                out[round + stream] = (npy_##T)sympile_mrg_step(states + 6 * stream) * NORM; \
+        }                                                                                    \
+    }                                                                                        \
 }
 
-static void sympile_mrg_uniform_float64(npy_int32 *states, npy_int64 n_streams,
-                                        npy_float64 *out, npy_int64 count, int threaded)
-{
-    const npy_int64 used = count < n_streams ? count : n_streams;
-    #pragma omp parallel for schedule(static) if (threaded)
-    for (npy_int64 stream = 0; stream < used; ++stream) {
-        npy_int32 *state = states + 6 * stream;
-        for (npy_int64 i = stream; i < count; i += n_streams)
-            out[i] = (npy_float64)sympile_mrg_step(state) * 4.656612873077392578125e-10;
-    }
-}
+SYMPILE_MRG_UNIFORM(float32, 4.6566126e-10f)
+SYMPILE_MRG_UNIFORM(float64, 4.656612873077392578125e-10)
 
 /* Theano's MultinomialFromUniform: pvals (rows, categories) as float64 (exact for float32
    pvals: Theano sums them in double too), uniforms as float64. */
