@@ -19,3 +19,27 @@ def test_demo_runs_and_converges(capsys):
     assert costs[-1] < costs[0] / 2
     accuracy = [line for line in text.splitlines() if line.startswith("training accuracy")]
     assert float(accuracy[0].split()[-1]) > 0.9
+
+
+def _example(name: str):
+    return runpy.run_path(str(DEMO.parent / name))
+
+
+def test_dropout_mlp_learns_the_digits(tmp_path, capsys):
+    """Eight epochs of the dropout MLP: well above chance on the held-out digits, and the
+    accuracy plot written."""
+    plot = tmp_path / "accuracy.png"
+    history = _example("dropout_mlp.py")["main"](["--epochs", "8", "--plot", str(plot)])
+    assert history["test"][-1] > 0.85 and len(history["train"]) == 8
+    assert plot.stat().st_size > 1000
+    assert "final test accuracy" in capsys.readouterr().out
+
+
+def test_denoising_autoencoder_cost_falls(tmp_path):
+    plot = tmp_path / "filters.png"
+    history = _example("denoising_autoencoder.py")["main"](
+        ["--epochs", "8", "--plot", str(plot)])
+    assert history["cost"][-1] < 0.85 * history["cost"][0]
+    # Corruption makes reconstruction harder: the model saw corrupted digits, not these.
+    assert history["test clean"] < history["test corrupted"]
+    assert plot.stat().st_size > 1000
