@@ -41,12 +41,15 @@ def initial_parameters(layers: list[int], seed: int = 1) -> list[np.ndarray]:
 
 
 def theano_style_steps(library: Any, tensor: Any, softmax: Callable, layers: list[int],
-                       batch: int, steps: int, style: str, mode: Any = None) -> Steps:
+                       batch: int, steps: int, style: str, mode: Any = None,
+                       dropout: float = 0.0, streams: Any = None) -> Steps:
     """The paper's program in a Theano-API library (sympile or pytensor).
 
     style: 'default' (a call per minibatch, given its index), 'trust_input' (the same with
     input checks off), or 'n_calls' (the index in a shared variable updated by each call,
-    `steps` calls run by one `fn(n_calls=steps)`)."""
+    `steps` calls run by one `fn(n_calls=steps)`). dropout > 0: each hidden unit is kept
+    with probability 1 - dropout (inverted dropout), its mask drawn by `streams` (a
+    RandomStreams) at every step."""
     data, labels = dataset()
     shared_data = library.shared(data, name="data")
     shared_labels = library.shared(labels, name="labels")
@@ -60,8 +63,11 @@ def theano_style_steps(library: Any, tensor: Any, softmax: Callable, layers: lis
     x = shared_data[index * batch:(index + 1) * batch]
     y = shared_labels[index * batch:(index + 1) * batch]
     hidden = x
+    keep = np.float32(1 - dropout)
     for weight, bias in zip(parameters[:-2:2], parameters[1:-2:2]):
         hidden = tensor.tanh(tensor.dot(hidden, weight) + bias)
+        if dropout:
+            hidden = hidden * streams.binomial(size=hidden.shape, p=keep, dtype="float32") / keep
     probabilities = softmax(tensor.dot(hidden, parameters[-2]) + parameters[-1])
     cost = -tensor.log(probabilities[tensor.arange(y.shape[0]), y]).mean()
     gradients = library.grad(cost, parameters)
@@ -114,9 +120,11 @@ def numpy_steps(layers: list[int], batch: int, steps: int) -> Steps:
     return Steps(run, lambda: [p.copy() for p in parameters])
 
 
-def jax_steps(layers: list[int], batch: int, steps: int, style: str) -> Steps:
+def jax_steps(layers: list[int], batch: int, steps: int, style: str,
+              dropout: float = 0.0) -> Steps:
     """A jitted SGD step called per minibatch ('jit step'), or `steps` of them in one
-    jitted lax.fori_loop ('fori_loop', the analogue of fn(n_calls))."""
+    jitted lax.fori_loop ('fori_loop', the analogue of fn(n_calls)). dropout > 0: masks from
+    jax.random.bernoulli, a new key per step."""
     import jax
     import jax.numpy as jnp
 
@@ -125,24 +133,32 @@ def jax_steps(layers: list[int], batch: int, steps: int, style: str) -> Steps:
     parameters = [jnp.asarray(p) for p in initial_parameters(layers)]
     n_batches = N_EXAMPLES // batch
 
-    def loss(parameters, x, y):
+    keep = 1 - dropout
+
+    def loss(parameters, x, y, key):
         hidden = x
-        for weight, bias in zip(parameters[:-2:2], parameters[1:-2:2]):
+        for layer, (weight, bias) in enumerate(zip(parameters[:-2:2], parameters[1:-2:2])):
             hidden = jnp.tanh(hidden @ weight + bias)
+            if dropout:
+                mask = jax.random.bernoulli(jax.random.fold_in(key, layer), keep, hidden.shape)
+                hidden = hidden * mask / keep
         log_probabilities = jax.nn.log_softmax(hidden @ parameters[-2] + parameters[-1])
         return -jnp.mean(log_probabilities[jnp.arange(batch), y])
 
-    def step(index, parameters):
+    def step(index, carried):
+        parameters, key = carried
+        # Without dropout the key is carried untouched (no work added to the plain MLP).
+        key, subkey = jax.random.split(key) if dropout else (key, key)
         start = (index % n_batches) * batch
         x = jax.lax.dynamic_slice_in_dim(data, start, batch)
         y = jax.lax.dynamic_slice_in_dim(labels, start, batch)
-        gradients = jax.grad(loss)(parameters, x, y)
-        return [p - LEARNING_RATE * g for p, g in zip(parameters, gradients)]
+        gradients = jax.grad(loss)(parameters, x, y, subkey)
+        return [p - LEARNING_RATE * g for p, g in zip(parameters, gradients)], key
 
-    state = {"parameters": parameters}
+    state = {"parameters": (parameters, jax.random.PRNGKey(1))}
 
     def values() -> list[np.ndarray]:
-        return [np.asarray(p) for p in state["parameters"]]
+        return [np.asarray(p) for p in state["parameters"][0]]
 
     if style == "fori_loop":
         loop = jax.jit(lambda parameters: jax.lax.fori_loop(0, steps, step, parameters),
@@ -162,8 +178,9 @@ def jax_steps(layers: list[int], batch: int, steps: int, style: str) -> Steps:
     return Steps(run_steps, values)
 
 
-def torch_steps(layers: list[int], batch: int, steps: int) -> Steps:
-    """Eager torch: autograd for the gradients, in-place SGD updates."""
+def torch_steps(layers: list[int], batch: int, steps: int, dropout: float = 0.0) -> Steps:
+    """Eager torch: autograd for the gradients, in-place SGD updates; dropout > 0:
+    torch.nn.functional.dropout on the hidden layers."""
     import torch
 
     data, labels = dataset()
@@ -177,6 +194,8 @@ def torch_steps(layers: list[int], batch: int, steps: int) -> Steps:
             hidden = data[start:start + batch]
             for weight, bias in zip(parameters[:-2:2], parameters[1:-2:2]):
                 hidden = torch.tanh(hidden @ weight + bias)
+                if dropout:
+                    hidden = torch.nn.functional.dropout(hidden, dropout, training=True)
             scores = hidden @ parameters[-2] + parameters[-1]
             cost = torch.nn.functional.cross_entropy(scores, labels[start:start + batch])
             gradients = torch.autograd.grad(cost, parameters)

@@ -27,8 +27,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from benchmarks import mlp
 from benchmarks.harness import available_peers, format_seconds, time_callable
-from benchmarks.mlp import LEARNING_RATE, N_EXAMPLES, dataset, initial_parameters
 
 SIZES = (1_000_000, 10_000_000)
 LAYERS = [784, 500, 500, 10]
@@ -59,26 +59,10 @@ def _sympile_cases() -> dict[str, Callable[[], object]]:
     return cases
 
 
-def _sympile_dropout(sympile, T, rng, batch: int) -> Callable[[], object]:
-    data, labels = dataset()
-    shared_data, shared_labels = sympile.shared(data), sympile.shared(labels)
-    parameters = [sympile.shared(value) for value in initial_parameters(LAYERS)]
-    index = T.lscalar("index")
-    hidden = shared_data[index * batch:(index + 1) * batch]
-    y = shared_labels[index * batch:(index + 1) * batch]
-    keep = np.float32(1 - DROPOUT)
-    for weight, bias in zip(parameters[:-2:2], parameters[1:-2:2]):
-        hidden = T.tanh(T.dot(hidden, weight) + bias)
-        mask = rng.binomial(size=hidden.shape, p=keep, dtype="float32")
-        hidden = hidden * mask / keep
-    probabilities = T.nnet.softmax(T.dot(hidden, parameters[-2]) + parameters[-1])
-    cost = -T.log(probabilities[T.arange(y.shape[0]), y]).mean()
-    gradients = sympile.grad(cost, parameters)
-    updates = [(p, p - np.float32(LEARNING_RATE) * g) for p, g in zip(parameters, gradients)]
-    train = sympile.function([index], cost, updates=updates, mode="FAST_RUN",
-                             trust_input=True)
-    indices = [np.array(i % (N_EXAMPLES // batch), dtype="int64") for i in range(STEPS)]
-    return lambda: [train(i) for i in indices]
+def _sympile_dropout(sympile, T, streams, batch: int) -> Callable[[], object]:
+    return mlp.theano_style_steps(sympile, T, T.nnet.softmax, LAYERS, batch, STEPS,
+                                  "trust_input", mode="FAST_RUN", dropout=DROPOUT,
+                                  streams=streams)
 
 
 def _numpy_cases() -> dict[str, Callable[[], object]]:
@@ -112,43 +96,9 @@ def _jax_cases() -> dict[str, Callable[[], object]]:
                 return sample.block_until_ready()
             cases[f"{kind} {size:.0e} float32"] = run
     for batch in BATCHES:
-        cases[f"dropout MLP batch {batch}"] = _jax_dropout(jax, jnp, batch)
+        cases[f"dropout MLP batch {batch}"] = mlp.jax_steps(LAYERS, batch, STEPS, "jit step",
+                                                            dropout=DROPOUT)
     return cases
-
-
-def _jax_dropout(jax, jnp, batch: int) -> Callable[[], object]:
-    data, labels = dataset()
-    data, labels = jnp.asarray(data), jnp.asarray(labels.astype("int32"))
-    n_batches = N_EXAMPLES // batch
-    keep = 1 - DROPOUT
-
-    def loss(parameters, x, y, key):
-        hidden = x
-        for layer, (weight, bias) in enumerate(zip(parameters[:-2:2], parameters[1:-2:2])):
-            hidden = jnp.tanh(hidden @ weight + bias)
-            mask = jax.random.bernoulli(jax.random.fold_in(key, layer), keep, hidden.shape)
-            hidden = hidden * mask / keep
-        log_probabilities = jax.nn.log_softmax(hidden @ parameters[-2] + parameters[-1])
-        return -jnp.mean(log_probabilities[jnp.arange(batch), y])
-
-    @jax.jit
-    def step(index, parameters, key):
-        key, subkey = jax.random.split(key)
-        start = (index % n_batches) * batch
-        x = jax.lax.dynamic_slice_in_dim(data, start, batch)
-        y = jax.lax.dynamic_slice_in_dim(labels, start, batch)
-        gradients = jax.grad(loss)(parameters, x, y, subkey)
-        return [p - LEARNING_RATE * g for p, g in zip(parameters, gradients)], key
-
-    state = {"parameters": [jnp.asarray(p) for p in initial_parameters(LAYERS)],
-             "key": jax.random.PRNGKey(1)}
-
-    def run() -> None:
-        parameters, key = state["parameters"], state["key"]
-        for index in range(STEPS):
-            parameters, key = step(index, parameters, key)
-        state["parameters"], state["key"] = jax.block_until_ready((parameters, key))
-    return run
 
 
 def _torch_cases() -> dict[str, Callable[[], object]]:
@@ -160,30 +110,9 @@ def _torch_cases() -> dict[str, Callable[[], object]]:
         cases[f"uniform {size:.0e} float32"] = lambda size=size: torch.rand(size)
         cases[f"normal {size:.0e} float32"] = lambda size=size: torch.randn(size)
     for batch in BATCHES:
-        cases[f"dropout MLP batch {batch}"] = _torch_dropout(torch, batch)
+        cases[f"dropout MLP batch {batch}"] = mlp.torch_steps(LAYERS, batch, STEPS,
+                                                              dropout=DROPOUT)
     return cases
-
-
-def _torch_dropout(torch, batch: int) -> Callable[[], object]:
-    data, labels = dataset()
-    data, labels = torch.from_numpy(data), torch.from_numpy(labels)
-    parameters = [torch.tensor(p, requires_grad=True) for p in initial_parameters(LAYERS)]
-    n_batches = N_EXAMPLES // batch
-
-    def run() -> None:
-        for step in range(STEPS):
-            start = (step % n_batches) * batch
-            hidden = data[start:start + batch]
-            for weight, bias in zip(parameters[:-2:2], parameters[1:-2:2]):
-                hidden = torch.nn.functional.dropout(torch.tanh(hidden @ weight + bias),
-                                                     DROPOUT, training=True)
-            scores = hidden @ parameters[-2] + parameters[-1]
-            cost = torch.nn.functional.cross_entropy(scores, labels[start:start + batch])
-            gradients = torch.autograd.grad(cost, parameters)
-            with torch.no_grad():
-                for parameter, gradient in zip(parameters, gradients):
-                    parameter.sub_(LEARNING_RATE * gradient)
-    return run
 
 
 WORKERS = {"sympile": _sympile_cases, "numpy": _numpy_cases, "jax": _jax_cases,

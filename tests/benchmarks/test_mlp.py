@@ -55,3 +55,24 @@ def test_pytensor_trains_like_numpy():
     steps = mlp.theano_style_steps(pytensor, pt, lambda s: softmax(s, axis=1), LAYERS, 10,
                                    STEPS, "trust_input")
     _assert_same_parameters(steps, mlp.numpy_steps(LAYERS, 10, STEPS))
+
+
+@pytest.mark.parametrize("streams", ["RandomStreams", "MRG_RandomStreams"])
+def test_sympile_dropout_training_is_reproducible_and_differs_from_plain(streams):
+    """benchmarks/random_streams.py's dropout MLP: a masked step is not the plain one, and a
+    stream of one seed trains to the same parameters twice."""
+    from sympile.tensor import random
+
+    def trained(seed):
+        steps = mlp.theano_style_steps(sympile, T, _sympile_softmax(), LAYERS, 10, STEPS,
+                                       "trust_input", dropout=0.5,
+                                       streams=getattr(random, streams)(seed=seed))
+        steps()
+        return steps.parameters()
+
+    plain = mlp.theano_style_steps(sympile, T, _sympile_softmax(), LAYERS, 10, STEPS,
+                                   "trust_input")
+    plain()
+    first, again = trained(3), trained(3)
+    assert all(np.array_equal(a, b) for a, b in zip(first, again))
+    assert not np.allclose(first[0], plain.parameters()[0])

@@ -50,7 +50,7 @@ static void sympile_mrg_uniform_##T(npy_int32 *states, npy_int64 n_streams, npy_
 {                                                                                            \
     const npy_int64 used = count < n_streams ? count : n_streams;                            \
     const npy_int64 blocks = (used + 255) / 256;                                             \
-    _Pragma("omp parallel for schedule(static) if (threaded)")                              \
+    _Pragma("omp parallel for schedule(dynamic, 16) if (threaded)")                         \
     for (npy_int64 block = 0; block < blocks; ++block) {                                     \
         const npy_int64 first = block * 256;                                                 \
         const npy_int64 last = first + 256 < used ? first + 256 : used;                      \

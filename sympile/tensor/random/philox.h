@@ -112,7 +112,7 @@ static void NAME(sympile_philox_key key, T *out, npy_int64 count, npy_float64 pa
                  int threaded)                                                               \
 {                                                                                            \
     const npy_int64 chunks = (count + (PER_CHUNK) - 1) / (PER_CHUNK);                        \
-    _Pragma("omp parallel for schedule(static) if (threaded)")                              \
+    _Pragma("omp parallel for schedule(dynamic, 16) if (threaded)")                         \
     for (npy_int64 chunk = 0; chunk < chunks; ++chunk)                                       \
         NAME##_chunk(key, chunk, out, count, parameter);                                     \
 }

@@ -168,6 +168,23 @@ def binomial(n, p, index, draw, key: int, calls: int) -> tuple[np.ndarray, np.nd
     return result, draw
 
 
+def _rejection(index, draw, key, calls, trial):
+    """Per-element rejection sampling: each pending element draws (u, v) from its stream
+    (index, draw) and `trial(where, u, v)` gives (accepted mask, values) for the elements
+    `where`; rejected ones draw again. Returns (int64 values, the draws after the last)."""
+    result = np.zeros(index.shape, np.int64)
+    pending = np.ones(index.shape, bool)
+    while pending.any():
+        where = np.flatnonzero(pending)
+        u, v = pair(index[where], draw[where], key, calls)
+        draw[where] += 1
+        with np.errstate(divide="ignore", invalid="ignore"):
+            accept, values = trial(where, u, v)
+        result[where[accept]] = values[accept].astype(np.int64)
+        pending[where[accept]] = False
+    return result, draw
+
+
 def _btrs(n, q, index, draw, key, calls):
     nf = n.astype(np.float64)
     spq = np.sqrt(nf * q * (1.0 - q))
@@ -179,25 +196,19 @@ def _btrs(n, q, index, draw, key, calls):
     lpq = np.log(q / (1.0 - q))
     m = np.floor((nf + 1.0) * q)
     h = gammaln(m + 1.0) + gammaln(nf - m + 1.0)
-    result = np.zeros(n.shape, np.int64)
-    pending = np.ones(n.shape, bool)
-    while pending.any():
-        where = np.flatnonzero(pending)
-        u, v = pair(index[where], draw[where], key, calls)
-        draw[where] += 1
+
+    def trial(where, u, v):
         u = u - 0.5
         us = 0.5 - np.abs(u)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            kd = np.floor((2.0 * a[where] / us + b[where]) * u + c[where])
-            inside = (kd >= 0) & (kd <= nf[where])
-            quick = inside & (us >= 0.07) & (v <= v_r[where])
-            log_v = np.log(v * alpha[where] / (a[where] / (us * us) + b[where]))
-            bound = (h[where] - gammaln(kd + 1.0) - gammaln(nf[where] - kd + 1.0)
-                     + (kd - m[where]) * lpq[where])
-        accept = quick | (inside & (log_v <= bound))
-        result[where[accept]] = kd[accept].astype(np.int64)
-        pending[where[accept]] = False
-    return result, draw
+        kd = np.floor((2.0 * a[where] / us + b[where]) * u + c[where])
+        inside = (kd >= 0) & (kd <= nf[where])
+        quick = inside & (us >= 0.07) & (v <= v_r[where])
+        log_v = np.log(v * alpha[where] / (a[where] / (us * us) + b[where]))
+        bound = (h[where] - gammaln(kd + 1.0) - gammaln(nf[where] - kd + 1.0)
+                 + (kd - m[where]) * lpq[where])
+        return quick | (inside & (log_v <= bound)), kd
+
+    return _rejection(index, draw, key, calls, trial)
 
 
 def poisson(lam, index, key: int, calls: int) -> np.ndarray:
@@ -236,26 +247,19 @@ def _ptrs(lam, index, key, calls):
     a = -0.059 + 0.02483 * b
     log_inv_alpha = np.log(1.1239 + 1.1328 / (b - 3.4))
     v_r = 0.9277 - 3.6224 / (b - 2.0)
-    result = np.zeros(lam.shape, np.int64)
-    draw = np.zeros(lam.shape, np.int64)
-    pending = np.ones(lam.shape, bool)
-    while pending.any():
-        where = np.flatnonzero(pending)
-        u, v = pair(index[where], draw[where], key, calls)
-        draw[where] += 1
+
+    def trial(where, u, v):
         u = u - 0.5
         us = 0.5 - np.abs(u)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            kd = np.floor((2.0 * a[where] / us + b[where]) * u + lam[where] + 0.43)
-            valid = kd >= 0
-            quick = valid & (us >= 0.07) & (v <= v_r[where])
-            tested = valid & ~((us < 0.013) & (v > us))
-            left = np.log(v) + log_inv_alpha[where] - np.log(a[where] / (us * us) + b[where])
-            right = -lam[where] + kd * log_lam[where] - gammaln(kd + 1.0)
-        accept = quick | (tested & (left <= right))
-        result[where[accept]] = kd[accept].astype(np.int64)
-        pending[where[accept]] = False
-    return result
+        kd = np.floor((2.0 * a[where] / us + b[where]) * u + lam[where] + 0.43)
+        valid = kd >= 0
+        quick = valid & (us >= 0.07) & (v <= v_r[where])
+        tested = valid & ~((us < 0.013) & (v > us))
+        left = np.log(v) + log_inv_alpha[where] - np.log(a[where] / (us * us) + b[where])
+        right = -lam[where] + kd * log_lam[where] - gammaln(kd + 1.0)
+        return quick | (tested & (left <= right)), kd
+
+    return _rejection(index, np.zeros(lam.shape, np.int64), key, calls, trial)[0]
 
 
 def integers(low, high, index, key: int, calls: int) -> np.ndarray:

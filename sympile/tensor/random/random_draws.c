@@ -76,7 +76,7 @@ static int sympile_draw_integers(sympile_philox_key key, npy_int64 *out, npy_int
     }
     if (sympile_random_count_fits(count, label) != 0)
         return -1;
-    #pragma omp parallel for schedule(static) if (threaded)
+    #pragma omp parallel for schedule(dynamic, 1024) if (threaded)
     for (npy_int64 i = 0; i < count; ++i)
         out[i] = sympile_philox_integer(key, i, low[i * low_step], high[i * high_step]);
     return 0;
@@ -87,7 +87,7 @@ static int sympile_draw_truncated_normal(sympile_philox_key key, npy_float64 *ou
 {
     if (sympile_random_count_fits(count, label) != 0)
         return -1;
-    #pragma omp parallel for schedule(static) if (threaded)
+    #pragma omp parallel for schedule(dynamic, 1024) if (threaded)
     for (npy_int64 i = 0; i < count; ++i)
         out[i] = sympile_philox_truncated_normal(key, i);
     return 0;
@@ -132,7 +132,7 @@ static int sympile_draw_categorical(sympile_philox_key key, npy_int64 *out, npy_
         total += weights[k];
         running[k] = total;
     }
-    #pragma omp parallel for schedule(static) if (threaded)
+    #pragma omp parallel for schedule(dynamic, 1024) if (threaded)
     for (npy_int64 i = 0; i < count; ++i) {
         npy_float64 ua, ub;
         sympile_philox_pair(key, i, 0, &ua, &ub);
@@ -224,7 +224,7 @@ static int sympile_draw_permutation(sympile_philox_key key, npy_int64 *out, npy_
     }
     if (sympile_random_count_fits(rows, label) != 0)
         return -1;
-    #pragma omp parallel for schedule(static) if (threaded)
+    #pragma omp parallel for schedule(dynamic, 1024) if (threaded)
     for (npy_int64 row = 0; row < rows; ++row) {
         npy_int64 *line = out + row * n;
         for (npy_int64 k = 0; k < n; ++k)
