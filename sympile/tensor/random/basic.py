@@ -276,5 +276,31 @@ class RandomStreams:
         return PermuteAlongAxis(input.type.ndim - 1)(input, permutations)
 
 
-# PyTensor's name.
-RandomStream = RandomStreams
+class RandomStream(RandomStreams):
+    """PyTensor's RandomStream: the same streams, with PyTensor's (numpy Generator's)
+    argument order, parameters first and size after (normal(loc, scale, size))."""
+
+    def uniform(self, low=0.0, high=1.0, size=None, dtype=None) -> Variable:
+        return super().uniform(size=size, low=low, high=high, dtype=dtype)
+
+    def normal(self, loc=0.0, scale=1.0, size=None, dtype=None) -> Variable:
+        return super().normal(size=size, avg=loc, std=scale, dtype=dtype)
+
+    def binomial(self, n, p, size=None, dtype="int64") -> Variable:
+        return super().binomial(size=size, n=n, p=p, dtype=dtype)
+
+    def poisson(self, lam=1.0, size=None, dtype="int64") -> Variable:
+        return super().poisson(size=size, lam=lam, dtype=dtype)
+
+    def choice(self, a, size=None, replace=True, p=None, dtype="int64") -> Variable:
+        return super().choice(size=size, a=a, replace=replace, p=p, dtype=dtype)
+
+    def permutation(self, x, dtype="int64") -> Variable:
+        """A permutation of range(x) (x an int), or of the entries of the vector x."""
+        if isinstance(x, Variable) or np.ndim(x) > 0:
+            values = as_parameter(x, "RandomStream.permutation", "x")
+            return values[super().permutation(n=values.shape[0])]
+        return super().permutation(n=x, dtype=dtype)
+
+    def multinomial(self, n, pvals, size=None, dtype="int64") -> Variable:
+        return super().multinomial(size=size, n=n, pvals=pvals, dtype=dtype)

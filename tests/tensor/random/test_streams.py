@@ -23,7 +23,7 @@ def test_theano_and_pytensor_import_paths():
     from sympile.tensor.random import RandomStream
     from sympile.tensor.shared_randomstreams import RandomStreams as from_tensor
     assert from_tensor is RandomStreams and from_sandbox is MRG_RandomStreams
-    assert RandomStream is RandomStreams
+    assert issubclass(RandomStream, RandomStreams)
     assert T.shared_randomstreams.RandomStreams is RandomStreams
     assert sympile.sandbox.rng_mrg.MRG_RandomStreams is MRG_RandomStreams
 
@@ -264,3 +264,20 @@ def test_integers_excludes_high():
     rng = RandomStreams(seed=6)
     values = sympile.function([], rng.integers(3, 6, size=(2000,)))()
     assert set(np.unique(values)) == {3, 4, 5}
+
+
+def test_pytensor_random_stream_argument_order():
+    """PyTensor's RandomStream puts the parameters first: normal(loc, scale, size)."""
+    from sympile.tensor.random import RandomStream
+    rng = RandomStream(seed=12)
+    draws = [rng.normal(10.0, 0.1, size=(500,)), rng.uniform(2.0, 3.0, size=(500,)),
+             rng.binomial(4, 0.5, size=(7,)), rng.poisson(3.0, size=(5,)),
+             rng.choice(5, size=(3,), replace=False), rng.permutation(6),
+             rng.permutation(np.array([3.0, 4.0, 5.0])), rng.multinomial(5, [0.5, 0.5]),
+             rng.integers(0, 3, size=(4,))]
+    normal, uniform, binomial, poisson, choice, permutation, permuted, counts, integers = \
+        sympile.function([], draws)()
+    assert abs(normal.mean() - 10.0) < 0.05 and 2.0 <= uniform.min() < uniform.max() < 3.0
+    assert binomial.shape == (7,) and poisson.shape == (5,) and len(set(choice)) == 3
+    assert sorted(permutation) == list(range(6)) and sorted(permuted) == [3.0, 4.0, 5.0]
+    assert counts.sum() == 5 and set(integers) <= {0, 1, 2}
