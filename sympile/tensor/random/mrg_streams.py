@@ -201,14 +201,8 @@ class MRG_RandomStreams:
             raise TypeError(f"{label}: pvals is required")
         if size is not None or ndim is not None:
             raise ValueError(f"{label}: size and ndim are not used (the shape is pvals')")
-        pvals = as_tensor_variable(pvals, op=label, argument="pvals")
-        if pvals.type.ndim != 2:
-            raise NotImplementedError(f"{label}: pvals must be a matrix (as in Theano), got "
-                                      f"{pvals.type}")
-        pvals = _checked_rows(pvals, label, "pvals")
-        n_variable = as_tensor_variable(n, op=label, argument="n")
-        uniforms = self._uniform01((pvals.shape[0] * n_variable,), 1, config.floatX,
-                                   nstreams, label)
+        pvals, uniforms, n_variable = self._rows_and_uniforms(pvals, "pvals", n, nstreams,
+                                                              label)
         return MultinomialFromUniform(dtype)(pvals, uniforms, n_variable)
 
     def choice(self, size=1, a=None, replace=True, p=None, ndim=None, dtype="int64",
@@ -225,15 +219,20 @@ class MRG_RandomStreams:
             raise TypeError(f"{label}: p is required")
         if ndim is not None:
             raise ValueError(f"{label}: ndim is not used")
-        p = as_tensor_variable(p, op=label, argument="p")
-        if p.type.ndim != 2:
-            raise NotImplementedError(f"{label}: p must be a matrix (as in Theano), got "
-                                      f"{p.type}")
-        p = _checked_rows(p, label, "p")
-        size_variable = as_tensor_variable(size, op=label, argument="size")
-        uniforms = self._uniform01((p.shape[0] * size_variable,), 1, config.floatX, nstreams,
-                                   label)
+        p, uniforms, size_variable = self._rows_and_uniforms(p, "p", size, nstreams, label)
         return ChoiceFromUniform(dtype)(p, uniforms, size_variable)
+
+    def _rows_and_uniforms(self, rows, name: str, count, nstreams, label: str):
+        """(rows, a matrix of probabilities, checked; rows.shape[0] * count uniforms of
+        floatX; count), the inputs of MultinomialFromUniform and ChoiceFromUniform."""
+        rows = as_tensor_variable(rows, op=label, argument=name)
+        if rows.type.ndim != 2:
+            raise NotImplementedError(f"{label}: {name} must be a matrix (as in Theano), got "
+                                      f"{rows.type}")
+        rows = _checked_rows(rows, label, name)
+        count = as_tensor_variable(count, op=label, argument="n" if name == "pvals" else "size")
+        uniforms = self._uniform01((rows.shape[0] * count,), 1, config.floatX, nstreams, label)
+        return rows, uniforms, count
 
     def multinomial_wo_replacement(self, size=None, n=1, pvals=None, ndim=None,
                                    dtype="int64", nstreams=None):

@@ -168,19 +168,21 @@ def binomial(n, p, index, draw, key: int, calls: int) -> tuple[np.ndarray, np.nd
     return result, draw
 
 
-def _rejection(index, draw, key, calls, trial):
-    """Per-element rejection sampling: each pending element draws (u, v) from its stream
-    (index, draw) and `trial(where, u, v)` gives (accepted mask, values) for the elements
-    `where`; rejected ones draw again. Returns (int64 values, the draws after the last)."""
-    result = np.zeros(index.shape, np.int64)
+def _rejection(index, draw, key, calls, trial, source=None, dtype=np.int64):
+    """Per-element rejection sampling: each pending element takes its next draw, (ua, ub)
+    from `source` (pair, or _words64 for integers) of its stream (index, draw), and
+    `trial(where, a, b)` gives (accepted mask, values) for the elements `where`; rejected
+    ones draw again. Returns (values of `dtype`, the draws after the last)."""
+    source = source or pair
+    result = np.zeros(index.shape, dtype)
     pending = np.ones(index.shape, bool)
     while pending.any():
         where = np.flatnonzero(pending)
-        u, v = pair(index[where], draw[where], key, calls)
+        first, second = source(index[where], draw[where], key, calls)
         draw[where] += 1
         with np.errstate(divide="ignore", invalid="ignore"):
-            accept, values = trial(where, u, v)
-        result[where[accept]] = values[accept].astype(np.int64)
+            accept, values = trial(where, first, second)
+        result[where[accept]] = values[accept].astype(dtype)
         pending[where[accept]] = False
     return result, draw
 
@@ -274,40 +276,30 @@ def integers(low, high, index, key: int, calls: int) -> np.ndarray:
     full = span == 0
     safe_span = np.where(full, np.uint64(1), span)
     threshold = np.where(full, np.uint64(0), (np.uint64(0) - safe_span) % safe_span)
-    result = np.zeros(low.shape, np.uint64)
-    draw = np.zeros(low.shape, np.int64)
-    pending = np.ones(low.shape, bool)
-    while pending.any():
-        where = np.flatnonzero(pending)
-        first, second = _words64(index[where], draw[where], key, calls)
-        draw[where] += 1
-        for word in (first, second):
-            take = pending[where] & (word >= threshold[where])
-            chosen = where[take]
-            offset = np.where(full[chosen], word[take], word[take] % safe_span[chosen])
-            result[chosen] = low[chosen].astype(np.uint64) + offset
-            pending[chosen] = False
-    return result.astype(np.int64)
+
+    def trial(where, first, second):
+        take_first = first >= threshold[where]
+        word = np.where(take_first, first, second)
+        offset = np.where(full[where], word, word % safe_span[where])
+        return take_first | (second >= threshold[where]), low[where].astype(np.uint64) + offset
+
+    draws = np.zeros(low.shape, np.int64)
+    return _rejection(index, draws, key, calls, trial, _words64, np.uint64)[0].astype(np.int64)
 
 
 def truncated_normal(count: int, key: int, calls: int) -> np.ndarray:
     """`count` standard normals truncated to [-2, 2] (float64), per-element streams: a draw
     gives a Box-Muller pair, its first member is kept if inside, else its second, else the
     element draws again."""
-    result = np.zeros(count, np.float64)
-    draw = np.zeros(count, np.int64)
-    pending = np.ones(count, bool)
-    while pending.any():
-        where = np.flatnonzero(pending)
-        ua, ub = pair(where, draw[where], key, calls)
-        draw[where] += 1
+    def trial(where, ua, ub):
         radius = np.sqrt(-2.0 * np.log(1.0 - ua))
         angle = _TWO_PI * ub
-        for value in (radius * np.cos(angle), radius * np.sin(angle)):
-            take = pending[where] & (np.abs(value) <= 2.0)
-            result[where[take]] = value[take]
-            pending[where[take]] = False
-    return result
+        first, second = radius * np.cos(angle), radius * np.sin(angle)
+        inside = np.abs(first) <= 2.0
+        return inside | (np.abs(second) <= 2.0), np.where(inside, first, second)
+
+    draws = np.zeros(count, np.int64)
+    return _rejection(np.arange(count), draws, key, calls, trial, dtype=np.float64)[0]
 
 
 def categorical(cdf: np.ndarray, count: int, key: int, calls: int) -> np.ndarray:
