@@ -63,7 +63,13 @@ def _row_softmax_input(variable):
 
 
 def _is_row_arange(variable, x, targets) -> bool:
-    """Whether `variable` is arange(0, n, 1) with n the length of targets or rows of x."""
+    """Whether `variable` is arange(0, n, 1) with n the length of targets or rows of x, or
+    the constant range(n) (a folded arange) with n their static length."""
+    if isinstance(variable, Constant):
+        data = np.asarray(variable.data)
+        lengths = {x.type.shape[0], targets.type.shape[0]}
+        return (data.ndim == 1 and data.dtype.kind in "iu" and lengths - {None} == {len(data)}
+                and np.array_equal(data, np.arange(len(data))))
     owner = variable.owner
     if owner is None or not isinstance(owner.op, ARange):
         return False

@@ -81,6 +81,28 @@ def test_values_unchanged_on_ordinary_inputs():
         np.testing.assert_allclose(actual, expected, rtol=1e-12, atol=1e-14)
 
 
+@pytest.mark.parametrize("mode", ["FAST_RUN", "FAST_COMPILE"])
+def test_constant_targets_are_fused_and_finite(mode):
+    """A constant target vector: arange(y.shape[0]) folds to the constant range(2), which
+    the rewrite must still recognise (it once gave inf and a NaN gradient)."""
+    x = T.dmatrix("x")
+    cost = nnet.categorical_crossentropy(nnet.softmax(x), T.constant([2, 0]))
+    values = np.array([[1000.0, 0.0, -1000.0], [0.0, 1.0, 2.0]])
+    function = sympile.function([x], [cost, sympile.grad(cost.sum(), x)])
+    cost_value, gradient_value = function(values)
+    log_probabilities = reference_log_softmax(values)
+    np.testing.assert_allclose(cost_value, -log_probabilities[[0, 1], [2, 0]])
+    np.testing.assert_allclose(gradient_value,
+                               np.exp(log_probabilities) - np.eye(3)[[2, 0]], atol=1e-15)
+    assert "CrossentropySoftmax1Hot" in op_types(function)
+
+
+def test_constant_range_of_another_length_is_not_fused():
+    x = T.tensor("float64", shape=(3, None))
+    cost = -T.log(nnet.softmax(x)[T.constant([0, 1]), T.constant([2, 0])]).sum()
+    assert "CrossentropySoftmax1Hot" not in op_types(sympile.function([x], cost))
+
+
 def test_arange_of_another_length_is_not_fused():
     x, y, n = T.dmatrix("x"), T.lvector("y"), T.lscalar("n")
     cost = -T.log(nnet.softmax(x)[T.arange(n), y]).sum()
