@@ -21,10 +21,12 @@ from typing import Any
 
 import numpy as np
 
+from sympile.config import config
 from sympile.graph.basic import Apply, Constant, Variable
 from sympile.graph.gradient_types import NonDifferentiable, disconnected_type, is_disconnected
 from sympile.graph.op import Op
 from sympile.tensor import math as tensor_math
+from sympile.tensor.basic import arange
 from sympile.tensor.diag_c import (
     alloc_diag_c_code,
     embed_diag_c_code,
@@ -43,7 +45,7 @@ from sympile.tensor.variable import as_tensor_variable, is_python_scalar
 
 __all__ = ["CumOp", "Repeat", "GroupSum", "AllocDiag", "ExtractDiag", "EmbedDiag", "Tril",
            "Triu", "FillDiagonal", "cumsum", "cumprod", "repeat", "diag", "diagonal", "trace",
-           "triu", "tril", "fill_diagonal", "SearchsortedOp", "searchsorted"]
+           "triu", "tril", "fill_diagonal", "SearchsortedOp", "searchsorted", "to_one_hot"]
 
 _INTEGER_KINDS = "iu"
 
@@ -909,3 +911,16 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Vari
     if side not in ("left", "right"):
         raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
     return SearchsortedOp(side)(a, v, sorter)
+
+
+def to_one_hot(y: Any, nb_class: Any, dtype: Any = None) -> Variable:
+    """The one-hot rows (len(y), nb_class) of the integer vector y: row i is 1 at y[i],
+    0 elsewhere (Theano's to_one_hot; dtype floatX by default). A y outside
+    [0, nb_class) gives a row of zeros."""
+    y = as_tensor_variable(y, op="to_one_hot", argument="y")
+    if y.type.ndim != 1 or y.type.dtype[0] not in "iu":
+        raise TypeError(f"to_one_hot: y must be an integer vector, got {y.type}")
+    nb_class = as_tensor_variable(nb_class, op="to_one_hot", argument="nb_class")
+    classes = arange(nb_class).dimshuffle("x", 0)
+    one_hot = tensor_math.eq(y.dimshuffle(0, "x"), classes)
+    return one_hot.astype(config.floatX if dtype is None else dtype)

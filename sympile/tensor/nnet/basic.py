@@ -45,7 +45,8 @@ softplus = math.softplus
 
 __all__ = [
     "CrossentropySoftmax1Hot", "CrossentropySoftmax1HotDx", "LogSoftmax", "Softmax",
-    "SoftmaxGrad", "binary_crossentropy", "categorical_crossentropy",
+    "SoftmaxGrad", "binary_crossentropy", "categorical_crossentropy", "elu", "selu",
+    "hard_sigmoid", "ultra_fast_sigmoid",
     "crossentropy_softmax_1hot", "log_softmax", "relu", "sigmoid",
     "sigmoid_binary_crossentropy", "softmax", "softplus", "softsign",
 ]
@@ -463,6 +464,43 @@ def relu(x: Any, alpha: Any = 0) -> Variable:
     if isinstance(alpha, (int, float)) and alpha == 0:
         return math.maximum(x, math.cast(0, x.type.dtype))
     return math.switch(math.gt(x, 0), x, math.mul(alpha, x))
+
+
+def elu(x: Any, alpha: Any = 1.0) -> Variable:
+    """x where x > 0, alpha (exp(x) - 1) elsewhere (Clevert et al., 2015)."""
+    x = _float_input("elu", x, "x")
+    return math.switch(math.gt(x, 0), x, math.mul(alpha, math.expm1(x)))
+
+
+# SELU's constants (Klambauer et al., 2017): the fixed point of mean 0, variance 1.
+SELU_ALPHA = 1.6732632423543772848170429916717
+SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def selu(x: Any) -> Variable:
+    """scale * elu(x, alpha) with SELU's self-normalising constants."""
+    return math.mul(SELU_SCALE, elu(x, SELU_ALPHA))
+
+
+def hard_sigmoid(x: Any) -> Variable:
+    """clip(0.2 x + 0.5, 0, 1): Theano's piecewise-linear sigmoid."""
+    x = _float_input("hard_sigmoid", x, "x")
+    return math.clip(math.add(math.mul(x, 0.2), 0.5), 0, 1)
+
+
+def ultra_fast_sigmoid(x: Any) -> Variable:
+    """Theano's piecewise approximation of sigmoid (error below 0.03): with a = |x| / 2,
+    z = 1.5 a / (1 + a) below a = 1.7, 0.9354... + 0.0459 (a - 1.7) below 3, 0.99505...
+    above; the result is (1 + sign(x) z) / 2."""
+    x = _float_input("ultra_fast_sigmoid", x, "x")
+    half = math.abs(math.mul(x, 0.5))
+    magnitude = math.switch(
+        math.lt(half, 1.7), math.true_div(math.mul(half, 1.5), math.add(half, 1)),
+        math.switch(math.lt(half, 3), math.add(0.935409070603099,
+                                               math.mul(math.sub(half, 1.7), 0.0458812946797165)),
+                    0.99505475368673))
+    signed = math.switch(math.ge(x, 0), magnitude, math.neg(magnitude))
+    return math.mul(math.add(signed, 1), 0.5)
 
 
 def softsign(x: Any) -> Variable:
