@@ -3,8 +3,17 @@
 - basic.py: softmax, log_softmax, their gradient, the cross-entropies and the fused
   softmax cross-entropy ops (Theano's `T.nnet.nnet`, also importable under that name);
   basic_c.py and rows_c.py: their C (vectorised row kernels).
+- abstract_conv.py: conv2d, conv3d, their gradients, conv2d_transpose (Theano's
+  T.nnet.abstract_conv; conv2d, conv3d and conv2d_transpose also here).
 """
 
-from sympile.tensor.nnet import nnet  # noqa: F401 - Theano's path T.nnet.nnet.softmax
+from sympile.tensor.nnet import (
+    abstract_conv,  # noqa: F401 - Theano's T.nnet.abstract_conv
+    nnet,  # noqa: F401 - Theano's path T.nnet.nnet.softmax
+)
+from sympile.tensor.nnet.abstract_conv import conv2d, conv2d_transpose, conv3d
 from sympile.tensor.nnet.basic import *  # noqa: F403
-from sympile.tensor.nnet.basic import __all__ as __all__
+from sympile.tensor.nnet.basic import __all__ as _basic_names
+
+__all__ = ["conv2d", "conv2d_transpose", "conv3d"]
+__all__.extend(_basic_names)

@@ -1,0 +1,213 @@
+"""conv2d, conv3d and their gradients: values against a direct loop over every output and tap
+(independent of the window-and-tensordot implementation), numeric gradients in float64,
+grad of grad, Rop against finite differences and Lop, shapes, and bad input."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import sympile
+import sympile.tensor as T
+from sympile.gradient import verify_grad, verify_rop
+from sympile.tensor.nnet import abstract_conv
+from tests.link.c.utils import C_MODE, PYTHON_MODE, requires_compiler
+
+
+def reference_conv(x, w, border_mode="valid", subsample=None, filter_flip=True,
+                   filter_dilation=None, num_groups=1):
+    """The convolution by its definition: a loop over outputs and taps."""
+    convdim = x.ndim - 2
+    subsample = subsample or (1,) * convdim
+    dilation = filter_dilation or (1,) * convdim
+    kernel = w.shape[2:]
+    dilated = [(k - 1) * d + 1 for k, d in zip(kernel, dilation)]
+    if border_mode == "valid":
+        pad = (0,) * convdim
+    elif border_mode == "full":
+        pad = tuple(k - 1 for k in dilated)
+    elif border_mode == "half":
+        pad = tuple(k // 2 for k in dilated)
+    elif isinstance(border_mode, int):
+        pad = (border_mode,) * convdim
+    else:
+        pad = tuple(border_mode)
+    padded = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in pad])
+    if filter_flip:
+        w = w[(Ellipsis,) + (slice(None, None, -1),) * convdim]
+    out_spatial = [(n - k) // s + 1 for n, k, s in zip(padded.shape[2:], dilated, subsample)]
+    per_channel, per_filter = w.shape[1], w.shape[0] // num_groups
+    out = np.zeros((x.shape[0], w.shape[0], *out_spatial))
+    for n, f in itertools.product(range(x.shape[0]), range(w.shape[0])):
+        group = f // per_filter
+        for position in itertools.product(*map(range, out_spatial)):
+            total = 0.0
+            for c in range(per_channel):
+                for tap in itertools.product(*map(range, kernel)):
+                    source = tuple(o * s + t * d for o, s, t, d in
+                                   zip(position, subsample, tap, dilation))
+                    total += padded[(n, group * per_channel + c) + source] * w[(f, c) + tap]
+            out[(n, f) + position] = total
+    return out
+
+
+OPTIONS = [
+    dict(),
+    dict(border_mode="full"),
+    dict(border_mode="half", subsample=(2, 1)),
+    dict(border_mode=1, filter_flip=False),
+    dict(border_mode=(2, 0), subsample=(2, 3), filter_dilation=(2, 1)),
+    dict(border_mode="half", filter_dilation=(2, 2), filter_flip=False),
+    dict(num_groups=2, subsample=(1, 2)),
+    dict(border_mode="full", num_groups=2, filter_dilation=(1, 2), filter_flip=False),
+]
+
+
+def _values(rng, x_shape, w_shape):
+    return rng.standard_normal(x_shape), rng.standard_normal(w_shape)
+
+
+@pytest.mark.parametrize("mode", [pytest.param(PYTHON_MODE, id="python"),
+                                  pytest.param(C_MODE, id="c", marks=requires_compiler)])
+@pytest.mark.parametrize("options", OPTIONS, ids=str)
+def test_conv2d_values(options, mode):
+    rng = np.random.default_rng(0)
+    groups = options.get("num_groups", 1)
+    x_value, w_value = _values(rng, (2, 2 * groups, 7, 6), (2 * groups, 2, 3, 2))
+    x, w = T.dtensor4("x"), T.dtensor4("w")
+    output = T.nnet.conv2d(x, w, **options)
+    value = sympile.function([x, w], output, mode=mode)(x_value, w_value)
+    expected = reference_conv(x_value, w_value, **options)
+    assert value.shape == expected.shape
+    np.testing.assert_allclose(value, expected, rtol=1e-12, atol=1e-12)
+    # infer_shape: the shape graph gives the same lengths without computing the output.
+    shape = sympile.function([x, w], output.shape, mode=mode)(x_value, w_value)
+    assert tuple(shape) == expected.shape
+
+
+@given(batch=st.integers(1, 2), channels=st.integers(1, 3), filters=st.integers(1, 3),
+       rows=st.integers(3, 7), columns=st.integers(3, 7), kernel=st.integers(1, 3),
+       stride=st.integers(1, 2), dilation=st.integers(1, 2),
+       border=st.sampled_from(["valid", "full", "half", 1]), flip=st.booleans())
+def test_conv2d_random_shapes(batch, channels, filters, rows, columns, kernel, stride, dilation,
+                              border, flip):
+    if border == "valid" and (kernel - 1) * dilation + 1 > min(rows, columns):
+        return
+    rng = np.random.default_rng(1)
+    x_value, w_value = _values(rng, (batch, channels, rows, columns),
+                               (filters, channels, kernel, kernel))
+    options = dict(border_mode=border, subsample=(stride, stride),
+                   filter_dilation=(dilation, dilation), filter_flip=flip)
+    x, w = T.dtensor4("x"), T.dtensor4("w")
+    value = sympile.function([x, w], T.nnet.conv2d(x, w, **options))(x_value, w_value)
+    np.testing.assert_allclose(value, reference_conv(x_value, w_value, **options),
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_conv3d_values():
+    rng = np.random.default_rng(2)
+    x_value, w_value = _values(rng, (1, 2, 4, 5, 4), (3, 2, 2, 3, 2))
+    x, w = T.tensor("float64", shape=(None,) * 5), T.tensor("float64", shape=(None,) * 5)
+    for options in (dict(), dict(border_mode="half", subsample=(1, 2, 1), filter_flip=False),
+                    dict(border_mode="full", filter_dilation=(2, 1, 1))):
+        value = sympile.function([x, w], T.nnet.conv3d(x, w, **options))(x_value, w_value)
+        np.testing.assert_allclose(value, reference_conv(x_value, w_value, **options),
+                                   rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=str)
+def test_conv2d_gradients_and_rop(options):
+    rng = np.random.default_rng(3)
+    groups = options.get("num_groups", 1)
+    x_value, w_value = _values(rng, (2, 2 * groups, 6, 5), (2 * groups, 2, 3, 2))
+
+    def conv(x, w):
+        return T.nnet.conv2d(x, w, **options)
+
+    verify_grad(conv, [x_value, w_value], rng=0)
+    verify_rop(conv, [x_value, w_value], rng=0)
+
+
+@pytest.mark.parametrize("options", [OPTIONS[2], OPTIONS[4], OPTIONS[7]], ids=str)
+def test_grad_of_grad(options):
+    """The gradient ops' own gradients: d/dx and d/dw of a function of the gradients."""
+    rng = np.random.default_rng(4)
+    groups = options.get("num_groups", 1)
+    x_value, w_value = _values(rng, (1, 2 * groups, 5, 6), (2 * groups, 2, 2, 3))
+
+    def gradient_norm(x, w):
+        cost = (T.nnet.conv2d(x, w, **options) ** 2).sum()
+        gx, gw = sympile.grad(cost, [x, w])
+        return (gx ** 2).sum() + (gw ** 3).sum()
+
+    verify_grad(gradient_norm, [x_value, w_value], rng=0)
+    verify_rop(lambda x, w: sympile.grad((T.nnet.conv2d(x, w, **options) ** 2).sum(), x),
+               [x_value, w_value], rng=0)
+
+
+def test_gradient_functions_and_transpose():
+    rng = np.random.default_rng(5)
+    options = dict(border_mode=1, subsample=(2, 2), filter_dilation=(1, 2))
+    x_value, w_value = _values(rng, (2, 3, 7, 8), (4, 3, 3, 2))
+    x, w = T.dtensor4("x"), T.dtensor4("w")
+    output = T.nnet.conv2d(x, w, **options)
+    gy = T.dtensor4("gy")
+    gy_value = rng.standard_normal(sympile.function([x, w], output)(x_value, w_value).shape)
+    gx, gw = sympile.grad((output * gy).sum(), [x, w])
+    by_grad = sympile.function([x, w, gy], [gx, gw])(x_value, w_value, gy_value)
+    wrt_inputs = abstract_conv.conv2d_grad_wrt_inputs(gy, w, x_value.shape, **options)
+    wrt_weights = abstract_conv.conv2d_grad_wrt_weights(x, gy, w_value.shape, **options)
+    by_function = sympile.function([x, w, gy], [wrt_inputs, wrt_weights])(x_value, w_value,
+                                                                         gy_value)
+    for a, b in zip(by_grad, by_function):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+    assert wrt_inputs.type.shape[2:] == (7, 8) and wrt_weights.type.shape[2:] == (3, 2)
+    transposed = T.nnet.conv2d_transpose(gy, w, output_shape=x_value.shape,
+                                         border_mode=1, input_dilation=(2, 2),
+                                         filter_dilation=(1, 2))
+    np.testing.assert_allclose(sympile.function([w, gy], transposed)(w_value, gy_value),
+                               by_grad[0], rtol=1e-12, atol=1e-12)
+
+
+def test_static_shapes_and_hints():
+    x = T.tensor("float32", shape=(None, 3, 28, 28))
+    w = T.tensor("float32", shape=(6, 3, 5, 5))
+    assert T.nnet.conv2d(x, w).type.shape == (None, 6, 24, 24)
+    assert T.nnet.conv2d(x, w, border_mode="full", subsample=(2, 2)).type.shape == \
+        (None, 6, 16, 16)
+    y, v = T.ftensor4("y"), T.ftensor4("v")
+    hinted = T.nnet.conv2d(y, v, input_shape=(None, 1, 8, 8), filter_shape=(2, 1, 3, 3))
+    assert hinted.type.shape == (None, 2, 6, 6)
+    f = sympile.function([y, v], hinted)
+    assert f(np.zeros((4, 1, 8, 8), "float32"), np.zeros((2, 1, 3, 3), "float32")).shape == \
+        (4, 2, 6, 6)
+    with pytest.raises(Exception, match="shape"):
+        f(np.zeros((4, 1, 9, 8), "float32"), np.zeros((2, 1, 3, 3), "float32"))
+
+
+def test_bad_input():
+    x = T.tensor("float64", shape=(None, 3, 8, 8))
+    with pytest.raises(ValueError, match="conv2d: the input has 3 channels but the filters "
+                                         "expect 2"):
+        T.nnet.conv2d(x, T.tensor("float64", shape=(4, 2, 3, 3)))
+    with pytest.raises(ValueError, match="conv2d: the filter .* is larger than the padded"):
+        T.nnet.conv2d(x, T.tensor("float64", shape=(4, 3, 9, 3)))
+    with pytest.raises(TypeError, match="conv2d: input must be a 4-d tensor"):
+        T.nnet.conv2d(T.dmatrix(), T.dtensor4())
+    with pytest.raises(ValueError, match="border_mode must be"):
+        T.nnet.conv2d(T.dtensor4(), T.dtensor4(), border_mode="same")
+    with pytest.raises(ValueError, match="subsample must be >= 1"):
+        T.nnet.conv2d(T.dtensor4(), T.dtensor4(), subsample=(0, 1))
+    # At run time, with the shapes unknown when the graph was built.
+    a, b = T.dtensor4("a"), T.dtensor4("b")
+    f = sympile.function([a, b], T.nnet.conv2d(a, b))
+    with pytest.raises(ValueError, match="conv2d: the input has 3 channels but the filters "
+                                         "expect 2"):
+        f(np.zeros((1, 3, 5, 5)), np.zeros((2, 2, 3, 3)))
+    with pytest.raises(ValueError, match="conv2d: the filter .* is larger than the padded "
+                                         "input"):
+        f(np.zeros((1, 2, 2, 5)), np.zeros((2, 2, 3, 3)))
