@@ -37,9 +37,9 @@ from sympile.printing import debugprint, pp  # noqa: F401
 from sympile.sandbox import rng_mrg  # noqa: F401
 from sympile.scan import scan, until  # noqa: F401
 
-# Imported so that Theano's T.shared_randomstreams and sandbox.rng_mrg, and PyTensor's
-# tensor.random, are attributes once sympile is imported.
-from sympile.tensor import random, shared_randomstreams  # noqa: F401
+# Imported so that Theano's T.shared_randomstreams, T.signal and sandbox.rng_mrg, and
+# PyTensor's tensor.random, are attributes once sympile is imported.
+from sympile.tensor import random, shared_randomstreams, signal  # noqa: F401
 
 # Theano users write T.grad. The gradient layer sits above the tensor layer, which must not
 # import it; this package, above both and imported before either, hands the names down.

@@ -1,0 +1,415 @@
+"""Pooling (Theano's T.signal.pool): pool_2d and pool_3d over the last 2 or 3 axes, with
+their gradients, the gradient of max pooling's gradient, and tangents (Rop).
+
+    pool_2d(input, ws, ignore_border=True, stride=None, pad=(0, 0), mode='max')
+
+mode: 'max', 'sum', 'average_inc_pad' (the window's sum over its size within the padded
+input) or 'average_exc_pad' (over the number of input elements in the window). Windows of
+size ws start every `stride` (ws by default) on the input padded by `pad` on both sides
+(pad < ws, which needs ignore_border=True, as in Theano). ignore_border=True keeps only
+whole windows; False also keeps the partial windows at the end, clipped to the input.
+Output length per axis, Theano's: (n + 2 pad - ws) // stride + 1 with ignore_border, else
+(n - 1) // stride + 1 when stride >= ws and max(0, (n - 1 - ws + stride) // stride) + 1
+otherwise.
+
+Ops: Pool(x), MaxPoolGrad(x, maxout, gz), AveragePoolGrad(x, gz) (sum and the averages),
+DownsampleFactorMaxGradGrad(x, maxout, ggx) (max pooling's second derivative, a pooling of
+ggx at the maxima), MaxPoolRop(x, v) (v at each window's first maximum). The gradient of
+max pooling goes to every position equal to the window's maximum (Theano's rule). perform()
+works on windows of the padded input (sliding_window_view); the C backend runs it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from sympile.graph.basic import Apply
+from sympile.graph.gradient_types import disconnected_type, is_disconnected
+from sympile.graph.op import Op
+from sympile.tensor.math import maximum
+from sympile.tensor.type import tensor_type
+from sympile.tensor.variable import as_tensor_variable
+
+__all__ = ["Pool", "MaxPoolGrad", "AveragePoolGrad", "DownsampleFactorMaxGradGrad",
+           "MaxPoolRop", "MaxPoolRopGrad", "pool_2d", "pool_3d"]
+
+MODES = ("max", "sum", "average_inc_pad", "average_exc_pad")
+
+
+def _tuple(value: Any, nd: int, name: str, label: str, minimum: int) -> tuple[int, ...]:
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        value = (value,) * nd
+    if not (isinstance(value, (tuple, list)) and len(value) == nd and all(
+            isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in value)):
+        raise TypeError(f"{label}: {name} must be {nd} ints, got {value!r}")
+    if any(v < minimum for v in value):
+        raise ValueError(f"{label}: {name} must be >= {minimum}, got {tuple(value)}")
+    return tuple(int(v) for v in value)
+
+
+class _PoolBase(Op):
+    __props__ = ("nd", "ws", "stride", "pad", "ignore_border", "mode")
+
+    def __init__(self, nd: int, ws: Any, stride: Any = None, pad: Any = 0,
+                 ignore_border: bool = True, mode: str = "max"):
+        label = f"pool_{nd}d"
+        self.nd = nd
+        self.ws = _tuple(ws, nd, "ws", label, 1)
+        self.stride = self.ws if stride is None else _tuple(stride, nd, "stride", label, 1)
+        self.pad = _tuple(pad, nd, "pad", label, 0)
+        if mode not in MODES:
+            raise ValueError(f"{label}: mode must be one of {MODES}, got {mode!r}")
+        self.mode = mode
+        self.ignore_border = bool(ignore_border)
+        if any(self.pad) and not self.ignore_border:
+            raise ValueError(f"{label}: padding works only with ignore_border=True")
+        if any(p >= w for p, w in zip(self.pad, self.ws)):
+            raise ValueError(f"{label}: pad {self.pad} must be smaller than ws {self.ws}")
+
+    @property
+    def label(self) -> str:
+        return f"pool_{self.nd}d"
+
+    def _options(self) -> dict:
+        return {name: getattr(self, name) for name in self.__props__}
+
+    def output_length(self, length, axis: int):
+        """Theano's output length along a pooled axis (ints or symbolic scalars)."""
+        ws, stride, pad = self.ws[axis], self.stride[axis], self.pad[axis]
+        if self.ignore_border:
+            return (length + 2 * pad - ws) // stride + 1
+        if stride >= ws:
+            return (length - 1) // stride + 1
+        if isinstance(length, (int, np.integer)):
+            return max(0, (length - 1 - ws + stride) // stride) + 1
+        return maximum(0, (length - 1 - ws + stride) // stride) + 1
+
+    def _input(self, x: Any, name: str = "input"):
+        x = as_tensor_variable(x, op=self.label, argument=name)
+        if x.type.ndim < self.nd:
+            raise TypeError(f"{self.label}: {name} must have at least {self.nd} dimensions, "
+                            f"got {x.type}")
+        return x
+
+    def _pooled_shape(self, shape):
+        lengths = []
+        for axis in range(self.nd):
+            length = shape[-self.nd + axis]
+            if length is None:
+                lengths.append(None)
+                continue
+            out = self.output_length(length, axis)
+            if out < 0 or (self.ignore_border and length + 2 * self.pad[axis] < self.ws[axis]):
+                raise ValueError(f"{self.label}: the window {self.ws} is larger than the "
+                                 f"input's last axes {tuple(shape[-self.nd:])} (padded by "
+                                 f"{self.pad}) with ignore_border=True")
+            lengths.append(out)
+        return (*shape[:-self.nd], *lengths)
+
+    # -- numpy ---------------------------------------------------------------------------
+    def _layout(self, shape: tuple[int, ...]):
+        """(output lengths, padded lengths): windows of the padded input, extended at the
+        end (for ignore_border=False) so that every output window fits."""
+        spatial = shape[-self.nd:]
+        outputs, padded = [], []
+        for axis, length in enumerate(spatial):
+            if self.ignore_border and length + 2 * self.pad[axis] < self.ws[axis]:
+                raise ValueError(f"{self.label}: the window {self.ws} is larger than the "
+                                 f"input's last axes {tuple(spatial)} (padded by {self.pad}) "
+                                 f"with ignore_border=True")
+            out = int(self.output_length(length, axis))
+            outputs.append(out)
+            padded.append(max(length + 2 * self.pad[axis],
+                              (out - 1) * self.stride[axis] + self.ws[axis]))
+        return outputs, padded
+
+    def _padded(self, x: np.ndarray, fill, padded_lengths) -> np.ndarray:
+        widths = [(0, 0)] * (x.ndim - self.nd) + [
+            (p, total - n - p) for p, total, n in zip(self.pad, padded_lengths,
+                                                      x.shape[-self.nd:])]
+        return np.pad(x, widths, constant_values=fill)
+
+    def _windows(self, padded: np.ndarray, outputs) -> np.ndarray:
+        """(..., *outputs, *ws) views of `padded`."""
+        axes = tuple(range(padded.ndim - self.nd, padded.ndim))
+        windows = sliding_window_view(padded, self.ws, axis=axes)
+        steps = tuple(slice(0, o * s, s) for o, s in zip(outputs, self.stride))
+        return windows[(Ellipsis,) + steps + (slice(None),) * self.nd]
+
+    def _counts(self, shape, outputs, padded_lengths) -> np.ndarray:
+        """The divisor of each window (averages): the window's size within the padded input
+        (inc_pad) or within the input (exc_pad)."""
+        spatial = shape[-self.nd:]
+        inside = np.zeros(padded_lengths)
+        if self.mode == "average_inc_pad":
+            region = tuple(slice(0, n + 2 * p) for n, p in zip(spatial, self.pad))
+        else:
+            region = tuple(slice(p, p + n) for n, p in zip(spatial, self.pad))
+        inside[region] = 1
+        windows = self._windows(inside, outputs)
+        return windows.sum(axis=tuple(range(-self.nd, 0)))
+
+    def _fill(self, dtype) -> Any:
+        return -np.inf if np.dtype(dtype).kind == "f" else np.iinfo(dtype).min
+
+    def _scatter(self, contributions: np.ndarray, shape, padded_lengths, dtype) -> np.ndarray:
+        """Add each window's (..., *outputs, *ws) contributions back onto the input."""
+        result = np.zeros((*shape[:-self.nd], *padded_lengths), dtype=dtype)
+        outputs = contributions.shape[-2 * self.nd:-self.nd]
+        for tap in np.ndindex(*self.ws):
+            target = tuple(slice(t, t + (o - 1) * s + 1, s) for t, o, s in
+                           zip(tap, outputs, self.stride))
+            result[(Ellipsis,) + target] += contributions[(Ellipsis,) + tap]
+        crop = tuple(slice(p, p + n) for p, n in zip(self.pad, shape[-self.nd:]))
+        return result[(Ellipsis,) + crop]
+
+    def _max_mask(self, x: np.ndarray, maxout: np.ndarray):
+        outputs, padded_lengths = self._layout(x.shape)
+        windows = self._windows(self._padded(x, self._fill(x.dtype), padded_lengths), outputs)
+        expanded = maxout.reshape(maxout.shape + (1,) * self.nd)
+        return windows == expanded, padded_lengths
+
+
+class Pool(_PoolBase):
+    """pool_2d / pool_3d's op: see the module docstring."""
+
+    def make_node(self, x):
+        x = self._input(x)
+        return Apply(self, [x], [tensor_type(x.type.dtype, self._pooled_shape(x.type.shape))()])
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        (shape,) = input_shapes
+        return [(*shape[:-self.nd], *(self.output_length(shape[-self.nd + axis], axis)
+                                      for axis in range(self.nd)))]
+
+    def perform(self, node, inputs, output_storage):
+        (x,) = inputs
+        outputs, padded_lengths = self._layout(x.shape)
+        axes = tuple(range(-self.nd, 0))
+        if self.mode == "max":
+            windows = self._windows(self._padded(x, self._fill(x.dtype), padded_lengths),
+                                    outputs)
+            result = windows.max(axis=axes) if windows.size else \
+                np.zeros(windows.shape[:-self.nd], x.dtype)
+        else:
+            windows = self._windows(self._padded(x, 0, padded_lengths), outputs)
+            result = windows.sum(axis=axes)
+            if self.mode != "sum":
+                result = result / self._counts(x.shape, outputs, padded_lengths)
+        output_storage[0][0] = np.asarray(result, dtype=x.dtype)
+
+    def L_op(self, inputs, outputs, output_grads):
+        (x,), (out,), (gz,) = inputs, outputs, output_grads
+        if is_disconnected(gz):
+            return [disconnected_type()]
+        if self.mode == "max":
+            return [MaxPoolGrad(**self._options())(x, out, gz)]
+        return [AveragePoolGrad(**self._options())(x, gz)]
+
+    def R_op(self, inputs, eval_points):
+        (x,), (v,) = inputs, eval_points
+        if v is None:
+            return [None]
+        if self.mode == "max":
+            return [MaxPoolRop(**self._options())(x, v)]
+        return [self(v)]
+
+
+class MaxPoolGrad(_PoolBase):
+    """The gradient of max pooling: gz of each window added at every position of the window
+    equal to its maximum."""
+
+    def make_node(self, x, maxout, gz):
+        x = self._input(x)
+        maxout, gz = self._input(maxout, "maxout"), self._input(gz, "gz")
+        return Apply(self, [x, maxout, gz], [x.type()])
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [input_shapes[0]]
+
+    def perform(self, node, inputs, output_storage):
+        x, maxout, gz = inputs
+        mask, padded_lengths = self._max_mask(x, maxout)
+        contributions = mask * gz.reshape(gz.shape + (1,) * self.nd)
+        output_storage[0][0] = self._scatter(contributions, x.shape, padded_lengths, x.dtype)
+
+    def connection_pattern(self, node):
+        return [[False], [False], [True]]
+
+    def L_op(self, inputs, outputs, output_grads):
+        x, maxout, _ = inputs
+        (ggx,) = output_grads
+        if is_disconnected(ggx):
+            return [disconnected_type()] * 3
+        ggz = DownsampleFactorMaxGradGrad(**self._options())(x, maxout, ggx)
+        return [disconnected_type(), disconnected_type(), ggz]
+
+    def R_op(self, inputs, eval_points):
+        x, maxout, _ = inputs
+        v_gz = eval_points[2]
+        return [None if v_gz is None else self(x, maxout, v_gz)]
+
+
+class DownsampleFactorMaxGradGrad(_PoolBase):
+    """The transpose of MaxPoolGrad in gz: for each window, the sum of ggx over the window's
+    positions equal to its maximum."""
+
+    def make_node(self, x, maxout, ggx):
+        x = self._input(x)
+        maxout, ggx = self._input(maxout, "maxout"), self._input(ggx, "ggx")
+        return Apply(self, [x, maxout, ggx], [maxout.type()])
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [input_shapes[1]]
+
+    def perform(self, node, inputs, output_storage):
+        x, maxout, ggx = inputs
+        mask, padded_lengths = self._max_mask(x, maxout)
+        outputs, _ = self._layout(x.shape)
+        windows = self._windows(self._padded(ggx, 0, padded_lengths), outputs)
+        output_storage[0][0] = np.asarray((windows * mask).sum(axis=tuple(range(-self.nd, 0))),
+                                          dtype=maxout.dtype)
+
+    def connection_pattern(self, node):
+        return [[False], [False], [True]]
+
+    def L_op(self, inputs, outputs, output_grads):
+        x, maxout, _ = inputs
+        (g,) = output_grads
+        if is_disconnected(g):
+            return [disconnected_type()] * 3
+        return [disconnected_type(), disconnected_type(),
+                MaxPoolGrad(**self._options())(x, maxout, g)]
+
+    def R_op(self, inputs, eval_points):
+        x, maxout, _ = inputs
+        v = eval_points[2]
+        return [None if v is None else self(x, maxout, v)]
+
+
+class AveragePoolGrad(_PoolBase):
+    """The gradient of sum and average pooling: gz of each window (over its divisor) added at
+    every position of the window."""
+
+    def make_node(self, x, gz):
+        x = self._input(x)
+        gz = self._input(gz, "gz")
+        return Apply(self, [x, gz], [x.type()])
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [input_shapes[0]]
+
+    def perform(self, node, inputs, output_storage):
+        x, gz = inputs
+        outputs, padded_lengths = self._layout(x.shape)
+        share = gz if self.mode == "sum" else gz / self._counts(x.shape, outputs,
+                                                                 padded_lengths)
+        contributions = np.broadcast_to(share.reshape(share.shape + (1,) * self.nd),
+                                        share.shape + self.ws)
+        output_storage[0][0] = self._scatter(contributions, x.shape, padded_lengths, x.dtype)
+
+    def connection_pattern(self, node):
+        return [[False], [True]]
+
+    def L_op(self, inputs, outputs, output_grads):
+        x, _ = inputs
+        (g,) = output_grads
+        if is_disconnected(g):
+            return [disconnected_type()] * 2
+        return [disconnected_type(), Pool(**self._options())(g)]
+
+    def R_op(self, inputs, eval_points):
+        x, _ = inputs
+        v = eval_points[1]
+        return [None if v is None else self(x, v)]
+
+
+class MaxPoolRop(_PoolBase):
+    """The tangent of max pooling: v at each window's first maximum (in window order)."""
+
+    def make_node(self, x, v):
+        x = self._input(x)
+        v = self._input(v, "eval_point")
+        return Apply(self, [x, v], [tensor_type(v.type.dtype,
+                                                self._pooled_shape(x.type.shape))()])
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        (shape, _) = input_shapes
+        return [(*shape[:-self.nd], *(self.output_length(shape[-self.nd + axis], axis)
+                                      for axis in range(self.nd)))]
+
+    def _first_maxima(self, x: np.ndarray):
+        """(the flat index of each window's first maximum, the layout)."""
+        outputs, padded_lengths = self._layout(x.shape)
+        x_windows = self._windows(self._padded(x, self._fill(x.dtype), padded_lengths), outputs)
+        flat_shape = x_windows.shape[:-self.nd] + (-1,)
+        return x_windows.reshape(flat_shape).argmax(axis=-1)[..., None], outputs, padded_lengths
+
+    def perform(self, node, inputs, output_storage):
+        x, v = inputs
+        first, outputs, padded_lengths = self._first_maxima(x)
+        v_windows = self._windows(self._padded(v, 0, padded_lengths), outputs)
+        flat = v_windows.reshape(v_windows.shape[:-self.nd] + (-1,))
+        picked = np.take_along_axis(flat, first, axis=-1)[..., 0]
+        output_storage[0][0] = np.asarray(picked, dtype=v.dtype)
+
+    def connection_pattern(self, node):
+        return [[False], [True]]
+
+    def L_op(self, inputs, outputs, output_grads):
+        x, v = inputs
+        (g,) = output_grads
+        if is_disconnected(g):
+            return [disconnected_type()] * 2
+        return [disconnected_type(), MaxPoolRopGrad(**self._options())(x, g)]
+
+
+class MaxPoolRopGrad(MaxPoolRop):
+    """The transpose of MaxPoolRop in v: g of each window added at its first maximum."""
+
+    def make_node(self, x, g):
+        x = self._input(x)
+        g = self._input(g, "g")
+        return Apply(self, [x, g], [tensor_type(g.type.dtype, x.type.shape)()])
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [input_shapes[0]]
+
+    def perform(self, node, inputs, output_storage):
+        x, g = inputs
+        first, _, padded_lengths = self._first_maxima(x)
+        taps = int(np.prod(self.ws))
+        one_hot = np.arange(taps) == first
+        contributions = (one_hot * g[..., None]).reshape(g.shape + self.ws)
+        output_storage[0][0] = self._scatter(contributions, x.shape, padded_lengths, g.dtype)
+
+    def L_op(self, inputs, outputs, output_grads):
+        x, _ = inputs
+        (g,) = output_grads
+        if is_disconnected(g):
+            return [disconnected_type()] * 2
+        return [disconnected_type(), MaxPoolRop(**self._options())(x, g)]
+
+
+def _pool(nd, input, ws, ignore_border, stride, pad, mode):
+    if ws is None:
+        raise TypeError(f"pool_{nd}d: ws (the window size) is required")
+    op = Pool(nd, ws, stride, pad, ignore_border, mode)
+    return op(input)
+
+
+def pool_2d(input, ws=None, ignore_border=True, stride=None, pad=(0, 0), mode="max", ds=None,
+            st=None, padding=None):
+    """Pooling over the last two axes; see the module docstring. ds, st and padding are
+    Theano's old names of ws, stride and pad."""
+    return _pool(2, input, ws if ws is not None else ds, ignore_border,
+                 stride if stride is not None else st, padding if padding is not None else pad,
+                 mode)
+
+
+def pool_3d(input, ws=None, ignore_border=True, stride=None, pad=(0, 0, 0), mode="max"):
+    """Pooling over the last three axes."""
+    return _pool(3, input, ws, ignore_border, stride, pad, mode)

@@ -1,0 +1,156 @@
+"""pool_2d and pool_3d: values against a loop over windows written from Theano's rules,
+numeric gradients (max pooling's second derivative too), Rop, shapes and bad input."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import sympile
+import sympile.tensor as T
+from sympile.gradient import verify_grad, verify_rop
+from sympile.tensor.signal.pool import pool_2d, pool_3d
+from tests.link.c.utils import C_MODE, PYTHON_MODE, requires_compiler
+
+
+def reference_pool(x, ws, ignore_border, stride, pad, mode):
+    """Theano's pooling, one window at a time."""
+    nd = len(ws)
+    spatial = x.shape[-nd:]
+    outputs = []
+    for n, w, s, p in zip(spatial, ws, stride, pad):
+        if ignore_border:
+            outputs.append((n + 2 * p - w) // s + 1)
+        elif s >= w:
+            outputs.append((n - 1) // s + 1)
+        else:
+            outputs.append(max(0, (n - 1 - w + s) // s) + 1)
+    result = np.zeros(x.shape[:-nd] + tuple(outputs))
+    for lead in np.ndindex(*x.shape[:-nd]):
+        for position in itertools.product(*map(range, outputs)):
+            starts = [o * s for o, s in zip(position, stride)]
+            # Window bounds in padded coordinates, clipped to the padded input.
+            ends = [min(b + w, n + 2 * p) for b, w, n, p in zip(starts, ws, spatial, pad)]
+            inside = [(max(b, p) - p, min(e, n + p) - p)
+                      for b, e, n, p in zip(starts, ends, spatial, pad)]
+            block = x[lead + tuple(slice(a, b) for a, b in inside)]
+            if mode == "max":
+                value = block.max()
+            elif mode == "sum":
+                value = block.sum()
+            elif mode == "average_inc_pad":
+                value = block.sum() / np.prod([e - b for b, e in zip(starts, ends)])
+            else:
+                value = block.sum() / block.size
+            result[lead + position] = value
+    return result
+
+
+CASES = [
+    dict(ws=(2, 2)),
+    dict(ws=(2, 3), stride=(1, 2)),
+    dict(ws=(3, 2), ignore_border=False),
+    dict(ws=(3, 3), stride=(2, 2), ignore_border=False),
+    dict(ws=(3, 3), pad=(1, 2), stride=(2, 1)),
+    dict(ws=(2, 2), pad=(1, 1)),
+]
+MODES = ["max", "sum", "average_inc_pad", "average_exc_pad"]
+
+
+def _distinct(rng, shape):
+    """Values without ties (max pooling's derivative is defined)."""
+    return rng.permutation(np.prod(shape)).reshape(shape) * 0.1 + rng.random(shape) * 0.01
+
+
+def _options(case, mode):
+    return dict(ws=case["ws"], ignore_border=case.get("ignore_border", True),
+                stride=case.get("stride", case["ws"]), pad=case.get("pad", (0, 0)), mode=mode)
+
+
+@pytest.mark.parametrize("backend", [pytest.param(PYTHON_MODE, id="python"),
+                                     pytest.param(C_MODE, id="c", marks=requires_compiler)])
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_pool_2d_values(case, mode, backend):
+    x_value = _distinct(np.random.default_rng(0), (2, 3, 7, 6))
+    options = _options(case, mode)
+    x = T.dtensor4("x")
+    output = pool_2d(x, **options)
+    value = sympile.function([x], output, mode=backend)(x_value)
+    np.testing.assert_allclose(value, reference_pool(x_value, **options), rtol=1e-12)
+    assert tuple(sympile.function([x], output.shape, mode=backend)(x_value)) == value.shape
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_pool_2d_gradient_and_rop(case, mode):
+    x_value = _distinct(np.random.default_rng(1), (2, 2, 6, 5))
+    options = _options(case, mode)
+    verify_grad(lambda x: pool_2d(x, **options), [x_value], rng=0)
+    verify_rop(lambda x: pool_2d(x, **options), [x_value], rng=0)
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_max_pool_second_derivative(case):
+    """The gradient of max pooling's gradient (DownsampleFactorMaxGradGrad), and the
+    transposes of the Rop ops, checked numerically."""
+    x_value = _distinct(np.random.default_rng(2), (1, 2, 6, 5))
+    options = _options(case, "max")
+
+    def gradient(x):
+        return sympile.grad((pool_2d(x, **options) ** 2).sum(), x) ** 2
+
+    verify_grad(gradient, [x_value], rng=0)
+    verify_rop(gradient, [x_value], rng=0)
+    # Lop of the tangent map: d/dv of a function of Rop(pool(x), x, v).
+    x = T.dtensor4("x")
+    pooled = pool_2d(x, **options)
+    v = T.dtensor4("v")
+    tangent = sympile.Rop(pooled, x, v)
+    v_value = np.random.default_rng(3).standard_normal(x_value.shape)
+    verify_grad(lambda u: sympile.clone_replace(tangent, {x: T.constant(x_value), v: u}) ** 3,
+                [v_value], rng=0)
+
+
+def test_pool_3d_and_leading_axes():
+    x_value = _distinct(np.random.default_rng(4), (2, 5, 4, 6))
+    x = T.dtensor4("x")
+    for mode in MODES:
+        options = dict(ws=(2, 2, 3), ignore_border=False, stride=(2, 1, 2), pad=(0, 0, 0),
+                       mode=mode)
+        value = sympile.function([x], pool_3d(x, **options))(x_value)
+        np.testing.assert_allclose(value, reference_pool(x_value, **options), rtol=1e-12)
+    verify_grad(lambda x: pool_3d(x, (2, 2, 2), mode="max"), [x_value], rng=0)
+    # Pooling acts on the last axes: a matrix is pooled too.
+    matrix = T.dmatrix("m")
+    np.testing.assert_allclose(
+        sympile.function([matrix], pool_2d(matrix, (2, 2), mode="sum"))(np.ones((4, 4))),
+        np.full((2, 2), 4.0))
+
+
+def test_theano_old_argument_names_and_static_shapes():
+    x = T.tensor("float32", shape=(None, 6, 28, 28))
+    assert pool_2d(x, ds=(2, 2)).type.shape == (None, 6, 14, 14)
+    assert pool_2d(x, (3, 3), st=(2, 2), ignore_border=False).type.shape == (None, 6, 14, 14)
+    assert T.signal.pool.pool_2d is pool_2d
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="pool_2d: the window .* is larger than the input"):
+        pool_2d(T.tensor("float64", shape=(None, 1, 2, 5)), (3, 3))
+    with pytest.raises(ValueError, match="padding works only with ignore_border=True"):
+        pool_2d(T.dtensor4(), (2, 2), ignore_border=False, pad=(1, 1))
+    with pytest.raises(ValueError, match="pad .* must be smaller than ws"):
+        pool_2d(T.dtensor4(), (2, 2), pad=(2, 0))
+    with pytest.raises(ValueError, match="mode must be one of"):
+        pool_2d(T.dtensor4(), (2, 2), mode="median")
+    with pytest.raises(TypeError, match="pool_2d: input must have at least 2 dimensions"):
+        pool_2d(T.dvector(), (2, 2))
+    with pytest.raises(TypeError, match="ws"):
+        pool_2d(T.dtensor4())
+    x = T.dtensor4("x")
+    f = sympile.function([x], pool_2d(x, (3, 3)))
+    with pytest.raises(ValueError, match="pool_2d: the window .* is larger than the input"):
+        f(np.zeros((1, 1, 2, 5)))
