@@ -3,12 +3,14 @@
 - basic.py: softmax, log_softmax, their gradient, the cross-entropies and the fused
   softmax cross-entropy ops (Theano's `T.nnet.nnet`, also importable under that name);
   basic_c.py and rows_c.py: their C (vectorised row kernels).
+- bn.py: batch normalization (T.nnet.bn), from tensor operations.
 - abstract_conv.py: conv2d, conv3d, their gradients, conv2d_transpose (Theano's
   T.nnet.abstract_conv; conv2d, conv3d and conv2d_transpose also here).
 """
 
 from sympile.tensor.nnet import (
     abstract_conv,  # noqa: F401 - Theano's T.nnet.abstract_conv
+    bn,  # noqa: F401 - Theano's T.nnet.bn
     nnet,  # noqa: F401 - Theano's path T.nnet.nnet.softmax
 )
 from sympile.tensor.nnet.abstract_conv import conv2d, conv2d_transpose, conv3d
