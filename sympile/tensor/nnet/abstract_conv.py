@@ -22,7 +22,8 @@ and each one's derivatives are the other two (so grad of grad works), its tangen
 the map applied to each tangent. perform() works on windows of the padded input
 (numpy.lib.stride_tricks.sliding_window_view) contracted with the filters by tensordot, a
 group at a time; the gradient with respect to the inputs adds each tap's contribution into
-the padded input. The C backend runs these through perform for now.
+the padded input. On the C backend, 2d float32/float64 convolutions run im2col and BLAS
+gemm per image and group (abstract_conv_c.py, conv_gemm.c); the others run perform().
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from sympile.graph.basic import Apply, Constant, Variable
 from sympile.graph.gradient_types import disconnected_type, is_disconnected
 from sympile.graph.op import Op
 from sympile.scalar.basic import upcast
+from sympile.tensor.nnet.abstract_conv_c import conv_c_code
 from sympile.tensor.shape import specify_shape
 from sympile.tensor.type import tensor_type
 from sympile.tensor.variable import as_tensor_variable, constant
@@ -285,6 +287,9 @@ class AbstractConv(_AbstractConvBase):
         x, w = inputs
         output_storage[0][0] = self._forward(x, w, node.outputs[0].type.dtype)
 
+    def c_code(self, node, names):
+        return conv_c_code(self, node, names, kind=0)
+
     def L_op(self, inputs, outputs, output_grads):
         x, w = inputs
         (gy,) = output_grads
@@ -336,6 +341,9 @@ class AbstractConvGradWeights(_AbstractConvBase):
         output_storage[0][0] = self._grad_weights(x, gy, [int(v) for v in shape],
                                                   node.outputs[0].type.dtype)
 
+    def c_code(self, node, names):
+        return conv_c_code(self, node, names, kind=1)
+
     def connection_pattern(self, node):
         return [[True], [True], [False]]
 
@@ -384,6 +392,9 @@ class AbstractConvGradInputs(_AbstractConvBase):
         w, gy, shape = inputs
         output_storage[0][0] = self._grad_inputs(w, gy, [int(v) for v in shape],
                                                  node.outputs[0].type.dtype)
+
+    def c_code(self, node, names):
+        return conv_c_code(self, node, names, kind=2)
 
     def connection_pattern(self, node):
         return [[True], [True], [False]]

@@ -23,7 +23,7 @@ from sympile.scalar.c_fastmath import FAST_MATH_SUPPORT
 from sympile.tensor import advanced_index_c, elemwise_c, indexing_c
 from sympile.tensor.blas import blas_c
 from sympile.tensor.blas.skinny import skinny_code
-from sympile.tensor.nnet import basic_c, rows_c
+from sympile.tensor.nnet import abstract_conv_c, basic_c, rows_c
 from sympile.tensor.random import random_c
 from tests.link.c.utils import requires_compiler
 
@@ -97,6 +97,10 @@ def _kernel_sources() -> dict[str, str]:
     sources["random: philox.h, random_common.h, random_draws.c"] = op_unit(
         *random_c.RANDOM_SUPPORT)
     sources["random: mrg.h"] = op_unit(*random_c.MRG_SUPPORT)
+    for dtype, prefix in (("float32", "s"), ("float64", "d")):
+        sources[f"conv_gemm.c {dtype}"] = op_unit(
+            render(abstract_conv_c._GEMM, {"T": f"npy_{dtype}", "p": prefix}),
+            blas=(f"{prefix}gemm",))
     sources["digamma.h, trigamma.h"] = op_unit(c_rules._DIGAMMA, c_rules._TRIGAMMA)
     sources["indexing"] = op_unit(elemwise_c._SHAPE_ERROR, advanced_index_c._SLICE_SUPPORT,
                                   advanced_index_c._BROADCAST_ERROR_SUPPORT,

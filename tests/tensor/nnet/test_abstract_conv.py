@@ -211,3 +211,37 @@ def test_bad_input():
     with pytest.raises(ValueError, match="conv2d: the filter .* is larger than the padded "
                                          "input"):
         f(np.zeros((1, 2, 2, 5)), np.zeros((2, 2, 3, 3)))
+
+
+@requires_compiler
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("options", OPTIONS, ids=str)
+def test_c_gemm_matches_perform(options, dtype):
+    """The im2col + gemm C code of the three ops against perform(), every option."""
+    rng = np.random.default_rng(6)
+    groups = options.get("num_groups", 1)
+    x_value, w_value = (v.astype(dtype) for v in _values(rng, (3, 2 * groups, 7, 6),
+                                                         (2 * groups, 2, 3, 2)))
+    x, w = T.tensor(dtype, shape=(None,) * 4), T.tensor(dtype, shape=(None,) * 4)
+    output = T.nnet.conv2d(x, w, **options)
+    outputs = [output, *sympile.grad((output ** 2).sum(), [x, w])]
+    c_function = sympile.function([x, w], outputs, mode=C_MODE)
+    assert c_function._vm.fallback_nodes == []
+    python_values = sympile.function([x, w], outputs, mode=PYTHON_MODE)(x_value, w_value)
+    tolerance = 1e-5 if dtype == "float32" else 1e-12
+    for c_value, reference in zip(c_function(x_value, w_value), python_values):
+        assert c_value.dtype == reference.dtype and c_value.shape == reference.shape
+        np.testing.assert_allclose(c_value, reference, rtol=tolerance,
+                                   atol=tolerance * np.abs(reference).max())
+
+
+@requires_compiler
+def test_c_errors_match_perform():
+    a, b = T.dtensor4("a"), T.dtensor4("b")
+    f = sympile.function([a, b], T.nnet.conv2d(a, b), mode=C_MODE)
+    with pytest.raises(ValueError, match="conv2d: the input has 3 channels but the filters "
+                                         "expect 2"):
+        f(np.zeros((1, 3, 5, 5)), np.zeros((2, 2, 3, 3)))
+    with pytest.raises(ValueError, match="conv2d: the filter .* is larger than the padded "
+                                         "input"):
+        f(np.zeros((1, 2, 2, 5)), np.zeros((2, 2, 3, 3)))
