@@ -16,7 +16,8 @@ Ops: Pool(x), MaxPoolGrad(x, maxout, gz), AveragePoolGrad(x, gz) (sum and the av
 DownsampleFactorMaxGradGrad(x, maxout, ggx) (max pooling's second derivative, a pooling of
 ggx at the maxima), MaxPoolRop(x, v) (v at each window's first maximum). The gradient of
 max pooling goes to every position equal to the window's maximum (Theano's rule). perform()
-works on windows of the padded input (sliding_window_view); the C backend runs it.
+works on windows of the padded input (sliding_window_view); on the C backend, 2d pooling
+and its first derivatives on float32/float64 run pool_c.py's loops, the rest perform().
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from sympile.graph.basic import Apply
 from sympile.graph.gradient_types import disconnected_type, is_disconnected
 from sympile.graph.op import Op
 from sympile.tensor.math import maximum
+from sympile.tensor.signal.pool_c import pool_c_code
 from sympile.tensor.type import tensor_type
 from sympile.tensor.variable import as_tensor_variable
 
@@ -201,6 +203,9 @@ class Pool(_PoolBase):
                 result = result / self._counts(x.shape, outputs, padded_lengths)
         output_storage[0][0] = np.asarray(result, dtype=x.dtype)
 
+    def c_code(self, node, names):
+        return pool_c_code(self, node, names, "forward")
+
     def L_op(self, inputs, outputs, output_grads):
         (x,), (out,), (gz,) = inputs, outputs, output_grads
         if is_disconnected(gz):
@@ -235,6 +240,9 @@ class MaxPoolGrad(_PoolBase):
         mask, padded_lengths = self._max_mask(x, maxout)
         contributions = mask * gz.reshape(gz.shape + (1,) * self.nd)
         output_storage[0][0] = self._scatter(contributions, x.shape, padded_lengths, x.dtype)
+
+    def c_code(self, node, names):
+        return pool_c_code(self, node, names, "max_grad")
 
     def connection_pattern(self, node):
         return [[False], [False], [True]]
@@ -310,6 +318,9 @@ class AveragePoolGrad(_PoolBase):
         contributions = np.broadcast_to(share.reshape(share.shape + (1,) * self.nd),
                                         share.shape + self.ws)
         output_storage[0][0] = self._scatter(contributions, x.shape, padded_lengths, x.dtype)
+
+    def c_code(self, node, names):
+        return pool_c_code(self, node, names, "average_grad")
 
     def connection_pattern(self, node):
         return [[False], [True]]

@@ -25,6 +25,7 @@ from sympile.tensor.blas import blas_c
 from sympile.tensor.blas.skinny import skinny_code
 from sympile.tensor.nnet import abstract_conv_c, basic_c, rows_c
 from sympile.tensor.random import random_c
+from sympile.tensor.signal import pool_c
 from tests.link.c.utils import requires_compiler
 
 ROOT = Path(sympile.__file__).parent
@@ -98,6 +99,7 @@ def _kernel_sources() -> dict[str, str]:
         *random_c.RANDOM_SUPPORT)
     sources["random: mrg.h"] = op_unit(*random_c.MRG_SUPPORT)
     for dtype, prefix in (("float32", "s"), ("float64", "d")):
+        sources[f"pool.c {dtype}"] = op_unit(render(pool_c._POOL, {"T": f"npy_{dtype}"}))
         sources[f"conv_gemm.c {dtype}"] = op_unit(
             render(abstract_conv_c._GEMM, {"T": f"npy_{dtype}", "p": prefix}),
             blas=(f"{prefix}gemm",))

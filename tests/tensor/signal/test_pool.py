@@ -154,3 +154,30 @@ def test_bad_input():
     f = sympile.function([x], pool_2d(x, (3, 3)))
     with pytest.raises(ValueError, match="pool_2d: the window .* is larger than the input"):
         f(np.zeros((1, 1, 2, 5)))
+
+
+@requires_compiler
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_c_pooling_matches_perform(case, mode, dtype):
+    """The C loops of Pool and its gradient run (no perform fallback) and agree."""
+    x_value = _distinct(np.random.default_rng(5), (2, 3, 7, 6)).astype(dtype)
+    options = _options(case, mode)
+    x = T.tensor(dtype, shape=(None,) * 4)
+    pooled = pool_2d(x, **options)
+    outputs = [pooled, sympile.grad((pooled ** 2).sum(), x)]
+    c_function = sympile.function([x], outputs, mode=C_MODE)
+    assert c_function._vm.fallback_nodes == []
+    tolerance = 2e-6 if dtype == "float32" else 1e-12
+    for c_value, reference in zip(c_function(x_value),
+                                  sympile.function([x], outputs, mode=PYTHON_MODE)(x_value)):
+        np.testing.assert_allclose(c_value, reference, rtol=tolerance, atol=tolerance)
+
+
+@requires_compiler
+def test_c_pooling_error():
+    x = T.dtensor4("x")
+    f = sympile.function([x], pool_2d(x, (3, 3)), mode=C_MODE)
+    with pytest.raises(ValueError, match="pool_2d: the window .* is larger than the input"):
+        f(np.zeros((1, 1, 2, 5)))

@@ -1,0 +1,138 @@
+/* 2d pooling and its gradients in C (pool_c.py), for @T@: one plane (the last two axes) at a
+   time, planes threaded; the windows as pool.py defines them. A window of output (r, c)
+   spans, in the padded input, [r s0, min(r s0 + ws0, n0 + 2 p0)) by the same in columns;
+   its input elements are those rows and columns shifted by -p and clipped to the input. */
+
+typedef struct {
+    npy_intp rows, cols, out_rows, out_cols;
+    npy_intp ws[2], stride[2], pad[2];
+    int mode;  /* 0 max, 1 sum, 2 average_inc_pad, 3 average_exc_pad */
+} sympile_pool_geometry_@T@;
+
+typedef struct {
+    npy_intp row0, row1, col0, col1;  /* input bounds of the window */
+    npy_intp padded_size;             /* its size within the padded input */
+} sympile_pool_window_@T@;
+
+static inline sympile_pool_window_@T@ sympile_pool_window_of_@T@(
+    const sympile_pool_geometry_@T@ *g, npy_intp r, npy_intp c)
+{
+    sympile_pool_window_@T@ w;
+    const npy_intp r_start = r * g->stride[0], c_start = c * g->stride[1];
+    const npy_intp r_end = r_start + g->ws[0] < g->rows + 2 * g->pad[0]
+                           ? r_start + g->ws[0] : g->rows + 2 * g->pad[0];
+    const npy_intp c_end = c_start + g->ws[1] < g->cols + 2 * g->pad[1]
+                           ? c_start + g->ws[1] : g->cols + 2 * g->pad[1];
+    w.padded_size = (r_end - r_start) * (c_end - c_start);
+    w.row0 = r_start - g->pad[0] > 0 ? r_start - g->pad[0] : 0;
+    w.col0 = c_start - g->pad[1] > 0 ? c_start - g->pad[1] : 0;
+    w.row1 = r_end - g->pad[0] < g->rows ? r_end - g->pad[0] : g->rows;
+    w.col1 = c_end - g->pad[1] < g->cols ? c_end - g->pad[1] : g->cols;
+    return w;
+}
+
+static inline @T@ sympile_pool_divisor_@T@(const sympile_pool_geometry_@T@ *g,
+                                           const sympile_pool_window_@T@ *w)
+{
+    if (g->mode == 2)
+        return (@T@)w->padded_size;
+    return (@T@)((w->row1 - w->row0) * (w->col1 - w->col0));
+}
+
+static void sympile_pool_forward_@T@(const sympile_pool_geometry_@T@ *g, const @T@ *x,
+                                     @T@ *out, npy_intp planes, int threaded)
+{
+    #pragma omp parallel for schedule(dynamic, 4) if (threaded)
+    for (npy_intp plane = 0; plane < planes; ++plane) {
+        const @T@ *in = x + plane * g->rows * g->cols;
+        @T@ *result = out + plane * g->out_rows * g->out_cols;
+        for (npy_intp r = 0; r < g->out_rows; ++r)
+            for (npy_intp c = 0; c < g->out_cols; ++c) {
+                const sympile_pool_window_@T@ w = sympile_pool_window_of_@T@(g, r, c);
+                @T@ value = g->mode == 0 ? -(@T@)INFINITY : 0;
+                for (npy_intp i = w.row0; i < w.row1; ++i)
+                    for (npy_intp j = w.col0; j < w.col1; ++j) {
+                        const @T@ element = in[i * g->cols + j];
+                        if (g->mode == 0)
+                            value = element > value || element != element ? element : value;
+                        else
+                            value += element;
+                    }
+                /* The average divides in double, as perform() does. */
+                result[r * g->out_cols + c] = g->mode >= 2
+                    ? (@T@)((double)value / (double)sympile_pool_divisor_@T@(g, &w)) : value;
+            }
+    }
+}
+
+/* gx (zeroed here) from gz: max mode to every position equal to the window's maximum
+   (maxout), the other modes spread over the window (over its divisor). */
+static void sympile_pool_backward_@T@(const sympile_pool_geometry_@T@ *g, const @T@ *x,
+                                      const @T@ *maxout, const @T@ *gz, @T@ *gx,
+                                      npy_intp planes, int threaded)
+{
+    #pragma omp parallel for schedule(dynamic, 4) if (threaded)
+    for (npy_intp plane = 0; plane < planes; ++plane) {
+        const npy_intp in_offset = plane * g->rows * g->cols;
+        const npy_intp out_offset = plane * g->out_rows * g->out_cols;
+        @T@ *target = gx + in_offset;
+        memset(target, 0, sizeof(@T@) * g->rows * g->cols);
+        for (npy_intp r = 0; r < g->out_rows; ++r)
+            for (npy_intp c = 0; c < g->out_cols; ++c) {
+                const sympile_pool_window_@T@ w = sympile_pool_window_of_@T@(g, r, c);
+                const npy_intp o = out_offset + r * g->out_cols + c;
+                const @T@ share = g->mode >= 2
+                    ? (@T@)((double)gz[o] / (double)sympile_pool_divisor_@T@(g, &w)) : gz[o];
+                for (npy_intp i = w.row0; i < w.row1; ++i)
+                    for (npy_intp j = w.col0; j < w.col1; ++j) {
+                        if (g->mode == 0 && x[in_offset + i * g->cols + j] != maxout[o])
+                            continue;
+                        target[i * g->cols + j] += share;
+                    }
+            }
+    }
+}
+
+static inline npy_intp sympile_pool_floor_div_@T@(npy_intp a, npy_intp b)
+{
+    return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
+/* The geometry of the last two axes of x (Theano's output lengths), or -1 with the error
+   perform() raises. */
+static int sympile_pool_setup_@T@(PyArrayObject *x, const npy_intp *ws, const npy_intp *stride,
+                                  const npy_intp *pad, int ignore_border, int mode,
+                                  const char *label, sympile_pool_geometry_@T@ *g)
+{
+    const int ndim = PyArray_NDIM(x);
+    g->rows = PyArray_DIM(x, ndim - 2);
+    g->cols = PyArray_DIM(x, ndim - 1);
+    g->mode = mode;
+    const npy_intp lengths[2] = {g->rows, g->cols};
+    npy_intp outputs[2];
+    for (int axis = 0; axis < 2; ++axis) {
+        g->ws[axis] = ws[axis];
+        g->stride[axis] = stride[axis];
+        g->pad[axis] = pad[axis];
+        const npy_intp n = lengths[axis];
+        if (ignore_border) {
+            if (n + 2 * pad[axis] < ws[axis]) {
+                PyErr_Format(PyExc_ValueError, "%s: the window (%ld, %ld) is larger than the "
+                             "input's last axes (%ld, %ld) (padded by (%ld, %ld)) with "
+                             "ignore_border=True", label, (long)ws[0], (long)ws[1],
+                             (long)g->rows, (long)g->cols, (long)pad[0], (long)pad[1]);
+                return -1;
+            }
+            outputs[axis] = (n + 2 * pad[axis] - ws[axis]) / stride[axis] + 1;
+        } else if (stride[axis] >= ws[axis]) {
+            outputs[axis] = sympile_pool_floor_div_@T@(n - 1, stride[axis]) + 1;
+        } else {
+            const npy_intp steps = sympile_pool_floor_div_@T@(n - 1 - ws[axis] + stride[axis],
+                                                              stride[axis]);
+            outputs[axis] = (steps > 0 ? steps : 0) + 1;
+        }
+    }
+    g->out_rows = outputs[0];
+    g->out_cols = outputs[1];
+    return 0;
+}
