@@ -17,41 +17,61 @@ typedef struct {
     int flip;
 } sympile_conv2d_geometry_@T@;
 
-/* The input position read by tap (i, j) for output (r, c), or -1 outside the input. */
-static inline npy_intp sympile_conv2d_source_@T@(const sympile_conv2d_geometry_@T@ *g,
-                                                  npy_intp i, npy_intp j, npy_intp r,
-                                                  npy_intp c)
+/* The output columns c whose input column for tap column j lies inside the input:
+   [*low, *high). */
+static inline void sympile_conv2d_valid_columns_@T@(const sympile_conv2d_geometry_@T@ *g,
+                                                    npy_intp j, npy_intp *low,
+                                                    npy_intp *high)
 {
-    const npy_intp ti = g->flip ? g->kernel_rows - 1 - i : i;
     const npy_intp tj = g->flip ? g->kernel_cols - 1 - j : j;
-    const npy_intp row = r * g->stride_rows + ti * g->dil_rows - g->pad_rows;
-    const npy_intp col = c * g->stride_cols + tj * g->dil_cols - g->pad_cols;
-    if (row < 0 || row >= g->rows || col < 0 || col >= g->cols)
-        return -1;
-    return row * g->cols + col;
+    const npy_intp offset = tj * g->dil_cols - g->pad_cols;  /* input col = c s + offset */
+    npy_intp first = offset >= 0 ? 0 : (-offset + g->stride_cols - 1) / g->stride_cols;
+    npy_intp last = g->cols - 1 - offset < 0 ? -1 : (g->cols - 1 - offset) / g->stride_cols;
+    if (last > g->out_cols - 1)
+        last = g->out_cols - 1;
+    *low = first < g->out_cols ? first : g->out_cols;
+    *high = last + 1 > *low ? last + 1 : *low;
 }
 
-/* cols[(ch * K + tap) * O + out] = image[ch][source], channels [first, first + count). */
+/* cols[(ch K + tap) ld + out] = image[ch][source] for channels [first, first + count): one
+   output row at a time, the input columns read over their valid range. ld >= O lets a
+   batch of images share one buffer. */
 static void sympile_im2col_@T@(const sympile_conv2d_geometry_@T@ *g, const @T@ *image,
-                               npy_intp first, npy_intp count, @T@ *cols)
+                               npy_intp first, npy_intp count, @T@ *cols, npy_intp ld)
 {
-    const npy_intp taps = g->kernel_rows * g->kernel_cols, outputs = g->out_rows * g->out_cols;
-    const npy_intp plane = g->rows * g->cols;
+    const npy_intp taps = g->kernel_rows * g->kernel_cols, plane = g->rows * g->cols;
     for (npy_intp ch = 0; ch < count; ++ch) {
         const @T@ *source = image + (first + ch) * plane;
         for (npy_intp tap = 0; tap < taps; ++tap) {
-            @T@ *line = cols + (ch * taps + tap) * outputs;
+            @T@ *line = cols + (ch * taps + tap) * ld;
             const npy_intp i = tap / g->kernel_cols, j = tap % g->kernel_cols;
-            for (npy_intp r = 0; r < g->out_rows; ++r)
-                for (npy_intp c = 0; c < g->out_cols; ++c) {
-                    const npy_intp at = sympile_conv2d_source_@T@(g, i, j, r, c);
-                    line[r * g->out_cols + c] = at < 0 ? 0 : source[at];
+            const npy_intp ti = g->flip ? g->kernel_rows - 1 - i : i;
+            const npy_intp tj = g->flip ? g->kernel_cols - 1 - j : j;
+            npy_intp low, high;
+            sympile_conv2d_valid_columns_@T@(g, j, &low, &high);
+            for (npy_intp r = 0; r < g->out_rows; ++r) {
+                @T@ *out = line + r * g->out_cols;
+                const npy_intp row = r * g->stride_rows + ti * g->dil_rows - g->pad_rows;
+                if (row < 0 || row >= g->rows) {
+                    memset(out, 0, sizeof(@T@) * g->out_cols);
+                    continue;
                 }
+                const @T@ *in = source + row * g->cols + tj * g->dil_cols - g->pad_cols;
+                for (npy_intp c = 0; c < low; ++c)
+                    out[c] = 0;
+                if (g->stride_cols == 1)
+                    memcpy(out + low, in + low, sizeof(@T@) * (high - low));
+                else
+                    for (npy_intp c = low; c < high; ++c)
+                        out[c] = in[c * g->stride_cols];
+                for (npy_intp c = high; c < g->out_cols; ++c)
+                    out[c] = 0;
+            }
         }
     }
 }
 
-/* image[ch][source] += cols[(ch * K + tap) * O + out]: the transpose of im2col. */
+/* image[ch][source] += cols[(ch K + tap) O + out]: the transpose of im2col. */
 static void sympile_col2im_@T@(const sympile_conv2d_geometry_@T@ *g, const @T@ *cols,
                                npy_intp first, npy_intp count, @T@ *image)
 {
@@ -62,82 +82,117 @@ static void sympile_col2im_@T@(const sympile_conv2d_geometry_@T@ *g, const @T@ *
         for (npy_intp tap = 0; tap < taps; ++tap) {
             const @T@ *line = cols + (ch * taps + tap) * outputs;
             const npy_intp i = tap / g->kernel_cols, j = tap % g->kernel_cols;
-            for (npy_intp r = 0; r < g->out_rows; ++r)
-                for (npy_intp c = 0; c < g->out_cols; ++c) {
-                    const npy_intp at = sympile_conv2d_source_@T@(g, i, j, r, c);
-                    if (at >= 0)
-                        target[at] += line[r * g->out_cols + c];
-                }
+            const npy_intp ti = g->flip ? g->kernel_rows - 1 - i : i;
+            const npy_intp tj = g->flip ? g->kernel_cols - 1 - j : j;
+            npy_intp low, high;
+            sympile_conv2d_valid_columns_@T@(g, j, &low, &high);
+            for (npy_intp r = 0; r < g->out_rows; ++r) {
+                const npy_intp row = r * g->stride_rows + ti * g->dil_rows - g->pad_rows;
+                if (row < 0 || row >= g->rows)
+                    continue;
+                @T@ *out = target + row * g->cols + tj * g->dil_cols - g->pad_cols;
+                const @T@ *in = line + r * g->out_cols;
+                for (npy_intp c = low; c < high; ++c)
+                    out[c * g->stride_cols] += in[c];
+            }
         }
     }
 }
 
 /* kind 0: out = conv(x, w); 1: out = grad wrt w of <conv(x, w), gy> (x = a, gy = b);
-   2: out = grad wrt x (w = a, gy = b). a, b, out C-contiguous; out already shaped. */
+   2: out = grad wrt x (w = a, gy = b). a, b, out C-contiguous; out already shaped.
+   Forward and grad inputs: images in parallel (threaded), each thread with its columns
+   buffer. Grad weights: the columns of every image side by side, then one gemm per group
+   (the sum over images inside it). */
 static int sympile_conv2d_gemm_@T@(int kind, const sympile_conv2d_geometry_@T@ *g,
                                    npy_intp batch, npy_intp filters, npy_intp groups,
-                                   const @T@ *a, const @T@ *b, @T@ *out)
+                                   const @T@ *a, const @T@ *b, @T@ *out, int threaded)
 {
     const npy_intp group_channels = g->channels / groups, group_filters = filters / groups;
     const npy_intp taps = g->kernel_rows * g->kernel_cols, outputs = g->out_rows * g->out_cols;
     const npy_intp column_rows = group_channels * taps;
     const npy_intp plane = g->rows * g->cols;
-    if (outputs == 0 || column_rows == 0 || batch == 0 || group_filters == 0) {
-        if (kind != 0) {
-            const npy_intp size = kind == 1 ? filters * column_rows
-                                            : batch * g->channels * plane;
-            memset(out, 0, sizeof(@T@) * size);
-        }
-        return 0;
-    }
-    @T@ *cols = (@T@ *)malloc(sizeof(@T@) * column_rows * outputs);
-    if (cols == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    int m, n, k, lda, ldb, ldc;
-    @T@ one = 1, zero = 0;  /* the BLAS takes non-const pointers */
     if (kind == 1)
         memset(out, 0, sizeof(@T@) * filters * column_rows);
     if (kind == 2)
         memset(out, 0, sizeof(@T@) * batch * g->channels * plane);
-    for (npy_intp image = 0; image < batch; ++image) {
+    if (outputs == 0 || column_rows == 0 || batch == 0 || group_filters == 0)
+        return 0;
+    int failed = 0;
+    if (kind == 1) {
+        const npy_intp width = batch * outputs;
+        @T@ *cols = (@T@ *)malloc(sizeof(@T@) * column_rows * width);
+        @T@ *gy = (@T@ *)malloc(sizeof(@T@) * group_filters * width);
+        if (cols == NULL || gy == NULL) {
+            free(cols);
+            free(gy);
+            PyErr_NoMemory();
+            return -1;
+        }
         for (npy_intp group = 0; group < groups; ++group) {
             const npy_intp channel0 = group * group_channels, filter0 = group * group_filters;
-            if (kind == 0) {
-                const @T@ *x = a + image * g->channels * plane;
-                const @T@ *w = b + filter0 * column_rows;
-                @T@ *y = out + (image * filters + filter0) * outputs;
-                sympile_im2col_@T@(g, x, channel0, group_channels, cols);
-                char no = 'N';
-                m = (int)outputs; n = (int)group_filters; k = (int)column_rows;
-                lda = (int)outputs; ldb = (int)column_rows; ldc = (int)outputs;
-                sympile_blas_@p@gemm(&no, &no, &m, &n, &k, &one, cols, &lda, (@T@ *)w, &ldb,
-                                     &zero, y, &ldc);
-            } else if (kind == 1) {
-                const @T@ *x = a + image * g->channels * plane;
-                const @T@ *gy = b + (image * filters + filter0) * outputs;
-                @T@ *gw = out + filter0 * column_rows;
-                sympile_im2col_@T@(g, x, channel0, group_channels, cols);
+            #pragma omp parallel for schedule(static) if (threaded)
+            for (npy_intp image = 0; image < batch; ++image) {
+                sympile_im2col_@T@(g, a + image * g->channels * plane, channel0,
+                                   group_channels, cols + image * outputs, width);
+                for (npy_intp f = 0; f < group_filters; ++f)
+                    memcpy(gy + f * width + image * outputs,
+                           b + (image * filters + filter0 + f) * outputs,
+                           sizeof(@T@) * outputs);
+            }
+            char transposed = 'T', no = 'N';
+            int m = (int)column_rows, n = (int)group_filters, k = (int)width;
+            int lda = (int)width, ldb = (int)width, ldc = (int)column_rows;
+            @T@ one = 1;  /* the BLAS takes non-const pointers */
+            sympile_blas_@p@gemm(&transposed, &no, &m, &n, &k, &one, cols, &lda, gy, &ldb,
+                                 &one, out + filter0 * column_rows, &ldc);
+        }
+        free(cols);
+        free(gy);
+        return 0;
+    }
+    #pragma omp parallel if (threaded)
+    {
+        @T@ *cols = (@T@ *)malloc(sizeof(@T@) * column_rows * outputs);
+        if (cols == NULL) {
+            #pragma omp atomic write
+            failed = 1;
+        }
+        #pragma omp for schedule(static)
+        for (npy_intp image = 0; image < batch; ++image) {
+            if (cols == NULL)
+                continue;
+            for (npy_intp group = 0; group < groups; ++group) {
+                const npy_intp channel0 = group * group_channels;
+                const npy_intp filter0 = group * group_filters;
+                @T@ one = 1, zero = 0;  /* the BLAS takes non-const pointers */
                 char transposed = 'T', no = 'N';
-                m = (int)column_rows; n = (int)group_filters; k = (int)outputs;
-                lda = (int)outputs; ldb = (int)outputs; ldc = (int)column_rows;
-                sympile_blas_@p@gemm(&transposed, &no, &m, &n, &k, &one, cols, &lda,
-                                     (@T@ *)gy, &ldb, &one, gw, &ldc);
-            } else {
-                const @T@ *w = a + filter0 * column_rows;
-                const @T@ *gy = b + (image * filters + filter0) * outputs;
-                @T@ *gx = out + image * g->channels * plane;
-                char transposed = 'T', no = 'N';
-                m = (int)outputs; n = (int)column_rows; k = (int)group_filters;
-                lda = (int)outputs; ldb = (int)column_rows; ldc = (int)outputs;
-                sympile_blas_@p@gemm(&no, &transposed, &m, &n, &k, &one, (@T@ *)gy, &lda,
-                                     (@T@ *)w, &ldb, &zero, cols, &ldc);
-                sympile_col2im_@T@(g, cols, channel0, group_channels, gx);
+                if (kind == 0) {
+                    sympile_im2col_@T@(g, a + image * g->channels * plane, channel0,
+                                       group_channels, cols, outputs);
+                    int m = (int)outputs, n = (int)group_filters, k = (int)column_rows;
+                    int lda = (int)outputs, ldb = (int)column_rows, ldc = (int)outputs;
+                    sympile_blas_@p@gemm(&no, &no, &m, &n, &k, &one, cols, &lda,
+                                         (@T@ *)(b + filter0 * column_rows), &ldb, &zero,
+                                         out + (image * filters + filter0) * outputs, &ldc);
+                } else {
+                    int m = (int)outputs, n = (int)column_rows, k = (int)group_filters;
+                    int lda = (int)outputs, ldb = (int)column_rows, ldc = (int)outputs;
+                    sympile_blas_@p@gemm(&no, &transposed, &m, &n, &k, &one,
+                                         (@T@ *)(b + (image * filters + filter0) * outputs),
+                                         &lda, (@T@ *)(a + filter0 * column_rows), &ldb,
+                                         &zero, cols, &ldc);
+                    sympile_col2im_@T@(g, cols, channel0, group_channels,
+                                       out + image * g->channels * plane);
+                }
             }
         }
+        free(cols);
     }
-    free(cols);
+    if (failed) {
+        PyErr_NoMemory();
+        return -1;
+    }
     return 0;
 }
 
