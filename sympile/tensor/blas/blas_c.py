@@ -42,7 +42,7 @@ from sympile.config import config
 from sympile.graph.ccode import CCode, c_file, render
 from sympile.tensor.blas.skinny import skinny_code
 
-__all__ = ["BLAS_C_DTYPES", "blas_call", "c_string", "update_c_code"]
+__all__ = ["BLAS_C_DTYPES", "blas_call", "blas_threads_support", "c_string", "update_c_code"]
 
 BLAS_C_DTYPES = ("float32", "float64")
 
@@ -115,6 +115,12 @@ def _collect(name: str, dtype: str, support: list[str], blas: list[str],
         routine = _specialize(routine, dtype)
         if routine not in blas:
             blas.append(routine)
+
+
+def blas_threads_support(dtype: str) -> str:
+    """blas_threads.c for `dtype`: the thread split of BLAS calls, for other families that
+    call the BLAS (sympile_blas_threads_begin / _restore)."""
+    return _specialize(_THREADS, dtype)
 
 
 def blas_call(function: str, dtype: str, arguments: Sequence[str], fail: str,

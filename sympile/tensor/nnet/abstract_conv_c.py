@@ -1,11 +1,13 @@
 """The C code of the 2d convolution ops (abstract_conv.py) on float32 and float64: im2col and
-BLAS gemm (conv_gemm.c), images threaded with OpenMP; 3d and other dtypes run perform()."""
+BLAS gemm (conv_gemm.c), threads chosen as for the BLAS products (blas_threads.c); 3d and
+other dtypes run perform()."""
 
 from __future__ import annotations
 
 from sympile.config import config
 from sympile.graph.basic import Apply
 from sympile.graph.ccode import NPY_TYPES, CCode, CNames, c_file, render
+from sympile.tensor.blas.blas_c import blas_threads_support
 
 __all__ = ["conv_c_code"]
 
@@ -28,8 +30,6 @@ def conv_c_code(op, node: Apply, names: CNames, kind: int) -> CCode | None:
     (output,) = names.outputs
     label = f"conv{op.convdim}d"
     typenum = NPY_TYPES[dtype]
-    # Images in parallel once a batch has more than one (the gemms are small).
-    threaded = "batch > 1" if config.openmp else "0"
     body = f"""
 const char *label = "{label}";
 const npy_intp pads[2] = {{{pads[0]}, {pads[1]}}};
@@ -52,8 +52,7 @@ if (status == 0) {{
     status = sympile_conv2d_gemm_{c_type}({kind}, &geometry, batch, filters, {op.num_groups},
                                          (const {c_type} *)PyArray_DATA(a),
                                          (const {c_type} *)PyArray_DATA(b),
-                                         ({c_type} *)PyArray_DATA({output}),
-                                         {threaded});
+                                         ({c_type} *)PyArray_DATA({output}));
 }}
 Py_XDECREF(a);
 Py_XDECREF(b);
@@ -61,5 +60,5 @@ if (status != 0) {{
     {names.fail}
 }}
 """
-    support = render(_GEMM, {"T": c_type, "p": prefix})
-    return CCode(body=body, support=(support,), blas=(f"{prefix}gemm",), openmp=config.openmp)
+    support = (blas_threads_support(dtype), render(_GEMM, {"T": c_type, "p": prefix}))
+    return CCode(body=body, support=support, blas=(f"{prefix}gemm",), openmp=config.openmp)

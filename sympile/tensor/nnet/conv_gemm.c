@@ -6,8 +6,8 @@
      grad weights   gW_g (F_g x CK) += gy_g (F_g x O) . cols_g^T
      grad inputs    dcols_g (CK x O) = W_g^T . gy_g, added back into the input (col2im)
 
-   The BLAS is column-major: a row-major r x c matrix is its c x r transpose. The columns
-   buffer is allocated once per call and reused for every image. */
+   The BLAS is column-major: a row-major r x c matrix is its c x r transpose. Each thread
+   allocates its columns buffer once per call and reuses it for its images. */
 
 typedef struct {
     npy_intp channels, rows, cols;          /* the input's channels and spatial lengths */
@@ -71,16 +71,15 @@ static void sympile_im2col_@T@(const sympile_conv2d_geometry_@T@ *g, const @T@ *
     }
 }
 
-/* image[ch][source] += cols[(ch K + tap) O + out]: the transpose of im2col. */
+/* image[ch][source] += cols[(ch K + tap) ld + out]: the transpose of im2col. */
 static void sympile_col2im_@T@(const sympile_conv2d_geometry_@T@ *g, const @T@ *cols,
-                               npy_intp first, npy_intp count, @T@ *image)
+                               npy_intp ld, npy_intp first, npy_intp count, @T@ *image)
 {
-    const npy_intp taps = g->kernel_rows * g->kernel_cols, outputs = g->out_rows * g->out_cols;
-    const npy_intp plane = g->rows * g->cols;
+    const npy_intp taps = g->kernel_rows * g->kernel_cols, plane = g->rows * g->cols;
     for (npy_intp ch = 0; ch < count; ++ch) {
         @T@ *target = image + (first + ch) * plane;
         for (npy_intp tap = 0; tap < taps; ++tap) {
-            const @T@ *line = cols + (ch * taps + tap) * outputs;
+            const @T@ *line = cols + (ch * taps + tap) * ld;
             const npy_intp i = tap / g->kernel_cols, j = tap % g->kernel_cols;
             const npy_intp ti = g->flip ? g->kernel_rows - 1 - i : i;
             const npy_intp tj = g->flip ? g->kernel_cols - 1 - j : j;
@@ -101,94 +100,89 @@ static void sympile_col2im_@T@(const sympile_conv2d_geometry_@T@ *g, const @T@ *
 
 /* kind 0: out = conv(x, w); 1: out = grad wrt w of <conv(x, w), gy> (x = a, gy = b);
    2: out = grad wrt x (w = a, gy = b). a, b, out C-contiguous; out already shaped.
-   Forward and grad inputs: images in parallel (threaded), each thread with its columns
-   buffer. Grad weights: the columns of every image side by side, then one gemm per group
-   (the sum over images inside it). */
+   Threads as the BLAS products take them (blas_threads.c): the library on one thread, and
+   above config.blas_parallel_minsize multiply-adds the images split among OpenMP threads,
+   each with its columns buffer (and, for the weight gradient, its own sum, added up at the
+   end), so that OpenBLAS's threads never spin beside OpenMP's. */
 static int sympile_conv2d_gemm_@T@(int kind, const sympile_conv2d_geometry_@T@ *g,
                                    npy_intp batch, npy_intp filters, npy_intp groups,
-                                   const @T@ *a, const @T@ *b, @T@ *out, int threaded)
+                                   const @T@ *a, const @T@ *b, @T@ *out)
 {
     const npy_intp group_channels = g->channels / groups, group_filters = filters / groups;
     const npy_intp taps = g->kernel_rows * g->kernel_cols, outputs = g->out_rows * g->out_cols;
-    const npy_intp column_rows = group_channels * taps;
+    const npy_intp column_rows = group_channels * taps, weights = filters * column_rows;
     const npy_intp plane = g->rows * g->cols;
     if (kind == 1)
-        memset(out, 0, sizeof(@T@) * filters * column_rows);
+        memset(out, 0, sizeof(@T@) * weights);
     if (kind == 2)
         memset(out, 0, sizeof(@T@) * batch * g->channels * plane);
     if (outputs == 0 || column_rows == 0 || batch == 0 || group_filters == 0)
         return 0;
-    int failed = 0;
-    if (kind == 1) {
-        const npy_intp width = batch * outputs;
-        @T@ *cols = (@T@ *)malloc(sizeof(@T@) * column_rows * width);
-        @T@ *gy = (@T@ *)malloc(sizeof(@T@) * group_filters * width);
-        if (cols == NULL || gy == NULL) {
-            free(cols);
-            free(gy);
-            PyErr_NoMemory();
-            return -1;
-        }
-        for (npy_intp group = 0; group < groups; ++group) {
-            const npy_intp channel0 = group * group_channels, filter0 = group * group_filters;
-            #pragma omp parallel for schedule(static) if (threaded)
-            for (npy_intp image = 0; image < batch; ++image) {
-                sympile_im2col_@T@(g, a + image * g->channels * plane, channel0,
-                                   group_channels, cols + image * outputs, width);
-                for (npy_intp f = 0; f < group_filters; ++f)
-                    memcpy(gy + f * width + image * outputs,
-                           b + (image * filters + filter0 + f) * outputs,
-                           sizeof(@T@) * outputs);
-            }
-            char transposed = 'T', no = 'N';
-            int m = (int)column_rows, n = (int)group_filters, k = (int)width;
-            int lda = (int)width, ldb = (int)width, ldc = (int)column_rows;
-            @T@ one = 1;  /* the BLAS takes non-const pointers */
-            sympile_blas_@p@gemm(&transposed, &no, &m, &n, &k, &one, cols, &lda, gy, &ldb,
-                                 &one, out + filter0 * column_rows, &ldc);
-        }
-        free(cols);
-        free(gy);
-        return 0;
-    }
-    #pragma omp parallel if (threaded)
+    int saved;
+    const double work = (double)batch * (double)filters * (double)column_rows * outputs;
+    int threads = sympile_blas_threads_begin((void *)sympile_blas_@p@gemm, work, &saved);
+    threads = threads < batch ? threads : (int)batch;
+    /* The weight gradient's sums of threads 1, 2, ... (thread 0 sums into out). */
+    @T@ *sums = kind == 1 && threads > 1
+                ? (@T@ *)calloc((size_t)(threads - 1) * weights, sizeof(@T@)) : NULL;
+    int failed = kind == 1 && threads > 1 && sums == NULL;
+    #pragma omp parallel num_threads(threads) if (threads > 1 && !failed)
     {
         @T@ *cols = (@T@ *)malloc(sizeof(@T@) * column_rows * outputs);
+        int thread = 0;
+#ifdef _OPENMP
+        thread = omp_get_thread_num();
+#endif
+        @T@ *gw = kind != 1 ? NULL : thread == 0 ? out : sums + (thread - 1) * weights;
         if (cols == NULL) {
             #pragma omp atomic write
             failed = 1;
         }
+        @T@ one = 1, zero = 0;  /* the BLAS takes non-const pointers */
+        char transposed = 'T', no = 'N';
         #pragma omp for schedule(static)
         for (npy_intp image = 0; image < batch; ++image) {
-            if (cols == NULL)
-                continue;
-            for (npy_intp group = 0; group < groups; ++group) {
+            for (npy_intp group = 0; cols != NULL && group < groups; ++group) {
                 const npy_intp channel0 = group * group_channels;
                 const npy_intp filter0 = group * group_filters;
-                @T@ one = 1, zero = 0;  /* the BLAS takes non-const pointers */
-                char transposed = 'T', no = 'N';
-                if (kind == 0) {
+                int m, n, k, lda, ldb, ldc;
+                if (kind == 0) {        /* out_g = W_g . cols */
                     sympile_im2col_@T@(g, a + image * g->channels * plane, channel0,
                                        group_channels, cols, outputs);
-                    int m = (int)outputs, n = (int)group_filters, k = (int)column_rows;
-                    int lda = (int)outputs, ldb = (int)column_rows, ldc = (int)outputs;
+                    m = (int)outputs; n = (int)group_filters; k = (int)column_rows;
+                    lda = (int)outputs; ldb = (int)column_rows; ldc = (int)outputs;
                     sympile_blas_@p@gemm(&no, &no, &m, &n, &k, &one, cols, &lda,
                                          (@T@ *)(b + filter0 * column_rows), &ldb, &zero,
                                          out + (image * filters + filter0) * outputs, &ldc);
-                } else {
-                    int m = (int)outputs, n = (int)column_rows, k = (int)group_filters;
-                    int lda = (int)outputs, ldb = (int)column_rows, ldc = (int)outputs;
+                } else if (kind == 1) { /* gW_g += gy_g . cols^T */
+                    sympile_im2col_@T@(g, a + image * g->channels * plane, channel0,
+                                       group_channels, cols, outputs);
+                    m = (int)column_rows; n = (int)group_filters; k = (int)outputs;
+                    lda = (int)outputs; ldb = (int)outputs; ldc = (int)column_rows;
+                    sympile_blas_@p@gemm(&transposed, &no, &m, &n, &k, &one, cols, &lda,
+                                         (@T@ *)(b + (image * filters + filter0) * outputs),
+                                         &ldb, &one, gw + filter0 * column_rows, &ldc);
+                } else {                /* cols = W_g^T . gy_g, added back (col2im) */
+                    m = (int)outputs; n = (int)column_rows; k = (int)group_filters;
+                    lda = (int)outputs; ldb = (int)column_rows; ldc = (int)outputs;
                     sympile_blas_@p@gemm(&no, &transposed, &m, &n, &k, &one,
                                          (@T@ *)(b + (image * filters + filter0) * outputs),
                                          &lda, (@T@ *)(a + filter0 * column_rows), &ldb,
                                          &zero, cols, &ldc);
-                    sympile_col2im_@T@(g, cols, channel0, group_channels,
+                    sympile_col2im_@T@(g, cols, outputs, channel0, group_channels,
                                        out + image * g->channels * plane);
                 }
             }
         }
         free(cols);
     }
+    if (sums != NULL) {
+        for (int thread = 1; thread < threads; ++thread)
+            for (npy_intp i = 0; i < weights; ++i)
+                out[i] += sums[(thread - 1) * weights + i];
+        free(sums);
+    }
+    sympile_blas_threads_restore(saved);
     if (failed) {
         PyErr_NoMemory();
         return -1;

@@ -101,6 +101,7 @@ def _kernel_sources() -> dict[str, str]:
     for dtype, prefix in (("float32", "s"), ("float64", "d")):
         sources[f"pool.c {dtype}"] = op_unit(render(pool_c._POOL, {"T": f"npy_{dtype}"}))
         sources[f"conv_gemm.c {dtype}"] = op_unit(
+            blas_c.blas_threads_support(dtype),
             render(abstract_conv_c._GEMM, {"T": f"npy_{dtype}", "p": prefix}),
             blas=(f"{prefix}gemm",))
     sources["digamma.h, trigamma.h"] = op_unit(c_rules._DIGAMMA, c_rules._TRIGAMMA)
