@@ -39,30 +39,83 @@ static inline @T@ sympile_pool_divisor_@T@(const sympile_pool_geometry_@T@ *g,
     return (@T@)((w->row1 - w->row0) * (w->col1 - w->col0));
 }
 
+/* One plane's output row r: the windows' column bounds (col0[c], col1[c]) and divisors
+   are the same for every row, computed once per call by the caller. */
 static void sympile_pool_forward_@T@(const sympile_pool_geometry_@T@ *g, const @T@ *x,
                                      @T@ *out, npy_intp planes, int threaded)
 {
+    npy_intp *bounds = (npy_intp *)malloc(sizeof(npy_intp) * 2 * (g->out_cols + g->out_rows)
+                                          + 1);
+    if (bounds == NULL) {
+        /* Too small to fail in practice; fall back to computing each window. */
+        #pragma omp parallel for schedule(dynamic, 4) if (threaded)
+        for (npy_intp plane = 0; plane < planes; ++plane)
+            for (npy_intp r = 0; r < g->out_rows; ++r)
+                for (npy_intp c = 0; c < g->out_cols; ++c) {
+                    const sympile_pool_window_@T@ w = sympile_pool_window_of_@T@(g, r, c);
+                    const @T@ *in = x + plane * g->rows * g->cols;
+                    @T@ value = g->mode == 0 ? -(@T@)INFINITY : 0;
+                    for (npy_intp i = w.row0; i < w.row1; ++i)
+                        for (npy_intp j = w.col0; j < w.col1; ++j) {
+                            const @T@ e = in[i * g->cols + j];
+                            value = g->mode != 0 ? value + e
+                                    : (e > value || e != e ? e : value);
+                        }
+                    out[(plane * g->out_rows + r) * g->out_cols + c] = g->mode >= 2
+                        ? (@T@)((double)value / (double)sympile_pool_divisor_@T@(g, &w))
+                        : value;
+                }
+        return;
+    }
+    npy_intp *row0 = bounds, *row1 = bounds + g->out_rows;
+    npy_intp *col0 = bounds + 2 * g->out_rows, *col1 = col0 + g->out_cols;
+    for (npy_intp r = 0; r < g->out_rows; ++r) {
+        const sympile_pool_window_@T@ w = sympile_pool_window_of_@T@(g, r, 0);
+        row0[r] = w.row0;
+        row1[r] = w.row1;
+    }
+    for (npy_intp c = 0; c < g->out_cols; ++c) {
+        const sympile_pool_window_@T@ w = sympile_pool_window_of_@T@(g, 0, c);
+        col0[c] = w.col0;
+        col1[c] = w.col1;
+    }
     #pragma omp parallel for schedule(dynamic, 4) if (threaded)
     for (npy_intp plane = 0; plane < planes; ++plane) {
         const @T@ *in = x + plane * g->rows * g->cols;
         @T@ *result = out + plane * g->out_rows * g->out_cols;
-        for (npy_intp r = 0; r < g->out_rows; ++r)
-            for (npy_intp c = 0; c < g->out_cols; ++c) {
-                const sympile_pool_window_@T@ w = sympile_pool_window_of_@T@(g, r, c);
-                @T@ value = g->mode == 0 ? -(@T@)INFINITY : 0;
-                for (npy_intp i = w.row0; i < w.row1; ++i)
-                    for (npy_intp j = w.col0; j < w.col1; ++j) {
-                        const @T@ element = in[i * g->cols + j];
-                        if (g->mode == 0)
-                            value = element > value || element != element ? element : value;
-                        else
-                            value += element;
+        for (npy_intp r = 0; r < g->out_rows; ++r) {
+            @T@ *line = result + r * g->out_cols;
+            if (g->mode == 0) {
+                for (npy_intp c = 0; c < g->out_cols; ++c) {
+                    /* Branch-free (a max instruction; random data mispredicts branches),
+                       NaN tracked apart: it wins, as in numpy's max. */
+                    @T@ value = -(@T@)INFINITY;
+                    int nan = 0;
+                    for (npy_intp i = row0[r]; i < row1[r]; ++i)
+                        for (npy_intp j = col0[c]; j < col1[c]; ++j) {
+                            const @T@ e = in[i * g->cols + j];
+                            value = e > value ? e : value;
+                            nan |= e != e;
+                        }
+                    line[c] = nan ? (@T@)NAN : value;
+                }
+            } else {
+                for (npy_intp c = 0; c < g->out_cols; ++c) {
+                    @T@ value = 0;
+                    for (npy_intp i = row0[r]; i < row1[r]; ++i)
+                        for (npy_intp j = col0[c]; j < col1[c]; ++j)
+                            value += in[i * g->cols + j];
+                    if (g->mode >= 2) {
+                        const sympile_pool_window_@T@ w = sympile_pool_window_of_@T@(g, r, c);
+                        value = (@T@)((double)value
+                                      / (double)sympile_pool_divisor_@T@(g, &w));
                     }
-                /* The average divides in double, as perform() does. */
-                result[r * g->out_cols + c] = g->mode >= 2
-                    ? (@T@)((double)value / (double)sympile_pool_divisor_@T@(g, &w)) : value;
+                    line[c] = value;
+                }
             }
+        }
     }
+    free(bounds);
 }
 
 /* gx (zeroed here) from gz: max mode to every position equal to the window's maximum
@@ -83,12 +136,17 @@ static void sympile_pool_backward_@T@(const sympile_pool_geometry_@T@ *g, const 
                 const npy_intp o = out_offset + r * g->out_cols + c;
                 const @T@ share = g->mode >= 2
                     ? (@T@)((double)gz[o] / (double)sympile_pool_divisor_@T@(g, &w)) : gz[o];
-                for (npy_intp i = w.row0; i < w.row1; ++i)
-                    for (npy_intp j = w.col0; j < w.col1; ++j) {
-                        if (g->mode == 0 && x[in_offset + i * g->cols + j] != maxout[o])
-                            continue;
-                        target[i * g->cols + j] += share;
-                    }
+                if (g->mode == 0) {
+                    const @T@ maximum = maxout[o];
+                    for (npy_intp i = w.row0; i < w.row1; ++i)
+                        for (npy_intp j = w.col0; j < w.col1; ++j)
+                            target[i * g->cols + j] +=
+                                x[in_offset + i * g->cols + j] == maximum ? share : 0;
+                } else {
+                    for (npy_intp i = w.row0; i < w.row1; ++i)
+                        for (npy_intp j = w.col0; j < w.col1; ++j)
+                            target[i * g->cols + j] += share;
+                }
             }
     }
 }
