@@ -39,34 +39,10 @@ static inline @T@ sympile_pool_divisor_@T@(const sympile_pool_geometry_@T@ *g,
     return (@T@)((w->row1 - w->row0) * (w->col1 - w->col0));
 }
 
-/* One plane's output row r: the windows' column bounds (col0[c], col1[c]) and divisors
-   are the same for every row, computed once per call by the caller. */
-static void sympile_pool_forward_@T@(const sympile_pool_geometry_@T@ *g, const @T@ *x,
-                                     @T@ *out, npy_intp planes, int threaded)
+/* The windows' bounds (rows then columns, each [start, end) in the input), the same for
+   every plane: bounds holds 2 (out_rows + out_cols) entries. */
+static void sympile_pool_bounds_@T@(const sympile_pool_geometry_@T@ *g, npy_intp *bounds)
 {
-    npy_intp *bounds = (npy_intp *)malloc(sizeof(npy_intp) * 2 * (g->out_cols + g->out_rows)
-                                          + 1);
-    if (bounds == NULL) {
-        /* Too small to fail in practice; fall back to computing each window. */
-        #pragma omp parallel for schedule(dynamic, 4) if (threaded)
-        for (npy_intp plane = 0; plane < planes; ++plane)
-            for (npy_intp r = 0; r < g->out_rows; ++r)
-                for (npy_intp c = 0; c < g->out_cols; ++c) {
-                    const sympile_pool_window_@T@ w = sympile_pool_window_of_@T@(g, r, c);
-                    const @T@ *in = x + plane * g->rows * g->cols;
-                    @T@ value = g->mode == 0 ? -(@T@)INFINITY : 0;
-                    for (npy_intp i = w.row0; i < w.row1; ++i)
-                        for (npy_intp j = w.col0; j < w.col1; ++j) {
-                            const @T@ e = in[i * g->cols + j];
-                            value = g->mode != 0 ? value + e
-                                    : (e > value || e != e ? e : value);
-                        }
-                    out[(plane * g->out_rows + r) * g->out_cols + c] = g->mode >= 2
-                        ? (@T@)((double)value / (double)sympile_pool_divisor_@T@(g, &w))
-                        : value;
-                }
-        return;
-    }
     npy_intp *row0 = bounds, *row1 = bounds + g->out_rows;
     npy_intp *col0 = bounds + 2 * g->out_rows, *col1 = col0 + g->out_cols;
     for (npy_intp r = 0; r < g->out_rows; ++r) {
@@ -79,6 +55,69 @@ static void sympile_pool_forward_@T@(const sympile_pool_geometry_@T@ *g, const @
         col0[c] = w.col0;
         col1[c] = w.col1;
     }
+}
+
+/* gx (zeroed here) from gz: max mode to every position equal to the window's maximum
+   (maxout), the other modes spread over the window (over its divisor). Returns -1 (no
+   memory) with an exception set, else 0. */
+static int sympile_pool_backward_@T@(const sympile_pool_geometry_@T@ *g, const @T@ *x,
+                                     const @T@ *maxout, const @T@ *gz, @T@ *gx,
+                                     npy_intp planes, int threaded)
+{
+    npy_intp *bounds = (npy_intp *)malloc(sizeof(npy_intp) * 2 * (g->out_cols + g->out_rows)
+                                          + 1);
+    if (bounds == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    sympile_pool_bounds_@T@(g, bounds);
+    const npy_intp *row0 = bounds, *row1 = bounds + g->out_rows;
+    const npy_intp *col0 = bounds + 2 * g->out_rows, *col1 = col0 + g->out_cols;
+    #pragma omp parallel for schedule(dynamic, 4) if (threaded)
+    for (npy_intp plane = 0; plane < planes; ++plane) {
+        const @T@ *in = x + plane * g->rows * g->cols;
+        const npy_intp out_offset = plane * g->out_rows * g->out_cols;
+        @T@ *target = gx + plane * g->rows * g->cols;
+        memset(target, 0, sizeof(@T@) * g->rows * g->cols);
+        for (npy_intp r = 0; r < g->out_rows; ++r)
+            for (npy_intp c = 0; c < g->out_cols; ++c) {
+                const npy_intp o = out_offset + r * g->out_cols + c;
+                if (g->mode == 0) {
+                    const @T@ maximum = maxout[o], share = gz[o];
+                    for (npy_intp i = row0[r]; i < row1[r]; ++i)
+                        for (npy_intp j = col0[c]; j < col1[c]; ++j)
+                            target[i * g->cols + j] += in[i * g->cols + j] == maximum
+                                                       ? share : 0;
+                } else {
+                    @T@ share = gz[o];
+                    if (g->mode >= 2) {
+                        const sympile_pool_window_@T@ w = sympile_pool_window_of_@T@(g, r, c);
+                        share = (@T@)((double)share
+                                      / (double)sympile_pool_divisor_@T@(g, &w));
+                    }
+                    for (npy_intp i = row0[r]; i < row1[r]; ++i)
+                        for (npy_intp j = col0[c]; j < col1[c]; ++j)
+                            target[i * g->cols + j] += share;
+                }
+            }
+    }
+    free(bounds);
+    return 0;
+}
+
+/* Pool(x) plane by plane; returns -1 (no memory) with an exception set, else 0. */
+static int sympile_pool_forward_@T@(const sympile_pool_geometry_@T@ *g, const @T@ *x,
+                                    @T@ *out, npy_intp planes, int threaded)
+{
+    npy_intp *bounds = (npy_intp *)malloc(sizeof(npy_intp) * 2 * (g->out_cols + g->out_rows)
+                                          + 1);
+    if (bounds == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    sympile_pool_bounds_@T@(g, bounds);
+    const npy_intp *row0 = bounds, *row1 = bounds + g->out_rows;
+    const npy_intp *col0 = bounds + 2 * g->out_rows, *col1 = col0 + g->out_cols;
     #pragma omp parallel for schedule(dynamic, 4) if (threaded)
     for (npy_intp plane = 0; plane < planes; ++plane) {
         const @T@ *in = x + plane * g->rows * g->cols;
@@ -116,40 +155,9 @@ static void sympile_pool_forward_@T@(const sympile_pool_geometry_@T@ *g, const @
         }
     }
     free(bounds);
+    return 0;
 }
 
-/* gx (zeroed here) from gz: max mode to every position equal to the window's maximum
-   (maxout), the other modes spread over the window (over its divisor). */
-static void sympile_pool_backward_@T@(const sympile_pool_geometry_@T@ *g, const @T@ *x,
-                                      const @T@ *maxout, const @T@ *gz, @T@ *gx,
-                                      npy_intp planes, int threaded)
-{
-    #pragma omp parallel for schedule(dynamic, 4) if (threaded)
-    for (npy_intp plane = 0; plane < planes; ++plane) {
-        const npy_intp in_offset = plane * g->rows * g->cols;
-        const npy_intp out_offset = plane * g->out_rows * g->out_cols;
-        @T@ *target = gx + in_offset;
-        memset(target, 0, sizeof(@T@) * g->rows * g->cols);
-        for (npy_intp r = 0; r < g->out_rows; ++r)
-            for (npy_intp c = 0; c < g->out_cols; ++c) {
-                const sympile_pool_window_@T@ w = sympile_pool_window_of_@T@(g, r, c);
-                const npy_intp o = out_offset + r * g->out_cols + c;
-                const @T@ share = g->mode >= 2
-                    ? (@T@)((double)gz[o] / (double)sympile_pool_divisor_@T@(g, &w)) : gz[o];
-                if (g->mode == 0) {
-                    const @T@ maximum = maxout[o];
-                    for (npy_intp i = w.row0; i < w.row1; ++i)
-                        for (npy_intp j = w.col0; j < w.col1; ++j)
-                            target[i * g->cols + j] +=
-                                x[in_offset + i * g->cols + j] == maximum ? share : 0;
-                } else {
-                    for (npy_intp i = w.row0; i < w.row1; ++i)
-                        for (npy_intp j = w.col0; j < w.col1; ++j)
-                            target[i * g->cols + j] += share;
-                }
-            }
-    }
-}
 
 static inline npy_intp sympile_pool_floor_div_@T@(npy_intp a, npy_intp b)
 {

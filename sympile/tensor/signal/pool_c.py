@@ -38,13 +38,15 @@ def pool_c_code(op, node: Apply, names: CNames, kind: str) -> CCode | None:
         shape = (f"npy_intp dims[{ndim}]; for (int a = 0; a < {ndim - 2}; ++a) "
                  f"dims[a] = PyArray_DIM(x, a); dims[{ndim - 2}] = geometry.out_rows; "
                  f"dims[{ndim - 1}] = geometry.out_cols;")
-        call = (f"sympile_pool_forward_{c_type}(&geometry, (const {c_type} *)PyArray_DATA(x), "
-                f"({c_type} *)PyArray_DATA({output}), planes, {threaded});")
+        call = (f"status = sympile_pool_forward_{c_type}(&geometry, "
+                f"(const {c_type} *)PyArray_DATA(x), ({c_type} *)PyArray_DATA({output}), "
+                f"planes, {threaded});")
     else:
         shape = "npy_intp *dims = PyArray_DIMS(x);"
         maxout = f"(const {c_type} *)PyArray_DATA(maxout)" if kind == "max_grad" \
             else "NULL"
-        call = (f"sympile_pool_backward_{c_type}(&geometry, (const {c_type} *)PyArray_DATA(x), "
+        call = (f"status = sympile_pool_backward_{c_type}(&geometry, "
+                f"(const {c_type} *)PyArray_DATA(x), "
                 f"{maxout}, (const {c_type} *)PyArray_DATA(gz), "
                 f"({c_type} *)PyArray_DATA({output}), planes, {threaded});")
     gz_check = "" if kind == "forward" else (
