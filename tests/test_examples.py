@@ -43,3 +43,10 @@ def test_denoising_autoencoder_cost_falls(tmp_path):
     # Corruption makes reconstruction harder: the model saw corrupted digits, not these.
     assert history["test clean"] < history["test corrupted"]
     assert plot.stat().st_size > 1000
+
+
+def test_lenet_learns_the_digits(tmp_path):
+    plot = tmp_path / "lenet.png"
+    history = _example("lenet.py")["main"](["--epochs", "2", "--plot", str(plot)])
+    assert history["test"][-1] > 0.8 and history["loss"][-1] < history["loss"][0]
+    assert plot.stat().st_size > 1000
