@@ -1,14 +1,18 @@
-"""The LeNet-5-like training step in sympile and its peers, each library in a process of its
-own, reported as examples per second and as ratios to sympile.
+"""Convolutional network training steps in sympile and its peers, each library in a process
+of its own, reported as examples per second and as ratios to sympile.
 
-The network (issue 16's benchmark): 1x32x32 float32 input (NCHW) -> conv 5x5, 6 maps ->
-tanh -> max-pool 2 -> conv 5x5, 16 maps -> tanh -> max-pool 2 -> 400 -> 120 -> 84 -> 10
-(tanh), softmax cross-entropy, SGD with learning rate 0.01; convolutions are
+  lenet  (issue 16's benchmark) 1x32x32 float32 input (NCHW) -> conv 5x5, 6 maps -> tanh ->
+         max-pool 2 -> conv 5x5, 16 maps -> tanh -> max-pool 2 -> 400 -> 120 -> 84 -> 10
+  large  the larger image net of the Theano benchmark scripts, as this module reads them:
+         1x96x96 -> conv 7x7, 6 maps -> tanh -> max-pool 3 -> conv 7x7, 16 maps -> tanh ->
+         max-pool 3 -> 1024 -> 120 -> 10
+
+tanh units, softmax cross-entropy, SGD with learning rate 0.01; convolutions are
 cross-correlations. A timed call runs STEPS consecutive minibatch steps over 600 random
 examples held by the library.
 
-    python -m benchmarks.lenet [--compare torch,torch.compile,jax] [--batches 1,10,60]
-                               [--repeats 5] [--busy]
+    python -m benchmarks.lenet [--net lenet|large] [--compare torch,torch.compile,jax]
+                               [--batches 1,10,60] [--repeats 5] [--busy]
 
 Ratios above 1: sympile is faster.
 """
@@ -29,52 +33,67 @@ from benchmarks.harness import available_peers, time_callable
 N_EXAMPLES = 600
 STEPS = 20
 LEARNING_RATE = 0.01
-# (name, shape) of each parameter, in order.
-SHAPES = [("conv1", (6, 1, 5, 5)), ("b1", (6,)), ("conv2", (16, 6, 5, 5)), ("b2", (16,)),
-          ("fc1", (400, 120)), ("b3", (120,)), ("fc2", (120, 84)), ("b4", (84,)),
-          ("fc3", (84, 10)), ("b5", (10,))]
+# image side, [(maps, kernel, pool) per conv layer], fully connected widths after them
+NETS = {"lenet": (32, [(6, 5, 2), (16, 5, 2)], [120, 84, 10]),
+        "large": (96, [(6, 7, 3), (16, 7, 3)], [120, 10])}
 
 
-def dataset(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def shapes(net: str) -> list[tuple[str, tuple[int, ...]]]:
+    """(kind, shape) of each parameter in order: 'conv' filters, 'fc' weights, 'bias'."""
+    side, convs, widths = NETS[net]
+    result, channels = [], 1
+    for maps, kernel, pool in convs:
+        result += [("conv", (maps, channels, kernel, kernel)), ("bias", (maps,))]
+        channels, side = maps, (side - kernel + 1) // pool
+    inputs = channels * side * side
+    for width in widths:
+        result += [("fc", (inputs, width)), ("bias", (width,))]
+        inputs = width
+    return result
+
+
+def dataset(net: str, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
-    return (rng.standard_normal((N_EXAMPLES, 1, 32, 32)).astype("float32"),
+    side = NETS[net][0]
+    return (rng.standard_normal((N_EXAMPLES, 1, side, side)).astype("float32"),
             rng.integers(0, 10, N_EXAMPLES).astype("int64"))
 
 
-def initial_parameters(seed: int = 1) -> list[np.ndarray]:
+def initial_parameters(net: str, seed: int = 1) -> list[np.ndarray]:
     rng = np.random.default_rng(seed)
     parameters = []
-    for name, shape in SHAPES:
-        if name.startswith("b"):
+    for kind, shape in shapes(net):
+        if kind == "bias":
             parameters.append(np.zeros(shape, "float32"))
             continue
-        fan_in = int(np.prod(shape[1:])) if name.startswith("conv") else shape[0]
+        fan_in = int(np.prod(shape[1:])) if kind == "conv" else shape[0]
         bound = np.sqrt(3.0 / fan_in)
         parameters.append(rng.uniform(-bound, bound, shape).astype("float32"))
     return parameters
 
 
-def sympile_steps(batch: int) -> Callable[[], object]:
+def sympile_steps(net: str, batch: int) -> Callable[[], object]:
     import sympile
     import sympile.tensor as T
     from sympile.tensor.signal.pool import pool_2d
 
-    data, labels = dataset()
+    data, labels = dataset(net)
     shared_data, shared_labels = sympile.shared(data), sympile.shared(labels)
-    parameters = [sympile.shared(value, name=name)
-                  for (name, _), value in zip(SHAPES, initial_parameters())]
-    conv1, b1, conv2, b2, fc1, b3, fc2, b4, fc3, b5 = parameters
+    parameters = [sympile.shared(value) for value in initial_parameters(net)]
     index = T.lscalar("index")
     x = shared_data[index * batch:(index + 1) * batch]
     y = shared_labels[index * batch:(index + 1) * batch]
-    hidden = T.tanh(T.nnet.conv2d(x, conv1, filter_flip=False) + b1.dimshuffle("x", 0, "x", "x"))
-    hidden = pool_2d(hidden, (2, 2))
-    hidden = T.tanh(T.nnet.conv2d(hidden, conv2, filter_flip=False)
-                    + b2.dimshuffle("x", 0, "x", "x"))
-    hidden = pool_2d(hidden, (2, 2)).flatten(2)
-    hidden = T.tanh(T.dot(hidden, fc1) + b3)
-    hidden = T.tanh(T.dot(hidden, fc2) + b4)
-    probabilities = T.nnet.softmax(T.dot(hidden, fc3) + b5)
+    hidden = x
+    layers = list(zip(parameters[::2], parameters[1::2]))
+    convs = NETS[net][1]
+    for (weight, bias), (_, _, pool) in zip(layers, convs):
+        hidden = T.tanh(T.nnet.conv2d(hidden, weight, filter_flip=False)
+                        + bias.dimshuffle("x", 0, "x", "x"))
+        hidden = pool_2d(hidden, (pool, pool))
+    hidden = hidden.flatten(2)
+    for weight, bias in layers[len(convs):-1]:
+        hidden = T.tanh(T.dot(hidden, weight) + bias)
+    probabilities = T.nnet.softmax(T.dot(hidden, layers[-1][0]) + layers[-1][1])
     cost = -T.log(probabilities[T.arange(y.shape[0]), y]).mean()
     updates = [(p, p - np.float32(LEARNING_RATE) * g)
                for p, g in zip(parameters, sympile.grad(cost, parameters))]
@@ -84,21 +103,24 @@ def sympile_steps(batch: int) -> Callable[[], object]:
     return lambda: [train(i) for i in indices]
 
 
-def torch_steps(batch: int, compiled: bool) -> Callable[[], object]:
+def torch_steps(net: str, batch: int, compiled: bool) -> Callable[[], object]:
     import torch
     import torch.nn.functional as F
 
-    data, labels = dataset()
+    data, labels = dataset(net)
     data, labels = torch.from_numpy(data), torch.from_numpy(labels)
-    parameters = [torch.tensor(p, requires_grad=True) for p in initial_parameters()]
+    parameters = [torch.tensor(p, requires_grad=True) for p in initial_parameters(net)]
+    convs = NETS[net][1]
 
     def loss(parameters, x, y):
-        conv1, b1, conv2, b2, fc1, b3, fc2, b4, fc3, b5 = parameters
-        hidden = F.max_pool2d(torch.tanh(F.conv2d(x, conv1, b1)), 2)
-        hidden = F.max_pool2d(torch.tanh(F.conv2d(hidden, conv2, b2)), 2).flatten(1)
-        hidden = torch.tanh(hidden @ fc1 + b3)
-        hidden = torch.tanh(hidden @ fc2 + b4)
-        return F.cross_entropy(hidden @ fc3 + b5, y)
+        layers = list(zip(parameters[::2], parameters[1::2]))
+        hidden = x
+        for (weight, bias), (_, _, pool) in zip(layers, convs):
+            hidden = F.max_pool2d(torch.tanh(F.conv2d(hidden, weight, bias)), pool)
+        hidden = hidden.flatten(1)
+        for weight, bias in layers[len(convs):-1]:
+            hidden = torch.tanh(hidden @ weight + bias)
+        return F.cross_entropy(hidden @ layers[-1][0] + layers[-1][1], y)
 
     def step(x, y):
         gradients = torch.autograd.grad(loss(parameters, x, y), parameters)
@@ -116,30 +138,32 @@ def torch_steps(batch: int, compiled: bool) -> Callable[[], object]:
     return run
 
 
-def jax_steps(batch: int) -> Callable[[], object]:
+def jax_steps(net: str, batch: int) -> Callable[[], object]:
     import jax
     import jax.numpy as jnp
 
-    data, labels = dataset()
+    data, labels = dataset(net)
     data, labels = jnp.asarray(data), jnp.asarray(labels.astype("int32"))
     n_batches = N_EXAMPLES // batch
+    convs = NETS[net][1]
 
     def conv(x, w):
         return jax.lax.conv_general_dilated(x, w, (1, 1), "VALID",
                                             dimension_numbers=("NCHW", "OIHW", "NCHW"))
 
-    def pool(x):
-        return jax.lax.reduce_window(x, -jnp.inf, jax.lax.max, (1, 1, 2, 2), (1, 1, 2, 2),
-                                     "VALID")
+    def pool(x, size):
+        return jax.lax.reduce_window(x, -jnp.inf, jax.lax.max, (1, 1, size, size),
+                                     (1, 1, size, size), "VALID")
 
     def loss(parameters, x, y):
-        conv1, b1, conv2, b2, fc1, b3, fc2, b4, fc3, b5 = parameters
-        hidden = pool(jnp.tanh(conv(x, conv1) + b1[None, :, None, None]))
-        hidden = pool(jnp.tanh(conv(hidden, conv2) + b2[None, :, None, None]))
+        layers = list(zip(parameters[::2], parameters[1::2]))
+        hidden = x
+        for (weight, bias), (_, _, size) in zip(layers, convs):
+            hidden = pool(jnp.tanh(conv(hidden, weight) + bias[None, :, None, None]), size)
         hidden = hidden.reshape(hidden.shape[0], -1)
-        hidden = jnp.tanh(hidden @ fc1 + b3)
-        hidden = jnp.tanh(hidden @ fc2 + b4)
-        log_probabilities = jax.nn.log_softmax(hidden @ fc3 + b5)
+        for weight, bias in layers[len(convs):-1]:
+            hidden = jnp.tanh(hidden @ weight + bias)
+        log_probabilities = jax.nn.log_softmax(hidden @ layers[-1][0] + layers[-1][1])
         return -jnp.mean(log_probabilities[jnp.arange(batch), y])
 
     @jax.jit
@@ -150,7 +174,7 @@ def jax_steps(batch: int) -> Callable[[], object]:
         gradients = jax.grad(loss)(parameters, x, y)
         return [p - LEARNING_RATE * g for p, g in zip(parameters, gradients)]
 
-    state = {"parameters": [jnp.asarray(p) for p in initial_parameters()]}
+    state = {"parameters": [jnp.asarray(p) for p in initial_parameters(net)]}
 
     def run() -> None:
         parameters = state["parameters"]
@@ -160,14 +184,14 @@ def jax_steps(batch: int) -> Callable[[], object]:
     return run
 
 
-BUILDERS = {"sympile": sympile_steps, "torch": lambda b: torch_steps(b, False),
-            "torch.compile": lambda b: torch_steps(b, True), "jax": jax_steps}
+BUILDERS = {"sympile": sympile_steps, "torch": lambda n, b: torch_steps(n, b, False),
+            "torch.compile": lambda n, b: torch_steps(n, b, True), "jax": jax_steps}
 
 
-def _worker(name: str, batches: list[int], repeats: int) -> None:
+def _worker(name: str, net: str, batches: list[int], repeats: int) -> None:
     results = {}
     for batch in batches:
-        run = BUILDERS[name](batch)
+        run = BUILDERS[name](net, batch)
         run()  # compile, warm up
         results[str(batch)] = time_callable(run, repeats)
     print(json.dumps(results))
@@ -180,6 +204,7 @@ def _spin() -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--net", default="lenet", choices=sorted(NETS))
     parser.add_argument("--compare", default="torch,torch.compile,jax")
     parser.add_argument("--batches", default="1,10,60")
     parser.add_argument("--repeats", type=int, default=5)
@@ -188,7 +213,7 @@ def main() -> None:
     arguments = parser.parse_args()
     batches = [int(b) for b in arguments.batches.split(",")]
     if arguments.worker:
-        _worker(arguments.worker, batches, arguments.repeats)
+        _worker(arguments.worker, arguments.net, batches, arguments.repeats)
         return
     requested = [name for name in arguments.compare.split(",") if name]
     importable, notes = available_peers(sorted({name.split(".")[0] for name in requested}))
@@ -202,8 +227,9 @@ def main() -> None:
     try:
         for library in ["sympile", *peers]:
             output = subprocess.run(
-                [sys.executable, "-m", "benchmarks.lenet", "--worker", library, "--batches",
-                 arguments.batches, "--repeats", str(arguments.repeats)],
+                [sys.executable, "-m", "benchmarks.lenet", "--worker", library, "--net",
+                 arguments.net, "--batches", arguments.batches, "--repeats",
+                 str(arguments.repeats)],
                 capture_output=True, text=True)
             if output.returncode != 0:
                 print(f"{library}: failed: {output.stderr.strip().splitlines()[-1:]}")
@@ -212,7 +238,8 @@ def main() -> None:
     finally:
         if spinner is not None:
             spinner.terminate()
-    print(f"one core busy: {arguments.busy}; {STEPS} steps per timed call")
+    print(f"net {arguments.net}; one core busy: {arguments.busy}; {STEPS} steps per timed "
+          f"call")
     print(f"{'batch':>5} {'library':<14} {'examples/s':>11} {'ratio to sympile':>17}")
     for batch in batches:
         base = results["sympile"][str(batch)]
