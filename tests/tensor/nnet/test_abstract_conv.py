@@ -16,6 +16,7 @@ import sympile.tensor as T
 from sympile.gradient import verify_grad, verify_rop
 from sympile.tensor.nnet import abstract_conv
 from tests.link.c.utils import C_MODE, PYTHON_MODE, requires_compiler
+from tests.utils import GradCase, check_grad_case
 
 
 def reference_conv(x, w, border_mode="valid", subsample=None, filter_flip=True,
@@ -245,3 +246,29 @@ def test_c_errors_match_perform():
     with pytest.raises(ValueError, match="conv2d: the filter .* is larger than the padded "
                                          "input"):
         f(np.zeros((1, 2, 2, 5)), np.zeros((2, 2, 3, 3)))
+
+
+def _conv_point(x_shape, w_shape):
+    return lambda rng: [rng.standard_normal(x_shape), rng.standard_normal(w_shape)]
+
+
+# The op table's rows (tests/link/c/test_op_table.py runs them on the C backend).
+GRAD_CASES = [
+    GradCase("conv2d valid", lambda x, w: T.nnet.conv2d(x, w),
+             _conv_point((2, 3, 6, 5), (4, 3, 3, 2))),
+    GradCase("conv2d half strided flipped", lambda x, w: T.nnet.conv2d(
+        x, w, border_mode="half", subsample=(2, 1)), _conv_point((1, 2, 7, 6), (3, 2, 3, 3))),
+    GradCase("conv2d full dilated groups", lambda x, w: T.nnet.conv2d(
+        x, w, border_mode="full", filter_dilation=(1, 2), num_groups=2, filter_flip=False),
+        _conv_point((2, 4, 5, 6), (4, 2, 2, 2))),
+    GradCase("conv2d_grad_wrt_inputs", lambda gy, w: abstract_conv.conv2d_grad_wrt_inputs(
+        gy, w, (2, 3, 6, 5), border_mode=1, subsample=(2, 2)),
+        _conv_point((2, 4, 3, 3), (4, 3, 3, 2))),
+    GradCase("conv2d_grad_wrt_weights", lambda x, gy: abstract_conv.conv2d_grad_wrt_weights(
+        x, gy, (4, 3, 3, 2), border_mode="valid"), _conv_point((2, 3, 6, 5), (2, 4, 4, 4))),
+]
+
+
+@pytest.mark.parametrize("case", GRAD_CASES, ids=repr)
+def test_grad_cases(case):
+    check_grad_case(case)

@@ -13,6 +13,7 @@ import sympile.tensor as T
 from sympile.gradient import verify_grad, verify_rop
 from sympile.tensor.signal.pool import pool_2d, pool_3d
 from tests.link.c.utils import C_MODE, PYTHON_MODE, requires_compiler
+from tests.utils import GradCase, check_grad_case
 
 
 def reference_pool(x, ws, ignore_border, stride, pad, mode):
@@ -181,3 +182,18 @@ def test_c_pooling_error():
     f = sympile.function([x], pool_2d(x, (3, 3)), mode=C_MODE)
     with pytest.raises(ValueError, match="pool_2d: the window .* is larger than the input"):
         f(np.zeros((1, 1, 2, 5)))
+
+
+# The op table's rows (tests/link/c/test_op_table.py runs them on the C backend).
+GRAD_CASES = [
+    GradCase(f"pool_2d {mode} {options}", lambda x, mode=mode, options=options: pool_2d(
+        x, mode=mode, **options), lambda rng: [_distinct(rng, (2, 3, 6, 5))])
+    for mode in MODES
+    for options in (dict(ws=(2, 2)), dict(ws=(3, 2), stride=(1, 2), ignore_border=False),
+                    dict(ws=(3, 3), pad=(1, 1), stride=(2, 2)))
+]
+
+
+@pytest.mark.parametrize("case", GRAD_CASES, ids=repr)
+def test_grad_cases(case):
+    check_grad_case(case)
