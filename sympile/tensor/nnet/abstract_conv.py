@@ -22,8 +22,8 @@ and each one's derivatives are the other two (so grad of grad works), its tangen
 the map applied to each tangent. perform() works on windows of the padded input
 (numpy.lib.stride_tricks.sliding_window_view) contracted with the filters by tensordot, a
 group at a time; the gradient with respect to the inputs adds each tap's contribution into
-the padded input. On the C backend, 2d float32/float64 convolutions run im2col and BLAS
-gemm per image and group (abstract_conv_c.py, conv_gemm.c); the others run perform().
+the padded input. On the C backend, float32/float64 convolutions run im2col and BLAS gemm
+per image and group (abstract_conv_c.py, conv_gemm.c); the others run perform().
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
-"""The C code of the 2d convolution ops (abstract_conv.py) on float32 and float64: im2col and
-BLAS gemm (conv_gemm.c), threads chosen as for the BLAS products (blas_threads.c); 3d and
-other dtypes run perform()."""
+"""The C code of the convolution ops (abstract_conv.py), 2d and 3d, on float32 and float64:
+im2col and BLAS gemm (conv_gemm.c), threads chosen as for the BLAS products
+(blas_threads.c); other dtypes run perform()."""
 
 from __future__ import annotations
 
@@ -18,13 +18,14 @@ _BORDERS = {"valid": 0, "full": 1, "half": 2}
 def conv_c_code(op, node: Apply, names: CNames, kind: int) -> CCode | None:
     """kind 0: AbstractConv, 1: AbstractConvGradWeights, 2: AbstractConvGradInputs."""
     dtype = node.outputs[0].type.dtype
-    if op.convdim != 2 or dtype not in ("float32", "float64") or any(
+    if dtype not in ("float32", "float64") or any(
             variable.type.dtype != dtype for variable in node.inputs[:2]):
         return None
     prefix = "s" if dtype == "float32" else "d"
     c_type = f"npy_{dtype}"
     border = _BORDERS.get(op.border_mode, 3)
-    pads = (0, 0) if border != 3 else op.border_mode
+    nd = op.convdim
+    pads = (0,) * nd if border != 3 else op.border_mode
     a, b = names.inputs[:2]
     shape = names.inputs[2] if kind else "NULL"
     (output,) = names.outputs
@@ -32,20 +33,20 @@ def conv_c_code(op, node: Apply, names: CNames, kind: int) -> CCode | None:
     typenum = NPY_TYPES[dtype]
     body = f"""
 const char *label = "{label}";
-const npy_intp pads[2] = {{{pads[0]}, {pads[1]}}};
-const npy_intp strides[2] = {{{op.subsample[0]}, {op.subsample[1]}}};
-const npy_intp dilations[2] = {{{op.filter_dilation[0]}, {op.filter_dilation[1]}}};
+const npy_intp pads[{nd}] = {{{", ".join(map(str, pads))}}};
+const npy_intp strides[{nd}] = {{{", ".join(map(str, op.subsample))}}};
+const npy_intp dilations[{nd}] = {{{", ".join(map(str, op.filter_dilation))}}};
 sympile_conv2d_geometry_{c_type} geometry;
-npy_intp filters = 0, out_dims[4];
-PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY((PyObject *){a}, {typenum}, 4, 4,
-                                                    NPY_ARRAY_CARRAY_RO);
+npy_intp filters = 0, out_dims[{nd + 2}];
+PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY((PyObject *){a}, {typenum}, {nd + 2},
+                                                    {nd + 2}, NPY_ARRAY_CARRAY_RO);
 PyArrayObject *b = a == NULL ? NULL : (PyArrayObject *)PyArray_FROMANY(
-    (PyObject *){b}, {typenum}, 4, 4, NPY_ARRAY_CARRAY_RO);
+    (PyObject *){b}, {typenum}, {nd + 2}, {nd + 2}, NPY_ARRAY_CARRAY_RO);
 int status = b == NULL ? -1 : sympile_conv2d_setup_{c_type}(
-    {kind}, a, b, {shape}, {border}, pads, strides, dilations, {int(op.filter_flip)},
+    {kind}, {nd}, a, b, {shape}, {border}, pads, strides, dilations, {int(op.filter_flip)},
     {op.num_groups}, label, &geometry, &filters, out_dims);
 if (status == 0) {{
-    status = sympile_prepare_output(&{output}, 4, out_dims, {typenum});
+    status = sympile_prepare_output(&{output}, {nd + 2}, out_dims, {typenum});
 }}
 if (status == 0) {{
     const npy_intp batch = {"PyArray_DIM(a, 0)" if kind != 2 else "PyArray_DIM(b, 0)"};

@@ -1,6 +1,7 @@
-/* 2d convolution and its two gradients by im2col and BLAS gemm (abstract_conv_c.py), for
-   @T@: per image, the columns (channels x taps, outputs) hold the padded input under each
-   tap (the taps flipped for a true convolution), and
+/* 2d and 3d convolution and their two gradients by im2col and BLAS gemm
+   (abstract_conv_c.py), for @T@ (a 2d convolution is a 3d one of depth 1): per image, the
+   columns (channels x taps, outputs) hold the padded input under each tap (the taps flipped
+   for a true convolution), and
 
      forward        out_g (F_g x O)  = W_g (F_g x CK) . cols_g (CK x O)
      grad weights   gW_g (F_g x CK) += gy_g (F_g x O) . cols_g^T
@@ -10,20 +11,35 @@
    allocates its columns buffer once per call and reuses it for its images. */
 
 typedef struct {
-    npy_intp channels, rows, cols;          /* the input's channels and spatial lengths */
-    npy_intp kernel_rows, kernel_cols;
-    npy_intp out_rows, out_cols;
-    npy_intp pad_rows, pad_cols, stride_rows, stride_cols, dil_rows, dil_cols;
+    npy_intp channels, depth, rows, cols;   /* the input's channels and spatial lengths */
+    npy_intp kernel_depth, kernel_rows, kernel_cols;
+    npy_intp out_depth, out_rows, out_cols;
+    npy_intp pad_depth, pad_rows, pad_cols;
+    npy_intp stride_depth, stride_rows, stride_cols;
+    npy_intp dil_depth, dil_rows, dil_cols;
     int flip;
 } sympile_conv2d_geometry_@T@;
 
-/* The output columns c whose input column for tap column j lies inside the input:
+/* Tap t as (depth, row, column) offsets in the input, flipped for a true convolution. */
+static inline void sympile_conv2d_tap_@T@(const sympile_conv2d_geometry_@T@ *g, npy_intp tap,
+                                          npy_intp *a, npy_intp *i, npy_intp *j)
+{
+    *j = tap % g->kernel_cols;
+    *i = (tap / g->kernel_cols) % g->kernel_rows;
+    *a = tap / (g->kernel_cols * g->kernel_rows);
+    if (g->flip) {
+        *a = g->kernel_depth - 1 - *a;
+        *i = g->kernel_rows - 1 - *i;
+        *j = g->kernel_cols - 1 - *j;
+    }
+}
+
+/* The output columns c whose input column for tap column tj lies inside the input:
    [*low, *high). */
 static inline void sympile_conv2d_valid_columns_@T@(const sympile_conv2d_geometry_@T@ *g,
-                                                    npy_intp j, npy_intp *low,
+                                                    npy_intp tj, npy_intp *low,
                                                     npy_intp *high)
 {
-    const npy_intp tj = g->flip ? g->kernel_cols - 1 - j : j;
     const npy_intp offset = tj * g->dil_cols - g->pad_cols;  /* input col = c s + offset */
     npy_intp first = offset >= 0 ? 0 : (-offset + g->stride_cols - 1) / g->stride_cols;
     npy_intp last = g->cols - 1 - offset < 0 ? -1 : (g->cols - 1 - offset) / g->stride_cols;
@@ -33,40 +49,52 @@ static inline void sympile_conv2d_valid_columns_@T@(const sympile_conv2d_geometr
     *high = last + 1 > *low ? last + 1 : *low;
 }
 
+/* The input offset of output row (od, r) under tap (ta, ti), or -1 outside the input. */
+static inline npy_intp sympile_conv2d_row_@T@(const sympile_conv2d_geometry_@T@ *g,
+                                              npy_intp od, npy_intp r, npy_intp ta,
+                                              npy_intp ti)
+{
+    const npy_intp depth = od * g->stride_depth + ta * g->dil_depth - g->pad_depth;
+    const npy_intp row = r * g->stride_rows + ti * g->dil_rows - g->pad_rows;
+    if (depth < 0 || depth >= g->depth || row < 0 || row >= g->rows)
+        return -1;
+    return (depth * g->rows + row) * g->cols;
+}
+
 /* cols[(ch K + tap) ld + out] = image[ch][source] for channels [first, first + count): one
    output row at a time, the input columns read over their valid range. ld >= O lets a
    batch of images share one buffer. */
 static void sympile_im2col_@T@(const sympile_conv2d_geometry_@T@ *g, const @T@ *image,
                                npy_intp first, npy_intp count, @T@ *cols, npy_intp ld)
 {
-    const npy_intp taps = g->kernel_rows * g->kernel_cols, plane = g->rows * g->cols;
+    const npy_intp taps = g->kernel_depth * g->kernel_rows * g->kernel_cols;
+    const npy_intp plane = g->depth * g->rows * g->cols;
     for (npy_intp ch = 0; ch < count; ++ch) {
         const @T@ *source = image + (first + ch) * plane;
         for (npy_intp tap = 0; tap < taps; ++tap) {
             @T@ *line = cols + (ch * taps + tap) * ld;
-            const npy_intp i = tap / g->kernel_cols, j = tap % g->kernel_cols;
-            const npy_intp ti = g->flip ? g->kernel_rows - 1 - i : i;
-            const npy_intp tj = g->flip ? g->kernel_cols - 1 - j : j;
-            npy_intp low, high;
-            sympile_conv2d_valid_columns_@T@(g, j, &low, &high);
-            for (npy_intp r = 0; r < g->out_rows; ++r) {
-                @T@ *out = line + r * g->out_cols;
-                const npy_intp row = r * g->stride_rows + ti * g->dil_rows - g->pad_rows;
-                if (row < 0 || row >= g->rows) {
-                    memset(out, 0, sizeof(@T@) * g->out_cols);
-                    continue;
+            npy_intp ta, ti, tj, low, high;
+            sympile_conv2d_tap_@T@(g, tap, &ta, &ti, &tj);
+            sympile_conv2d_valid_columns_@T@(g, tj, &low, &high);
+            for (npy_intp od = 0; od < g->out_depth; ++od)
+                for (npy_intp r = 0; r < g->out_rows; ++r) {
+                    @T@ *out = line + (od * g->out_rows + r) * g->out_cols;
+                    const npy_intp at = sympile_conv2d_row_@T@(g, od, r, ta, ti);
+                    if (at < 0) {
+                        memset(out, 0, sizeof(@T@) * g->out_cols);
+                        continue;
+                    }
+                    const @T@ *in = source + at + tj * g->dil_cols - g->pad_cols;
+                    for (npy_intp c = 0; c < low; ++c)
+                        out[c] = 0;
+                    if (g->stride_cols == 1)
+                        memcpy(out + low, in + low, sizeof(@T@) * (high - low));
+                    else
+                        for (npy_intp c = low; c < high; ++c)
+                            out[c] = in[c * g->stride_cols];
+                    for (npy_intp c = high; c < g->out_cols; ++c)
+                        out[c] = 0;
                 }
-                const @T@ *in = source + row * g->cols + tj * g->dil_cols - g->pad_cols;
-                for (npy_intp c = 0; c < low; ++c)
-                    out[c] = 0;
-                if (g->stride_cols == 1)
-                    memcpy(out + low, in + low, sizeof(@T@) * (high - low));
-                else
-                    for (npy_intp c = low; c < high; ++c)
-                        out[c] = in[c * g->stride_cols];
-                for (npy_intp c = high; c < g->out_cols; ++c)
-                    out[c] = 0;
-            }
         }
     }
 }
@@ -75,25 +103,25 @@ static void sympile_im2col_@T@(const sympile_conv2d_geometry_@T@ *g, const @T@ *
 static void sympile_col2im_@T@(const sympile_conv2d_geometry_@T@ *g, const @T@ *cols,
                                npy_intp ld, npy_intp first, npy_intp count, @T@ *image)
 {
-    const npy_intp taps = g->kernel_rows * g->kernel_cols, plane = g->rows * g->cols;
+    const npy_intp taps = g->kernel_depth * g->kernel_rows * g->kernel_cols;
+    const npy_intp plane = g->depth * g->rows * g->cols;
     for (npy_intp ch = 0; ch < count; ++ch) {
         @T@ *target = image + (first + ch) * plane;
         for (npy_intp tap = 0; tap < taps; ++tap) {
             const @T@ *line = cols + (ch * taps + tap) * ld;
-            const npy_intp i = tap / g->kernel_cols, j = tap % g->kernel_cols;
-            const npy_intp ti = g->flip ? g->kernel_rows - 1 - i : i;
-            const npy_intp tj = g->flip ? g->kernel_cols - 1 - j : j;
-            npy_intp low, high;
-            sympile_conv2d_valid_columns_@T@(g, j, &low, &high);
-            for (npy_intp r = 0; r < g->out_rows; ++r) {
-                const npy_intp row = r * g->stride_rows + ti * g->dil_rows - g->pad_rows;
-                if (row < 0 || row >= g->rows)
-                    continue;
-                @T@ *out = target + row * g->cols + tj * g->dil_cols - g->pad_cols;
-                const @T@ *in = line + r * g->out_cols;
-                for (npy_intp c = low; c < high; ++c)
-                    out[c * g->stride_cols] += in[c];
-            }
+            npy_intp ta, ti, tj, low, high;
+            sympile_conv2d_tap_@T@(g, tap, &ta, &ti, &tj);
+            sympile_conv2d_valid_columns_@T@(g, tj, &low, &high);
+            for (npy_intp od = 0; od < g->out_depth; ++od)
+                for (npy_intp r = 0; r < g->out_rows; ++r) {
+                    const npy_intp at = sympile_conv2d_row_@T@(g, od, r, ta, ti);
+                    if (at < 0)
+                        continue;
+                    @T@ *out = target + at + tj * g->dil_cols - g->pad_cols;
+                    const @T@ *in = line + (od * g->out_rows + r) * g->out_cols;
+                    for (npy_intp c = low; c < high; ++c)
+                        out[c * g->stride_cols] += in[c];
+                }
         }
     }
 }
@@ -109,9 +137,10 @@ static int sympile_conv2d_gemm_@T@(int kind, const sympile_conv2d_geometry_@T@ *
                                    const @T@ *a, const @T@ *b, @T@ *out)
 {
     const npy_intp group_channels = g->channels / groups, group_filters = filters / groups;
-    const npy_intp taps = g->kernel_rows * g->kernel_cols, outputs = g->out_rows * g->out_cols;
+    const npy_intp taps = g->kernel_depth * g->kernel_rows * g->kernel_cols;
+    const npy_intp outputs = g->out_depth * g->out_rows * g->out_cols;
     const npy_intp column_rows = group_channels * taps, weights = filters * column_rows;
-    const npy_intp plane = g->rows * g->cols;
+    const npy_intp plane = g->depth * g->rows * g->cols;
     if (kind == 1)
         memset(out, 0, sizeof(@T@) * weights);
     if (kind == 2)
@@ -190,10 +219,11 @@ static int sympile_conv2d_gemm_@T@(int kind, const sympile_conv2d_geometry_@T@ *
     return 0;
 }
 
-/* The geometry of a node (kind as above) from its inputs' shapes and the op's options
-   (border: 0 valid, 1 full, 2 half, 3 explicit pads), checked as perform() checks it;
-   *filters the number of filters, *out_dims the output's shape. */
-static int sympile_conv2d_setup_@T@(int kind, PyArrayObject *a, PyArrayObject *b,
+/* The geometry of a node (kind as above) with `nd` (2 or 3) spatial axes from its inputs'
+   shapes and the op's options (border: 0 valid, 1 full, 2 half, 3 explicit pads; pads,
+   strides and dilations have nd entries), checked as perform() checks it; *filters the
+   number of filters, out_dims the output's shape (nd + 2 entries). */
+static int sympile_conv2d_setup_@T@(int kind, int nd, PyArrayObject *a, PyArrayObject *b,
                                     PyArrayObject *shape, int border, const npy_intp *pads,
                                     const npy_intp *strides, const npy_intp *dilations,
                                     int flip, npy_intp groups, const char *label,
@@ -201,18 +231,34 @@ static int sympile_conv2d_setup_@T@(int kind, PyArrayObject *a, PyArrayObject *b
                                     npy_intp *out_dims)
 {
     const npy_intp *da = PyArray_DIMS(a), *db = PyArray_DIMS(b);
-    npy_intp spatial[2] = {0, 0};
+    npy_intp given[3] = {0, 0, 0}, lengths[3] = {1, 1, 1}, kernel[3] = {1, 1, 1};
+    npy_intp padding[3] = {0, 0, 0}, stride[3] = {1, 1, 1}, dilation[3] = {1, 1, 1};
+    npy_intp outputs[3] = {1, 1, 1};
+    const int skip = 3 - nd;  /* a 2d convolution: depth 1 */
     if (shape != NULL) {
-        if (PyArray_SIZE(shape) != 2) {
-            PyErr_Format(PyExc_ValueError, "%s: shape must hold 2 lengths", label);
+        if (PyArray_SIZE(shape) != nd) {
+            PyErr_Format(PyExc_ValueError, "%s: shape must hold %d lengths", label, nd);
             return -1;
         }
-        for (int axis = 0; axis < 2; ++axis)
-            spatial[axis] = (npy_intp)*(npy_int64 *)PyArray_GETPTR1(shape, axis);
+        for (int axis = 0; axis < nd; ++axis)
+            given[axis] = (npy_intp)*(npy_int64 *)PyArray_GETPTR1(shape, axis);
     }
-    if (kind == 0) {            /* a = x, b = w */
-        g->channels = da[1]; g->rows = da[2]; g->cols = da[3];
-        g->kernel_rows = db[2]; g->kernel_cols = db[3];
+    for (int axis = 0; axis < nd; ++axis) {
+        stride[skip + axis] = strides[axis];
+        dilation[skip + axis] = dilations[axis];
+        if (kind == 0) {            /* a = x, b = w */
+            lengths[skip + axis] = da[2 + axis];
+            kernel[skip + axis] = db[2 + axis];
+        } else if (kind == 1) {     /* a = x, b = gy, shape = kernel */
+            lengths[skip + axis] = da[2 + axis];
+            kernel[skip + axis] = given[axis];
+        } else {                    /* a = w, b = gy, shape = the input's spatial lengths */
+            lengths[skip + axis] = given[axis];
+            kernel[skip + axis] = da[2 + axis];
+        }
+    }
+    if (kind == 0) {
+        g->channels = da[1];
         *filters = db[0];
         if (da[1] != db[1] * groups) {
             PyErr_Format(PyExc_ValueError, "%s: the input has %ld channels but the filters "
@@ -220,13 +266,11 @@ static int sympile_conv2d_setup_@T@(int kind, PyArrayObject *a, PyArrayObject *b
                          (long)groups);
             return -1;
         }
-    } else if (kind == 1) {     /* a = x, b = gy, shape = kernel */
-        g->channels = da[1]; g->rows = da[2]; g->cols = da[3];
-        g->kernel_rows = spatial[0]; g->kernel_cols = spatial[1];
+    } else if (kind == 1) {
+        g->channels = da[1];
         *filters = db[1];
-    } else {                    /* a = w, b = gy, shape = the input's spatial lengths */
-        g->channels = da[1] * groups; g->rows = spatial[0]; g->cols = spatial[1];
-        g->kernel_rows = da[2]; g->kernel_cols = da[3];
+    } else {
+        g->channels = da[1] * groups;
         *filters = da[0];
         if (db[1] != da[0]) {
             PyErr_Format(PyExc_ValueError, "%s: the output gradient has %ld channels but "
@@ -241,45 +285,45 @@ static int sympile_conv2d_setup_@T@(int kind, PyArrayObject *a, PyArrayObject *b
                      (long)groups);
         return -1;
     }
-    const npy_intp kernel[2] = {g->kernel_rows, g->kernel_cols};
-    const npy_intp lengths[2] = {g->rows, g->cols};
-    npy_intp padding[2], outputs[2];
-    for (int axis = 0; axis < 2; ++axis) {
-        const npy_intp dilated = (kernel[axis] - 1) * dilations[axis] + 1;
+    for (int axis = skip; axis < 3; ++axis) {
+        const npy_intp dilated = (kernel[axis] - 1) * dilation[axis] + 1;
         padding[axis] = border == 0 ? 0 : border == 1 ? dilated - 1
-                      : border == 2 ? dilated / 2 : pads[axis];
+                      : border == 2 ? dilated / 2 : pads[axis - skip];
         const npy_intp padded = lengths[axis] + 2 * padding[axis];
         if (dilated > padded || kernel[axis] < 1) {
-            PyErr_Format(PyExc_ValueError, "%s: the filter (%ld, %ld), dilation (%ld, %ld), is "
-                         "larger than the padded input (%ld, %ld) in spatial dimension %d",
-                         label, (long)kernel[0], (long)kernel[1], (long)dilations[0],
-                         (long)dilations[1], (long)(g->rows + 2 * padding[0]),
-                         (long)(g->cols + 2 * padding[1]), axis);
+            PyErr_Format(PyExc_ValueError, "%s: the filter (dilation included, %ld) is larger "
+                         "than the padded input (%ld) in spatial dimension %d", label,
+                         (long)dilated, (long)padded, axis - skip);
             return -1;
         }
-        outputs[axis] = (padded - dilated) / strides[axis] + 1;
+        outputs[axis] = (padded - dilated) / stride[axis] + 1;
     }
-    g->pad_rows = padding[0]; g->pad_cols = padding[1];
-    g->stride_rows = strides[0]; g->stride_cols = strides[1];
-    g->dil_rows = dilations[0]; g->dil_cols = dilations[1];
-    g->out_rows = outputs[0]; g->out_cols = outputs[1];
+    g->depth = lengths[0]; g->rows = lengths[1]; g->cols = lengths[2];
+    g->kernel_depth = kernel[0]; g->kernel_rows = kernel[1]; g->kernel_cols = kernel[2];
+    g->out_depth = outputs[0]; g->out_rows = outputs[1]; g->out_cols = outputs[2];
+    g->pad_depth = padding[0]; g->pad_rows = padding[1]; g->pad_cols = padding[2];
+    g->stride_depth = stride[0]; g->stride_rows = stride[1]; g->stride_cols = stride[2];
+    g->dil_depth = dilation[0]; g->dil_rows = dilation[1]; g->dil_cols = dilation[2];
     g->flip = flip;
-    if (kind != 0 && (db[2] != outputs[0] || db[3] != outputs[1]
-                      || (kind == 1 && db[0] != da[0]))) {
-        PyErr_Format(PyExc_ValueError, "%s: the output gradient has spatial shape (%ld, %ld), "
-                     "expected (%ld, %ld)", label, (long)db[2], (long)db[3], (long)outputs[0],
-                     (long)outputs[1]);
-        return -1;
+    if (kind != 0) {
+        int same = kind != 1 || db[0] == da[0];
+        for (int axis = 0; axis < nd; ++axis)
+            same = same && db[2 + axis] == outputs[skip + axis];
+        if (!same) {
+            PyErr_Format(PyExc_ValueError, "%s: the output gradient's spatial shape does not "
+                         "match the input's", label);
+            return -1;
+        }
     }
     if (kind == 0) {
         out_dims[0] = da[0]; out_dims[1] = *filters;
-        out_dims[2] = outputs[0]; out_dims[3] = outputs[1];
     } else if (kind == 1) {
         out_dims[0] = *filters; out_dims[1] = g->channels / groups;
-        out_dims[2] = kernel[0]; out_dims[3] = kernel[1];
     } else {
         out_dims[0] = db[0]; out_dims[1] = g->channels;
-        out_dims[2] = g->rows; out_dims[3] = g->cols;
     }
+    for (int axis = 0; axis < nd; ++axis)
+        out_dims[2 + axis] = kind == 0 ? outputs[skip + axis]
+                           : kind == 1 ? kernel[skip + axis] : lengths[skip + axis];
     return 0;
 }

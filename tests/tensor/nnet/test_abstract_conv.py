@@ -272,3 +272,24 @@ GRAD_CASES = [
 @pytest.mark.parametrize("case", GRAD_CASES, ids=repr)
 def test_grad_cases(case):
     check_grad_case(case)
+
+
+@requires_compiler
+@pytest.mark.parametrize("options", [dict(), dict(border_mode="half", subsample=(1, 2, 1)),
+                                     dict(border_mode=(1, 0, 2), filter_dilation=(2, 1, 1),
+                                          filter_flip=False, num_groups=2)], ids=str)
+def test_c_gemm_3d_matches_perform(options):
+    rng = np.random.default_rng(7)
+    groups = options.get("num_groups", 1)
+    x_value, w_value = _values(rng, (2, 2 * groups, 5, 6, 4), (2 * groups, 2, 2, 3, 2))
+    x, w = T.tensor("float64", shape=(None,) * 5), T.tensor("float64", shape=(None,) * 5)
+    output = T.nnet.conv3d(x, w, **options)
+    outputs = [output, *sympile.grad((output ** 2).sum(), [x, w])]
+    c_function = sympile.function([x, w], outputs, mode=C_MODE)
+    assert c_function._vm.fallback_nodes == []
+    expected = reference_conv(x_value, w_value, **options)
+    c_values = c_function(x_value, w_value)
+    np.testing.assert_allclose(c_values[0], expected, rtol=1e-12, atol=1e-12)
+    for c_value, reference in zip(c_values, sympile.function([x, w], outputs,
+                                                             mode=PYTHON_MODE)(x_value, w_value)):
+        np.testing.assert_allclose(c_value, reference, rtol=1e-12, atol=1e-12)
