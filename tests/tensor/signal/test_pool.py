@@ -7,6 +7,8 @@ import itertools
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import sympile
 import sympile.tensor as T
@@ -197,3 +199,22 @@ GRAD_CASES = [
 @pytest.mark.parametrize("case", GRAD_CASES, ids=repr)
 def test_grad_cases(case):
     check_grad_case(case)
+
+
+@given(rows=st.integers(2, 7), cols=st.integers(2, 7), ws=st.tuples(st.integers(1, 3),
+                                                                    st.integers(1, 3)),
+       stride=st.tuples(st.integers(1, 3), st.integers(1, 3)), pad=st.booleans(),
+       ignore_border=st.booleans(), mode=st.sampled_from(MODES))
+def test_pool_2d_random_shapes(rows, cols, ws, stride, pad, ignore_border, mode):
+    """Values against the window loop, and the gradient numerically, over random shapes
+    and options (padding needs ignore_border and ws > pad)."""
+    padding = tuple(w // 2 for w in ws) if pad and ignore_border else (0, 0)
+    if ignore_border and (rows + 2 * padding[0] < ws[0] or cols + 2 * padding[1] < ws[1]):
+        return
+    x_value = _distinct(np.random.default_rng(rows * 10 + cols), (1, 2, rows, cols))
+    options = dict(ws=ws, ignore_border=ignore_border, stride=stride, pad=padding, mode=mode)
+    x = T.dtensor4("x")
+    value = sympile.function([x], pool_2d(x, **options))(x_value)
+    np.testing.assert_allclose(value, reference_pool(x_value, **options), rtol=1e-12)
+    if value.size:
+        verify_grad(lambda x: pool_2d(x, **options), [x_value], rng=0)
