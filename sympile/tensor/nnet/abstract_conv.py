@@ -243,6 +243,19 @@ class _AbstractConvBase(Op):
         return padded[(slice(None), slice(None)) + crop].astype(dtype, copy=False)
 
 
+def _bilinear_tangent(op, inputs, eval_points):
+    """The tangent of op(a, b, *rest), bilinear in (a, b): op(va, b, *rest) + op(a, vb,
+    *rest), without the terms whose tangent is None (rest, shapes, have none)."""
+    a, b, *rest = inputs
+    va, vb = eval_points[:2]
+    terms = [op(va, b, *rest)] if va is not None else []
+    if vb is not None:
+        terms.append(op(a, vb, *rest))
+    if not terms:
+        return [None]
+    return [terms[0] if len(terms) == 1 else terms[0] + terms[1]]
+
+
 def _static(length):
     return None if length is None else int(length)
 
@@ -303,16 +316,7 @@ class AbstractConv(_AbstractConvBase):
         return [gx.astype(x.type.dtype), gw.astype(w.type.dtype)]
 
     def R_op(self, inputs, eval_points):
-        x, w = inputs
-        vx, vw = eval_points
-        terms = []
-        if vx is not None:
-            terms.append(self(vx, w))
-        if vw is not None:
-            terms.append(self(x, vw))
-        if not terms:
-            return [None]
-        return [terms[0] if len(terms) == 1 else terms[0] + terms[1]]
+        return _bilinear_tangent(self, inputs, eval_points)
 
 
 class AbstractConvGradWeights(_AbstractConvBase):
@@ -358,13 +362,7 @@ class AbstractConvGradWeights(_AbstractConvBase):
         return [gx.astype(x.type.dtype), ggy.astype(gy.type.dtype), disconnected_type()]
 
     def R_op(self, inputs, eval_points):
-        x, gy, shape = inputs
-        vx, vgy, _ = eval_points
-        terms = [self(v, gy, shape) if i == 0 else self(x, v, shape)
-                 for i, v in enumerate((vx, vgy)) if v is not None]
-        if not terms:
-            return [None]
-        return [terms[0] if len(terms) == 1 else terms[0] + terms[1]]
+        return _bilinear_tangent(self, inputs, eval_points)
 
 
 class AbstractConvGradInputs(_AbstractConvBase):
@@ -410,13 +408,7 @@ class AbstractConvGradInputs(_AbstractConvBase):
         return [gw.astype(w.type.dtype), ggy.astype(gy.type.dtype), disconnected_type()]
 
     def R_op(self, inputs, eval_points):
-        w, gy, shape = inputs
-        vw, vgy, _ = eval_points
-        terms = [self(v, gy, shape) if i == 0 else self(w, v, shape)
-                 for i, v in enumerate((vw, vgy)) if v is not None]
-        if not terms:
-            return [None]
-        return [terms[0] if len(terms) == 1 else terms[0] + terms[1]]
+        return _bilinear_tangent(self, inputs, eval_points)
 
 
 # -- Theano's functions ------------------------------------------------------------------------

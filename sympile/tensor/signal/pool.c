@@ -39,10 +39,17 @@ static inline @T@ sympile_pool_divisor_@T@(const sympile_pool_geometry_@T@ *g,
     return (@T@)((w->row1 - w->row0) * (w->col1 - w->col0));
 }
 
-/* The windows' bounds (rows then columns, each [start, end) in the input), the same for
-   every plane: bounds holds 2 (out_rows + out_cols) entries. */
-static void sympile_pool_bounds_@T@(const sympile_pool_geometry_@T@ *g, npy_intp *bounds)
+/* The windows' bounds, the same for every plane: row0, row1 (out_rows each), then col0,
+   col1 (out_cols each), each window [start, end) in the input; a new array (free it), or
+   NULL with a MemoryError set. */
+static npy_intp *sympile_pool_bounds_@T@(const sympile_pool_geometry_@T@ *g)
 {
+    npy_intp *bounds = (npy_intp *)malloc(sizeof(npy_intp) * 2 * (g->out_cols + g->out_rows)
+                                          + 1);
+    if (bounds == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
     npy_intp *row0 = bounds, *row1 = bounds + g->out_rows;
     npy_intp *col0 = bounds + 2 * g->out_rows, *col1 = col0 + g->out_cols;
     for (npy_intp r = 0; r < g->out_rows; ++r) {
@@ -55,6 +62,7 @@ static void sympile_pool_bounds_@T@(const sympile_pool_geometry_@T@ *g, npy_intp
         col0[c] = w.col0;
         col1[c] = w.col1;
     }
+    return bounds;
 }
 
 /* gx (zeroed here) from gz: max mode to every position equal to the window's maximum
@@ -64,13 +72,9 @@ static int sympile_pool_backward_@T@(const sympile_pool_geometry_@T@ *g, const @
                                      const @T@ *maxout, const @T@ *gz, @T@ *gx,
                                      npy_intp planes, int threaded)
 {
-    npy_intp *bounds = (npy_intp *)malloc(sizeof(npy_intp) * 2 * (g->out_cols + g->out_rows)
-                                          + 1);
-    if (bounds == NULL) {
-        PyErr_NoMemory();
+    npy_intp *bounds = sympile_pool_bounds_@T@(g);
+    if (bounds == NULL)
         return -1;
-    }
-    sympile_pool_bounds_@T@(g, bounds);
     const npy_intp *row0 = bounds, *row1 = bounds + g->out_rows;
     const npy_intp *col0 = bounds + 2 * g->out_rows, *col1 = col0 + g->out_cols;
     #pragma omp parallel for schedule(dynamic, 4) if (threaded)
@@ -109,13 +113,9 @@ static int sympile_pool_backward_@T@(const sympile_pool_geometry_@T@ *g, const @
 static int sympile_pool_forward_@T@(const sympile_pool_geometry_@T@ *g, const @T@ *x,
                                     @T@ *out, npy_intp planes, int threaded)
 {
-    npy_intp *bounds = (npy_intp *)malloc(sizeof(npy_intp) * 2 * (g->out_cols + g->out_rows)
-                                          + 1);
-    if (bounds == NULL) {
-        PyErr_NoMemory();
+    npy_intp *bounds = sympile_pool_bounds_@T@(g);
+    if (bounds == NULL)
         return -1;
-    }
-    sympile_pool_bounds_@T@(g, bounds);
     const npy_intp *row0 = bounds, *row1 = bounds + g->out_rows;
     const npy_intp *col0 = bounds + 2 * g->out_rows, *col1 = col0 + g->out_cols;
     #pragma omp parallel for schedule(dynamic, 4) if (threaded)
