@@ -94,8 +94,11 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
             name=_label(initial, f"[t{tap:+d}]")) for tap in taps])
 
     inner_non_sequences = [value.type(name=_label(value, "")) for value in non_sequences]
+    # As in Theano, fn receives the non-sequences themselves (so that it can differentiate
+    # through them, as the tutorial's Jacobian by scan does); they are replaced by inner
+    # variables in what fn returns.
     arguments = [*inner_sequences, *[v for taps in inner_states for v in taps],
-                 *inner_non_sequences]
+                 *non_sequences]
     outputs, updates, condition = _parse_result(fn(*arguments))
     _add_default_updates(updates, [*outputs, *([condition] if condition is not None else [])])
 
@@ -127,9 +130,11 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
     update_values = [value for _, value in update_pairs]
     given = {id(v) for v in arguments}
     replacements = {shared: inner for (shared, _), inner in zip(update_pairs, update_inner)}
+    for outer, inner in zip(non_sequences, inner_non_sequences):
+        replacements.setdefault(outer, inner)
     implicit = []
     roots = [*outputs, *update_values, *([condition] if condition is not None else [])]
-    for variable in graph_inputs(roots):
+    for variable in graph_inputs(roots, blockers=non_sequences):
         if id(variable) in given or isinstance(variable, Constant) or variable in replacements:
             continue
         if strict:

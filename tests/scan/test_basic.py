@@ -329,3 +329,24 @@ def test_scalar_non_sequence_computed_by_another_op(mode):
     scaled, _ = scan(lambda x_t, total: x_t / total, sequences=x, non_sequences=x.sum())
     value = np.array([1.0, 3.0])
     np.testing.assert_allclose(sympile.function([x], scaled, mode=mode)(value), value / 4.0)
+
+
+def test_fn_receives_the_non_sequences_themselves():
+    """As in Theano, fn gets the outer non-sequences, so it can differentiate through them:
+    the tutorial's Jacobian and Hessian by scan."""
+    x = T.dvector("x")
+    y = x ** 2
+    jacobian, updates = sympile.scan(lambda i, y, x: T.grad(y[i], x),
+                                     sequences=T.arange(y.shape[0]), non_sequences=[y, x])
+    np.testing.assert_allclose(sympile.function([x], jacobian, updates=updates)([4.0, 4.0]),
+                               [[8.0, 0.0], [0.0, 8.0]])
+    gradient = T.grad((x ** 2).sum(), x)
+    hessian, updates = sympile.scan(lambda i, g, x: T.grad(g[i], x),
+                                    sequences=T.arange(gradient.shape[0]),
+                                    non_sequences=[gradient, x])
+    np.testing.assert_allclose(sympile.function([x], hessian, updates=updates)([4.0, 4.0]),
+                               [[2.0, 0.0], [0.0, 2.0]])
+    # A non-sequence fn returns as it is comes out as the value it was given.
+    a = T.dvector("a")
+    copies, _ = sympile.scan(lambda a: a, non_sequences=[a], n_steps=2)
+    np.testing.assert_allclose(sympile.function([a], copies)([1.0, 2.0]), [[1, 2], [1, 2]])
