@@ -20,6 +20,12 @@ def is_python_scalar(value: Any) -> bool:
     return isinstance(value, (bool, int, float, complex)) and not isinstance(value, np.generic)
 
 
+def _comparison(variable):
+    """`variable`, marked as the result of a comparison operator (see __bool__)."""
+    variable._is_comparison = True
+    return variable
+
+
 class _TensorMethods:
     """Operators and methods shared by TensorVariable and TensorConstant."""
 
@@ -195,24 +201,29 @@ class _TensorMethods:
     # variables are dictionary keys everywhere. Use eq()/neq() for elementwise equality.
     def __lt__(self, other):
         from sympile.tensor import math
-        return math.lt(self, other)
+        return _comparison(math.lt(self, other))
 
     def __le__(self, other):
         from sympile.tensor import math
-        return math.le(self, other)
+        return _comparison(math.le(self, other))
 
     def __gt__(self, other):
         from sympile.tensor import math
-        return math.gt(self, other)
+        return _comparison(math.gt(self, other))
 
     def __ge__(self, other):
         from sympile.tensor import math
-        return math.ge(self, other)
+        return _comparison(math.ge(self, other))
 
     def __bool__(self):
-        raise TypeError(
-            f"the truth value of symbolic variable {self} is unknown until the function runs; "
-            f"use sympile.tensor.switch/where or ifelse for conditions")
+        """True, as in Theano (`if not W:` tests a constructor argument for None), except
+        for the result of <, <=, > or >=: `if x > 0:` and `a < b < c` would silently test
+        the variable, not its value."""
+        if getattr(self, "_is_comparison", False):
+            raise TypeError(
+                f"the truth value of symbolic comparison {self} is unknown until the function "
+                f"runs; use sympile.tensor.switch/where or ifelse for conditions")
+        return True
 
     def __iter__(self):
         length = self.type.shape[0] if self.type.ndim else None

@@ -196,16 +196,19 @@ def test_dimshuffle_method():
         x.dimshuffle(0, 2)
 
 
-def test_truth_value_is_refused():
+def test_truth_value_as_in_theano():
+    """Variables are true (`if not W:` tests for None, as the SdA/RBM tutorials do), except
+    the results of comparison operators, whose truth is unknown until the function runs."""
     x = T.dscalar("x")
-    with pytest.raises(TypeError, match=r"the truth value of symbolic variable x is unknown "
+    assert bool(x) and bool(x * 2) and (x or None) is x
+    with pytest.raises(TypeError, match=r"the truth value of symbolic comparison .* is unknown "
                                         r"until the function runs"):
-        bool(x)
-    with pytest.raises(TypeError, match="truth value"):
         if x > 0:
             pass
     with pytest.raises(TypeError, match="truth value"):
-        _ = x and x
+        _ = 0 < x < 1
+    with pytest.raises(TypeError, match="truth value"):
+        bool(x <= 2)
 
 
 def test_iteration_and_len_with_a_static_length():
