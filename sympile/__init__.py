@@ -30,16 +30,35 @@ from sympile.compile import (  # noqa: F401
 from sympile.config import config  # noqa: F401
 from sympile.gradient import Lop, Rop, grad, hessian, jacobian  # noqa: F401
 from sympile.graph import Apply, Constant, FunctionGraph, Op, Type, Variable  # noqa: F401
-from sympile.graph.basic import clone_replace  # noqa: F401
+from sympile.graph.basic import clone_replace
 from sympile.graph.fgraph import MissingInputError  # noqa: F401
 from sympile.ifelse import ifelse  # noqa: F401
 from sympile.printing import debugprint, pp  # noqa: F401
 from sympile.sandbox import rng_mrg  # noqa: F401
-from sympile.scan import scan, until  # noqa: F401
+from sympile.scan import foldl, foldr, map, reduce, scan, until  # noqa: F401
 
 # Imported so that Theano's T.shared_randomstreams, T.signal and sandbox.rng_mrg, and
 # PyTensor's tensor.random, are attributes once sympile is imported.
 from sympile.tensor import random, shared_randomstreams, signal  # noqa: F401
+
+
+def clone(output, replace=None, strict=True, share_inputs=True):
+    """Theano's theano.clone: a copy of the graph of `output` (a variable or a list) with the
+    substitutions `replace` (a dict or pairs); the copy shares the original's inputs.
+    strict=True requires each replacement to have the type of what it replaces; False lets
+    it have another type the graph accepts (make_node rebuilds the nodes after it)."""
+    if not share_inputs:
+        raise NotImplementedError("clone: share_inputs=False (copies of the inputs) is not "
+                                  "supported; the copy shares the original's inputs")
+    pairs = list(replace.items()) if isinstance(replace, dict) else list(replace or [])
+    if strict:
+        for old, new in pairs:
+            if getattr(new, "type", None) != old.type:
+                raise TypeError(f"clone: {new} replaces {old} but its type "
+                                f"{getattr(new, 'type', type(new).__name__)} is not "
+                                f"{old.type} (pass strict=False to allow it)")
+    return clone_replace(output, pairs)
+
 
 # Theano users write T.grad. The gradient layer sits above the tensor layer, which must not
 # import it; this package, above both and imported before either, hands the names down.

@@ -7,5 +7,6 @@ from sympile.scan import (
 )
 from sympile.scan.basic import scan, until
 from sympile.scan.op import Scan
+from sympile.scan.views import foldl, foldr, map, reduce
 
-__all__ = ["Scan", "scan", "until"]
+__all__ = ["Scan", "scan", "until", "map", "reduce", "foldl", "foldr"]

@@ -56,6 +56,9 @@ from sympile.tensor.type import is_discrete, tensor_type
 from sympile.tensor.variable import as_tensor_variable, constant, is_python_scalar
 
 __all__ = [
+    "shape_padaxis",
+    "shape_padleft",
+    "shape_padright",
     "ARange",
     "Alloc",
     "Eye",
@@ -713,9 +716,12 @@ def concatenate(tensors: Sequence[Any], axis: int | None = 0) -> Variable:
     return join(axis, *tensors)
 
 
-def stack(tensors: Sequence[Any], axis: int = 0) -> Variable:
+def stack(tensors: Any, *more: Any, axis: int = 0) -> Variable:
     """numpy.stack: the tensors (of one shape; Python scalars and arrays allowed) joined along
-    a new axis `axis` of the result. Scalars are stacked with MakeVector."""
+    a new axis `axis` of the result. Scalars are stacked with MakeVector. Theano's varargs
+    form stack(a, b, c) is accepted too."""
+    if more or isinstance(tensors, Variable):
+        tensors = [tensors, *more]
     if not isinstance(tensors, (list, tuple)):
         raise TypeError(f"stack: expected a list or tuple of tensors, got "
                         f"{type(tensors).__name__}")
@@ -879,3 +885,25 @@ def tile(x: Any, reps: Any) -> Variable:
     spread = DimShuffle(ndim, [entry for axis in range(ndim) for entry in ("x", axis)])(x)
     tiled = _alloc(spread, *[entry for pair in zip(repeats, lengths) for entry in pair])
     return reshape(tiled, [_product([r, n]) for r, n in zip(repeats, lengths)])
+
+
+# ---------------------------------------------------------------------------------------------
+# Theano's shape padding
+
+def shape_padleft(t: Any, n_ones: int = 1) -> Variable:
+    """t with n_ones new broadcastable axes in front (Theano's shape_padleft)."""
+    t = as_tensor_variable(t, op="shape_padleft")
+    return t.dimshuffle(*(["x"] * n_ones), *range(t.type.ndim))
+
+
+def shape_padright(t: Any, n_ones: int = 1) -> Variable:
+    """t with n_ones new broadcastable axes at the end (Theano's shape_padright)."""
+    t = as_tensor_variable(t, op="shape_padright")
+    return t.dimshuffle(*range(t.type.ndim), *(["x"] * n_ones))
+
+
+def shape_padaxis(t: Any, axis: int) -> Variable:
+    """t with a new broadcastable axis at position `axis` (negative counts from the end of
+    the result), Theano's shape_padaxis."""
+    t = as_tensor_variable(t, op="shape_padaxis")
+    return expand_dims(t, _normalize_axis(axis, t.type.ndim + 1, "shape_padaxis"))

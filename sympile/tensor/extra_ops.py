@@ -36,6 +36,7 @@ from sympile.tensor.diag_c import (
 from sympile.tensor.elemwise import DimShuffle
 from sympile.tensor.extra_ops_c import cumulative_c_code
 from sympile.tensor.group_sum_c import group_sum_c_code
+from sympile.tensor.reduction import all as tensor_all
 from sympile.tensor.reduction import sum as tensor_sum
 from sympile.tensor.repeat_c import repeat_c_code
 from sympile.tensor.shape import declared_like, flatten, reshape, shape_i
@@ -45,7 +46,9 @@ from sympile.tensor.variable import as_tensor_variable, is_python_scalar
 
 __all__ = ["CumOp", "Repeat", "GroupSum", "AllocDiag", "ExtractDiag", "EmbedDiag", "Tril",
            "Triu", "FillDiagonal", "cumsum", "cumprod", "repeat", "diag", "diagonal", "trace",
-           "triu", "tril", "fill_diagonal", "SearchsortedOp", "searchsorted", "to_one_hot"]
+           "triu", "tril", "fill_diagonal", "SearchsortedOp", "searchsorted", "to_one_hot",
+           "NonZero", "nonzero", "flatnonzero", "nonzero_values", "xlogx", "xlogy0", "isclose",
+           "allclose"]
 
 _INTEGER_KINDS = "iu"
 
@@ -924,3 +927,75 @@ def to_one_hot(y: Any, nb_class: Any, dtype: Any = None) -> Variable:
     classes = arange(nb_class).dimshuffle("x", 0)
     one_hot = tensor_math.eq(y.dimshuffle(0, "x"), classes)
     return one_hot.astype(config.floatX if dtype is None else dtype)
+
+
+class NonZero(NonDifferentiable, Op):
+    """The indices of a's nonzero elements, as numpy.nonzero: an int64 matrix (a.ndim, k),
+    one row per axis (k, the count, known at run time only)."""
+
+    __props__ = ()
+
+    def make_node(self, a):
+        a = as_tensor_variable(a, op="nonzero", argument="a")
+        if a.type.ndim == 0:
+            raise ValueError("nonzero: a must have at least one dimension (numpy no longer "
+                             "takes 0-d arrays)")
+        return Apply(self, [a], [tensor_type("int64", (a.type.ndim, None))()])
+
+    def perform(self, node, inputs, output_storage):
+        output_storage[0][0] = np.array(np.nonzero(inputs[0]), dtype=np.int64).reshape(
+            inputs[0].ndim, -1)
+
+
+def nonzero(a: Any, return_matrix: bool = False):
+    """numpy.nonzero: a tuple of index vectors, one per axis (or, return_matrix=True, the
+    (ndim, k) matrix of them), Theano's nonzero."""
+    indices = NonZero()(a)
+    if return_matrix:
+        return indices
+    return tuple(indices[axis] for axis in range(indices.type.shape[0]))
+
+
+def flatnonzero(a: Any) -> Variable:
+    """numpy.flatnonzero: the indices of the nonzero elements of a flattened."""
+    return NonZero()(flatten(as_tensor_variable(a, op="flatnonzero"), 1))[0]
+
+
+def nonzero_values(a: Any) -> Variable:
+    """The nonzero elements of a, in C order (Theano's nonzero_values)."""
+    a = as_tensor_variable(a, op="nonzero_values")
+    flat = flatten(a, 1)
+    return flat[flatnonzero(a)]
+
+
+def xlogx(x: Any) -> Variable:
+    """x log(x), 0 where x is 0 (its limit), as Theano's xlogx."""
+    x = as_tensor_variable(x, op="xlogx")
+    return tensor_math.switch(tensor_math.eq(x, 0), 0, tensor_math.mul(x, tensor_math.log(x)))
+
+
+def xlogy0(x: Any, y: Any) -> Variable:
+    """x log(y), 0 where x is 0 (whatever y), as Theano's xlogy0."""
+    x = as_tensor_variable(x, op="xlogy0")
+    return tensor_math.switch(tensor_math.eq(x, 0), 0, tensor_math.mul(x, tensor_math.log(y)))
+
+
+def isclose(a: Any, b: Any, rtol: float = 1e-5, atol: float = 1e-8,
+            equal_nan: bool = False) -> Variable:
+    """numpy.isclose: |a - b| <= atol + rtol |b| elementwise, equal infinities close, NaNs
+    close to each other only with equal_nan."""
+    a = as_tensor_variable(a, op="isclose", argument="a")
+    b = as_tensor_variable(b, op="isclose", argument="b")
+    near = tensor_math.le(tensor_math.abs(tensor_math.sub(a, b)),
+                          tensor_math.add(atol, tensor_math.mul(rtol, tensor_math.abs(b))))
+    close = tensor_math.or_(near, tensor_math.eq(a, b))
+    if equal_nan:
+        close = tensor_math.or_(close, tensor_math.and_(tensor_math.isnan(a),
+                                                        tensor_math.isnan(b)))
+    return close
+
+
+def allclose(a: Any, b: Any, rtol: float = 1e-5, atol: float = 1e-8,
+             equal_nan: bool = False) -> Variable:
+    """numpy.allclose: isclose everywhere (a bool scalar)."""
+    return tensor_all(isclose(a, b, rtol, atol, equal_nan))

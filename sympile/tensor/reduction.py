@@ -591,10 +591,16 @@ def _variance(x: Any, axis: Any, ddof: Any, keepdims: bool, function: str) -> Va
     return _keep_reduced_axes(result, x.type.ndim, axes) if keepdims else result
 
 
-def var(x: Any, axis: Any = None, ddof: Any = 0, keepdims: bool = False) -> Variable:
+def var(x: Any, axis: Any = None, ddof: Any = 0, keepdims: bool = False,
+        corrected: bool = False) -> Variable:
     """Variance of x over `axis` (numpy.var): the mean of |x - mean(x)|**2, with the sum
     divided by N - ddof (clipped at 0). float64 for integer and bool inputs, the real dtype
-    for complex ones (complex64 -> float32), else the input's dtype."""
+    for complex ones (complex64 -> float32), else the input's dtype. corrected=True
+    (Theano's name) is ddof=1, the unbiased estimate."""
+    if corrected:
+        if ddof not in (0, 1):
+            raise ValueError(f"var: corrected=True means ddof=1; got ddof={ddof!r} as well")
+        ddof = 1
     return _variance(x, axis, ddof, keepdims, "var")
 
 

@@ -1,0 +1,91 @@
+"""Theano names and forms that ported programs use (issue 17's list, the part built so far):
+theano.clone, map/reduce/foldl/foldr, shape_padleft/right/axis, stack's varargs form,
+var(corrected=), nonzero/flatnonzero/nonzero_values, xlogx/xlogy0, isclose/allclose."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import sympile as theano
+import sympile.tensor as T
+from sympile.gradient import verify_grad
+
+
+def test_clone_with_replacements_and_strictness():
+    x, y = T.dvector("x"), T.dvector("y")
+    doubled = theano.clone(x * 2, replace={x: y})
+    np.testing.assert_allclose(theano.function([y], doubled)([1.0, 2.0]), [2.0, 4.0])
+    with pytest.raises(TypeError, match="clone: .* replaces x but its type"):
+        theano.clone(x * 2, replace={x: T.fvector()})
+    single = T.fvector("f")
+    relaxed = theano.clone(x * 2, replace={x: single}, strict=False)
+    np.testing.assert_allclose(theano.function([single], relaxed)(np.ones(2, "float32")),
+                               [2.0, 2.0])
+    with pytest.raises(NotImplementedError, match="share_inputs=False"):
+        theano.clone(x, share_inputs=False)
+
+
+def test_map_reduce_and_folds():
+    x = T.dvector("x")
+    zero = T.constant(0.0, dtype="float64")
+    doubled, _ = theano.map(lambda v: v * 2, sequences=[x])
+    total, _ = theano.reduce(lambda v, acc: acc + v, sequences=[x], outputs_info=zero)
+    left, _ = theano.foldl(lambda v, acc: acc * 10 + v, sequences=[x], outputs_info=zero)
+    right, _ = theano.foldr(lambda v, acc: acc * 10 + v, sequences=[x], outputs_info=zero)
+    values = theano.function([x], [doubled, total, left, right])([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(values[0], [2.0, 4.0, 6.0])
+    assert values[1:] == [6.0, 123.0, 321.0]
+    with pytest.raises(ValueError, match="map: mode must be None"):
+        theano.map(lambda v: v, sequences=[x], mode="FAST_RUN")
+
+
+def test_shape_padding_stack_and_corrected_var():
+    x = T.dmatrix("x")
+    assert T.shape_padleft(x, 2).type.shape == (1, 1, None, None)
+    assert T.shape_padright(x).type.shape == (None, None, 1)
+    assert T.shape_padaxis(x, 1).type.shape == (None, 1, None)
+    assert T.shape_padaxis(x, -1).type.shape == (None, None, 1)
+    stacked = T.stack(x, x * 2, x * 3)
+    value = np.arange(4.0).reshape(2, 2)
+    np.testing.assert_allclose(theano.function([x], stacked)(value),
+                               np.stack([value, value * 2, value * 3]))
+    np.testing.assert_allclose(theano.function([x], T.var(x, corrected=True))(value),
+                               np.var(value, ddof=1))
+    with pytest.raises(ValueError, match="corrected=True means ddof=1"):
+        T.var(x, ddof=2, corrected=True)
+
+
+def test_nonzero_family():
+    a = T.dmatrix("a")
+    value = np.array([[0.0, 1.5, 0.0], [2.0, 0.0, -1.0]])
+    rows, columns = T.nonzero(a)
+    outputs = [rows, columns, T.nonzero(a, return_matrix=True), T.flatnonzero(a),
+               T.nonzero_values(a)]
+    got = theano.function([a], outputs)(value)
+    expected_rows, expected_columns = np.nonzero(value)
+    np.testing.assert_array_equal(got[0], expected_rows)
+    np.testing.assert_array_equal(got[1], expected_columns)
+    np.testing.assert_array_equal(got[2], np.array(np.nonzero(value)))
+    np.testing.assert_array_equal(got[3], np.flatnonzero(value))
+    np.testing.assert_array_equal(got[4], value[value != 0])
+    empty = theano.function([a], T.flatnonzero(a))(np.zeros((2, 2)))
+    assert empty.shape == (0,) and empty.dtype == np.int64
+    with pytest.raises(ValueError, match="nonzero: a must have at least one dimension"):
+        T.nonzero(T.dscalar())
+
+
+def test_xlogx_xlogy0_and_isclose():
+    x, y = T.dvector("x"), T.dvector("y")
+    values = np.array([0.0, 0.5, 2.0])
+    xlogx, xlogy0 = theano.function([x, y], [T.xlogx(x), T.xlogy0(x, y)])(values, values + 1)
+    np.testing.assert_allclose(xlogx, [0.0, 0.5 * np.log(0.5), 2 * np.log(2.0)])
+    np.testing.assert_allclose(xlogy0, [0.0, 0.5 * np.log(1.5), 2 * np.log(3.0)])
+    verify_grad(T.xlogx, [np.array([0.3, 1.7])], rng=0)
+    a = np.array([1.0, np.inf, np.nan, 1e-9, 3.0])
+    b = np.array([1.0 + 1e-7, np.inf, np.nan, 0.0, 3.1])
+    close = theano.function([x, y], [T.isclose(x, y), T.isclose(x, y, equal_nan=True),
+                                     T.allclose(x, y)])(a, b)
+    np.testing.assert_array_equal(close[0], np.isclose(a, b))
+    np.testing.assert_array_equal(close[1], np.isclose(a, b, equal_nan=True))
+    assert bool(close[2]) is bool(np.allclose(a, b))
