@@ -511,7 +511,9 @@ def test_stack_bad_input():
     with pytest.raises(ValueError, match="stack: axis 2 is out of bounds for 2 dimensions"):
         stack([T.vector()], axis=2)
     with pytest.raises(TypeError, match="stack: expected a list or tuple"):
-        stack(T.vector())
+        stack({"not": "tensors"})
+    # Theano's varargs form: one variable alone is a stack of one.
+    assert stack(T.vector()).type.ndim == 2
 
 
 # ---------------------------------------------------------------------------------------------
