@@ -1,6 +1,7 @@
 """Theano names and forms that ported programs use (issue 17's list, the part built so far):
 theano.clone, map/reduce/foldl/foldr, shape_padleft/right/axis, stack's varargs form,
-var(corrected=), nonzero/flatnonzero/nonzero_values, xlogx/xlogy0, isclose/allclose."""
+var(corrected=), nonzero/flatnonzero/nonzero_values, xlogx/xlogy0, isclose/allclose,
+addbroadcast/unbroadcast/patternbroadcast and shared(broadcastable=)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 import sympile as theano
 import sympile.tensor as T
 from sympile.gradient import verify_grad
+from tests.link.c.utils import C_MODE, PYTHON_MODE, requires_compiler
 
 
 def test_clone_with_replacements_and_strictness():
@@ -89,3 +91,26 @@ def test_xlogx_xlogy0_and_isclose():
     np.testing.assert_array_equal(close[0], np.isclose(a, b))
     np.testing.assert_array_equal(close[1], np.isclose(a, b, equal_nan=True))
     assert bool(close[2]) is bool(np.allclose(a, b))
+
+
+@pytest.mark.parametrize("mode", [pytest.param(PYTHON_MODE, id="python"),
+                                  pytest.param(C_MODE, id="c", marks=requires_compiler)])
+def test_broadcast_patterns(mode):
+    x = T.dmatrix("x")
+    assert T.addbroadcast(x, 0).type.shape == (1, None)
+    assert T.unbroadcast(T.addbroadcast(x, 0), 0).type.shape == (None, None)
+    assert T.patternbroadcast(T.addbroadcast(x, 0), (False, True)).type.shape == (None, 1)
+    row = T.addbroadcast(x, 0)
+    f = theano.function([x], [row + T.ones((3, 2)),
+                              theano.grad(T.unbroadcast(row, 0).sum() * 2, x)], mode=mode)
+    total, gradient = f(np.ones((1, 2)))
+    np.testing.assert_allclose(total, np.full((3, 2), 2.0))
+    np.testing.assert_allclose(gradient, [[2.0, 2.0]])
+    with pytest.raises(ValueError, match="expected shape"):
+        f(np.ones((2, 2)))
+    bias = theano.shared(np.zeros((1, 3)), broadcastable=(True, False))
+    assert bias.type.shape == (1, None)
+    with pytest.raises(TypeError, match="expected shape"):
+        theano.shared(np.zeros((2, 3)), broadcastable=(True, False))
+    with pytest.raises(ValueError, match="unbroadcast: axes"):
+        T.unbroadcast(x, 2)

@@ -23,11 +23,20 @@ from sympile.graph.op import Op
 from sympile.scalar.basic import DISCRETE_DTYPES, INTEGER_DTYPES, normalize_dtype
 from sympile.tensor import math
 from sympile.tensor.elemwise import DimShuffle
-from sympile.tensor.shape_c import make_vector_c_code, reshape_c_code, specify_shape_c_code
+from sympile.tensor.shape_c import (
+    make_vector_c_code,
+    reshape_c_code,
+    specify_shape_c_code,
+    view_c_code,
+)
 from sympile.tensor.type import is_discrete, tensor_type
 from sympile.tensor.variable import as_tensor_variable, constant
 
 __all__ = [
+    "Unbroadcast",
+    "addbroadcast",
+    "patternbroadcast",
+    "unbroadcast",
     "MakeVector",
     "Reshape",
     "Shape",
@@ -196,6 +205,68 @@ class SpecifyShape(Op):
             return [None]
         lengths = [None if _is_none_length(length) else length for length in inputs[1:]]
         return [self(tangent, *lengths)]
+
+
+class Unbroadcast(Op):
+    """x itself, its type forgetting the static lengths of `axes` (Theano's unbroadcast):
+    those axes no longer broadcast."""
+
+    __props__ = ("axes",)
+    view_map = {0: [0]}
+
+    def __init__(self, axes: Sequence[int]):
+        self.axes = tuple(sorted(set(int(a) for a in axes)))
+
+    def make_node(self, x):
+        x = as_tensor_variable(x, op="unbroadcast")
+        if any(not 0 <= axis < x.type.ndim for axis in self.axes):
+            raise ValueError(f"unbroadcast: axes {self.axes} are not axes of {x.type}")
+        shape = tuple(None if axis in self.axes else length
+                      for axis, length in enumerate(x.type.shape))
+        return Apply(self, [x], [tensor_type(x.type.dtype, shape)()])
+
+    def perform(self, node, inputs, output_storage):
+        output_storage[0][0] = inputs[0]
+
+    def c_code(self, node, names):
+        return view_c_code(node, names)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [input_shapes[0]]
+
+    def L_op(self, inputs, outputs, output_grads):
+        (x,), (output_grad,) = inputs, output_grads
+        if is_disconnected(output_grad):
+            return [disconnected_type()]
+        return [declared_like(output_grad, x)]
+
+    def R_op(self, inputs, eval_points):
+        return [None if eval_points[0] is None else self(eval_points[0])]
+
+
+def addbroadcast(x: Any, *axes: int) -> Variable:
+    """x with `axes` declared of length 1 (broadcastable), checked at run time (Theano's
+    addbroadcast)."""
+    x = as_tensor_variable(x, op="addbroadcast")
+    return specify_shape(x, tuple(1 if axis in axes else None for axis in range(x.type.ndim)))
+
+
+def unbroadcast(x: Any, *axes: int) -> Variable:
+    """x with `axes` no longer broadcastable (Theano's unbroadcast)."""
+    return Unbroadcast(axes)(x)
+
+
+def patternbroadcast(x: Any, broadcastable: Sequence[bool]) -> Variable:
+    """x with the broadcast pattern `broadcastable` (Theano's patternbroadcast): True axes
+    declared of length 1 (checked at run time), False axes no longer broadcastable."""
+    x = as_tensor_variable(x, op="patternbroadcast")
+    if len(broadcastable) != x.type.ndim:
+        raise ValueError(f"patternbroadcast: {x.type} has {x.type.ndim} axes, the pattern "
+                         f"{tuple(broadcastable)} {len(broadcastable)}")
+    relaxed = [axis for axis, flag in enumerate(broadcastable) if not flag]
+    if relaxed:
+        x = unbroadcast(x, *relaxed)
+    return addbroadcast(x, *[axis for axis, flag in enumerate(broadcastable) if flag])
 
 
 # An unspecified length in specify_shape: the constant -1 (lengths are never negative).

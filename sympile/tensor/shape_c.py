@@ -146,3 +146,14 @@ def reshape_c_code(op, node: Apply, names: CNames) -> CCode | None:
     }}
 }}
 """)
+
+
+def view_c_code(node: Apply, names: CNames) -> CCode:
+    """The C of an op whose output is its input itself (a view changing only the type)."""
+    (x,), (output,) = names.inputs, names.outputs
+    return CCode(body=f"""
+Py_INCREF({x});
+if (sympile_assign_output(&{output}, {x}) != 0) {{
+    {names.fail}
+}}
+""")

@@ -76,12 +76,18 @@ class TensorSharedVariable(_TensorMethods, SharedVariable):
 
 def shared(value: Any, name: str | None = None, strict: bool = False,
            allow_downcast: bool | None = None, borrow: bool = False,
-           shape: tuple[int | None, ...] | None = None) -> SharedVariable:
+           shape: tuple[int | None, ...] | None = None,
+           broadcastable: tuple[bool, ...] | None = None) -> SharedVariable:
     """A shared variable holding `value` (copied unless borrow=True).
 
     Its dtype is numpy's for the value; its static shape is unknown in every dimension (so
-    set_value may change the shape) unless `shape` is given.
+    set_value may change the shape) unless `shape` is given. broadcastable (Theano's form):
+    True axes have static length 1 (they broadcast), the others are unknown.
     """
+    if broadcastable is not None:
+        if shape is not None:
+            raise TypeError("shared: give shape or broadcastable, not both")
+        shape = tuple(1 if flag else None for flag in broadcastable)
     if isinstance(value, Variable):
         raise TypeError(f"shared: {value} is symbolic; give shared() a numpy value")
     try:
