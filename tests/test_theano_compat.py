@@ -114,3 +114,13 @@ def test_broadcast_patterns(mode):
         theano.shared(np.zeros((2, 3)), broadcastable=(True, False))
     with pytest.raises(ValueError, match="unbroadcast: axes"):
         T.unbroadcast(x, 2)
+
+
+def test_tile_with_ndim():
+    x, reps = T.dvector("x"), T.lvector("reps")
+    tiled = theano.function([x, reps], T.tile(x, reps, ndim=2))
+    np.testing.assert_allclose(tiled([1.0, 2.0], [2, 2]), np.tile([1.0, 2.0], [2, 2]))
+    with pytest.raises(ValueError, match="expected shape"):
+        tiled([1.0, 2.0], [2, 2, 2])
+    with pytest.raises(ValueError, match="does not have ndim=3 entries"):
+        T.tile(x, (2, 2), ndim=3)

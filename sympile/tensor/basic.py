@@ -50,6 +50,7 @@ from sympile.tensor.shape import (
     reshape,
     shape,
     shape_i,
+    specify_shape,
 )
 from sympile.tensor.split_c import split_c_code
 from sympile.tensor.type import is_discrete, tensor_type
@@ -869,11 +870,20 @@ def split(x: Any, splits_size: Any, n_splits: int, axis: Any = 0) -> list[Variab
 # ---------------------------------------------------------------------------------------------
 # tile
 
-def tile(x: Any, reps: Any) -> Variable:
+def tile(x: Any, reps: Any, ndim: int | None = None) -> Variable:
     """numpy.tile: x repeated reps[i] times along axis i. reps is an int, a sequence of ints
-    and integer scalars, or an integer vector of static length; when it is longer than
-    x.ndim, x gets new leading axes, when shorter it is padded with leading 1s."""
+    and integer scalars, or an integer vector of static length (or of length `ndim`,
+    Theano's argument, checked at run time); when it is longer than x.ndim, x gets new
+    leading axes, when shorter it is padded with leading 1s."""
     x = as_tensor_variable(x, op="tile")
+    if ndim is not None:
+        if isinstance(reps, Variable) and reps.type.ndim == 1:
+            if reps.type.shape[0] not in (None, ndim):
+                raise ValueError(f"tile: reps has {reps.type.shape[0]} entries but ndim is "
+                                 f"{ndim}")
+            reps = specify_shape(reps, (ndim,))
+        elif len(reps if isinstance(reps, (list, tuple)) else [reps]) != ndim:
+            raise ValueError(f"tile: reps {reps!r} does not have ndim={ndim} entries")
     repeats = _shape_argument(reps, "tile")
     _check_nonnegative(repeats, "tile")
     ndim = max(x.type.ndim, len(repeats))
