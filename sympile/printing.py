@@ -114,3 +114,7 @@ def _pp(variable: Variable) -> str:
     arguments = ", ".join(_pp(v) for v in node.inputs)
     suffix = f"[{variable.index}]" if len(node.outputs) > 1 else ""
     return f"{op}({arguments}){suffix}"
+
+
+# Theano's name of the formula printer (theano.printing.pprint).
+pprint = pp

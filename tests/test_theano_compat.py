@@ -124,3 +124,26 @@ def test_tile_with_ndim():
         tiled([1.0, 2.0], [2, 2, 2])
     with pytest.raises(ValueError, match="does not have ndim=3 entries"):
         T.tile(x, (2, 2), ndim=3)
+
+
+def test_batched_tensordot():
+    rng = np.random.default_rng(0)
+    x, y = T.dtensor3("x"), T.dtensor4("y")
+    x_value, y_value = rng.standard_normal((3, 4, 5)), rng.standard_normal((3, 5, 2, 4))
+    cases = [
+        (T.batched_tensordot(x, y, axes=[[2], [1]]), "bij,bjkl->bikl"),
+        (T.batched_tensordot(x, y, axes=[[1, 2], [3, 1]]), "bij,bjki->bk"),
+        (T.batched_tensordot(x, y, axes=1), "bij,bjkl->bikl"),
+    ]
+    values = theano.function([x, y], [case for case, _ in cases])(x_value, y_value)
+    for value, (_, subscripts) in zip(values, cases):
+        np.testing.assert_allclose(value, np.einsum(subscripts, x_value, y_value), rtol=1e-12)
+    verify_grad(lambda a, b: T.batched_tensordot(a, b, axes=[[2], [1]]),
+                [x_value[:, :2, :3], y_value[:, :3, :, :2]], rng=0)
+    with pytest.raises(ValueError, match="must be distinct axes of .* after the batch axis"):
+        T.batched_tensordot(x, y, axes=[[0], [1]])
+
+
+def test_pprint_is_the_formula_printer():
+    x, y = T.dscalar("x"), T.dscalar("y")
+    assert theano.printing.pprint(x ** 2 + y) == theano.pp(x ** 2 + y)

@@ -30,11 +30,12 @@ from sympile.scalar.basic import DISCRETE_DTYPES, upcast
 from sympile.tensor import math, reduction
 from sympile.tensor.blas.blas_c import BLAS_C_DTYPES, blas_call, c_string
 from sympile.tensor.elemwise import DimShuffle, broadcast_static_shape
-from sympile.tensor.shape import declared_like, flatten
+from sympile.tensor.shape import declared_like, flatten, reshape
 from sympile.tensor.type import tensor_type
 from sympile.tensor.variable import as_tensor_variable
 
-__all__ = ["Dot", "MatMul", "TensorDot", "dot", "matmul", "tensordot", "outer", "batched_dot"]
+__all__ = ["Dot", "MatMul", "TensorDot", "dot", "matmul", "tensordot", "outer", "batched_dot",
+           "batched_tensordot"]
 
 
 def _shape_text(shape: Sequence[int | None]) -> str:
@@ -565,3 +566,46 @@ def batched_dot(a: Any, b: Any) -> Variable:
     if order == list(range(product.type.ndim)):
         return product
     return DimShuffle(product.type.ndim, order)(product)
+
+
+def batched_tensordot(x: Any, y: Any, axes: Any = 2) -> Variable:
+    """Theano's batched_tensordot: result[i] = tensordot(x[i], y[i]) over the leading (batch)
+    axis. axes: an int n (the last n axes of x with the n axes of y after its batch axis) or
+    two lists of axes of x and y (batch axis 0 excluded). The result has the batch axis,
+    then x's free axes, then y's, each in order."""
+    x = as_tensor_variable(x, op="batched_tensordot", argument="x")
+    y = as_tensor_variable(y, op="batched_tensordot", argument="y")
+    if isinstance(axes, (int, np.integer)) and not isinstance(axes, bool):
+        count = int(axes)
+        if not 0 <= count < min(x.type.ndim, y.type.ndim):
+            raise ValueError(f"batched_tensordot: axes={count} does not fit inputs of "
+                             f"{x.type.ndim} and {y.type.ndim} dimensions")
+        x_axes = list(range(x.type.ndim - count, x.type.ndim))
+        y_axes = list(range(1, 1 + count))
+    else:
+        x_axes, y_axes = ([int(a) for a in group] for group in axes)
+    for name, variable, chosen in (("x", x, x_axes), ("y", y, y_axes)):
+        if any(not 1 <= a < variable.type.ndim for a in chosen) or len(set(chosen)) != len(
+                chosen):
+            raise ValueError(f"batched_tensordot: axes {chosen} of {name} must be distinct "
+                             f"axes of {variable.type} after the batch axis 0")
+    if len(x_axes) != len(y_axes):
+        raise ValueError(f"batched_tensordot: {len(x_axes)} axes of x but {len(y_axes)} of y")
+    x_free = [a for a in range(1, x.type.ndim) if a not in x_axes]
+    y_free = [a for a in range(1, y.type.ndim) if a not in y_axes]
+    batch = x.shape[0]
+
+    def product(variable, chosen):
+        result = 1
+        for axis in chosen:
+            result = result * variable.shape[axis]
+        return result
+
+    summed = product(x, x_axes)
+    left = reshape(DimShuffle(x.type.ndim, [0, *x_free, *x_axes])(x),
+                   (batch, product(x, x_free), summed))
+    right = reshape(DimShuffle(y.type.ndim, [0, *y_axes, *y_free])(y),
+                    (batch, summed, product(y, y_free)))
+    result = batched_dot(left, right)
+    return reshape(result, (batch, *[x.shape[a] for a in x_free],
+                            *[y.shape[a] for a in y_free]))
