@@ -23,9 +23,15 @@ import numpy as np
 
 from sympile.graph.basic import Constant, Variable
 from sympile.tensor.basic import alloc
-from sympile.tensor.random.distributions import PVALS_TOLERANCE
 from sympile.tensor.random.op import RandomDraw
-from sympile.tensor.random.utils import as_parameter, checked, float_dtype, normalize_size
+from sympile.tensor.random.utils import (
+    as_parameter,
+    check_constant,
+    check_constant_rows,
+    checked,
+    float_dtype,
+    normalize_size,
+)
 from sympile.tensor.sharedvar import SharedVariable, shared
 from sympile.tensor.sort import PermuteAlongAxis
 
@@ -151,8 +157,9 @@ class RandomStreams:
         if prob is not None:
             p = prob
         n, p = as_parameter(n, label, "n"), as_parameter(p, label, "p")
-        checked(n, lambda value: value >= 0, label, "n must be >= 0")
-        checked(p, lambda value: (value >= 0) & (value <= 1), label, "p must be in [0, 1]")
+        check_constant(n, lambda value: value >= 0, label, "n must be >= 0")
+        check_constant(p, lambda value: (value >= 0) & (value <= 1), label,
+                       "p must be in [0, 1]")
         if (isinstance(n, Constant) and np.ndim(n.data) == 0 and int(n.data) == 1
                 and p.type.ndim == 0 and size is not None):
             # A mask (dropout): one 32-bit word per sample.
@@ -164,7 +171,7 @@ class RandomStreams:
         """Poisson(lam) counts, lam >= 0."""
         label = f"{_LABEL}.poisson"
         lam = as_parameter(lam, label, "lam")
-        checked(lam, lambda value: (value >= 0) & (value < 1e15), label,
+        check_constant(lam, lambda value: (value >= 0) & (value < 1e15), label,
                 "lam must be in [0, 1e15)")
         return self._elementwise("poisson", label, size, ndim, dtype, [lam])
 
@@ -213,8 +220,8 @@ class RandomStreams:
             if p.type.ndim != 1:
                 raise TypeError(f"{label}: p must be a vector, got {p.type}")
             if isinstance(p, Constant):
-                checked(p, lambda value: (value >= 0) & np.isfinite(value), label,
-                        "p must be finite and non-negative")
+                check_constant(p, lambda value: (value >= 0) & np.isfinite(value), label,
+                               "p must be finite and non-negative")
                 if abs(float(np.sum(p.data)) - 1.0) > 1e-6:
                     raise ValueError(f"{label}: p must sum to 1 (within 1e-6), got "
                                      f"{float(np.sum(p.data))}")
@@ -235,7 +242,7 @@ class RandomStreams:
         """Permutations of range(n): an array of shape size + (n,)."""
         label = f"{_LABEL}.permutation"
         n = as_parameter(n, label, "n")
-        checked(n, lambda value: value >= 0, label, "n must be >= 0")
+        check_constant(n, lambda value: value >= 0, label, "n must be >= 0")
         size, length = normalize_size(() if size is None else size, ndim, label)
         result = self._draw("permutation", "int64", size, length + 1, [n])
         return result if dtype == "int64" else result.astype(dtype)
@@ -250,12 +257,8 @@ class RandomStreams:
         n, pvals = as_parameter(n, label, "n"), as_parameter(pvals, label, "pvals")
         if pvals.type.ndim == 0:
             raise TypeError(f"{label}: pvals must be a vector or more, got {pvals.type}")
-        checked(n, lambda value: value >= 0, label, "n must be >= 0")
-        if isinstance(pvals, Constant):
-            sums = np.sum(pvals.data, axis=-1)
-            if np.any(np.asarray(pvals.data) < 0) or np.any(np.abs(sums - 1.0) > PVALS_TOLERANCE):
-                raise ValueError(f"{label}: each row of pvals must be non-negative and sum to "
-                                 f"1, got sums {np.ravel(sums)[:4]}")
+        check_constant(n, lambda value: value >= 0, label, "n must be >= 0")
+        check_constant_rows(pvals, label, "pvals")
         if size is None:
             size = tuple(pvals.shape[axis] for axis in range(pvals.type.ndim - 1)) \
                 if pvals.type.ndim > 1 else ()

@@ -22,15 +22,18 @@ from sympile.graph.basic import Constant, Variable
 from sympile.tensor.basic import concatenate
 from sympile.tensor.math import cos, log, sin, sqrt
 from sympile.tensor.random import mrg
-from sympile.tensor.random.distributions import PVALS_TOLERANCE
 from sympile.tensor.random.op import (
-    CheckParameter,
     ChoiceFromUniform,
     MRGUniform,
     MultinomialFromUniform,
 )
-from sympile.tensor.random.utils import as_parameter, checked, float_dtype, normalize_size
-from sympile.tensor.reduction import all as all_
+from sympile.tensor.random.utils import (
+    as_parameter,
+    checked,
+    checked_rows,
+    float_dtype,
+    normalize_size,
+)
 from sympile.tensor.reduction import prod
 from sympile.tensor.shape import reshape
 from sympile.tensor.sharedvar import SharedVariable, shared
@@ -229,7 +232,7 @@ class MRG_RandomStreams:
         if rows.type.ndim != 2:
             raise NotImplementedError(f"{label}: {name} must be a matrix (as in Theano), got "
                                       f"{rows.type}")
-        rows = _checked_rows(rows, label, name)
+        rows = checked_rows(rows, label, name)
         count = as_tensor_variable(count, op=label, argument="n" if name == "pvals" else "size")
         uniforms = self._uniform01((rows.shape[0] * count,), 1, config.floatX, nstreams, label)
         return rows, uniforms, count
@@ -243,15 +246,3 @@ class MRG_RandomStreams:
             raise ValueError(f"{_LABEL}.multinomial_wo_replacement: size is not used")
         return self.choice(size=n, replace=False, p=pvals, ndim=ndim, dtype=dtype,
                            nstreams=nstreams)
-
-
-def _checked_rows(pvals: Variable, label: str, name: str) -> Variable:
-    """pvals, checked to be non-negative with rows summing to 1 (within PVALS_TOLERANCE)."""
-    requirement = f"each row of {name} must be non-negative and sum to 1"
-    if isinstance(pvals, Constant):
-        data = np.asarray(pvals.data, np.float64)
-        if (data < 0).any() or (np.abs(data.sum(axis=1) - 1.0) > PVALS_TOLERANCE).any():
-            raise ValueError(f"{label}: {requirement}, got row sums {data.sum(axis=1)[:4]}")
-        return pvals
-    holds = all_(pvals >= 0) & all_(abs(pvals.sum(axis=1) - 1.0) <= PVALS_TOLERANCE)
-    return CheckParameter(f"{label}: {requirement}")(pvals, holds)

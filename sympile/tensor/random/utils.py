@@ -1,5 +1,6 @@
 """What both random streams need: the `size` argument as an int64 vector, parameter checks
-at graph-building time (constants) and at run time (CheckParameter), the output dtype."""
+at graph-building time (constants) and at run time (CheckParameter, where the sampler does
+not check itself), the output dtype."""
 
 from __future__ import annotations
 
@@ -11,11 +12,13 @@ from sympile.config import config
 from sympile.graph.basic import Constant, Variable
 from sympile.scalar.basic import upcast
 from sympile.tensor.basic import stack
+from sympile.tensor.random.distributions import PVALS_TOLERANCE
 from sympile.tensor.random.op import CheckParameter
 from sympile.tensor.reduction import all as all_
 from sympile.tensor.variable import as_tensor_variable, constant
 
-__all__ = ["normalize_size", "float_dtype", "checked", "as_parameter"]
+__all__ = ["normalize_size", "float_dtype", "check_constant", "checked",
+           "check_constant_rows", "checked_rows", "as_parameter"]
 
 _INTEGER_KINDS = "iu"
 
@@ -96,14 +99,46 @@ def float_dtype(dtype: Any, parameters: list[Variable], label: str) -> str:
     return dtype
 
 
-def checked(value: Variable, holds, label: str, requirement: str) -> Variable:
-    """`value`, checked to satisfy `holds` (a function of a variable or an array giving a
-    bool of the same shape): now if it is a constant, else when the function runs."""
+def check_constant(value: Variable, holds, label: str, requirement: str) -> None:
+    """If `value` is a constant, check now that it satisfies `holds` (a function of an array
+    giving a bool of the same shape); a variable is left to the run-time checks."""
     if isinstance(value, Constant):
         data = np.asarray(value.data)
         if not np.all(holds(data)):
             bad = np.asarray(data)[~np.asarray(holds(data), bool)].reshape(-1)
             raise ValueError(f"{label}: {requirement}, got {bad[0] if len(bad) else data}")
+
+
+def checked(value: Variable, holds, label: str, requirement: str) -> Variable:
+    """`value`, checked to satisfy `holds` (a function of a variable or an array giving a
+    bool of the same shape): now if it is a constant, else when the function runs."""
+    check_constant(value, holds, label, requirement)
+    if isinstance(value, Constant):
         return value
-    message = f"{label}: {requirement}"
-    return CheckParameter(message)(value, all_(holds(value)))
+    return CheckParameter(f"{label}: {requirement}")(value, all_(holds(value)))
+
+
+def _rows_requirement(name: str) -> str:
+    return f"each row of {name} must be non-negative and sum to 1"
+
+
+def check_constant_rows(pvals: Variable, label: str, name: str) -> None:
+    """If pvals is a constant, check now that it is non-negative with rows (its last axis)
+    summing to 1 within PVALS_TOLERANCE."""
+    if isinstance(pvals, Constant):
+        data = np.asarray(pvals.data, np.float64)
+        sums = data.sum(axis=-1)
+        if (data < 0).any() or (np.abs(sums - 1.0) > PVALS_TOLERANCE).any():
+            raise ValueError(f"{label}: {_rows_requirement(name)}, got row sums "
+                             f"{np.ravel(sums)[:4]}")
+
+
+def checked_rows(pvals: Variable, label: str, name: str) -> Variable:
+    """pvals, checked as check_constant_rows says: now if it is a constant, else when the
+    function runs."""
+    check_constant_rows(pvals, label, name)
+    if isinstance(pvals, Constant):
+        return pvals
+    sums = pvals.sum(axis=-1)
+    holds = all_(pvals >= 0) & all_(abs(sums - 1.0) <= PVALS_TOLERANCE)
+    return CheckParameter(f"{label}: {_rows_requirement(name)}")(pvals, holds)
