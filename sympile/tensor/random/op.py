@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from sympile.graph.basic import Apply, Variable
-from sympile.graph.gradient_types import disconnected_type
+from sympile.graph.gradient_types import NonDifferentiable, disconnected_type
 from sympile.graph.op import Op
 from sympile.tensor.random import mrg, philox
 from sympile.tensor.random.distributions import DISTRIBUTIONS, PVALS_TOLERANCE
@@ -42,7 +42,7 @@ _EXTRA_AXIS = ("permutation", "multinomial")
 _FLOAT_OUTPUT = ("uniform", "normal", "truncated_normal")
 
 
-class _RandomOp(Op):
+class _RandomOp(NonDifferentiable, Op):
     """What every random op shares: never merged, never folded; no derivative."""
 
     is_random = True
@@ -50,14 +50,8 @@ class _RandomOp(Op):
     def do_constant_folding(self, fgraph, node) -> bool:
         return False
 
-    def connection_pattern(self, node) -> list[list[bool]]:
-        return [[False] * len(node.outputs) for _ in node.inputs]
-
-    def L_op(self, inputs, outputs, output_grads) -> list[Variable]:
-        return [disconnected_type() for _ in inputs]
-
     def R_op(self, inputs, eval_points) -> list[None]:
-        return [None] * 2
+        return [None] * 2  # the next state and the sample
 
 
 def _size_input(size, op_label: str, length: int) -> Variable:
@@ -342,7 +336,7 @@ class MRGUniform(_RandomOp):
         return mrg_uniform_c_code(self, node, names)
 
 
-class MultinomialFromUniform(Op):
+class MultinomialFromUniform(NonDifferentiable, Op):
     """Theano's MultinomialFromUniform: counts (rows of pvals, categories) of n draws per row,
     draw c of row r choosing the first category whose running probability exceeds
     unis[c * rows + r]. Deterministic in its inputs; the uniforms come from MRG."""
@@ -366,15 +360,6 @@ class MultinomialFromUniform(Op):
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [input_shapes[0]]
-
-    def connection_pattern(self, node) -> list[list[bool]]:
-        return [[False], [False], [False]]
-
-    def L_op(self, inputs, outputs, output_grads) -> list[Variable]:
-        return [disconnected_type() for _ in inputs]
-
-    def R_op(self, inputs, eval_points):
-        return [None]
 
     def perform(self, node, inputs, output_storage):
         pvals, uniforms, n = inputs
