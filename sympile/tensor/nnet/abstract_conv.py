@@ -84,6 +84,14 @@ def _padding(border_mode, kernel: Sequence[int], dilation: Sequence[int]) -> tup
     return tuple(border_mode)
 
 
+def _output_lengths(lengths, kernel, border_mode, dilation, subsample) -> list:
+    """The output's spatial lengths for inputs of spatial lengths `lengths` and filters of
+    `kernel` (ints or symbolic scalars alike)."""
+    pads = _padding(border_mode, kernel, dilation)
+    return [(n + 2 * p - ((k - 1) * d + 1)) // s + 1
+            for n, p, k, d, s in zip(lengths, pads, kernel, dilation, subsample)]
+
+
 def get_conv_output_shape(image_shape, kernel_shape, border_mode, subsample,
                           filter_dilation=None) -> tuple:
     """The output shape of a convolution (Theano's function): ints where the inputs' are
@@ -93,13 +101,9 @@ def get_conv_output_shape(image_shape, kernel_shape, border_mode, subsample,
     spatial = []
     for axis in range(convdim):
         length, kernel = image_shape[2 + axis], kernel_shape[2 + axis]
-        if length is None or kernel is None:
-            spatial.append(None)
-            continue
-        pad = (_padding(border_mode, [kernel], [dilation[axis]])[0]
-               if isinstance(border_mode, str) else border_mode[axis])
-        dilated = (kernel - 1) * dilation[axis] + 1
-        spatial.append((length + 2 * pad - dilated) // subsample[axis] + 1)
+        border = border_mode if isinstance(border_mode, str) else (border_mode[axis],)
+        spatial.append(None if length is None or kernel is None else _output_lengths(
+            [length], [kernel], border, [dilation[axis]], [subsample[axis]])[0])
     return (image_shape[0], kernel_shape[0], *spatial)
 
 
@@ -221,8 +225,8 @@ class _AbstractConvBase(Op):
                              f"but there are {w.shape[0]} filters in {self.num_groups} groups")
         kernel = w.shape[2:]
         pad = _padding(self.border_mode, kernel, self.filter_dilation)
-        expected = [(length + 2 * p - ((k - 1) * d + 1)) // s + 1 for length, p, k, d, s in
-                    zip(spatial, pad, kernel, self.filter_dilation, self.subsample)]
+        expected = _output_lengths(spatial, kernel, self.border_mode, self.filter_dilation,
+                                   self.subsample)
         if list(gy.shape[2:]) != expected or min(expected, default=1) < 1:
             raise ValueError(f"{self.label}: the output gradient's spatial shape "
                              f"{tuple(gy.shape[2:])} does not match an input of spatial "
@@ -281,19 +285,8 @@ class AbstractConv(_AbstractConvBase):
 
     def infer_shape(self, fgraph, node, input_shapes):
         x_shape, w_shape = input_shapes
-        spatial = []
-        for axis in range(self.convdim):
-            kernel, dilation = w_shape[2 + axis], self.filter_dilation[axis]
-            dilated = (kernel - 1) * dilation + 1
-            if self.border_mode == "valid":
-                pad = 0
-            elif self.border_mode == "full":
-                pad = dilated - 1
-            elif self.border_mode == "half":
-                pad = dilated // 2
-            else:
-                pad = self.border_mode[axis]
-            spatial.append((x_shape[2 + axis] + 2 * pad - dilated) // self.subsample[axis] + 1)
+        spatial = _output_lengths(x_shape[2:], w_shape[2:], self.border_mode,
+                                  self.filter_dilation, self.subsample)
         return [(x_shape[0], w_shape[0], *spatial)]
 
     def perform(self, node, inputs, output_storage):
