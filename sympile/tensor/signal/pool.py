@@ -103,13 +103,21 @@ class _PoolBase(Op):
             if length is None:
                 lengths.append(None)
                 continue
-            out = self.output_length(length, axis)
-            if out < 0 or (self.ignore_border and length + 2 * self.pad[axis] < self.ws[axis]):
-                raise ValueError(f"{self.label}: the window {self.ws} is larger than the "
-                                 f"input's last axes {tuple(shape[-self.nd:])} (padded by "
-                                 f"{self.pad}) with ignore_border=True")
-            lengths.append(out)
+            self._check_fits(length, axis, shape[-self.nd:])
+            lengths.append(self.output_length(length, axis))
         return (*shape[:-self.nd], *lengths)
+
+    def _check_fits(self, length: int, axis: int, spatial) -> None:
+        """With ignore_border, a window must fit in the padded input along each axis."""
+        if self.ignore_border and length + 2 * self.pad[axis] < self.ws[axis]:
+            raise ValueError(f"{self.label}: the window {self.ws} is larger than the input's "
+                             f"last axes {tuple(spatial)} (padded by {self.pad}) with "
+                             f"ignore_border=True")
+
+    def _pooled_symbolic_shape(self, shape) -> tuple:
+        """infer_shape's output shape for an input of (symbolic) shape `shape`."""
+        return (*shape[:-self.nd], *(self.output_length(shape[-self.nd + axis], axis)
+                                     for axis in range(self.nd)))
 
     # -- numpy ---------------------------------------------------------------------------
     def _layout(self, shape: tuple[int, ...]):
@@ -118,10 +126,7 @@ class _PoolBase(Op):
         spatial = shape[-self.nd:]
         outputs, padded = [], []
         for axis, length in enumerate(spatial):
-            if self.ignore_border and length + 2 * self.pad[axis] < self.ws[axis]:
-                raise ValueError(f"{self.label}: the window {self.ws} is larger than the "
-                                 f"input's last axes {tuple(spatial)} (padded by {self.pad}) "
-                                 f"with ignore_border=True")
+            self._check_fits(length, axis, spatial)
             out = int(self.output_length(length, axis))
             outputs.append(out)
             padded.append(max(length + 2 * self.pad[axis],
@@ -183,9 +188,7 @@ class Pool(_PoolBase):
         return Apply(self, [x], [tensor_type(x.type.dtype, self._pooled_shape(x.type.shape))()])
 
     def infer_shape(self, fgraph, node, input_shapes):
-        (shape,) = input_shapes
-        return [(*shape[:-self.nd], *(self.output_length(shape[-self.nd + axis], axis)
-                                      for axis in range(self.nd)))]
+        return [self._pooled_symbolic_shape(input_shapes[0])]
 
     def perform(self, node, inputs, output_storage):
         (x,) = inputs
@@ -348,9 +351,7 @@ class MaxPoolRop(_PoolBase):
                                                 self._pooled_shape(x.type.shape))()])
 
     def infer_shape(self, fgraph, node, input_shapes):
-        (shape, _) = input_shapes
-        return [(*shape[:-self.nd], *(self.output_length(shape[-self.nd + axis], axis)
-                                      for axis in range(self.nd)))]
+        return [self._pooled_symbolic_shape(input_shapes[0])]
 
     def _first_maxima(self, x: np.ndarray):
         """(the flat index of each window's first maximum, the layout)."""
