@@ -10,8 +10,11 @@ from __future__ import annotations
 
 import importlib
 import json
+import multiprocessing
 import platform
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -142,3 +145,33 @@ def format_seconds(seconds: float) -> str:
 def write_json(path: str, rows: list[Row], extra: dict[str, Any]) -> None:
     with open(path, "w") as handle:
         json.dump({**extra, "rows": [asdict(row) for row in rows]}, handle, indent=2)
+
+
+def _spin() -> None:
+    while True:
+        pass
+
+
+def run_workers(module: str, libraries: list[str], arguments: list[str], busy: bool,
+                skip_failures: bool) -> dict[str, Any]:
+    """Each library's results, from `python -m <module> --worker <library> <arguments>` in a
+    process of its own (its last line of output, JSON), with one core kept busy by a
+    spinning process while they run when `busy`. A worker that fails raises, or with
+    skip_failures is reported and left out."""
+    spinner = multiprocessing.Process(target=_spin, daemon=True) if busy else None
+    if spinner is not None:
+        spinner.start()
+    results = {}
+    try:
+        for library in libraries:
+            output = subprocess.run([sys.executable, "-m", module, "--worker", library,
+                                     *arguments], capture_output=True, text=True,
+                                    check=not skip_failures)
+            if output.returncode != 0:
+                print(f"{library}: failed: {output.stderr.strip().splitlines()[-1:]}")
+                continue
+            results[library] = json.loads(output.stdout.strip().splitlines()[-1])
+    finally:
+        if spinner is not None:
+            spinner.terminate()
+    return results

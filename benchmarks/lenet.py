@@ -21,14 +21,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
-import subprocess
-import sys
 from collections.abc import Callable
 
 import numpy as np
 
-from benchmarks.harness import available_peers, time_callable
+from benchmarks.harness import available_peers, run_workers, time_callable
 
 N_EXAMPLES = 600
 STEPS = 20
@@ -197,11 +194,6 @@ def _worker(name: str, net: str, batches: list[int], repeats: int) -> None:
     print(json.dumps(results))
 
 
-def _spin() -> None:
-    while True:
-        pass
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--net", default="lenet", choices=sorted(NETS))
@@ -220,24 +212,10 @@ def main() -> None:
     peers = [name for name in requested if name.split(".")[0] in importable]
     for note in notes:
         print(note)
-    spinner = multiprocessing.Process(target=_spin, daemon=True) if arguments.busy else None
-    if spinner is not None:
-        spinner.start()
-    results = {}
-    try:
-        for library in ["sympile", *peers]:
-            output = subprocess.run(
-                [sys.executable, "-m", "benchmarks.lenet", "--worker", library, "--net",
-                 arguments.net, "--batches", arguments.batches, "--repeats",
-                 str(arguments.repeats)],
-                capture_output=True, text=True)
-            if output.returncode != 0:
-                print(f"{library}: failed: {output.stderr.strip().splitlines()[-1:]}")
-                continue
-            results[library] = json.loads(output.stdout.strip().splitlines()[-1])
-    finally:
-        if spinner is not None:
-            spinner.terminate()
+    results = run_workers("benchmarks.lenet", ["sympile", *peers],
+                          ["--net", arguments.net, "--batches", arguments.batches,
+                           "--repeats", str(arguments.repeats)], arguments.busy,
+                          skip_failures=True)
     print(f"net {arguments.net}; one core busy: {arguments.busy}; {STEPS} steps per timed "
           f"call")
     print(f"{'batch':>5} {'library':<14} {'examples/s':>11} {'ratio to sympile':>17}")

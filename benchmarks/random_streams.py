@@ -20,15 +20,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
-import subprocess
-import sys
 from collections.abc import Callable
 
 import numpy as np
 
 from benchmarks import mlp
-from benchmarks.harness import available_peers, format_seconds, time_callable
+from benchmarks.harness import available_peers, format_seconds, run_workers, time_callable
 
 SIZES = (1_000_000, 10_000_000)
 LAYERS = [784, 500, 500, 10]
@@ -127,11 +124,6 @@ def _worker(name: str, repeats: int) -> None:
     print(json.dumps({case: time_callable(run, repeats) for case, run in cases.items()}))
 
 
-def _spin() -> None:
-    while True:
-        pass
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--compare", default="numpy,jax,torch")
@@ -147,20 +139,9 @@ def main() -> None:
     libraries = ["sympile"] + (["numpy"] if "numpy" in arguments.compare else []) + peers
     for note in notes:
         print(note)
-    spinner = multiprocessing.Process(target=_spin, daemon=True) if arguments.busy else None
-    if spinner is not None:
-        spinner.start()
-    try:
-        results = {}
-        for library in libraries:
-            output = subprocess.run(
-                [sys.executable, "-m", "benchmarks.random_streams", "--worker", library,
-                 "--repeats", str(arguments.repeats)], capture_output=True, text=True,
-                check=True)
-            results[library] = json.loads(output.stdout.strip().splitlines()[-1])
-    finally:
-        if spinner is not None:
-            spinner.terminate()
+    results = run_workers("benchmarks.random_streams", libraries,
+                          ["--repeats", str(arguments.repeats)], arguments.busy,
+                          skip_failures=False)
     print(f"one core busy: {arguments.busy}")
     print(f"{'case':<34} {'library':<8} {'time':>10} {'ratio to sympile':>17}")
     for case, seconds in results["sympile"].items():
