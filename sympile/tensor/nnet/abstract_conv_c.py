@@ -36,13 +36,13 @@ const char *label = "{label}";
 const npy_intp pads[{nd}] = {{{", ".join(map(str, pads))}}};
 const npy_intp strides[{nd}] = {{{", ".join(map(str, op.subsample))}}};
 const npy_intp dilations[{nd}] = {{{", ".join(map(str, op.filter_dilation))}}};
-sympile_conv2d_geometry_{c_type} geometry;
+sympile_conv_geometry_{c_type} geometry;
 npy_intp filters = 0, out_dims[{nd + 2}];
 PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY((PyObject *){a}, {typenum}, {nd + 2},
                                                     {nd + 2}, NPY_ARRAY_CARRAY_RO);
 PyArrayObject *b = a == NULL ? NULL : (PyArrayObject *)PyArray_FROMANY(
     (PyObject *){b}, {typenum}, {nd + 2}, {nd + 2}, NPY_ARRAY_CARRAY_RO);
-int status = b == NULL ? -1 : sympile_conv2d_setup_{c_type}(
+int status = b == NULL ? -1 : sympile_conv_setup_{c_type}(
     {kind}, {nd}, a, b, {shape}, {border}, pads, strides, dilations, {int(op.filter_flip)},
     {op.num_groups}, label, &geometry, &filters, out_dims);
 if (status == 0) {{
@@ -50,7 +50,7 @@ if (status == 0) {{
 }}
 if (status == 0) {{
     const npy_intp batch = {"PyArray_DIM(a, 0)" if kind != 2 else "PyArray_DIM(b, 0)"};
-    status = sympile_conv2d_gemm_{c_type}({kind}, &geometry, batch, filters, {op.num_groups},
+    status = sympile_conv_gemm_{c_type}({kind}, &geometry, batch, filters, {op.num_groups},
                                          (const {c_type} *)PyArray_DATA(a),
                                          (const {c_type} *)PyArray_DATA(b),
                                          ({c_type} *)PyArray_DATA({output}));

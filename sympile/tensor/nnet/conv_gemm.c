@@ -18,10 +18,10 @@ typedef struct {
     npy_intp stride_depth, stride_rows, stride_cols;
     npy_intp dil_depth, dil_rows, dil_cols;
     int flip;
-} sympile_conv2d_geometry_@T@;
+} sympile_conv_geometry_@T@;
 
 /* Tap t as (depth, row, column) offsets in the input, flipped for a true convolution. */
-static inline void sympile_conv2d_tap_@T@(const sympile_conv2d_geometry_@T@ *g, npy_intp tap,
+static inline void sympile_conv_tap_@T@(const sympile_conv_geometry_@T@ *g, npy_intp tap,
                                           npy_intp *a, npy_intp *i, npy_intp *j)
 {
     *j = tap % g->kernel_cols;
@@ -36,7 +36,7 @@ static inline void sympile_conv2d_tap_@T@(const sympile_conv2d_geometry_@T@ *g, 
 
 /* The output columns c whose input column for tap column tj lies inside the input:
    [*low, *high). */
-static inline void sympile_conv2d_valid_columns_@T@(const sympile_conv2d_geometry_@T@ *g,
+static inline void sympile_conv_valid_columns_@T@(const sympile_conv_geometry_@T@ *g,
                                                     npy_intp tj, npy_intp *low,
                                                     npy_intp *high)
 {
@@ -50,7 +50,7 @@ static inline void sympile_conv2d_valid_columns_@T@(const sympile_conv2d_geometr
 }
 
 /* The input offset of output row (od, r) under tap (ta, ti), or -1 outside the input. */
-static inline npy_intp sympile_conv2d_row_@T@(const sympile_conv2d_geometry_@T@ *g,
+static inline npy_intp sympile_conv_row_@T@(const sympile_conv_geometry_@T@ *g,
                                               npy_intp od, npy_intp r, npy_intp ta,
                                               npy_intp ti)
 {
@@ -64,7 +64,7 @@ static inline npy_intp sympile_conv2d_row_@T@(const sympile_conv2d_geometry_@T@ 
 /* cols[(ch K + tap) ld + out] = image[ch][source] for channels [first, first + count): one
    output row at a time, the input columns read over their valid range. ld >= O lets a
    batch of images share one buffer. */
-static void sympile_im2col_@T@(const sympile_conv2d_geometry_@T@ *g, const @T@ *image,
+static void sympile_im2col_@T@(const sympile_conv_geometry_@T@ *g, const @T@ *image,
                                npy_intp first, npy_intp count, @T@ *cols, npy_intp ld)
 {
     const npy_intp taps = g->kernel_depth * g->kernel_rows * g->kernel_cols;
@@ -74,12 +74,12 @@ static void sympile_im2col_@T@(const sympile_conv2d_geometry_@T@ *g, const @T@ *
         for (npy_intp tap = 0; tap < taps; ++tap) {
             @T@ *line = cols + (ch * taps + tap) * ld;
             npy_intp ta, ti, tj, low, high;
-            sympile_conv2d_tap_@T@(g, tap, &ta, &ti, &tj);
-            sympile_conv2d_valid_columns_@T@(g, tj, &low, &high);
+            sympile_conv_tap_@T@(g, tap, &ta, &ti, &tj);
+            sympile_conv_valid_columns_@T@(g, tj, &low, &high);
             for (npy_intp od = 0; od < g->out_depth; ++od)
                 for (npy_intp r = 0; r < g->out_rows; ++r) {
                     @T@ *out = line + (od * g->out_rows + r) * g->out_cols;
-                    const npy_intp at = sympile_conv2d_row_@T@(g, od, r, ta, ti);
+                    const npy_intp at = sympile_conv_row_@T@(g, od, r, ta, ti);
                     if (at < 0) {
                         memset(out, 0, sizeof(@T@) * g->out_cols);
                         continue;
@@ -100,7 +100,7 @@ static void sympile_im2col_@T@(const sympile_conv2d_geometry_@T@ *g, const @T@ *
 }
 
 /* image[ch][source] += cols[(ch K + tap) ld + out]: the transpose of im2col. */
-static void sympile_col2im_@T@(const sympile_conv2d_geometry_@T@ *g, const @T@ *cols,
+static void sympile_col2im_@T@(const sympile_conv_geometry_@T@ *g, const @T@ *cols,
                                npy_intp ld, npy_intp first, npy_intp count, @T@ *image)
 {
     const npy_intp taps = g->kernel_depth * g->kernel_rows * g->kernel_cols;
@@ -110,11 +110,11 @@ static void sympile_col2im_@T@(const sympile_conv2d_geometry_@T@ *g, const @T@ *
         for (npy_intp tap = 0; tap < taps; ++tap) {
             const @T@ *line = cols + (ch * taps + tap) * ld;
             npy_intp ta, ti, tj, low, high;
-            sympile_conv2d_tap_@T@(g, tap, &ta, &ti, &tj);
-            sympile_conv2d_valid_columns_@T@(g, tj, &low, &high);
+            sympile_conv_tap_@T@(g, tap, &ta, &ti, &tj);
+            sympile_conv_valid_columns_@T@(g, tj, &low, &high);
             for (npy_intp od = 0; od < g->out_depth; ++od)
                 for (npy_intp r = 0; r < g->out_rows; ++r) {
-                    const npy_intp at = sympile_conv2d_row_@T@(g, od, r, ta, ti);
+                    const npy_intp at = sympile_conv_row_@T@(g, od, r, ta, ti);
                     if (at < 0)
                         continue;
                     @T@ *out = target + at + tj * g->dil_cols - g->pad_cols;
@@ -132,7 +132,7 @@ static void sympile_col2im_@T@(const sympile_conv2d_geometry_@T@ *g, const @T@ *
    above config.blas_parallel_minsize multiply-adds the images split among OpenMP threads,
    each with its columns buffer (and, for the weight gradient, its own sum, added up at the
    end), so that OpenBLAS's threads never spin beside OpenMP's. */
-static int sympile_conv2d_gemm_@T@(int kind, const sympile_conv2d_geometry_@T@ *g,
+static int sympile_conv_gemm_@T@(int kind, const sympile_conv_geometry_@T@ *g,
                                    npy_intp batch, npy_intp filters, npy_intp groups,
                                    const @T@ *a, const @T@ *b, @T@ *out)
 {
@@ -223,11 +223,11 @@ static int sympile_conv2d_gemm_@T@(int kind, const sympile_conv2d_geometry_@T@ *
    shapes and the op's options (border: 0 valid, 1 full, 2 half, 3 explicit pads; pads,
    strides and dilations have nd entries), checked as perform() checks it; *filters the
    number of filters, out_dims the output's shape (nd + 2 entries). */
-static int sympile_conv2d_setup_@T@(int kind, int nd, PyArrayObject *a, PyArrayObject *b,
+static int sympile_conv_setup_@T@(int kind, int nd, PyArrayObject *a, PyArrayObject *b,
                                     PyArrayObject *shape, int border, const npy_intp *pads,
                                     const npy_intp *strides, const npy_intp *dilations,
                                     int flip, npy_intp groups, const char *label,
-                                    sympile_conv2d_geometry_@T@ *g, npy_intp *filters,
+                                    sympile_conv_geometry_@T@ *g, npy_intp *filters,
                                     npy_intp *out_dims)
 {
     const npy_intp *da = PyArray_DIMS(a), *db = PyArray_DIMS(b);
