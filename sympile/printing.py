@@ -26,11 +26,13 @@ def _roots(target: Any) -> list[Variable]:
 
 
 def debugprint(target: Any, file: TextIO | str | None = None, print_type: bool = False,
-               depth: int = -1, ids: str = "id") -> str:
-    """Print the graph of `target` as an indented tree, one line per variable:
-    `Op [id A] 'name'   <type>`. A node already printed shows only its id.
+               depth: int = -1, ids: str = "id") -> Any:
+    """Print the graph of `target` as an indented tree, one line per variable, as Theano
+    does: `Elemwise{add,no_inplace} [id A] 'name'   <type>`. A node already printed shows
+    only its id.
 
-    file: a stream, 'str' to only return the text, or None for stdout. Returns the text.
+    file: None prints to stdout and returns None; a stream is written and returned; 'str'
+    prints nothing and returns the text (Theano's three forms).
     """
     names: dict[int, str] = {}
     lines: list[str] = []
@@ -46,7 +48,6 @@ def debugprint(target: Any, file: TextIO | str | None = None, print_type: bool =
     def walk(variable: Variable, prefix: str, level: int) -> None:
         node = variable.owner
         type_text = f" <{variable.type}>" if print_type else ""
-        name = f" '{variable.name}'" if variable.name else ""
         if node is None:
             text = str(variable.data) if isinstance(variable, Constant) else \
                 (variable.name or f"<{variable.type}>")
@@ -54,7 +55,8 @@ def debugprint(target: Any, file: TextIO | str | None = None, print_type: bool =
             return
         suffix = f".{variable.index}" if len(node.outputs) > 1 else ""
         seen = id(node) in names
-        lines.append(f"{prefix}{node.op}{suffix}{label(node)}{name}{type_text}")
+        lines.append(f"{prefix}{op_text(node.op)}{suffix}{label(node)} "
+                     f"'{variable.name or ''}'{type_text}")
         if seen or level == depth:
             return
         for parent in node.inputs:
@@ -63,11 +65,22 @@ def debugprint(target: Any, file: TextIO | str | None = None, print_type: bool =
     for root in _roots(target):
         walk(root, "", 0)
     text = "\n".join(lines)
-    if file == "str":
+    if isinstance(file, str):
+        if file != "str":
+            raise ValueError(f"debugprint: file must be a stream, 'str' or None, got {file!r}")
         return text
-    stream = sys.stdout if file is None else file
-    stream.write(text + "\n")
-    return text
+    (sys.stdout if file is None else file).write(text + "\n")
+    return file
+
+
+def op_text(op: Any) -> str:
+    """An op's name as Theano prints it: Elemwise{add,no_inplace}, Elemwise{add,inplace};
+    other ops by their own text (DimShuffle{x,0}, dot, Sum{axis=(0,)} ...)."""
+    scalar_op = getattr(op, "scalar_op", None)
+    if type(op).__name__ == "Elemwise" and scalar_op is not None:
+        inplace = "inplace" if op.inplace_pattern else "no_inplace"
+        return f"Elemwise{{{op.name or scalar_op},{inplace}}}"
+    return str(op)
 
 
 def _id_name(index: int) -> str:

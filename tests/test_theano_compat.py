@@ -147,3 +147,20 @@ def test_batched_tensordot():
 def test_pprint_is_the_formula_printer():
     x, y = T.dscalar("x"), T.dscalar("y")
     assert theano.printing.pprint(x ** 2 + y) == theano.pp(x ** 2 + y)
+
+
+def test_softmax_of_a_vector_is_a_row_as_in_theano():
+    """RNN-SLU indexes s[:, 0, :] on the scan of per-step softmaxes of vectors."""
+    x = T.dvector("x")
+    row = T.nnet.softmax(x)
+    assert row.type.shape == (1, None)
+    logits = np.array([1.0, 2.0, 3.0])
+    expected = np.exp(logits) / np.exp(logits).sum()
+    for mode in (PYTHON_MODE, C_MODE):
+        np.testing.assert_allclose(theano.function([x], row, mode=mode)(logits), [expected])
+        np.testing.assert_allclose(
+            theano.function([x], T.nnet.log_softmax(x), mode=mode)(logits), [np.log(expected)])
+    # An explicit axis keeps the shape (PyTensor's softmax(x, axis)).
+    assert T.nnet.softmax(x, axis=-1).type.ndim == 1
+    steps, _ = theano.scan(lambda v: T.nnet.softmax(v), sequences=T.dmatrix("m"))
+    assert steps.type.ndim == 3 and steps[:, 0, :].type.ndim == 2

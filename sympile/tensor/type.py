@@ -68,10 +68,29 @@ class TensorType(Type):
         return hash((type(self), self.dtype, self.shape))
 
     def __str__(self):
-        shape = ", ".join("?" if s is None else str(s) for s in self.shape)
-        if self.ndim == 1:
-            shape += ","
-        return f"TensorType({self.dtype}, shape=({shape}))"
+        """Theano's text: TensorType(float64, matrix), TensorType(float32, (True, False,
+        False)); a static length other than 1 shows as PyTensor's shape=(3, ?)."""
+        kind = _KIND_NAMES.get(self.shape)
+        if kind is None and all(size in (None, 1) for size in self.shape):
+            kind = str(self.broadcastable) if 1 in self.shape else f"{self.ndim}D"
+        if kind is None:
+            kind = f"shape={_shape_text(self.shape)}"
+        return f"TensorType({self.dtype}, {kind})"
+
+    def __call__(self, name: str | None = None,
+                 shape: Sequence[int | None] | None = None):
+        """A new input of this Type (Theano's `T.dmatrix('x')`); `shape` may fix the
+        unknown static lengths: `T.dmatrix('x', shape=(None, 3))`."""
+        if shape is None:
+            return self.make_variable(name)
+        shape = _normalize_shape(shape)
+        if len(shape) != self.ndim or any(fixed is not None and given not in (None, fixed)
+                                          for given, fixed in zip(shape, self.shape)):
+            raise ValueError(f"{self}: shape {_shape_text(shape)} does not refine the static "
+                             f"shape {_shape_text(self.shape)}")
+        refined = tuple(fixed if given is None else given
+                        for given, fixed in zip(shape, self.shape))
+        return tensor_type(self.dtype, refined).make_variable(name)
 
     def __repr__(self):
         return str(self)
@@ -281,6 +300,10 @@ _KINDS: dict[str, Shape] = {
     "tensor6": (None,) * 6, "tensor7": (None,) * 7}
 
 
+# Theano names these patterns in a Type's text; other all-unknown ones read "3D".
+_KIND_NAMES = {_KINDS[kind]: kind for kind in ("scalar", "vector", "matrix", "row", "col")}
+
+
 def _kind_shape(kind: str, shape: Sequence[int | None] | None) -> Shape:
     """The static shape of a `kind` variable, refined by the user's `shape`."""
     default = _KINDS[kind]
@@ -307,20 +330,12 @@ def _generic_constructor(kind: str):
     return make
 
 
-def _typed_constructor(constructor_name: str, dtype: str, kind: str):
-    def make(name: str | None = None, shape: Sequence[int | None] | None = None):
-        return tensor_type(dtype, _kind_shape(kind, shape))(name)
-    make.__name__ = make.__qualname__ = constructor_name
-    make.__doc__ = f"A symbolic {dtype} {kind}; `shape` may fix unknown lengths."
-    return make
-
-
 def _plural(singular: str) -> str:
     return singular[:-len("matrix")] + "matrices" if singular.endswith("matrix") \
         else singular + "s"
 
 
-def _many(constructor):
+def _many(name: str, constructor):
     """Several variables from one constructor: f(3) (three unnamed), f('a', 'b') or
     f('a, b')."""
     def make_many(*names: Any) -> list:
@@ -333,8 +348,8 @@ def _many(constructor):
                 raise TypeError(f"{make_many.__name__}: expected names (str) or a count (int), "
                                 f"got {name!r}")
         return [constructor(name) for name in names]
-    make_many.__name__ = make_many.__qualname__ = _plural(constructor.__name__)
-    make_many.__doc__ = (f"Several {constructor.__name__}s: "
+    make_many.__name__ = make_many.__qualname__ = _plural(name)
+    make_many.__doc__ = (f"Several {name}s: "
                          f"{make_many.__name__}('a', 'b') or {make_many.__name__}(2).")
     return make_many
 
@@ -349,10 +364,11 @@ _CONSTRUCTORS: dict[str, Any] = {}
 for _kind in _KINDS:
     _CONSTRUCTORS[_kind] = _generic_constructor(_kind)
     for _prefix, _dtype in _PREFIXES.items():
-        _CONSTRUCTORS[_prefix + _kind] = _typed_constructor(_prefix + _kind, _dtype, _kind)
+        # As in Theano, T.dmatrix is the Type itself: x.type is T.dmatrix.
+        _CONSTRUCTORS[_prefix + _kind] = tensor_type(_dtype, _KINDS[_kind])
 for _name, _dtype in _UNSIGNED_SCALARS.items():
-    _CONSTRUCTORS[_name] = _typed_constructor(_name, _dtype, "scalar")
-_CONSTRUCTORS.update({_plural(name): _many(constructor)
+    _CONSTRUCTORS[_name] = tensor_type(_dtype, ())
+_CONSTRUCTORS.update({_plural(name): _many(name, constructor)
                       for name, constructor in list(_CONSTRUCTORS.items())})
 globals().update(_CONSTRUCTORS)
 

@@ -71,8 +71,26 @@ def test_equality_and_hash():
 
 def test_string_forms():
     assert str(TensorType("float32", (None, 3))) == "TensorType(float32, shape=(?, 3))"
-    assert str(TensorType("int8", (None,))) == "TensorType(int8, shape=(?,))"
-    assert repr(TensorType("bool", ())) == "TensorType(bool, shape=())"
+    # Theano's names for the all-unknown patterns, its broadcastable tuples, its "3D".
+    assert str(TensorType("int8", (None,))) == "TensorType(int8, vector)"
+    assert repr(TensorType("bool", ())) == "TensorType(bool, scalar)"
+    assert str(TensorType("float64", (1, None))) == "TensorType(float64, row)"
+    assert str(TensorType("float64", (None, 1))) == "TensorType(float64, col)"
+    assert str(TensorType("float64", (1, None, None))) == \
+        "TensorType(float64, (True, False, False))"
+    assert str(TensorType("float64", (None,) * 3)) == "TensorType(float64, 3D)"
+
+
+def test_typed_constructors_are_types():
+    """As in Theano, T.dscalar is a TensorType: x.type is T.dscalar."""
+    x = T.dscalar("x")
+    assert x.type is T.dscalar and x.name == "x" and repr(T.dscalar) == \
+        "TensorType(float64, scalar)"
+    assert repr(T.fmatrix) == "TensorType(float32, matrix)"
+    y = T.dmatrix("y", shape=(None, 3))
+    assert y.type.shape == (None, 3) and y.type.dtype == "float64"
+    with pytest.raises(ValueError, match="does not refine"):
+        T.drow("r", shape=(2, None))
 
 
 def test_is_super_and_convert_variable():
@@ -350,7 +368,8 @@ def test_constructor_shapes():
     with pytest.raises(ValueError, match=r"row: axis 0 of a row has length 1, got shape "
                                          r"\(2, 5\)"):
         T.row(shape=(2, 5))
-    with pytest.raises(ValueError, match=r"col: axis 1 of a col has length 1"):
+    with pytest.raises(ValueError, match=r"TensorType\(float64, col\): shape \(\?, 3\) does "
+                                         r"not refine the static shape \(\?, 1\)"):
         T.dcol(shape=(None, 3))
     with pytest.raises(ValueError, match=r"matrix: expected a shape of 2 entries, got \(3,\)"):
         T.matrix(shape=(3,))

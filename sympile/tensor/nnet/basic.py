@@ -409,14 +409,25 @@ class CrossentropySoftmax1HotDx(Op):
 
 # -- functions ----------------------------------------------------------------------------------
 
-def softmax(x: Any, axis: int = -1) -> Variable:
-    """exp(x) / sum(exp(x)) along `axis` (default the last), computed stably."""
-    return Softmax(axis)(x)
+def softmax(x: Any, axis: int | None = None) -> Variable:
+    """exp(x) / sum(exp(x)) along `axis`, computed stably. Without `axis` it is Theano's
+    T.nnet.softmax: along the last axis, and a vector becomes a (1, n) row."""
+    return Softmax(-1 if axis is None else axis)(_theano_row(x, axis))
 
 
-def log_softmax(x: Any, axis: int = -1) -> Variable:
-    """log(softmax(x)) along `axis` (default the last), finite wherever x is."""
-    return LogSoftmax(axis)(x)
+def log_softmax(x: Any, axis: int | None = None) -> Variable:
+    """log(softmax(x)) along `axis`, finite wherever x is; without `axis`, the last axis, and a
+    vector becomes a (1, n) row (as softmax)."""
+    return LogSoftmax(-1 if axis is None else axis)(_theano_row(x, axis))
+
+
+def _theano_row(x: Any, axis: int | None) -> Any:
+    """Theano's softmax of a vector is a (1, n) row; with an explicit axis, the shape stays."""
+    if axis is None:
+        x = as_tensor_variable(x)
+        if x.type.ndim == 1:
+            return x.dimshuffle("x", 0)
+    return x
 
 
 def crossentropy_softmax_1hot(x: Any, targets: Any) -> list[Variable]:
