@@ -108,11 +108,12 @@ def test_copying_functions():
     assert state.get_value() == 10
     new_state = theano.shared(0)
     new_accumulator = accumulator.copy(swap={state: new_state})
-    assert new_accumulator(100) == 0
+    # Theano's copy returns a list even of one output: the tutorial prints [array(0)].
+    assert new_accumulator(100) == [0]
     assert new_state.get_value() == 100
     assert state.get_value() == 10
     null_accumulator = accumulator.copy(delete_updates=True)
-    assert null_accumulator(9000) == 10
+    assert null_accumulator(9000) == [10]
     assert state.get_value() == 10
 
 

@@ -510,9 +510,13 @@ class Function:
         swap: {shared variable: another shared variable of the same type} used instead,
         in the outputs and as update targets. delete_updates: the copy updates nothing.
         Shared variables not swapped are shared with this function; intermediate storage
-        never is (share_memory is accepted for compatibility).
+        never is (share_memory is accepted for compatibility). As in Theano, the copy
+        returns a list of outputs even where this function returns its one output bare
+        (the tutorial's `new_accumulator(100)` is `[array(0)]`).
         """
         arguments = dict(self._arguments)
+        if self._single:
+            arguments["outputs"] = [arguments["outputs"]]
         swap = dict(swap or {})
         for old, new in swap.items():
             if not isinstance(old, SharedVariable) or not isinstance(new, SharedVariable):
