@@ -57,6 +57,44 @@ def _blas_skinny(value: Any) -> str:
     return value
 
 
+# Theano's optimizer names (Mode(optimizer=...), config.optimizer) and the rewrite tags each
+# selects; None is no rewrite.
+OPTIMIZERS: dict[str, tuple[str, ...] | None] = {
+    "fast_run": ("fast_run",), "o4": ("fast_run",), "o3": ("fast_run",), "o2": ("fast_run",),
+    "fast_compile": ("fast_compile",), "o1": ("fast_compile",), "merge": ("merge",),
+    "stabilize": ("merge", "canonicalize", "stabilize"), "None": None}
+# Theano's linker names: 'py' runs perform() (the Python backend), the others compile C
+# (config.backend decides, as for FAST_RUN); '_nogc' also frees intermediates after each call.
+LINKERS = ("cvm", "vm", "c", "c|py", "cvm_nogc", "vm_nogc", "c|py_nogc", "py")
+
+
+def _optimizer(value: Any) -> str:
+    name = "None" if value is None else str(value)
+    if name not in OPTIMIZERS:
+        raise ValueError(f"config.optimizer must be one of {', '.join(OPTIMIZERS)}, got "
+                         f"{value!r}")
+    return name
+
+
+def _linker(value: Any) -> str:
+    if value not in LINKERS:
+        raise ValueError(f"config.linker must be one of {', '.join(LINKERS)}, got {value!r}")
+    return value
+
+
+def _exception_verbosity(value: Any) -> str:
+    if value not in ("low", "high"):
+        raise ValueError(f"config.exception_verbosity must be 'low' or 'high', got {value!r}")
+    return value
+
+
+def _device(value: Any) -> str:
+    if value != "cpu":
+        raise ValueError(f"config.device: sympile runs on 'cpu' only (it has no GPU backend "
+                         f"yet), got {value!r}")
+    return value
+
+
 def _positive_int(value: Any) -> int:
     number = int(value)
     if number < 1:
@@ -77,7 +115,21 @@ def _boolean(value: Any) -> bool:
 
 _FLAGS: dict[str, tuple[Any, Callable[[Any], Any], str]] = {
     "floatX": ("float64", _float_dtype, "default dtype of float variables and Python floats"),
-    "mode": ("FAST_RUN", _mode_name, "default compilation mode of function()"),
+    "mode": ("Mode", _mode_name, "default compilation mode of function(): 'Mode' (the "
+                                 "rewrites of config.optimizer on config.linker), 'FAST_RUN', "
+                                 "'FAST_COMPILE', 'DEBUG_MODE', 'NanGuardMode' or a Mode"),
+    "optimizer": ("fast_run", _optimizer, "rewrites of the default mode: fast_run, "
+                                          "fast_compile, merge, stabilize or None"),
+    "linker": ("cvm", _linker, "backend of the default mode: 'py' (Python), or 'cvm', 'c', "
+                               "'c|py', 'vm' (C as config.backend says); '_nogc' forms free "
+                               "intermediates after each call"),
+    "exception_verbosity": ("low", _exception_verbosity,
+                            "'high': run-time errors also print the failing node's graph"),
+    "profile": (False, _boolean, "profile every function (function(profile=True)) and print "
+                                 "their summaries when Python exits"),
+    "device": ("cpu", _device, "where functions run: only 'cpu' (no GPU backend yet)"),
+    "warn.round": (False, _boolean, "warn when round() is called without a mode (Theano's "
+                                    "default changed to numpy's half_to_even)"),
     "on_unused_input": ("raise", _on_unused, "default of function(on_unused_input=...)"),
     "compute_test_value": ("off", str, "kept for Theano compatibility; only 'off' is supported"),
     "allow_gc": (False, _boolean, "free intermediate results after each call"),
@@ -114,6 +166,8 @@ class Config:
         values = object.__getattribute__(self, "_values")
         if name in values:
             return values[name]
+        if any(flag.startswith(name + ".") for flag in values):
+            return _Section(self, name)
         raise AttributeError(f"sympile.config has no flag {name!r}; flags: {', '.join(_FLAGS)}")
 
     def __setattr__(self, name: str, value: Any) -> None:
@@ -132,6 +186,20 @@ class Config:
     def __str__(self):
         return "\n".join(f"{name} = {self._values[name]!r}  # {_FLAGS[name][2]}"
                          for name in _FLAGS)
+
+
+class _Section:
+    """Dotted flags (Theano's config.warn.round): config.warn.round reads 'warn.round'."""
+
+    def __init__(self, config: Config, prefix: str):
+        object.__setattr__(self, "_config", config)
+        object.__setattr__(self, "_prefix", prefix)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._config, f"{self._prefix}.{name}")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._config, f"{self._prefix}.{name}", value)
 
 
 class _ChangeFlags:

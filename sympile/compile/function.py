@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from sympile.compile.mode import Mode, get_mode
-from sympile.compile.profiling import ProfileStats
+from sympile.compile.profiling import ProfileStats, print_at_exit
 from sympile.compile.shared import SharedVariable
 from sympile.config import config
 from sympile.graph.basic import Constant, Variable, clone_replace, graph_inputs
@@ -154,7 +154,12 @@ def function(inputs: Sequence[Variable | In] | None = None, outputs: Any = None,
     mode = get_mode(mode)
     start = time.perf_counter()
     mode.rewrite(fgraph)
-    stats = ProfileStats(name, time.perf_counter() - start) if profile else None
+    if profile is None and config.profile:
+        profile = True
+        stats = ProfileStats(name, time.perf_counter() - start)
+        print_at_exit(stats)
+    else:
+        stats = ProfileStats(name, time.perf_counter() - start) if profile else None
     function_class = _ProfiledFunction if profile else Function
     compiled = function_class(fgraph, mode, specs, output_specs, output_keys, single,
                               shared_inputs, [s for s, _ in update_pairs], name,
@@ -384,6 +389,7 @@ class Function:
         self._destroyed_positions = [position for position, variable
                                      in enumerate(fgraph.inputs) if variable in destroyed]
         self._shared_cells = shared_cells
+        self._free_after_call = mode.allow_gc
         self._vm = mode.link(fgraph, self._input_cells + shared_cells,
                              profile=profile is not None)
         if profile is not None:
@@ -422,6 +428,8 @@ class Function:
             if self._destroyed_positions:
                 args = self._unshare_destroyed(args)
         outputs = self._vm.call(args)
+        if self._free_after_call:
+            self.free()
         if self._output_keys is not None:
             return dict(zip(self._output_keys, outputs))
         return outputs
@@ -443,6 +451,8 @@ class Function:
                                 f"no stored value; call the function once with it first")
         self._vm.run(n_calls - 1)
         outputs = self._vm.call(tuple(values))
+        if self._free_after_call:
+            self.free()
         return [outputs] if self._single else outputs
 
     def _unshare_destroyed(self, args: tuple) -> tuple:

@@ -15,7 +15,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from sympile.config import config
+from sympile.config import LINKERS, OPTIMIZERS, config
 from sympile.graph.fgraph import FunctionGraph
 from sympile.graph.rewriting.basic import RewriteHistory
 from sympile.graph.rewriting.db import RewriteQuery
@@ -28,26 +28,85 @@ from sympile.tensor.rewriting import rewrite_db
 Rewriter = Callable[[FunctionGraph], Any]
 
 
+_DEFAULT = "default"
+
+
 class Mode:
     """rewriter: a callable that rewrites a FunctionGraph in place, a RewriteQuery over
-    rewrite_db, or None (no rewrite); backend: 'python' (the reference VM) or 'c' (the C
-    backend: one compiled module per function, Python backend without a compiler);
-    record_history: attach a RewriteHistory to each compiled graph, so that
-    `f.maker.fgraph.rewrite_history` shows which rewrite changed what."""
+    rewrite_db, or None (no rewrite); backend: 'python' (the reference VM), 'c' (the C
+    backend: one compiled module per function, Python backend without a compiler) or None
+    (config.backend); record_history: attach a RewriteHistory to each compiled graph, so that
+    `f.maker.fgraph.rewrite_history` shows which rewrite changed what.
+
+    Theano's form, by keyword: Mode(linker='py', optimizer='fast_compile'). optimizer is one
+    of config.OPTIMIZERS' names (None: no rewrite), a RewriteQuery or a callable; linker
+    'py' is the Python backend, 'cvm', 'c', 'c|py', 'vm' config.backend. 'default' (either)
+    follows config.optimizer / config.linker at each compilation.
+    """
 
     def __init__(self, rewriter: Rewriter | RewriteQuery | None = None,
                  backend: str | None = "python", name: str | None = None,
-                 record_history: bool = False):
+                 record_history: bool = False, *, linker: str | None = None,
+                 optimizer: Any = _DEFAULT):
+        theano_form = linker is not None or optimizer is not _DEFAULT
+        if theano_form and (rewriter is not None or backend != "python"):
+            raise TypeError("Mode: give rewriter/backend or Theano's linker/optimizer, not both")
         if backend is not None and backend not in BACKENDS:
             raise ValueError(f"Mode: unknown backend {backend!r}; known: {', '.join(BACKENDS)}")
+        self._optimizer = self._linker = None
+        if theano_form:
+            self._optimizer = optimizer if optimizer in (_DEFAULT, None) \
+                or not isinstance(optimizer, str) else _check_optimizer(optimizer)
+            rewriter = None if isinstance(optimizer, str) or optimizer is None else optimizer
+            self._linker = _DEFAULT if linker in (None, _DEFAULT) else _check_linker(linker)
+            backend = None
         if rewriter is not None and not isinstance(rewriter, RewriteQuery) \
                 and not callable(rewriter):
             raise TypeError(f"Mode: rewriter must be a callable, a RewriteQuery or None, got "
-                            f"{rewriter!r}")
-        self.rewriter = rewriter
-        self.backend = backend
-        self.name = name or f"Mode(backend={backend!r})"
+                            f"{rewriter!r} (Theano's names go by keyword: "
+                            f"Mode(linker='py', optimizer='fast_run'))")
+        self._rewriter = rewriter
+        self._backend = backend
+        self.name = name or (f"Mode(linker={self._linker!r}, optimizer={optimizer!r})"
+                             if theano_form else f"Mode(backend={backend!r})")
         self.record_history = record_history
+
+    @property
+    def rewriter(self) -> Rewriter | RewriteQuery | None:
+        """The rewriter, with Theano's optimizer names resolved (config.optimizer for
+        'default') when asked."""
+        if not isinstance(self._optimizer, str):
+            return self._rewriter
+        name = config.optimizer if self._optimizer == _DEFAULT else self._optimizer
+        tags = OPTIMIZERS[name]
+        return None if tags is None else RewriteQuery(include=tags)
+
+    @property
+    def linker(self) -> str:
+        """Theano's linker name: 'py' for the Python backend, else 'cvm'."""
+        if self._linker is not None:
+            return config.linker if self._linker == _DEFAULT else self._linker
+        return "py" if self.backend == "python" else "cvm"
+
+    @property
+    def optimizer(self) -> Rewriter | RewriteQuery | None:
+        """Theano's name for the rewriter."""
+        return self.rewriter
+
+    @property
+    def backend(self) -> str | None:
+        """'python', 'c', or None for config.backend."""
+        if self._linker is None:
+            return self._backend
+        return "python" if self.linker == "py" else None
+
+    @property
+    def allow_gc(self) -> bool:
+        """Whether functions free their intermediates after each call ('_nogc' linkers do
+        not; otherwise config.allow_gc)."""
+        if self._linker is None:
+            return config.allow_gc
+        return config.allow_gc and not self.linker.endswith("_nogc")
 
     def rewrite(self, fgraph: FunctionGraph) -> None:
         if self.record_history and getattr(fgraph, "rewrite_history", None) is None:
@@ -78,6 +137,9 @@ class Mode:
 
     def _derived(self, rewriter: RewriteQuery, name: str) -> Mode:
         """A mode like this one (same class and settings) with another rewrite query."""
+        if self._linker is not None:
+            return Mode(linker=self._linker, optimizer=rewriter, name=name,
+                        record_history=self.record_history)
         return Mode(rewriter, self.backend, name, self.record_history)
 
     def including(self, *tags: str) -> Mode:
@@ -118,6 +180,8 @@ _warned_no_compiler = False
 BACKENDS: dict[str, Callable[..., Any]] = {"python": PythonVM, "c": c_backend}
 
 PREDEFINED_MODES: dict[str, Mode] = {
+    # Theano's default mode: config.optimizer's rewrites on config.linker's backend.
+    "Mode": Mode(linker=_DEFAULT, optimizer=_DEFAULT, name="Mode"),
     "FAST_RUN": Mode(RewriteQuery(include=("fast_run",)), backend=None, name="FAST_RUN"),
     "FAST_COMPILE": Mode(RewriteQuery(include=("fast_compile",)), name="FAST_COMPILE"),
 }
@@ -128,6 +192,19 @@ from sympile.compile.debugmode import DEBUG_MODE  # noqa: E402
 
 PREDEFINED_MODES["DEBUG_MODE"] = DEBUG_MODE
 PREDEFINED_MODES["DebugMode"] = DEBUG_MODE
+
+
+def _check_optimizer(name: str) -> str:
+    if name not in OPTIMIZERS:
+        raise ValueError(f"Mode: unknown optimizer {name!r}; known: {', '.join(OPTIMIZERS)}, "
+                         f"None, a RewriteQuery or a callable")
+    return name
+
+
+def _check_linker(name: str) -> str:
+    if name not in LINKERS:
+        raise ValueError(f"Mode: unknown linker {name!r}; known: {', '.join(LINKERS)}")
+    return name
 
 
 def get_mode(mode: str | Mode | None) -> Mode:

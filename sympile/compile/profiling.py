@@ -7,6 +7,7 @@ rewriting, code generation, C compilation and module loading.
 
 from __future__ import annotations
 
+import atexit
 import sys
 from collections import defaultdict
 from typing import Any, TextIO
@@ -86,3 +87,20 @@ def _op_type(op: Any) -> str:
     scalar_op = getattr(op, "scalar_op", None)
     name = type(op).__name__
     return f"{name}{{{scalar_op}}}" if scalar_op is not None else name
+
+
+_AT_EXIT: list[ProfileStats] = []
+
+
+def print_at_exit(stats: ProfileStats) -> None:
+    """Print `stats`' summary when Python exits (config.profile=True, as Theano's
+    profile flag), to stderr, after those of the functions compiled before it."""
+    if not _AT_EXIT:
+        atexit.register(_print_all)
+    _AT_EXIT.append(stats)
+
+
+def _print_all() -> None:
+    for stats in _AT_EXIT:
+        if stats.vm is not None:
+            stats.summary(file=sys.stderr)

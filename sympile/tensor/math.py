@@ -6,10 +6,12 @@ Each function applies one Elemwise node; dtypes and broadcasting follow numpy.
 from __future__ import annotations
 
 import functools
+import warnings
 from typing import Any
 
 import numpy as np
 
+from sympile.config import config
 from sympile.scalar import basic as scalar
 from sympile.scalar.basic import cast_op, normalize_dtype
 from sympile.tensor.elemwise import Elemwise
@@ -116,9 +118,14 @@ def cast(x: Any, dtype: Any):
     return elemwise_of(cast_op(dtype))(x)
 
 
-def round(x: Any, mode: str | None = "half_to_even"):
+def round(x: Any, mode: str | None = None):
     """Round to the nearest integer, in x's dtype: mode 'half_to_even' (numpy's round; also
-    mode=None) or 'half_away_from_zero' (C's round)."""
+    mode=None) or 'half_away_from_zero' (C's round). With config.warn.round, a call without
+    a mode warns (Theano's default was once half_away_from_zero)."""
+    if mode is None and config.warn.round:
+        warnings.warn("round: without a mode, sympile rounds half to even (numpy's rule; "
+                      "Theano before 0.9 rounded half away from zero); pass mode= or set "
+                      "config.warn.round = False", stacklevel=2)
     if mode is None or mode == "half_to_even":
         return _FUNCTIONS["round_half_to_even"](x)
     if mode == "half_away_from_zero":

@@ -20,7 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from sympile.config import config
 from sympile.graph.basic import Apply, Constant, Variable
+from sympile.graph.debugprint import debugprint
 from sympile.graph.fgraph import FunctionGraph
 
 
@@ -262,6 +264,12 @@ def raise_with_node(node: Apply, values: list[Any], error: Exception):
     message = (f"{error}\n  while computing {node.op} (inputs {', '.join(map(str, node.inputs))})"
                f"\n  input shapes: {shapes}\n  input dtypes: {dtypes}"
                f"\n  the variable was created at {output.creation_site()}")
+    if config.exception_verbosity == "high":
+        tree = debugprint(node.outputs, file="str", print_type=True)
+        message += "\n  the failing node's graph:\n    " + tree.replace("\n", "\n    ")
+    else:
+        message += ("\n  (config.exception_verbosity='high' also shows the failing node's "
+                    "graph)")
     try:
         wrapped = type(error)(message)
     except Exception:
