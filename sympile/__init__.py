@@ -33,6 +33,7 @@ from sympile.graph import Apply, Constant, FunctionGraph, Op, Type, Variable  # 
 from sympile.graph.basic import clone_replace
 from sympile.graph.fgraph import MissingInputError  # noqa: F401
 from sympile.ifelse import ifelse  # noqa: F401
+from sympile.misc import pkl_utils  # noqa: F401 - theano.misc.pkl_utils
 from sympile.printing import debugprint, pp  # noqa: F401
 from sympile.sandbox import rng_mrg  # noqa: F401
 from sympile.scan import foldl, foldr, map, reduce, scan, until  # noqa: F401

@@ -546,6 +546,15 @@ class Function:
         copied.trust_input = self.trust_input
         return copied
 
+    # -- pickling ---------------------------------------------------------------------------
+    def __reduce__(self):
+        """Pickle (and copy.deepcopy) what the function was compiled from: its graphs,
+        shared variables (with their values), mode and options. Loading compiles it again;
+        the C backend then finds its modules in the disk cache (config.compiledir) and
+        compiles C only for those missing."""
+        arguments = dict(self._arguments, profile=bool(self._arguments["profile"]))
+        return _rebuild_function, (arguments, self.trust_input)
+
     # -- introspection ----------------------------------------------------------------------
     def _label(self) -> str:
         return f"function {self.name!r}" if self.name else "function"
@@ -569,6 +578,12 @@ class Function:
 
     def __repr__(self):
         return f"<sympile.Function {self.name or ''} of {self._n_explicit} inputs>"
+
+
+def _rebuild_function(arguments: dict[str, Any], trust_input: bool) -> Function:
+    rebuilt = function(**arguments)
+    rebuilt.trust_input = trust_input
+    return rebuilt
 
 
 class _ProfiledFunction(Function):

@@ -154,6 +154,12 @@ class Mode:
         """This mode restricted to the rewrites with every one of `tags`."""
         return self._with_query("requiring", tags)
 
+    def __reduce__(self):
+        # A predefined mode unpickles as itself (get_mode by name), others by their state.
+        if PREDEFINED_MODES.get(self.name) is self:
+            return get_mode, (self.name,)
+        return super().__reduce__()
+
     def __str__(self):
         return self.name
 

@@ -63,16 +63,11 @@ class Scan(Op):
             raise ValueError(f"Scan: kept_steps must be one int >= 0 per recurrent output "
                              f"({len(self.recurrent_taps)}), got {kept_steps!r}")
         self.kept_steps = tuple(kept_steps)
-        self._functions: dict[Any, Any] = {}
-        # Per inner Function (by id): (the Function, its C loop), made on the first C loop.
-        self._c_loops: dict[int, tuple[Any, CLoop]] = {}
+        self._reset_caches()
         # The rows of past states each recurrent output's taps read, and the states' dtypes.
         self._lags = tuple(-min(taps) for taps in self.recurrent_taps)
         self._state_dtypes = tuple(np.dtype(output.type.dtype)
                                    for output in self.inner_outputs[:len(self.recurrent_taps)])
-        self._node_backends: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-        # node -> its inner Function, for perform's one lookup per call.
-        self._node_functions: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         expected = (n_sequence_inputs + sum(len(taps) for taps in self.recurrent_taps)
                     + n_non_sequences)
         if len(self.inner_inputs) != expected:
@@ -91,6 +86,24 @@ class Scan(Op):
 
     def __str__(self) -> str:
         return f"Scan{{{self.name}}}" if self.name else "Scan"
+
+    def _reset_caches(self) -> None:
+        self._functions: dict[Any, Any] = {}
+        # Per inner Function (by id): (the Function, its C loop), made on the first C loop.
+        self._c_loops: dict[int, tuple[Any, CLoop]] = {}
+        self._node_backends: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        # node -> its inner Function, for perform's one lookup per call.
+        self._node_functions: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+    def __getstate__(self):
+        # The compiled inner functions are not pickled (they hold C modules); a loaded op
+        # compiles them again on first use, as a new one does.
+        return {name: value for name, value in self.__dict__.items()
+                if name not in ("_functions", "_c_loops", "_node_backends", "_node_functions")}
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self._reset_caches()
 
     def make_node(self, n_steps, *inputs):
         n_steps = as_tensor_variable(n_steps, op=str(self), argument="n_steps")
