@@ -38,7 +38,9 @@ from sympile.graph.gradient_types import (
     is_null as _is_null,
 )
 from sympile.graph.op import Op
+from sympile.graph.rewriting.basic import node_rewriter
 from sympile.graph.utils import MethodNotDefined
+from sympile.tensor.rewriting.canonicalize import canonicalize_db
 from sympile.tensor.shape import declared_like
 from sympile.tensor.type import TensorType, is_discrete
 from sympile.tensor.variable import as_tensor_variable
@@ -376,8 +378,22 @@ def Rop(f: Variable | Sequence[Variable], wrt: Variable | Sequence[Variable],
             if disconnected_outputs == "warn":
                 warnings.warn(message, stacklevel=2)
             point = _float_zeros_like(output) if return_disconnected == "zero" else None
-        results.append(point)
+        results.append(None if point is None else _reading_inputs_of(point, output))
     return results[0] if single else results
+
+
+def _reading_inputs_of(point: Variable, output: Variable) -> Variable:
+    """`point`, reading every input `output` reads, as Theano's Rop result does.
+
+    Theano gives each input outside wrt a zeros_like tangent, so Rop(dot(x, W), W, V) reads
+    W through dot(zeros_like(x), W) and function([W, V, x], JV) is valid. Here such tangents
+    are None (no product with zeros is built); RopInputs records the inputs instead, and
+    the canonicalize rewrites remove it.
+    """
+    read = {id(v) for v in graph_inputs([point])}
+    missing = [v for v in graph_inputs([output])
+               if id(v) not in read and not isinstance(v, Constant)]
+    return RopInputs(len(missing))(point, *missing) if missing else point
 
 
 # ---------------------------------------------------------------------------------------------
@@ -528,6 +544,48 @@ class GradScale(_GradientMarker):
     def L_op(self, inputs, outputs, output_grads):
         return [output_grads[0] * self.factor]
 
+
+class RopInputs(Op):
+    """RopInputs(n)(tangent, *inputs): the tangent (a view), also reading the n graph inputs
+    that the function Rop differentiated reads and the tangent does not (see Rop). Their
+    gradients are zero, as through Theano's dot(zeros_like(x), W)."""
+
+    __props__ = ("n_inputs",)
+    view_map = {0: [0]}
+
+    def __init__(self, n_inputs: int):
+        self.n_inputs = n_inputs
+
+    def make_node(self, tangent, *inputs):
+        if len(inputs) != self.n_inputs:
+            raise TypeError(f"RopInputs: expected {self.n_inputs} inputs after the tangent, "
+                            f"got {len(inputs)}")
+        return Apply(self, [tangent, *inputs], [tangent.type()])
+
+    def perform(self, node, inputs, output_storage):
+        output_storage[0][0] = inputs[0]
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [input_shapes[0]]
+
+    def L_op(self, inputs, outputs, output_grads):
+        return [output_grads[0], *(_float_zeros_like(v) if not is_discrete(v)
+                                   else disconnected_type() for v in inputs[1:])]
+
+    def R_op(self, inputs, eval_points):
+        return [eval_points[0]]
+
+
+@node_rewriter([_GradientMarker, RopInputs])
+def local_remove_gradient_marker(fgraph, node):
+    """zero_grad(x), disconnected_grad(x), grad_clip(x, ...), grad_scale(x, f),
+    RopInputs(x, ...) -> x. They act when graphs are differentiated; a compiled function only
+    computes x (Theano's remove_zero_grad, remove_grad_clip, ...)."""
+    return [node.inputs[0]]
+
+
+canonicalize_db.register(local_remove_gradient_marker.name, local_remove_gradient_marker,
+                         "canonicalize", "fast_run")
 
 _zero_grad = ZeroGrad()
 _disconnected_grad = DisconnectedGrad()

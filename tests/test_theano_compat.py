@@ -164,3 +164,27 @@ def test_softmax_of_a_vector_is_a_row_as_in_theano():
     assert T.nnet.softmax(x, axis=-1).type.ndim == 1
     steps, _ = theano.scan(lambda v: T.nnet.softmax(v), sequences=T.dmatrix("m"))
     assert steps.type.ndim == 3 and steps[:, 0, :].type.ndim == 2
+
+
+def test_rop_reads_every_input_the_function_reads():
+    """The tutorial's Rop example: JV does not involve W's value, but function([W, V, x], JV)
+    is valid, as in Theano (whose zeros_like tangents read W)."""
+    W, V = T.dmatrices("W", "V")
+    x = T.dvector("x")
+    JV = theano.Rop(T.dot(x, W), W, V)
+    for mode in (PYTHON_MODE, C_MODE):
+        f = theano.function([W, V, x], JV, mode=mode)
+        np.testing.assert_array_equal(f([[1, 1], [1, 1]], [[2, 2], [2, 2]], [0, 1]), [2.0, 2.0])
+        assert [type(n.op).__name__ for n in f.maker.fgraph.apply_nodes] == ["Dot"]
+    # Still the exact J v, and zero gradient towards the inputs it only reads.
+    np.testing.assert_array_equal(theano.grad(JV.sum(), W).eval(
+        {W: np.ones((2, 2)), V: np.ones((2, 2)), x: np.ones(2)}), np.zeros((2, 2)))
+
+
+def test_gradient_markers_are_removed_from_compiled_graphs():
+    x = T.dvector("x")
+    y = theano.gradient.zero_grad(x) * 2 + theano.gradient.grad_clip(x, -1, 1)
+    f = theano.function([x], y, mode=PYTHON_MODE)
+    names = {type(n.op).__name__ for n in f.maker.fgraph.apply_nodes}
+    assert not names & {"ZeroGrad", "GradClip"}
+    np.testing.assert_array_equal(f([1.0, 2.0]), [3.0, 6.0])
