@@ -16,6 +16,7 @@ from sympile import (  # noqa: F401
     sandbox,
     tensor,
 )
+from sympile.builders import OpFromGraph  # noqa: F401
 from sympile.compile import (  # noqa: F401
     Function,
     In,

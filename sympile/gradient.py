@@ -23,7 +23,15 @@ from typing import Any
 import numpy as np
 
 from sympile.config import config
-from sympile.graph.basic import Apply, Constant, Variable, graph_inputs, io_toposort
+from sympile.graph.basic import (
+    Apply,
+    Constant,
+    Variable,
+    clone_get_equiv,
+    graph_inputs,
+    io_toposort,
+)
+from sympile.graph.fgraph import Feature, FunctionGraph
 from sympile.graph.gradient_types import (
     DisconnectedType,
     NullType,
@@ -40,7 +48,9 @@ from sympile.graph.gradient_types import (
 from sympile.graph.op import Op
 from sympile.graph.rewriting.basic import node_rewriter
 from sympile.graph.utils import MethodNotDefined
+from sympile.tensor.rewriting.basic import MergeRewriter
 from sympile.tensor.rewriting.canonicalize import canonicalize_db
+from sympile.tensor.rewriting.stabilize import stabilize_db
 from sympile.tensor.shape import declared_like
 from sympile.tensor.type import TensorType, is_discrete
 from sympile.tensor.variable import as_tensor_variable
@@ -133,7 +143,10 @@ def grad(cost: Variable | None, wrt: Variable | Sequence[Variable],
             gradient = _as_gradient_of(variable, gradient, "grad: known_grads")
         seeds[variable] = gradient
 
-    gradients = _backpropagate(seeds, wrt_list, consider_constant or ())
+    if cost is not None and not known_grads:
+        gradients = _stable_backpropagate(cost, seeds[cost], wrt_list, consider_constant or ())
+    else:
+        gradients = _backpropagate(seeds, wrt_list, consider_constant or ())
 
     results: list[Variable | None] = []
     for variable, gradient in zip(wrt_list, gradients):
@@ -156,6 +169,57 @@ def grad(cost: Variable | None, wrt: Variable | Sequence[Variable],
             gradient.name = f"(d{_cost_name(cost)}/d{variable.name})"
         results.append(gradient)
     return results[0] if single else results
+
+
+class _ChangeCounter(Feature):
+    def __init__(self):
+        self.changes = 0
+
+    def on_change_input(self, fgraph, node, index, old, new, reason):
+        self.changes += 1
+
+
+def _stable_backpropagate(cost: Variable, seed: Variable, wrt: list[Variable],
+                          consider_constant: Sequence[Variable]) -> list[Variable | None]:
+    """The gradients of `cost`, differentiated in its numerically stable form.
+
+    The forward graph is stabilized when compiled (log(exp(z) / sum(exp(z))) becomes
+    log_softmax(z), log(1 + exp(x)) softplus(x), ...), but the gradient of the naive formula
+    overflows to NaN where the stable one is finite. So a copy of the cost, cut at wrt and
+    consider_constant (stand-ins take their place, so no pattern reaches across them), is
+    merged and rewritten by the stabilize rewrites, then mapped back onto the user's graph:
+    every node the rewrites left alone is the user's own (a random draw is not drawn twice),
+    and only the stabilized part is new. That graph is differentiated. When no rewrite
+    applies, the user's graph itself is.
+    """
+    cut = list({id(v): v for v in (*wrt, *consider_constant) if v.owner is not None}.values())
+    standins = {v: v.type() for v in cut}
+    equiv = clone_get_equiv([], [cost], copy_inputs=False, copy_orphans=False,
+                            memo=dict(standins))
+    originals = {id(copy): node for node, copy in equiv.items() if isinstance(node, Apply)}
+    leaves = [v for v in graph_inputs([equiv[cost]]) if not isinstance(v, Constant)]
+    counter = _ChangeCounter()
+    fgraph = FunctionGraph(leaves, [equiv[cost]], features=[counter], clone=False)
+    # Merged first: exp(z) / sum(exp(z)) written with two exp(z) nodes is a softmax too.
+    MergeRewriter("merge")(fgraph)
+    counter.changes = 0
+    stabilize_db.query(include=("stabilize",))(fgraph)
+    if not counter.changes:
+        return _backpropagate({cost: seed}, wrt, consider_constant)
+    back: dict[Variable, Variable] = {standin: v for v, standin in standins.items()}
+    for node in fgraph.toposort():
+        inputs = [back.get(v, v) for v in node.inputs]
+        original = originals.get(id(node))
+        if original is not None and len(inputs) == len(original.inputs) \
+                and all(a is b for a, b in zip(inputs, original.inputs)):
+            outputs = original.outputs
+        elif any(a is not b for a, b in zip(inputs, node.inputs)):
+            outputs = node.clone_with_new_inputs(inputs).outputs
+        else:
+            outputs = node.outputs
+        back.update(zip(node.outputs, outputs))
+    stable = back.get(fgraph.outputs[0], fgraph.outputs[0])
+    return _backpropagate({stable: seed}, wrt, consider_constant)
 
 
 def _cost_name(cost: Variable | None) -> str:

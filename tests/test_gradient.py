@@ -29,7 +29,7 @@ from sympile.gradient import (
     verify_rop,
     zero_grad,
 )
-from sympile.graph.basic import Apply, io_toposort
+from sympile.graph.basic import Apply, applys_between, graph_inputs, io_toposort
 from sympile.graph.op import Op
 
 
@@ -300,3 +300,52 @@ def test_gradient_through_shared_variables_and_sgd():
     losses = [float(train(data, targets)) for _ in range(50)]
     assert losses[-1] < losses[0] * 1e-3
     np.testing.assert_allclose(w.get_value(), targets, atol=1e-2)
+
+
+# ---------------------------------------------------------------------------------------------
+# grad differentiates the stabilized form of the cost
+
+def _naive_nll(z, y):
+    return -T.mean(T.log(T.exp(z) / T.exp(z).sum(1, keepdims=True))[T.arange(z.shape[0]), y])
+
+
+def test_grad_of_naive_softmax_nll_is_the_stable_one():
+    """Theano, PyTensor and JAX give NaN here: they differentiate the naive formula."""
+    z, y = T.dmatrix("z"), T.ivector("y")
+    stable = -T.mean(T.nnet.log_softmax(z)[T.arange(z.shape[0]), y])
+    f = sympile.function([z, y], [sympile.grad(_naive_nll(z, y), z), sympile.grad(stable, z)])
+    logits = np.array([[1e4, -1e4, 0.0], [-1e4, 1e4, 3.0]])
+    naive_grad, stable_grad = f(logits, np.array([0, 2], "int32"))
+    assert np.all(np.isfinite(naive_grad))
+    np.testing.assert_array_equal(naive_grad, stable_grad)
+    np.testing.assert_allclose(stable_grad, [[0.0, 0.0, 0.0], [0.0, 0.5, -0.5]])
+    verify_grad(lambda m: _naive_nll(m, T.constant(np.array([1, 0], "int32"))),
+                [np.random.default_rng(0).normal(size=(2, 3))])
+
+
+def test_grad_of_naive_softplus_and_through_an_intermediate_wrt():
+    x = T.dvector("x")
+    hidden = T.exp(x)
+    cost = T.log(1 + hidden).sum()
+    f = sympile.function([x], [sympile.grad(cost, x), sympile.grad(cost, hidden)])
+    by_x, by_hidden = f([1000.0, -1000.0, 0.0])
+    np.testing.assert_allclose(by_x, [1.0, 0.0, 0.5])
+    np.testing.assert_allclose(by_hidden, [0.0, 1.0, 0.5])  # 1 / (1 + exp(x))
+    # consider_constant still cuts the graph where the user says.
+    with pytest.raises(DisconnectedInputError):
+        sympile.grad(cost + hidden.sum(), x, consider_constant=[hidden])
+    held = sympile.grad(cost + x.sum(), x, consider_constant=[hidden])
+    np.testing.assert_array_equal(held.eval({x: np.array([1.0, 2.0])}), [1.0, 1.0])
+
+
+def test_stabilized_grad_reuses_the_users_nodes():
+    """Only the rewritten part is new: a dropout mask is drawn once, not once per graph."""
+    x, y = T.dmatrix("x"), T.ivector("y")
+    w = sympile.shared(np.ones((3, 3)), "w")
+    mask = sympile.tensor.shared_randomstreams.RandomStreams(1).binomial((3,), p=0.5)
+    cost = _naive_nll(T.dot(x * mask, w), y)
+    gradient = sympile.grad(cost, w)
+    draws = {id(node) for node in applys_between(graph_inputs([cost, gradient]),
+                                                 [cost, gradient])
+        if type(node.op).__name__ == "RandomDraw"}
+    assert len(draws) == 1
