@@ -1,9 +1,14 @@
-"""Text views of graphs: debugprint (a tree with ids and types) and pp (an infix formula)."""
+"""Text views of graphs: debugprint (a tree with ids and types) and pp (an infix formula);
+Print, an op that prints values as a function computes them."""
 
 from __future__ import annotations
 
-from sympile.graph.basic import Constant, Variable
+from typing import Any
+
+from sympile.graph.basic import Apply, Constant, Variable
 from sympile.graph.debugprint import debugprint, op_text  # noqa: F401 - Theano's path
+from sympile.graph.op import Op
+from sympile.tensor.variable import as_tensor_variable
 
 _INFIX = {"add": "+", "sub": "-", "mul": "*", "true_div": "/", "int_div": "//", "mod": "%",
           "pow": "**", "lt": "<", "gt": ">", "le": "<=", "ge": ">=", "eq": "==", "neq": "!=",
@@ -44,3 +49,47 @@ def _pp(variable: Variable) -> str:
 
 # Theano's name of the formula printer (theano.printing.pprint).
 pprint = pp
+
+
+def _print_attributes(op: Print, value: Any) -> None:
+    for attribute in op.attrs:
+        shown = getattr(value, attribute)
+        if callable(shown):
+            shown = shown()
+        print(op.message, attribute, "=", shown)
+
+
+class Print(Op):
+    """Print(message, attrs=('__str__',))(x): x, printing `message` and each attribute of
+    x's value (called when it is a method) whenever the function computes it, as Theano's
+    Print. global_fn(op, value) replaces the printing. Gradients and tangents pass through;
+    rewrites never fold it into a constant."""
+
+    __props__ = ("message", "attrs", "global_fn")
+    view_map = {0: [0]}
+
+    def __init__(self, message: str = "", attrs: tuple[str, ...] = ("__str__",),
+                 global_fn: Any = _print_attributes):
+        self.message = str(message)
+        self.attrs = tuple(attrs)
+        self.global_fn = global_fn
+
+    def make_node(self, x: Any) -> Apply:
+        x = as_tensor_variable(x, op=self, argument="x")
+        return Apply(self, [x], [x.type()])
+
+    def perform(self, node, inputs, output_storage):
+        output_storage[0][0] = inputs[0]
+        self.global_fn(self, inputs[0])
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [input_shapes[0]]
+
+    def L_op(self, inputs, outputs, output_grads):
+        return [output_grads[0]]
+
+    def R_op(self, inputs, eval_points):
+        return [eval_points[0]]
+
+    def do_constant_folding(self, fgraph, node) -> bool:
+        return False

@@ -192,8 +192,8 @@ PREDEFINED_MODES: dict[str, Mode] = {
     "FAST_COMPILE": Mode(RewriteQuery(include=("fast_compile",)), name="FAST_COMPILE"),
 }
 
-# debugmode subclasses Mode, so it is imported once Mode exists; sympile.compile imports this
-# module first, so the cycle always starts here.
+# debugmode and monitormode subclass Mode, so they are imported once Mode exists;
+# sympile.compile imports this module first, so the cycle always starts here.
 from sympile.compile.debugmode import DEBUG_MODE  # noqa: E402
 
 PREDEFINED_MODES["DEBUG_MODE"] = DEBUG_MODE
@@ -223,3 +223,9 @@ def get_mode(mode: str | Mode | None) -> Mode:
         return PREDEFINED_MODES[mode]
     raise ValueError(f"unknown mode {mode!r}; expected a Mode or one of "
                      f"{', '.join(PREDEFINED_MODES)}")
+
+
+# monitormode subclasses Mode (imported at the end: its modes need this whole module).
+from sympile.compile.monitormode import NanGuardMode  # noqa: E402
+
+PREDEFINED_MODES["NanGuardMode"] = NanGuardMode()
