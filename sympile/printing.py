@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from sympile.graph.basic import Apply, Constant, Variable
+import numpy as np
+
+from sympile.graph.basic import Apply, Constant, Variable, io_toposort
 from sympile.graph.debugprint import debugprint, op_text  # noqa: F401 - Theano's path
 from sympile.graph.op import Op
 from sympile.tensor.variable import as_tensor_variable
@@ -49,6 +51,112 @@ def _pp(variable: Variable) -> str:
 
 # Theano's name of the formula printer (theano.printing.pprint).
 pprint = pp
+
+
+# -- pictures of graphs --------------------------------------------------------------------------
+
+class GraphPicture:
+    """What a picture of a graph shows (shared by pydotprint and d3viz): `nodes` maps an id
+    to (label, kind, details) with kind 'apply', 'input', 'shared', 'constant', 'output' or
+    'variable'; `edges` lists (source id, target id, label)."""
+
+    def __init__(self, target: Any, max_label_size: int = 70):
+        from sympile.graph.debugprint import _roots
+        outputs = _roots(target)
+        self.nodes: dict[str, tuple[str, str, str]] = {}
+        self.edges: list[tuple[str, str, str]] = []
+        inputs = set(getattr(getattr(target, "maker", None), "fgraph", None).inputs) \
+            if hasattr(target, "maker") else set()
+        names: dict[int, str] = {}
+
+        def key(obj: Any, prefix: str) -> str:
+            if id(obj) not in names:
+                names[id(obj)] = f"{prefix}{len(names)}"
+            return names[id(obj)]
+
+        def short(text: str) -> str:
+            return text if len(text) <= max_label_size else text[:max_label_size - 3] + "..."
+
+        for node in io_toposort([], outputs):
+            node_id = key(node, "n")
+            self.nodes[node_id] = (short(op_text(node.op)), "apply", str(node.op))
+            for index, variable in enumerate(node.inputs):
+                source = self._variable(variable, key, short, inputs, outputs)
+                label = "" if len(node.inputs) == 1 else str(index)
+                self.edges.append((source, node_id, f"{label} {variable.type}".strip()))
+            for output in node.outputs:
+                if output in outputs or len(node.outputs) > 1:
+                    target_id = self._variable(output, key, short, inputs, outputs)
+                    self.edges.append((node_id, target_id, str(output.type)))
+        for output in outputs:
+            if output.owner is None:
+                self._variable(output, key, short, inputs, outputs)
+
+    def _variable(self, variable: Variable, key, short, inputs, outputs) -> str:
+        if variable.owner is not None and variable not in outputs \
+                and len(variable.owner.outputs) == 1:
+            return key(variable.owner, "n")
+        variable_id = key(variable, "v")
+        if isinstance(variable, Constant):
+            data = np.asarray(variable.data)
+            label, kind = (str(data) if data.size <= 8 else f"constant {data.shape}"), \
+                "constant"
+        else:
+            label = variable.name or str(variable.type)
+            kind = ("output" if variable in outputs else
+                    "shared" if type(variable).__name__.endswith("SharedVariable") else
+                    "input" if variable.owner is None or variable in inputs else "variable")
+        self.nodes[variable_id] = (short(label), kind, f"{variable.type}")
+        return variable_id
+
+
+# Theano's pydotprint colours: inputs green, outputs blue, shared variables cyan-ish,
+# constants grey, apply nodes white.
+_COLOURS = {"input": "limegreen", "output": "dodgerblue", "shared": "cyan", "constant": "grey",
+            "variable": "white", "apply": "white"}
+
+
+def pydotprint(fct: Any, outfile: str | None = None, format: str = "png",
+               max_label_size: int = 70, return_image: bool = False,
+               print_output_file: bool = True) -> Any:
+    """Draw the graph of `fct` (a compiled function, a Variable or a list of them) with
+    graphviz, as Theano's pydotprint: apply nodes as ellipses, variables as boxes (inputs
+    green, outputs blue, shared variables cyan, constants grey), edges labelled with types.
+
+    format: 'dot' (the graph's source, needs only the graphviz package), or 'png', 'svg',
+    'pdf', ... (also graphviz's `dot` program). return_image: return the bytes instead of
+    writing `outfile` (default 'sympile.pydotprint.<format>').
+    """
+    try:
+        import graphviz
+    except ImportError:
+        raise ImportError("pydotprint needs the graphviz package: pip install "
+                          "'sympile[graphs]' (and graphviz's dot program for images)") \
+            from None
+    picture = GraphPicture(fct, max_label_size)
+    graph = graphviz.Digraph("sympile", format=None if format == "dot" else format)
+    for node_id, (label, kind, details) in picture.nodes.items():
+        graph.node(node_id, label, tooltip=details, style="filled",
+                   fillcolor=_COLOURS[kind], shape="ellipse" if kind == "apply" else "box")
+    for source, target, label in picture.edges:
+        graph.edge(source, target, label=label)
+    if format == "dot":
+        image = graph.source.encode()
+    else:
+        try:
+            image = graph.pipe(format=format)
+        except graphviz.ExecutableNotFound:
+            raise RuntimeError(f"pydotprint: format {format!r} needs graphviz's dot program "
+                               f"on PATH (format='dot' writes the source without it)") \
+                from None
+    if return_image:
+        return image
+    outfile = outfile or f"sympile.pydotprint.{format}"
+    with open(outfile, "wb") as stream:
+        stream.write(image)
+    if print_output_file:
+        print("The output file is available at", outfile)
+    return None
 
 
 def _print_attributes(op: Print, value: Any) -> None:

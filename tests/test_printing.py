@@ -1,7 +1,10 @@
 """debugprint and pp."""
 
 import io
+import shutil
+import xml.dom.minidom
 
+import numpy as np
 import pytest
 
 import sympile
@@ -61,3 +64,47 @@ def test_pp_infix():
     assert sympile.pp(x * y / 2) == "((x * y) / 2.0)"
     with pytest.raises(TypeError, match="expected a Variable"):
         pp(3)
+
+
+def _model():
+    x = T.dvector("x")
+    w = sympile.shared(np.ones(2), "w")
+    y = (T.exp(x) * w + 1).sum()
+    return sympile.function([x], [y, T.exp(x)], mode="FAST_COMPILE")
+
+
+def test_pydotprint_dot_source_and_images(tmp_path):
+    pytest.importorskip("graphviz")
+    from sympile.printing import pydotprint
+    source = pydotprint(_model(), format="dot", return_image=True).decode()
+    assert source.startswith("digraph sympile {")
+    assert 'label="Elemwise{exp,no_inplace}"' in source and "shape=ellipse" in source
+    assert "label=x fillcolor=limegreen" in source  # inputs green
+    assert "label=w fillcolor=cyan" in source  # shared variables cyan
+    assert "fillcolor=dodgerblue" in source  # outputs blue
+    assert source.count("->") == 8
+    outfile = tmp_path / "graph.dot"
+    pydotprint(_model(), outfile=str(outfile), format="dot", print_output_file=False)
+    assert outfile.read_text().startswith("digraph")
+    if shutil.which("dot"):
+        assert pydotprint(_model(), format="png", return_image=True)[:4] == b"\x89PNG"
+    else:
+        with pytest.raises(RuntimeError, match="needs graphviz's dot program"):
+            pydotprint(_model(), format="png", return_image=True)
+
+
+def test_d3viz_writes_a_self_contained_page(tmp_path):
+    from sympile.d3viz import d3viz, layout
+    from sympile.printing import GraphPicture
+    outfile = tmp_path / "graph.html"
+    d3viz(_model(), str(outfile))
+    page = outfile.read_text()
+    svg = page[page.index("<svg"):page.index("</svg>") + len("</svg>")]
+    document = xml.dom.minidom.parseString(svg)
+    assert len(document.getElementsByTagName("ellipse")) == 4  # exp, mul, add, sum
+    assert "Elemwise{exp,no_inplace}" in svg and "<script>" in page and "http" not in \
+        page.replace("http://www.w3.org/2000/svg", "")
+    picture = GraphPicture(_model())
+    positions = layout(picture)
+    for source, target, _ in picture.edges:  # every edge points down the page
+        assert positions[source][1] < positions[target][1]
