@@ -37,7 +37,15 @@ from sympile.ifelse import ifelse  # noqa: F401
 from sympile.misc import pkl_utils  # noqa: F401 - theano.misc.pkl_utils
 from sympile.printing import debugprint, pp  # noqa: F401
 from sympile.sandbox import rng_mrg  # noqa: F401
-from sympile.scan import foldl, foldr, map, reduce, scan, until  # noqa: F401
+from sympile.scan import (  # noqa: F401
+    foldl,
+    foldr,
+    map,
+    reduce,
+    scan,
+    scan_checkpoints,
+    until,
+)
 
 # Imported so that Theano's T.shared_randomstreams, T.signal and sandbox.rng_mrg, and
 # PyTensor's tensor.random, are attributes once sympile is imported.

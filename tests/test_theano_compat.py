@@ -188,3 +188,41 @@ def test_gradient_markers_are_removed_from_compiled_graphs():
     names = {type(n.op).__name__ for n in f.maker.fgraph.apply_nodes}
     assert not names & {"ZeroGrad", "GradClip"}
     np.testing.assert_array_equal(f([1.0, 2.0]), [3.0, 6.0])
+
+
+@pytest.mark.parametrize("n_steps", [1, 6, 7])
+def test_scan_checkpoints_matches_scan(n_steps):
+    x, W = T.dmatrix("x"), T.dmatrix("W")
+    h0 = T.dvector("h0")
+
+    def step(xt, h, W):
+        return T.tanh(T.dot(h, W) + xt)
+
+    full, _ = theano.scan(step, sequences=x, outputs_info=h0, non_sequences=W)
+    kept, _ = theano.scan_checkpoints(step, sequences=[x], outputs_info=[h0],
+                                      non_sequences=[W], save_every_N=3)
+    f = theano.function([x, h0, W], [full, kept, *theano.grad(full[-1].sum(), [W, h0, x]),
+                                     *theano.grad(kept[-1].sum(), [W, h0, x])])
+    rng = np.random.default_rng(n_steps)
+    values, checkpoints, *grads = f(rng.normal(size=(n_steps, 2)), rng.normal(size=2),
+                                    rng.normal(size=(2, 2)))
+    by_scan, by_checkpoints = grads[:3], grads[3:]
+    # The states after steps 3, 6, ... and after the last step.
+    expected = values[[*range(2, n_steps, 3)] + ([n_steps - 1] if n_steps % 3 else [])]
+    np.testing.assert_allclose(checkpoints, expected)
+    for a, b in zip(by_scan, by_checkpoints):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+def test_scan_checkpoints_without_padding_and_errors():
+    x = T.dvector("x")
+    total, _ = theano.scan_checkpoints(lambda xt, s: s + xt, sequences=[x],
+                                       outputs_info=[T.constant(0.0)], save_every_N=2,
+                                       padding=False)
+    np.testing.assert_allclose(total.eval({x: [1.0, 2.0, 3.0, 4.0]}), [3.0, 10.0])
+    with pytest.raises(ValueError, match="save_every_N must be a positive int"):
+        theano.scan_checkpoints(lambda xt: xt, sequences=[x], save_every_N=0)
+    with pytest.raises(ValueError, match="outputs_info\\[0\\] must be an initial value"):
+        theano.scan_checkpoints(lambda xt: xt, sequences=[x], outputs_info=[None])
+    with pytest.raises(ValueError, match="give sequences or n_steps"):
+        theano.scan_checkpoints(lambda s: s + 1, outputs_info=[T.constant(0.0)])

@@ -7,6 +7,6 @@ from sympile.scan import (
 )
 from sympile.scan.basic import scan, until
 from sympile.scan.op import Scan
-from sympile.scan.views import foldl, foldr, map, reduce
+from sympile.scan.views import foldl, foldr, map, reduce, scan_checkpoints
 
-__all__ = ["Scan", "scan", "until", "map", "reduce", "foldl", "foldr"]
+__all__ = ["Scan", "scan", "until", "map", "reduce", "foldl", "foldr", "scan_checkpoints"]
