@@ -95,6 +95,30 @@ def _device(value: Any) -> str:
     return value
 
 
+def _no_theano_bug(value: Any) -> bool:
+    if _boolean(value):
+        raise ValueError("this flag asks for warnings about a bug of an old Theano version; "
+                         "sympile never had it, so it can only be False")
+    return False
+
+
+def _theano_version(value: Any) -> str:
+    text = str(value)
+    if text not in ("None", "all") and not all(part.isdigit() for part in text.split(".")):
+        raise ValueError(f"expected 'None', 'all' or a Theano version such as '0.9', got "
+                         f"{value!r}")
+    return text
+
+
+# Theano's warn.* flags about bugs of its old versions, which Theano programs turn off
+# (theano.config.warn.subtensor_merge_bug = False): False is true of sympile; True is
+# refused, since there is no such bug to warn about.
+_THEANO_BUG_WARNINGS = ("argmax_pushdown_bug", "gpusum_01_011_0111_bug", "sum_sum_bug",
+                        "sum_div_dimshuffle_bug", "subtensor_merge_bug", "gpu_set_subtensor1",
+                        "vm_gc_bug", "signal_conv2d_interface", "reduce_join",
+                        "inc_set_subtensor1", "identify_1pexp_bug")
+
+
 def _positive_int(value: Any) -> int:
     number = int(value)
     if number < 1:
@@ -130,6 +154,12 @@ _FLAGS: dict[str, tuple[Any, Callable[[Any], Any], str]] = {
     "device": ("cpu", _device, "where functions run: only 'cpu' (no GPU backend yet)"),
     "warn.round": (False, _boolean, "warn when round() is called without a mode (Theano's "
                                     "default changed to numpy's half_to_even)"),
+    "warn.ignore_bug_before": ("all", _theano_version,
+                               "Theano's: warn about bugs fixed after this version; sympile "
+                               "has none of Theano's old bugs, so none is ever reported"),
+    **{f"warn.{bug}": (False, _no_theano_bug, "Theano's warning about one of its old bugs, "
+                                              "which sympile never had: only False")
+       for bug in _THEANO_BUG_WARNINGS},
     "on_unused_input": ("raise", _on_unused, "default of function(on_unused_input=...)"),
     "compute_test_value": ("off", str, "kept for Theano compatibility; only 'off' is supported"),
     "allow_gc": (False, _boolean, "free intermediate results after each call"),
@@ -174,7 +204,12 @@ class Config:
         if name not in _FLAGS:
             raise AttributeError(f"sympile.config has no flag {name!r}; flags: "
                                  f"{', '.join(_FLAGS)}")
-        self._values[name] = _FLAGS[name][1](value)
+        try:
+            self._values[name] = _FLAGS[name][1](value)
+        except ValueError as error:
+            if str(error).startswith("config."):
+                raise
+            raise ValueError(f"config.{name}: {error}") from None
 
     def change_flags(self, **flags: Any) -> _ChangeFlags:
         """Context manager (and decorator) that sets flags and restores them afterwards."""

@@ -154,3 +154,16 @@ def test_warn_round():
         config.warn.round = False
     with pytest.raises(AttributeError, match="no flag 'warn.nope'"):
         _ = config.warn.nope
+
+
+def test_theano_bug_warning_flags():
+    """Theano programs turn off warnings about its old bugs (the scan tutorial sets
+    warn.subtensor_merge_bug = False); sympile never had them: False only."""
+    config.warn.subtensor_merge_bug = False
+    assert config.warn.subtensor_merge_bug is False
+    with pytest.raises(ValueError, match="config.warn.sum_div_dimshuffle_bug: .* never had it"):
+        config.warn.sum_div_dimshuffle_bug = True
+    with config.change_flags(**{"warn.ignore_bug_before": "0.9"}):
+        assert config.warn.ignore_bug_before == "0.9"
+    with pytest.raises(ValueError, match="config.warn.ignore_bug_before: expected"):
+        config.warn.ignore_bug_before = "recent"
