@@ -22,6 +22,8 @@ from sympile.compile import (  # noqa: F401
     In,
     Mode,
     Out,
+    Param,
+    ProfileMode,
     SharedVariable,
     UnusedInputError,
     function,

@@ -60,7 +60,9 @@ class GraphPicture:
     to (label, kind, details) with kind 'apply', 'input', 'shared', 'constant', 'output' or
     'variable'; `edges` lists (source id, target id, label)."""
 
-    def __init__(self, target: Any, max_label_size: int = 70):
+    def __init__(self, target: Any, max_label_size: int = 70,
+                 var_with_name_simple: bool = False):
+        self.var_with_name_simple = var_with_name_simple
         from sympile.graph.debugprint import _roots
         outputs = _roots(target)
         self.nodes: dict[str, tuple[str, str, str]] = {}
@@ -102,7 +104,8 @@ class GraphPicture:
             label, kind = (str(data) if data.size <= 8 else f"constant {data.shape}"), \
                 "constant"
         else:
-            label = variable.name or str(variable.type)
+            label = str(variable.type) if not variable.name else variable.name \
+                if self.var_with_name_simple else f"{variable.name} {variable.type}"
             kind = ("output" if variable in outputs else
                     "shared" if type(variable).__name__.endswith("SharedVariable") else
                     "input" if variable.owner is None or variable in inputs else "variable")
@@ -118,14 +121,15 @@ _COLOURS = {"input": "limegreen", "output": "dodgerblue", "shared": "cyan", "con
 
 def pydotprint(fct: Any, outfile: str | None = None, format: str = "png",
                max_label_size: int = 70, return_image: bool = False,
-               print_output_file: bool = True) -> Any:
+               print_output_file: bool = True, var_with_name_simple: bool = False) -> Any:
     """Draw the graph of `fct` (a compiled function, a Variable or a list of them) with
     graphviz, as Theano's pydotprint: apply nodes as ellipses, variables as boxes (inputs
     green, outputs blue, shared variables cyan, constants grey), edges labelled with types.
 
     format: 'dot' (the graph's source, needs only the graphviz package), or 'png', 'svg',
     'pdf', ... (also graphviz's `dot` program). return_image: return the bytes instead of
-    writing `outfile` (default 'sympile.pydotprint.<format>').
+    writing `outfile` (default 'sympile.pydotprint.<format>'). A named variable shows its
+    name and type, or its name only with var_with_name_simple.
     """
     try:
         import graphviz
@@ -133,7 +137,7 @@ def pydotprint(fct: Any, outfile: str | None = None, format: str = "png",
         raise ImportError("pydotprint needs the graphviz package: pip install "
                           "'sympile[graphs]' (and graphviz's dot program for images)") \
             from None
-    picture = GraphPicture(fct, max_label_size)
+    picture = GraphPicture(fct, max_label_size, var_with_name_simple)
     graph = graphviz.Digraph("sympile", format=None if format == "dot" else format)
     for node_id, (label, kind, details) in picture.nodes.items():
         graph.node(node_id, label, tooltip=details, style="filled",

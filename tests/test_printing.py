@@ -79,10 +79,13 @@ def test_pydotprint_dot_source_and_images(tmp_path):
     source = pydotprint(_model(), format="dot", return_image=True).decode()
     assert source.startswith("digraph sympile {")
     assert 'label="Elemwise{exp,no_inplace}"' in source and "shape=ellipse" in source
-    assert "label=x fillcolor=limegreen" in source  # inputs green
-    assert "label=w fillcolor=cyan" in source  # shared variables cyan
+    assert "label=\"x TensorType(float64, vector)\" fillcolor=limegreen" in source  # inputs
+    assert "label=\"w TensorType(float64, vector)\" fillcolor=cyan" in source  # shared
     assert "fillcolor=dodgerblue" in source  # outputs blue
     assert source.count("->") == 8
+    simple = pydotprint(_model(), format="dot", return_image=True,
+                        var_with_name_simple=True).decode()
+    assert "label=x fillcolor=limegreen" in simple
     outfile = tmp_path / "graph.dot"
     pydotprint(_model(), outfile=str(outfile), format="dot", print_output_file=False)
     assert outfile.read_text().startswith("digraph")

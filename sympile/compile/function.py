@@ -51,6 +51,14 @@ class In:
         self.mutable = mutable
 
 
+def Param(variable: Variable, default: Any = None, name: str | None = None,
+          mutable: bool = False, strict: bool = False, allow_downcast: bool | None = None,
+          borrow: bool = False) -> In:
+    """Theano's older name of In, with `default` for In's `value`."""
+    return In(variable, name=name, value=default, strict=strict,
+              allow_downcast=allow_downcast, borrow=borrow, mutable=mutable)
+
+
 class Out:
     """An output specification. borrow=True returns the function's internal buffer, which the
     next call may overwrite (faster; copy it if you keep it)."""
@@ -154,10 +162,14 @@ def function(inputs: Sequence[Variable | In] | None = None, outputs: Any = None,
     mode = get_mode(mode)
     start = time.perf_counter()
     mode.rewrite(fgraph)
-    if profile is None and config.profile:
+    by_mode = getattr(mode, "profiles", None)  # a ProfileMode profiles its functions
+    if profile is None and (config.profile or by_mode is not None):
         profile = True
         stats = ProfileStats(name, time.perf_counter() - start)
-        print_at_exit(stats)
+        if by_mode is not None:
+            by_mode.append(stats)
+        else:
+            print_at_exit(stats)
     else:
         stats = ProfileStats(name, time.perf_counter() - start) if profile else None
     function_class = _ProfiledFunction if profile else Function

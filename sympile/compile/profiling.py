@@ -12,6 +12,8 @@ import sys
 from collections import defaultdict
 from typing import Any, TextIO
 
+from sympile.compile.mode import _DEFAULT, Mode
+
 
 class ProfileStats:
     """Timings of one compiled function (Theano's ProfileStats). The VM records the node
@@ -104,3 +106,24 @@ def _print_all() -> None:
     for stats in _AT_EXIT:
         if stats.vm is not None:
             stats.summary(file=sys.stderr)
+
+
+class ProfileMode(Mode):
+    """Theano's ProfileMode(linker=..., optimizer=...): every function compiled with it is
+    profiled (function(profile=True)); print_summary() prints their profiles, in the order
+    they were compiled."""
+
+    def __init__(self, linker: str | None = None, optimizer: Any = _DEFAULT,
+                 name: str | None = None):
+        super().__init__(linker=linker, optimizer=optimizer, name=name or "ProfileMode")
+        self.profiles: list[ProfileStats] = []
+
+    def _derived(self, rewriter: Any, name: str) -> ProfileMode:
+        derived = ProfileMode(self._linker, rewriter, name)
+        derived.record_history = self.record_history
+        derived.profiles = self.profiles
+        return derived
+
+    def print_summary(self, file: TextIO | None = None) -> None:
+        for stats in self.profiles:
+            stats.summary(file=file)
