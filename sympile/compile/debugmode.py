@@ -189,6 +189,7 @@ class CheckingVM(UpdatingRuns):
     def __init__(self, fgraph: FunctionGraph, input_storage: list[list[Any]],
                  history: DebugHistory, mode_name: str, profile: bool = False):
         self.vm = PythonVM(fgraph, input_storage, profile)
+        self._lock = self.vm._lock
         self.nodes = self.vm.nodes
         self.node_profile = self.vm.node_profile
         self.fgraph = fgraph

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import threading
 import time
 import warnings
 from collections.abc import Iterable, Sequence
@@ -402,6 +403,9 @@ class Function:
                                      in enumerate(fgraph.inputs) if variable in destroyed]
         self._shared_cells = shared_cells
         self._free_after_call = mode.allow_gc
+        # The VM runs one call at a time; this lock also keeps fn()'s n calls together and a
+        # call together with the free() that follows it.
+        self._gc_lock = threading.RLock()
         self._vm = mode.link(fgraph, self._input_cells + shared_cells,
                              profile=profile is not None)
         if profile is not None:
@@ -439,9 +443,12 @@ class Function:
             args = self._filter_inputs(args, kwargs)
             if self._destroyed_positions:
                 args = self._unshare_destroyed(args)
-        outputs = self._vm.call(args)
         if self._free_after_call:
-            self.free()
+            with self._gc_lock:  # no other thread's call between this one and its free()
+                outputs = self._vm.call(args)
+                self.free()
+        else:
+            outputs = self._vm.call(args)
         if self._output_keys is not None:
             return dict(zip(self._output_keys, outputs))
         return outputs
@@ -461,10 +468,11 @@ class Function:
             else:
                 raise TypeError(f"{self._label()}.fn: input {self._input_label(index)} has "
                                 f"no stored value; call the function once with it first")
-        self._vm.run(n_calls - 1)
-        outputs = self._vm.call(tuple(values))
-        if self._free_after_call:
-            self.free()
+        with self._gc_lock:
+            self._vm.run(n_calls - 1)
+            outputs = self._vm.call(tuple(values))
+            if self._free_after_call:
+                self.free()
         return [outputs] if self._single else outputs
 
     def _unshare_destroyed(self, args: tuple) -> tuple:

@@ -107,7 +107,7 @@ static int sympile_apply_updates(Program *self)
     return 0;
 }
 
-static PyObject *Program_run(Program *self, PyObject *argument)
+static PyObject *Program_run_locked(Program *self, PyObject *argument)
 {
     long n_calls = PyLong_AsLong(argument);
     if (n_calls == -1 && PyErr_Occurred())
@@ -124,7 +124,7 @@ static PyObject *Program_run(Program *self, PyObject *argument)
    from the last call, store the inputs, run, take the outputs, apply the updates. An output
    the caller has let go of stays in its cell, where its node can reuse the array (a new one
    of 40 MB costs more in page faults than the loop that fills it). */
-static PyObject *Program_call(Program *self, PyObject *args)
+static PyObject *Program_call_locked(Program *self, PyObject *args)
 {
     if (!PyTuple_Check(args) || PyTuple_GET_SIZE(args) != self->n_call_inputs) {
         PyErr_Format(PyExc_TypeError, "expected a tuple of %zd inputs", self->n_call_inputs);
@@ -489,7 +489,7 @@ static int sympile_check_step_array(PyObject *value, int wraps, Py_ssize_t first
    after a step whose condition is true. Returns (steps run, [the buffer allocated for each
    output given source -1, None for the others]); on error, failed_node/bad_input tell
    what. */
-static PyObject *Program_run_steps(Program *self, PyObject *args)
+static PyObject *Program_run_steps_locked(Program *self, PyObject *args)
 {
     PyObject *capsule, *arrays;
     Py_ssize_t n_steps;
@@ -611,7 +611,7 @@ done:
     return result;
 }
 
-static PyObject *Program_run_once(Program *self, PyObject *unused)
+static PyObject *Program_run_once_locked(Program *self, PyObject *unused)
 {
     (void)unused;  /* the method's signature is Python's */
     self->failed_node = -1;
@@ -620,6 +620,36 @@ static PyObject *Program_run_once(Program *self, PyObject *unused)
         return NULL;
     Py_RETURN_NONE;
 }
+
+/* One thread at a time runs a program. A call holds the GIL from start to end, except inside
+   Python thunks (perform() of nodes without C code), the only place another thread's call can
+   start: so `busy` is only read and written under the GIL, and a call that finds it set
+   waits, with the GIL released, for the running one to finish. The uncontended path is
+   one test and two stores. */
+static void sympile_enter(Program *self)
+{
+    while (self->busy) {
+        Py_BEGIN_ALLOW_THREADS
+        struct timespec pause = {0, 20000};
+        nanosleep(&pause, NULL);
+        Py_END_ALLOW_THREADS
+    }
+    self->busy = 1;
+}
+
+#define SYMPILE_LOCKED_METHOD(name, argument_type)                         \
+    static PyObject *name(Program *self, argument_type argument)           \
+    {                                                                      \
+        sympile_enter(self);                                               \
+        PyObject *result = name##_locked(self, argument);                  \
+        self->busy = 0;                                                    \
+        return result;                                                     \
+    }
+
+SYMPILE_LOCKED_METHOD(Program_run, PyObject *)
+SYMPILE_LOCKED_METHOD(Program_call, PyObject *)
+SYMPILE_LOCKED_METHOD(Program_run_steps, PyObject *)
+SYMPILE_LOCKED_METHOD(Program_run_once, PyObject *)
 
 static PyObject *Program_profile(Program *self, PyObject *unused)
 {

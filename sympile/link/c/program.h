@@ -17,6 +17,7 @@ typedef struct Program {
     int single_output;
     double *node_seconds;      /* per node, when profiling */
     long *node_calls;
+    int busy;                  /* a call is running: another thread's call waits (program.c) */
 } Program;
 
 /* Defined by each module's main unit. */

@@ -13,6 +13,7 @@ conditional's step run them after the condition is known; both backends follow t
 from __future__ import annotations
 
 import copy
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -136,6 +137,7 @@ class UpdatingRuns:
     """
 
     updates: list[tuple[list[Any], list[Any], bool]] = []
+    _lock: threading.Lock
     _call_inputs: list[list[Any]] = []
     _call_outputs: list[tuple[list[Any], bool, bool]] = []
     _single = False
@@ -151,7 +153,12 @@ class UpdatingRuns:
 
     def call(self, values: tuple) -> Any:
         """One call: store `values` in the input cells, run, take the outputs, apply the
-        updates, empty the cells of the outputs handed out; the output, or a list."""
+        updates, empty the cells of the outputs handed out; the output, or a list. One
+        thread at a time (self._lock): a call sees no other call's values."""
+        with self._lock:
+            return self._call(values)
+
+    def _call(self, values: tuple) -> Any:
         for cell, value in zip(self._call_inputs, values):
             cell[0] = value
         self()
@@ -165,9 +172,10 @@ class UpdatingRuns:
 
     def run(self, n_calls: int = 1) -> None:
         """Run the program and apply the updates, n_calls times."""
-        for _ in range(n_calls):
-            self()
-            apply_updates(self.updates)
+        with self._lock:
+            for _ in range(n_calls):
+                self()
+                apply_updates(self.updates)
 
 
 class PythonVM(UpdatingRuns):
@@ -177,6 +185,7 @@ class PythonVM(UpdatingRuns):
     def __init__(self, fgraph: FunctionGraph, input_storage: list[list[Any]],
                  profile: bool = False):
         self.fgraph = fgraph
+        self._lock = threading.Lock()
         self.nodes = fgraph.toposort()
         self.storage: dict[Variable, list[Any]] = dict(zip(fgraph.inputs, input_storage))
         for variable in fgraph.variables:

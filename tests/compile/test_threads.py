@@ -1,0 +1,104 @@
+"""Calls from several threads: each call of a function is atomic with respect to that
+function's storage and updates (issue 18)."""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import sympile
+import sympile.tensor as T
+from sympile.compile.mode import Mode
+from sympile.compile.ops import as_op
+from tests.link.c.utils import C_MODE, PYTHON_MODE, requires_compiler
+
+MODES = [PYTHON_MODE, pytest.param(C_MODE, marks=requires_compiler),
+         pytest.param(Mode(None, backend="c"), marks=requires_compiler, id="c-unrewritten")]
+THREADS, CALLS = 4, 150
+
+
+@pytest.fixture(autouse=True)
+def _switch_threads_often():
+    """Python switches threads every 5 ms by default; switching every microsecond makes
+    interleavings that a wrong lock lets through show up within a few hundred calls."""
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    yield
+    sys.setswitchinterval(interval)
+
+
+def _hammer(call, n_threads=THREADS, n_calls=CALLS):
+    """Run call(thread index) n_calls times in each of n_threads threads, started together;
+    the results by thread."""
+    results = [[] for _ in range(n_threads)]
+    start = threading.Barrier(n_threads)
+
+    def work(index):
+        start.wait()
+        for _ in range(n_calls):
+            results[index].append(call(index))
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(n_threads)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
+
+
+@as_op(itypes=[T.dscalar], otypes=[T.dscalar])
+def _in_python(value):
+    """A node without C code: the C backend runs it as a Python thunk, where it lets go of
+    the GIL and another thread's call can start."""
+    return value.copy()
+
+
+@pytest.mark.parametrize("thunk", [False, True])
+@pytest.mark.parametrize("mode", MODES)
+def test_accumulator_from_threads_loses_no_update(mode, thunk):
+    state = sympile.shared(np.float64(0.0), "state")
+    x = T.dscalar("x")
+    read = _in_python(state) if thunk else state
+    accumulate = sympile.function([x], read, updates=[(state, read + x)], mode=mode)
+    for _ in range(3):
+        state.set_value(np.float64(0.0))
+        returned = sorted(v for r in _hammer(lambda i: float(accumulate(1.0))) for v in r)
+        assert state.get_value() == THREADS * CALLS
+        assert returned == list(map(float, range(THREADS * CALLS)))  # each old value once
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_scan_functions_from_threads(mode):
+    """A scan's inner function is shared by every function built on that scan."""
+    total = sympile.shared(np.float64(0.0), "total")
+    x = T.dvector("x")
+    sums, _ = sympile.scan(lambda v, acc: acc + v, sequences=x,
+                           outputs_info=T.constant(np.float64(0.0)))
+    add_up = sympile.function([x], sums[-1], updates=[(total, total + sums[-1])], mode=mode)
+    scaled = sympile.function([x], sums * 2, mode=mode)
+    inputs = [np.arange(n, dtype="float64") for n in (3, 5, 7, 9)]
+
+    def call(index):
+        if index % 2:
+            return float(add_up(inputs[index]))
+        return scaled(inputs[index]).tolist()
+
+    for _ in range(3):
+        total.set_value(np.float64(0.0))
+        results = _hammer(call)
+        for index, values in enumerate(results):
+            expected = float(inputs[index].sum()) if index % 2 else \
+                (2 * np.cumsum(inputs[index])).tolist()
+            assert all(value == expected for value in values), index
+        assert total.get_value() == CALLS * (inputs[1].sum() + inputs[3].sum())
+
+
+def test_fn_n_calls_is_atomic_between_threads():
+    state = sympile.shared(np.int64(0), "state")
+    step = sympile.function([], state, updates=[(state, state + 1)], mode=PYTHON_MODE)
+    step()
+    _hammer(lambda i: step.fn(n_calls=10), n_calls=20)
+    assert state.get_value() == 1 + THREADS * 20 * 10
