@@ -14,6 +14,7 @@ import numpy as np
 from sympile.compile.mode import Mode, get_mode
 from sympile.compile.profiling import ProfileStats, print_at_exit
 from sympile.compile.shared import SharedVariable
+from sympile.compile.updates import protect_updates
 from sympile.config import config
 from sympile.graph.basic import Constant, Variable, clone_replace, graph_inputs
 from sympile.graph.fgraph import FunctionGraph, InconsistencyError, MissingInputError
@@ -163,6 +164,7 @@ def function(inputs: Sequence[Variable | In] | None = None, outputs: Any = None,
     mode = get_mode(mode)
     start = time.perf_counter()
     mode.rewrite(fgraph)
+    protect_updates(fgraph, fgraph.inputs[len(explicit):])
     by_mode = getattr(mode, "profiles", None)  # a ProfileMode profiles its functions
     if profile is None and (config.profile or by_mode is not None):
         profile = True
@@ -635,7 +637,8 @@ def _aliases_input(fgraph: FunctionGraph, variable: Variable,
     handing it out or storing it in a shared variable needs a copy. An output may view
     several inputs (an ifelse output is its then or its else value): each is followed.
     The new value of the shared variable `updated` may be its old memory overwritten in
-    place (reached through destroy_map only): storing it there needs no copy."""
+    place (reached through destroy_map, or ops whose output is their input itself): storing
+    it there needs no copy."""
     pending, seen = [(variable, False)], {variable}
     while pending:
         variable, through_view = pending.pop()
@@ -646,6 +649,8 @@ def _aliases_input(fgraph: FunctionGraph, variable: Variable,
         op = variable.owner.op
         viewed = op.view_map.get(variable.index)
         sources = viewed or op.destroy_map.get(variable.index) or ()
+        # The whole input, unchanged (LengthsAgree): no more a view than the input itself.
+        viewed = viewed and not getattr(op, "is_identity_view", False)
         for source in sources:
             source_variable = variable.owner.inputs[source]
             if source_variable not in seen:

@@ -21,6 +21,7 @@ import numpy as np
 
 from sympile.graph.op import Op
 from sympile.tensor.blas.gemm import Gemm, Gemv, Ger, _check_runtime
+from sympile.tensor.elemwise import Elemwise
 from sympile.tensor.subtensor import (
     AdvancedIncSubtensor,
     IncSubtensor,
@@ -29,7 +30,7 @@ from sympile.tensor.subtensor import (
 )
 
 __all__ = ["AdvancedIncSubtensorInplace", "GemmInplace", "GemvInplace", "GerInplace",
-           "IncSubtensorInplace", "inplace_form"]
+           "IncSubtensorInplace", "base_form", "inplace_form"]
 
 
 class GemmInplace(Gemm):
@@ -154,4 +155,23 @@ def inplace_form(op: Op) -> Op | None:
     if type(op) is AdvancedIncSubtensor:
         return AdvancedIncSubtensorInplace(op.idx_list, op.set_instead_of_inc,
                                            op.ignore_duplicates)
+    return None
+
+
+def base_form(op: Op) -> Op | None:
+    """The op computing what the overwriting `op` computes into a new array (inplace_form's
+    inverse; an Elemwise without its inplace_pattern), or None if `op` overwrites nothing
+    this module knows."""
+    if isinstance(op, Elemwise):
+        return Elemwise(op.scalar_op, (), op.name) if op.inplace_pattern else None
+    if type(op) is GemmInplace:
+        return Gemm()
+    if type(op) is GemvInplace:
+        return Gemv()
+    if type(op) is GerInplace:
+        return Ger()
+    if type(op) is IncSubtensorInplace:
+        return IncSubtensor(op.idx_list, op.set_instead_of_inc)
+    if type(op) is AdvancedIncSubtensorInplace:
+        return AdvancedIncSubtensor(op.idx_list, op.set_instead_of_inc, op.ignore_duplicates)
     return None

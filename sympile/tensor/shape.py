@@ -24,6 +24,7 @@ from sympile.scalar.basic import DISCRETE_DTYPES, INTEGER_DTYPES, normalize_dtyp
 from sympile.tensor import math
 from sympile.tensor.elemwise import DimShuffle
 from sympile.tensor.shape_c import (
+    lengths_agree_c_code,
     make_vector_c_code,
     reshape_c_code,
     specify_shape_c_code,
@@ -33,6 +34,7 @@ from sympile.tensor.type import is_discrete, tensor_type
 from sympile.tensor.variable import as_tensor_variable, constant
 
 __all__ = [
+    "LengthsAgree",
     "Unbroadcast",
     "addbroadcast",
     "patternbroadcast",
@@ -205,6 +207,51 @@ class SpecifyShape(Op):
             return [None]
         lengths = [None if _is_none_length(length) else length for length in inputs[1:]]
         return [self(tangent, *lengths)]
+
+
+class LengthsAgree(Op):
+    """LengthsAgree(pairs, what)(target, *sources): target itself (a view), after checking
+    that the lengths each pair names are equal: a pair ((i, a), (j, b)) compares axis a of
+    input i with axis b of input j (0 is target). Raises the ValueError `what` would raise.
+
+    function() puts one before each node that will overwrite a shared variable, reading
+    lengths that are known before any such node runs, so that a call that would fail in
+    one of them fails before any of them has written (sympile.compile.updates)."""
+
+    __props__ = ("pairs", "what")
+    view_map = {0: [0]}
+    is_identity_view = True  # the output is the target itself, whole (function.py)
+
+    def __init__(self, pairs: Sequence[tuple[tuple[int, int], tuple[int, int]]], what: str):
+        self.pairs = tuple((tuple(first), tuple(second)) for first, second in pairs)
+        self.what = str(what)
+
+    def make_node(self, target, *sources):
+        inputs = [as_tensor_variable(v, op=self) for v in (target, *sources)]
+        for (i, a), (j, b) in self.pairs:
+            if max(i, j) >= len(inputs) or a >= inputs[i].type.ndim \
+                    or b >= inputs[j].type.ndim:
+                raise ValueError(f"LengthsAgree: pair {((i, a), (j, b))} names no axis of "
+                                 f"the inputs")
+        return Apply(self, inputs, [inputs[0].type()])
+
+    def perform(self, node, inputs, output_storage):
+        for (i, a), (j, b) in self.pairs:
+            if inputs[i].shape[a] != inputs[j].shape[b]:
+                raise ValueError(f"{self.what}: input shapes {inputs[i].shape} and "
+                                 f"{inputs[j].shape} disagree (axis {a} has length "
+                                 f"{inputs[i].shape[a]}, axis {b} has length "
+                                 f"{inputs[j].shape[b]})")
+        output_storage[0][0] = inputs[0]
+
+    def c_code(self, node, names):
+        return lengths_agree_c_code(self, node, names)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [input_shapes[0]]
+
+    def do_constant_folding(self, fgraph, node) -> bool:
+        return False
 
 
 class Unbroadcast(Op):

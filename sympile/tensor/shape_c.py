@@ -8,7 +8,8 @@ from sympile.graph.basic import Apply
 from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames
 from sympile.tensor.indexing_c import c_string
 
-__all__ = ["make_vector_c_code", "reshape_c_code", "specify_shape_c_code"]
+__all__ = ["lengths_agree_c_code", "make_vector_c_code", "reshape_c_code",
+           "specify_shape_c_code"]
 
 
 def _integer_scalar(node: Apply, names: CNames, position: int) -> str:
@@ -154,6 +155,32 @@ def view_c_code(node: Apply, names: CNames) -> CCode:
     return CCode(body=f"""
 Py_INCREF({x});
 if (sympile_assign_output(&{output}, {x}) != 0) {{
+    {names.fail}
+}}
+""")
+
+
+def lengths_agree_c_code(op, node: Apply, names: CNames) -> CCode:
+    """The target itself, after perform's comparisons of lengths, with its message."""
+    checks = []
+    for (i, a), (j, b) in op.pairs:
+        first, second = names.inputs[i], names.inputs[j]
+        checks.append(f"""
+if (PyArray_DIM({first}, {a}) != PyArray_DIM({second}, {b})) {{
+    PyObject *one = PyArray_IntTupleFromIntp(PyArray_NDIM({first}), PyArray_DIMS({first}));
+    PyObject *other = PyArray_IntTupleFromIntp(PyArray_NDIM({second}), PyArray_DIMS({second}));
+    if (one != NULL && other != NULL)
+        PyErr_Format(PyExc_ValueError, "%s: input shapes %R and %R disagree (axis {a} has "
+                     "length %lld, axis {b} has length %lld)", {c_string(op.what)}, one, other,
+                     (long long)PyArray_DIM({first}, {a}), (long long)PyArray_DIM({second}, {b}));
+    Py_XDECREF(one);
+    Py_XDECREF(other);
+    {names.fail}
+}}""")
+    target, output = names.inputs[0], names.outputs[0]
+    return CCode(body="\n".join(checks) + f"""
+Py_INCREF({target});
+if (sympile_assign_output(&{output}, {target}) != 0) {{
     {names.fail}
 }}
 """)

@@ -434,7 +434,7 @@ def test_dimshuffle_bad_patterns(pattern, message):
 
 def test_dimshuffle_drops_only_broadcastable_axes():
     with pytest.raises(ValueError, match=r"DimShuffle\{0\}: cannot drop axis 1 of "
-                                         r"TensorType\(float64, shape=\(\?, \?\)\): only axes "
+                                         r"TensorType\(float64, matrix\): only axes "
                                          r"of length 1"):
         T.dmatrix().dimshuffle(0)
     assert T.dcol().dimshuffle(0).type.shape == (None,)
@@ -443,7 +443,7 @@ def test_dimshuffle_drops_only_broadcastable_axes():
 
 def test_dimshuffle_checks_the_input_rank():
     with pytest.raises(TypeError, match=r"DimShuffle\{1,0\}: expected a 2-d input, got "
-                                        r"TensorType\(float64, shape=\(\?,\)\)"):
+                                        r"TensorType\(float64, vector\)"):
         DimShuffle(2, (1, 0))(T.dvector())
 
 

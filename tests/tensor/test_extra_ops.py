@@ -309,7 +309,7 @@ def test_diagonal_method():
 
 def test_diag_bad_inputs():
     with pytest.raises(ValueError, match="diag: expected a 1-d or 2-d input, got "
-                                         r"TensorType\(float64, shape=\(\?, \?, \?\)\)"):
+                                         r"TensorType\(float64, 3D\)"):
         diag(T.dtensor3())
     with pytest.raises(ValueError, match="diag: expected a 1-d or 2-d input"):
         diag(T.dscalar())

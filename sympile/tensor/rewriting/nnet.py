@@ -8,8 +8,12 @@
   local_crossentropy_1hot_grad   SoftmaxGrad(inc(zeros[arange(n), y], a / sm[arange(n), y]), sm)
                                  SoftmaxGrad(inc(zeros[arange(n), y], a) / sm, sm)
                                                                     -> Dx(-a, sm, y)
-  local_softmax_of_crossentropy  softmax(x) next to crossentropy(x, y) -> its second output
   local_softmax_grad             sm * (dy - sum(dy * sm, a, keepdims)) -> SoftmaxGrad(a)(dy, sm)
+
+and one in specialize_db (tags specialize, fast_run), after those had their chance (the
+log of the fused op's softmax would not be stabilized):
+
+  local_softmax_of_crossentropy  softmax(x) next to crossentropy(x, y) -> its second output
 
 crossentropy is CrossentropySoftmax1Hot (x a matrix, the softmax along its rows, y integer
 targets), Dx its backward op. n must be the number of targets or of rows (y.shape[0] or
@@ -36,9 +40,10 @@ from sympile.tensor.nnet.basic import (
     SoftmaxGrad,
 )
 from sympile.tensor.reduction import CAReduce
+from sympile.tensor.rewriting.specialize import specialize_db
 from sympile.tensor.rewriting.stabilize import _as_type_of, _inputs_of, stabilize_db
-from sympile.tensor.shape import ShapeI
-from sympile.tensor.subtensor import ARRAY, AdvancedIncSubtensor, AdvancedSubtensor
+from sympile.tensor.shape import Shape, ShapeI
+from sympile.tensor.subtensor import ARRAY, AdvancedIncSubtensor, AdvancedSubtensor, Subtensor
 
 __all__ = ["local_crossentropy_1hot", "local_crossentropy_1hot_grad", "local_log_softmax",
            "local_softmax", "local_softmax_grad", "local_softmax_of_crossentropy"]
@@ -76,9 +81,21 @@ def _is_row_arange(variable, x, targets) -> bool:
     start, stop, step = owner.inputs
     if not (_is_constant(start, 0) and _is_constant(step, 1)):
         return False
-    length = stop.owner
-    return length is not None and isinstance(length.op, ShapeI) and length.op.axis == 0 \
-        and length.inputs[0] in (x, targets)
+    return _first_length_of(stop) in (x, targets)
+
+
+def _first_length_of(length):
+    """v if `length` is v's length along axis 0: Shape_i{0}(v), or shape(v)[0] as written
+    (grad stabilizes costs before the canonicalize rewrites turn one into the other)."""
+    owner = length.owner
+    if owner is None:
+        return None
+    if isinstance(owner.op, ShapeI):
+        return owner.inputs[0] if owner.op.axis == 0 else None
+    if isinstance(owner.op, Subtensor) and owner.op.idx_list == (0,) \
+            and owner.inputs[0].owner is not None and isinstance(owner.inputs[0].owner.op, Shape):
+        return owner.inputs[0].owner.inputs[0]
+    return None
 
 
 def _picked_targets(variable):
@@ -266,6 +283,10 @@ def local_softmax_of_crossentropy(fgraph: FunctionGraph, node: Apply):
 
 
 for _rule in (local_softmax, local_log_softmax, local_crossentropy_1hot,
-              local_crossentropy_1hot_grad, local_softmax_of_crossentropy, local_softmax_grad):
+              local_crossentropy_1hot_grad, local_softmax_grad):
     stabilize_db.register(_rule.name, _rule, "stabilize", "fast_run")
 del _rule
+# After the stabilize pass: a softmax that log(softmax(x)) or a cross-entropy pattern still
+# reads must have been rewritten first (log of the fused op's softmax is not stabilized).
+specialize_db.register(local_softmax_of_crossentropy.name, local_softmax_of_crossentropy,
+                       "specialize", "fast_run")
