@@ -17,7 +17,7 @@ after the rewrites (protect_updates):
    remain: it runs first among the commit nodes, so when it fails nothing has been written.
    Any further one gets back its non-inplace form (it computes a new array; the update is
    applied at the end with the others), as does every commit node that a node other than a
-   commit node depends on, and every commit node of a graph with lazy conditionals.
+   commit node depends on, and every commit node inside a lazy conditional's branch.
 
 So fn(n_calls=N) that fails at call k has applied calls 1 .. k-1 and nothing of call k.
 """
@@ -28,7 +28,7 @@ from collections.abc import Sequence
 
 from sympile.graph.basic import Apply, Variable
 from sympile.graph.fgraph import Feature, FunctionGraph
-from sympile.link.python.vm import is_conditional
+from sympile.link.python.vm import is_conditional, lazy_schedule
 from sympile.tensor.blas.gemm import Gemm, Gemv, Ger
 from sympile.tensor.elemwise import Elemwise
 from sympile.tensor.inplace import base_form
@@ -45,10 +45,12 @@ def protect_updates(fgraph: FunctionGraph, shared_inputs: Sequence[Variable]) ->
     shared = {id(v) for v in shared_inputs}
     if not any(_commits(fgraph, shared)):
         return
-    if any(is_conditional(node) for node in fgraph.apply_nodes):
-        for node in _commits(fgraph, shared):
+    # A commit node inside a lazy branch is reverted: ordering it after phase one would
+    # take it out of its branch (lazy_schedule), running it when the branch should not run.
+    in_branch = _lazy_branch_nodes(fgraph)
+    for node in _commits(fgraph, shared):
+        if node in in_branch:
             _revert(fgraph, node)
-        return
     # A commit node that a node other than a commit node depends on would let that node
     # fail after it wrote: revert it (one at a time: reverting changes the others' clients).
     while True:
@@ -72,20 +74,23 @@ def protect_updates(fgraph: FunctionGraph, shared_inputs: Sequence[Variable]) ->
     for node in commits:
         if node is not first:
             _check_before(fgraph, node, set(commits))
-    fgraph.attach_feature(UpdateOrder(_commits(fgraph, shared), first))
+    fgraph.attach_feature(UpdateOrder(_commits(fgraph, shared), first,
+                                      _lazy_branch_nodes(fgraph)))
 
 
 class UpdateOrder(Feature):
     """Orders each commit node after every node that depends on no commit node, and `first`
-    (if any) before the other commit nodes."""
+    (if any) before the other commit nodes. Nodes of lazy branches (`in_branch`) get no
+    ordering: they run inside their conditional's step, which is ordered."""
 
-    def __init__(self, commits: list[Apply], first: Apply | None):
+    def __init__(self, commits: list[Apply], first: Apply | None, in_branch: set[Apply]):
         self.commits = commits
         self.first = first
+        self.in_branch = in_branch
 
     def orderings(self, fgraph: FunctionGraph) -> dict[Apply, list[Apply]]:
         late = _depending_on(fgraph, self.commits)
-        after_commit = set().union(*late.values()) | set(self.commits)
+        after_commit = set().union(*late.values()) | set(self.commits) | self.in_branch
         phase_one = [node for node in fgraph.apply_nodes if node not in after_commit]
         orderings = {}
         for node in self.commits:
@@ -94,6 +99,24 @@ class UpdateOrder(Feature):
                 before.append(self.first)
             orderings[node] = before
         return orderings
+
+
+def _lazy_branch_nodes(fgraph: FunctionGraph) -> set[Apply]:
+    """The nodes that run inside a branch of a lazy conditional (lazy_schedule)."""
+    nodes = fgraph.toposort()
+    if not any(is_conditional(node) for node in nodes):
+        return set()
+    members: set[Apply] = set()
+
+    def collect(steps, inside: bool) -> None:
+        for step in steps:
+            if inside:
+                members.add(nodes[step.index])
+            collect(step.then_steps, True)
+            collect(step.else_steps, True)
+
+    collect(lazy_schedule(nodes, fgraph.outputs, fgraph.orderings()), False)
+    return members
 
 
 def _commits(fgraph: FunctionGraph, shared: set[int]) -> list[Apply]:

@@ -103,6 +103,20 @@ def scan_updates():
     return s, [x], updates, (np.ones((3, 3)),), (np.ones((3, 2)),)
 
 
+@pattern
+def scan_gradient_step():
+    """An RNN's SGD step (the scan's gradient holds lazy ifelses) with a stale bias."""
+    s = _state(W=np.eye(2) * 0.5, V=np.ones((2, 2)), b=np.zeros(3))
+    x, c = T.dmatrix("x"), T.dvector("c")
+    states, _ = sympile.scan(lambda row, h: T.tanh(T.dot(h, s["W"]) + row), sequences=x,
+                             outputs_info=T.zeros((2,)))
+    cost = T.dot(states, s["V"]).sum() + s["b"].sum()
+    gW, gV, gb = sympile.grad(cost, [s["W"], s["V"], s["b"]])
+    updates = [(s["W"], s["W"] - 0.1 * gW), (s["V"], s["V"] - 0.1 * gV),
+               (s["b"], s["b"] - 0.1 * (gb + c))]
+    return s, [x, c], updates, (np.ones((3, 2)), np.ones(2)), (np.ones((3, 2)), np.ones(3))
+
+
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("name", sorted(PATTERNS))
 def test_a_failed_call_changes_no_shared_variable(name, mode):
