@@ -19,6 +19,7 @@ from sympile.config import config
 from sympile.graph.basic import Constant, Variable, clone_replace, graph_inputs
 from sympile.graph.fgraph import FunctionGraph, InconsistencyError, MissingInputError
 from sympile.graph.rewriting.destroyhandler import DestroyHandler
+from sympile.link.c.linker import CVM
 from sympile.tensor.shape import specify_shape
 from sympile.tensor.type import TensorType
 from sympile.tensor.variable import as_tensor_variable
@@ -412,6 +413,8 @@ class Function:
                              profile=profile is not None)
         if profile is not None:
             profile.vm = self._vm
+        # The C backend checks each input's dtype and ndim itself, also under trust_input.
+        self._check_trusted = not isinstance(self._vm, CVM)
         n_outputs = len(output_specs)
         self._output_cells = self._vm.output_storage[:n_outputs]
         self._output_keys = output_keys
@@ -445,6 +448,8 @@ class Function:
             args = self._filter_inputs(args, kwargs)
             if self._destroyed_positions:
                 args = self._unshare_destroyed(args)
+        elif self._check_trusted:
+            self._check_trusted_inputs(args)
         if self._free_after_call:
             with self._gc_lock:  # no other thread's call between this one and its free()
                 outputs = self._vm.call(args)
@@ -476,6 +481,23 @@ class Function:
             if self._free_after_call:
                 self.free()
         return [outputs] if self._single else outputs
+
+    def _check_trusted_inputs(self, args: tuple) -> None:
+        """What trust_input still checks on the Python backend (the C backend checks the
+        same in C): each tensor input is an ndarray of its dtype, in the machine's byte
+        order, with its number of dimensions. Conversions, static lengths and aliasing are
+        the caller's to get right."""
+        for index, (value, spec) in enumerate(zip(args, self._specs)):
+            kind = spec.variable.type
+            if not isinstance(kind, TensorType):
+                continue
+            if not (type(value) is np.ndarray and value.dtype == kind.numpy_dtype
+                    and value.ndim == kind.ndim):
+                got = (f"an ndarray of dtype {value.dtype.str} and shape {value.shape}"
+                       if isinstance(value, np.ndarray) else f"{type(value).__name__}")
+                raise TypeError(f"{self._label()}: input {self._input_label(index)}: "
+                                f"trust_input=True needs an ndarray of dtype {kind.dtype} "
+                                f"(native byte order) with {kind.ndim} dimensions, got {got}")
 
     def _unshare_destroyed(self, args: tuple) -> tuple:
         """`args`, with a copy of each value that shares memory with a value some node

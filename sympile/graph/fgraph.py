@@ -266,11 +266,12 @@ class FunctionGraph:
             if not isinstance(variable, Variable) or variable not in self.variables:
                 raise ValueError(f"FunctionGraph.replace: {variable} is not in this graph")
             check_replacement_type(variable, new_variable)
-        # A replacement that a rewrite has just built takes the user's line of the variable it
-        # replaces, for the errors that name it (it was built at the line calling function()).
-        fresh = [(variable, new_variable) for variable, new_variable in pairs
-                 if new_variable not in self.variables
-                 and getattr(variable.tag, "trace", None) is not None]
+        # What a rewrite has just built (the replacement and the new nodes under it) takes
+        # the user's line of the variable it replaces, for the errors that name it (it was
+        # built at the line calling function()).
+        fresh = [(variable, built) for variable, new_variable in pairs
+                 if getattr(variable.tag, "trace", None) is not None
+                 for built in self._new_variables(new_variable)]
         done: list[tuple[Any, int, Variable]] = []
         try:
             for variable, new_variable in pairs:
@@ -288,6 +289,23 @@ class FunctionGraph:
             raise
         for variable, new_variable in fresh:
             new_variable.tag.trace = variable.tag.trace
+
+    def _new_variables(self, variable: Variable) -> list[Variable]:
+        """`variable` and the outputs of the nodes computing it, not yet in this graph."""
+        found, pending, seen = [], [variable], set()
+        while pending:
+            current = pending.pop()
+            if current in self.variables or id(current) in seen:
+                continue
+            seen.add(id(current))
+            if current.owner is None:
+                if current is variable:
+                    found.append(current)
+                continue
+            found.extend(current.owner.outputs)
+            seen.update(id(output) for output in current.owner.outputs)
+            pending.extend(current.owner.inputs)
+        return found
 
     def _revert(self, done: list[tuple[Any, int, Variable]], reason: str | None) -> None:
         """Undo the changes of `done`, last first (each restores the state before it)."""

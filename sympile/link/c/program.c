@@ -23,8 +23,10 @@ int sympile_check_array(Program *self, int cell, int typenum, int ndim,
                                const npy_intp *static_shape)
 {
     PyObject *value = PyList_GET_ITEM(self->cells[cell], 0);
+    /* The machine's byte order only: C code reads the values as they are in memory. */
     if (!PyArray_Check(value) || PyArray_TYPE((PyArrayObject *)value) != typenum
-            || PyArray_NDIM((PyArrayObject *)value) != ndim)
+            || PyArray_NDIM((PyArrayObject *)value) != ndim
+            || PyArray_ISBYTESWAPPED((PyArrayObject *)value))
         goto bad;
     for (int axis = 0; axis < ndim; axis++)
         if (static_shape[axis] >= 0

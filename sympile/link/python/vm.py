@@ -264,6 +264,20 @@ def apply_updates(updates: list[tuple[list[Any], list[Any], bool]]) -> None:
         target[0] = value
 
 
+def _same_kind(error: Exception, message: str) -> Exception:
+    """An exception of `error`'s class carrying `message`, or of the nearest base class that
+    takes a message (numpy's _ArrayMemoryError needs a shape and dtype: a MemoryError then),
+    so that `except MemoryError` still catches it."""
+    for kind in type(error).__mro__:
+        if not issubclass(kind, BaseException):
+            continue
+        try:
+            return kind(message)
+        except Exception:
+            continue
+    return RuntimeError(message)
+
+
 def raise_with_node(node: Apply, values: list[Any], error: Exception):
     """Re-raise `error` (same class where possible) with the node, its input shapes and
     dtypes, and where the user created the failing variable."""
@@ -279,10 +293,7 @@ def raise_with_node(node: Apply, values: list[Any], error: Exception):
     else:
         message += ("\n  (config.exception_verbosity='high' also shows the failing node's "
                     "graph)")
-    try:
-        wrapped = type(error)(message)
-    except Exception:
-        wrapped = RuntimeError(message)
+    wrapped = _same_kind(error, message)
     wrapped.__dict__.update(getattr(error, "__dict__", {}))
     wrapped.node = node
     raise wrapped from error

@@ -16,6 +16,13 @@ Every forward formula subtracts the row maximum before exponentiating, so no int
 overflows; the fused loss never takes the log of a probability that may have rounded to 0.
 Softmax, LogSoftmax, SoftmaxGrad and the fused cross-entropy ops have C code (nnet_c.py,
 vectorised row kernels in nnet_c_rows.py) for float32/float64.
+
+Infinities, on both backends: -inf entries get probability 0 (log-probability -inf), the
+rest of the row as if they were absent. A +inf entry gets NaN, and the finite entries of its
+row their limit, 0 (log_softmax: -inf), so that softmax(x) == exp(log_softmax(x)) holds for
+every row; the fused loss of such a row is inf (NaN when the target is the +inf entry).
+scipy.special.softmax gives NaN for the whole row instead (its log_softmax agrees with ours).
+A NaN entry makes the whole row NaN.
 """
 
 from __future__ import annotations

@@ -8,6 +8,7 @@ import sympile
 import sympile.tensor as T
 from sympile.gradient import Lop, Rop, verify_grad
 from sympile.tensor import nnet
+from tests.link.c.utils import requires_compiler
 
 rng = np.random.default_rng(42)
 
@@ -172,3 +173,28 @@ def test_bad_input():
         f(np.zeros((3, 4)), np.array([0, 1]))
     with pytest.raises(IndexError, match=r"in \[0, 4\)"):
         f(np.zeros((3, 4)), np.array([0, 1, 4]))
+
+
+@pytest.mark.parametrize("backend", ["python", pytest.param("c", marks=requires_compiler)])
+def test_infinities_in_the_softmax_family(backend):
+    """One behaviour on both backends (module docstring): softmax == exp(log_softmax)."""
+    from sympile.compile.mode import Mode
+    mode = Mode(sympile.compile.get_mode("FAST_RUN").rewriter, backend=backend)
+    x, y = T.dmatrix("x"), T.lvector("y")
+    loss, probabilities = nnet.crossentropy_softmax_1hot(x, y)
+    f = sympile.function([x, y], [nnet.softmax(x), nnet.log_softmax(x), loss, probabilities],
+                         mode=mode)
+    inf, nan = np.inf, np.nan
+    values = np.array([[1.0, 2.0, inf], [1.0, -inf, 0.0], [nan, 1.0, 2.0], [0.0, inf, 1.0]])
+    with np.errstate(all="ignore"):
+        soft, log_soft, losses, fused = f(values, np.array([0, 2, 1, 1]))
+    np.testing.assert_array_equal(soft[0], [0.0, 0.0, nan])
+    np.testing.assert_allclose(soft[1], [0.7310585786300049, 0.0, 0.2689414213699951])
+    assert np.isnan(soft[2]).all()
+    np.testing.assert_array_equal(log_soft[0], [-inf, -inf, nan])
+    np.testing.assert_allclose(log_soft[1], [-0.31326168751822286, -inf, -1.3132616875182228])
+    with np.errstate(all="ignore"):
+        np.testing.assert_allclose(soft, np.exp(log_soft), rtol=1e-15)  # NaNs where NaNs
+    np.testing.assert_array_equal(fused, soft)
+    assert losses[0] == inf and np.isnan(losses[2]) and np.isnan(losses[3])
+    np.testing.assert_allclose(losses[1], 1.3132616875182228)

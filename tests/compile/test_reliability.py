@@ -1,0 +1,52 @@
+"""Issue 18's smaller items: the class of a run-time error, the user's line in errors of
+rewritten nodes, what trust_input still checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import sympile
+import sympile.tensor as T
+from tests.link.c.utils import C_MODE, PYTHON_MODE, requires_compiler
+
+MODES = [PYTHON_MODE, pytest.param(C_MODE, marks=requires_compiler)]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_huge_allocation_is_a_memory_error(mode):
+    n = T.lscalar("n")
+    f = sympile.function([n], T.zeros((n, n, n)), mode=mode)
+    with pytest.raises(MemoryError, match="while computing"):
+        f(10 ** 5)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_errors_of_rewritten_nodes_name_the_users_line(mode):
+    x, y = T.dmatrix("x"), T.lvector("y")
+    losses = -T.log(T.nnet.softmax(x))[T.arange(y.shape[0]), y]  # the line to name
+    line = f"test_reliability.py:{losses_line()}"
+    f = sympile.function([x, y], losses, mode=mode)
+    assert "CrossentropySoftmax1Hot" in {type(n.op).__name__ for n in f.maker.fgraph.apply_nodes}
+    with pytest.raises(IndexError, match=line):
+        f(np.ones((2, 3)), np.array([0, 7]))
+
+
+def losses_line() -> int:
+    import inspect
+    source, start = inspect.getsourcelines(test_errors_of_rewritten_nodes_name_the_users_line)
+    return start + next(i for i, text in enumerate(source) if "the line to name" in text)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_trust_input_checks_dtype_byte_order_and_ndim(mode):
+    x = T.dvector("x")
+    f = sympile.function([x], x * 2 + 1, mode=mode)
+    f.trust_input = True
+    np.testing.assert_array_equal(f(np.arange(4.0)), [1.0, 3.0, 5.0, 7.0])
+    with pytest.raises(TypeError, match=">f8"):
+        f(np.arange(4.0).astype(">f8"))
+    with pytest.raises(TypeError, match=r"\(2, 2\)"):
+        f(np.ones((2, 2)))
+    with pytest.raises(TypeError):
+        f(np.arange(4, dtype="float32"))
