@@ -16,10 +16,20 @@ place, then writes the metadata last, so a reader never sees metadata describing
 product. A module with units is built under its lock: the header first, then its missing
 units and its main unit in parallel (one compiler process per core, longest source first),
 then one link.
+
+Builds and loads hold a shared lock on the root's `.lock`, clear/verify/prune an exclusive
+one: removing entries waits for running builds, so it never takes a header, unit or module
+from under one (a running program keeps its mapped libraries). A product that is not a
+plausible object file (a "compiler" that succeeds without writing one) is a CompileError,
+and a cached library that does not load is removed and rebuilt: no entry that failed to load
+stays. Damage (a file where a directory belongs, or the reverse) is removed and rebuilt; a
+cache that cannot be written (read-only, not a directory) is replaced, after one warning,
+by a private temporary one for the rest of the process.
 """
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import functools
 import hashlib
@@ -32,6 +42,7 @@ import sys
 import sysconfig
 import tempfile
 import time
+import warnings
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -45,6 +56,7 @@ from sympile.graph.ccode import resolve_resume_lines
 FORMAT_VERSION = 2
 META_NAME = "meta.json"
 LOCK_NAME = "lock"
+ROOT_LOCK_NAME = ".lock"
 SOURCE_NAME = "module.c"
 UNIT_SOURCE_NAME = "unit.c"
 UNIT_OBJECT_NAME = "unit.o"
@@ -69,9 +81,73 @@ def platform_tag() -> str:
     return f"{sysconfig.get_platform()}-{sys.implementation.cache_tag}"
 
 
+# config.compiledir -> the private temporary directory used instead, when it is unusable.
+_private_dirs: dict[str, str] = {}
+
+
 def cache_root() -> str:
-    """The directory of this platform's and Python's entries (under config.compiledir)."""
-    return os.path.join(config.compiledir, platform_tag())
+    """The directory of this platform's and Python's entries (under config.compiledir, or
+    under the private temporary cache that replaced it in this process)."""
+    base = _private_dirs.get(config.compiledir, config.compiledir)
+    return os.path.join(base, platform_tag())
+
+
+def _use_private_cache(reason: str) -> None:
+    """Compile into a private temporary cache from now on, after one warning."""
+    if config.compiledir in _private_dirs:
+        raise CompileError(f"sympile's private compile cache is unusable too: {reason}")
+    private = tempfile.mkdtemp(prefix="sympile-cache-")
+    warnings.warn(f"sympile: the compile cache {config.compiledir} is unusable ({reason}); "
+                  f"this process compiles into the private temporary cache {private} "
+                  f"(set config.compiledir, or SYMPILE_FLAGS=compiledir=..., to a writable "
+                  f"directory to keep compiled code between runs)", stacklevel=3)
+    _private_dirs[config.compiledir] = private
+
+
+class _RootLock:
+    """A flock on the cache root's lock file: shared while building and loading (any number
+    of processes at once), exclusive while removing entries (clear, prune, verify), so that
+    removing never takes a header, unit or module from under a build that links it."""
+
+    def __init__(self, exclusive: bool):
+        self.exclusive = exclusive
+        self.descriptor = -1
+
+    def __enter__(self) -> _RootLock:
+        root = cache_root()
+        os.makedirs(root, exist_ok=True)
+        self.descriptor = os.open(os.path.join(root, ROOT_LOCK_NAME), os.O_RDWR | os.O_CREAT,
+                                  0o644)
+        fcntl.flock(self.descriptor, fcntl.LOCK_EX if self.exclusive else fcntl.LOCK_SH)
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        os.close(self.descriptor)
+
+
+def _repair(error: OSError) -> bool:
+    """Remove what damaged the cache where `error` happened: a file where a directory must be
+    (an entry or the platform directory replaced by a file), a directory where a file must be
+    (meta.json, lock); True if something under config.compiledir was removed."""
+    path = getattr(error, "filename", None)
+    base = os.path.realpath(_private_dirs.get(config.compiledir, config.compiledir))
+    if not isinstance(path, str) or not os.path.realpath(path).startswith(base + os.sep):
+        return False
+    if isinstance(error, IsADirectoryError) and os.path.isdir(path):
+        shutil.rmtree(path, ignore_errors=True)
+        return True
+    # The nearest existing ancestor that is not a directory.
+    current = path
+    while os.path.realpath(current).startswith(base + os.sep):
+        if os.path.lexists(current) and not os.path.isdir(current):
+            os.unlink(current)
+            return True
+        current = os.path.dirname(current)
+    return False
+
+
+def _unusable(error: OSError) -> bool:
+    return error.errno in (errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC)
 
 
 @functools.cache
@@ -233,16 +309,50 @@ def _temporary_path(directory: str, suffix: str) -> str:
     return temporary
 
 
+_FALLBACK = ("to run without C, set sympile.config.backend = 'python' (or "
+             "SYMPILE_FLAGS=backend=python); config.cxx and config.cxxflags choose the "
+             "compiler and its extra flags")
+
+
 def _run_compiler(command: list[str], source_path: str, what: str = "compilation") -> None:
-    """Run the compiler; a failure is a CompileError with its (trimmed) stderr."""
+    """Run the compiler; a failure is a CompileError with its (trimmed) output, the command
+    and how to do without C."""
     result = subprocess.run(command, capture_output=True, text=True)
     if result.returncode != 0:
-        stderr = result.stderr.strip()
-        if len(stderr) > _STDERR_LIMIT:
-            stderr = stderr[:_STDERR_LIMIT] + "\n[... stderr trimmed]"
+        output = (result.stderr.strip() + "\n" + result.stdout.strip()).strip() \
+            or "(the compiler printed nothing)"
+        if len(output) > _STDERR_LIMIT:
+            output = output[:_STDERR_LIMIT] + "\n[... output trimmed]"
         raise CompileError(f"C {what} failed (exit {result.returncode}) with "
-                           f"{os.path.basename(command[0])}:\n{stderr}\n"
-                           f"source kept at {source_path}")
+                           f"{os.path.basename(command[0])}:\n{output}\n"
+                           f"command: {_command_text(command)}\n"
+                           f"source kept at {source_path}\n{_FALLBACK}")
+
+
+def _command_text(command: list[str]) -> str:
+    text = " ".join(command)
+    return text if len(text) <= 1000 else text[:1000] + " ..."
+
+
+# What a compiled product starts with, per platform (a compiler that "succeeds" without
+# writing one, as `true` does, must not leave an entry that every later run fails to load).
+_OBJECT_MAGIC = {"linux": (b"\x7fELF",), "darwin": (b"\xcf\xfa\xed\xfe", b"\xce\xfa\xed\xfe",
+                                                 b"\xca\xfe\xba\xbe")}
+
+
+def _check_product(path: str, kind: str, command: list[str]) -> None:
+    """CompileError unless the compiler wrote a plausible product at `path`."""
+    try:
+        with open(path, "rb") as stream:
+            start = stream.read(4)
+    except OSError:
+        start = b""
+    magic = _OBJECT_MAGIC.get(sys.platform, ()) if kind in ("module", "unit") else ()
+    if not start or (magic and not start.startswith(magic)):
+        raise CompileError(f"the C compiler reported success but wrote no valid "
+                           f"{'shared library' if kind == 'module' else kind} "
+                           f"({len(start)}-byte start {start!r})\ncommand: "
+                           f"{_command_text(command)}\n{_FALLBACK}")
 
 
 def _compiler_command(inputs: dict, extra_arguments: tuple[str, ...]) -> list[str]:
@@ -274,6 +384,7 @@ def _compile(source: str, flags: tuple[str, ...], directory: str, key: str, inpu
                "-o", temporary, *flags]
     try:
         _run_compiler(command, source_path)
+        _check_product(temporary, kind, command)
         os.replace(temporary, product)
     finally:
         _unlink_quietly(temporary)
@@ -398,8 +509,10 @@ def _build_module(source: str, flags: tuple[str, ...], main_flags: tuple[str, ..
             pool.shutdown(cancel_futures=True)
             raise
         pool.shutdown()
-        _run_compiler([*_compiler_command(inputs, ()), "-shared", main_object, *objects,
-                       "-o", linked, *main_flags], source_path, "link")
+        link = [*_compiler_command(inputs, ()), "-shared", main_object, *objects, "-o", linked,
+                *main_flags]
+        _run_compiler(link, source_path, "link")
+        _check_product(linked, "module", link)
         os.replace(linked, library_path(directory, key))
     finally:
         _unlink_quietly(main_object)
@@ -439,19 +552,48 @@ def load(source: str, flags: tuple[str, ...], units: tuple[str, ...] = (),
     module = _loaded.get(memo_key)
     if module is not None:
         return LoadResult(module, time.perf_counter() - start, 0.0, True)
-    key, library, compiled = build(source, flags, units, unit_header, main_flags)
-    built = time.perf_counter()
-    try:
-        module = _import_library(key, library)
-    except ImportError:
-        if os.path.exists(library):
+    for attempt in range(4):
+        try:
+            # Held from the build to the import: no entry it uses is removed meanwhile.
+            with _RootLock(exclusive=False):
+                key, library, compiled = build(source, flags, units, unit_header, main_flags)
+                built = time.perf_counter()
+                module = _import_or_discard(key, library, compiled)
+            break
+        except _Rebuild:
+            continue
+        except OSError as error:
+            if attempt < 3 and _repair(error):
+                continue
+            if _unusable(error) or isinstance(error, (IsADirectoryError, NotADirectoryError,
+                                                      FileExistsError)):
+                _use_private_cache(f"{type(error).__name__}: {error}")
+                continue
             raise
-        # Another process's `clear` removed the entry between the check and dlopen.
-        key, library, compiled = build(source, flags, units, unit_header, main_flags)
-        built = time.perf_counter()
-        module = _import_library(key, library)
+    else:
+        raise CompileError(f"sympile could not build and load a module in {cache_root()}")
     _loaded[memo_key] = module
     return LoadResult(module, built - start, time.perf_counter() - built, not compiled)
+
+
+class _Rebuild(Exception):
+    """A cached library that does not load was removed: build it again."""
+
+
+def _import_or_discard(key: str, library: str, compiled: bool) -> ModuleType:
+    """The library's module; one that does not load is never kept in the cache: a cached one
+    is removed (and rebuilt by the caller), a fresh one is a CompileError."""
+    try:
+        return _import_library(key, library)
+    except (ImportError, OSError) as error:
+        directory = os.path.dirname(library)
+        if os.path.isdir(directory):
+            with _EntryLock(directory):
+                _unlink_quietly(os.path.join(directory, META_NAME))
+        if compiled:
+            raise CompileError(f"the C module just compiled at {library} does not load: "
+                               f"{error}\n{_FALLBACK}") from None
+        raise _Rebuild() from None
 
 
 def list_entries() -> list[Entry]:
@@ -485,12 +627,39 @@ def total_size() -> int:
     return sum(entry.size for entry in list_entries())
 
 
+def _remove(entries: list[Entry]) -> int:
+    """Remove `entries` (the caller holds the root lock exclusively, so no build is running);
+    processes that loaded a library keep their mapping."""
+    for entry in entries:
+        shutil.rmtree(entry.path, ignore_errors=True)
+    return len(entries)
+
+
 def clear() -> int:
-    """Remove every entry; returns how many. Each entry is removed while holding its lock, so a
-    process building it finishes first; processes that loaded a library keep their mapping."""
-    removed = 0
-    for entry in list_entries():
-        with _EntryLock(entry.path):
-            shutil.rmtree(entry.path, ignore_errors=True)
-        removed += 1
-    return removed
+    """Remove every entry; returns how many. Waits for running builds to finish first."""
+    with _RootLock(exclusive=True):
+        return _remove(list_entries())
+
+
+def verify() -> tuple[int, int]:
+    """Check every entry (metadata, product size and sha256) and remove the bad ones;
+    returns (entries checked, entries removed)."""
+    with _RootLock(exclusive=True):
+        entries = list_entries()
+        return len(entries), _remove([entry for entry in entries if not entry.valid])
+
+
+def prune(older_than_s: float | None = None, max_size: int | None = None) -> int:
+    """Remove the entries older than `older_than_s` seconds, then the oldest ones until the
+    cache holds at most `max_size` bytes; returns how many were removed."""
+    with _RootLock(exclusive=True):
+        entries = sorted(list_entries(), key=lambda entry: -entry.age_s)
+        doomed = [e for e in entries if older_than_s is not None and e.age_s > older_than_s]
+        kept = [e for e in entries if e not in doomed]
+        size = sum(entry.size for entry in kept)
+        for entry in kept:
+            if max_size is None or size <= max_size:
+                break
+            doomed.append(entry)
+            size -= entry.size
+        return _remove(doomed)

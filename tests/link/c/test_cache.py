@@ -1,10 +1,13 @@
 """The on-disk compile cache (sympile.cache) and the compiler driver (sympile.link.c.cmodule)."""
 
+import errno
 import json
 import os
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 import uuid
 
 import numpy as np
@@ -220,7 +223,8 @@ def test_compile_error_message(compiledir):
         cmodule.load_module(source)
     message = str(info.value)
     assert "C compilation failed" in message and "error" in message
-    kept = message.rsplit("source kept at ", 1)[1].strip()
+    assert "command: " in message and "config.backend = 'python'" in message
+    kept = message.rsplit("source kept at ", 1)[1].splitlines()[0].strip()
     first, _, rest = source.partition("\n")
     kept_lines = open(kept).read().split("\n")
     # The module's names are #defined after its first line.
@@ -249,21 +253,28 @@ def test_function_warm_compile_hits_the_cache(compiledir):
     assert second._vm.build_times["cache_hit"] is True
 
 
-def test_entry_removed_between_check_and_load_is_rebuilt(compiledir, compile_count, monkeypatch):
+def test_clear_waits_for_a_load_between_build_and_import(compiledir, compile_count,
+                                                         monkeypatch):
+    """A clear (another process's, or thread's) cannot remove an entry between its build and
+    its import: it waits for the load to finish."""
     source = module_source(31)
-    cache.build(source, cmodule.compile_flags())
     original = cache._import_library
-    attempts = []
+    events = []
 
-    def clear_then_import(key, library):
-        if not attempts:
-            cache.clear()
-        attempts.append(library)
+    def import_while_clearing(key, library):
+        clearing = threading.Thread(target=lambda: events.append(("cleared", cache.clear())))
+        clearing.start()
+        clearing.join(timeout=0.5)
+        events.append(("imported", clearing.is_alive()))
         return original(key, library)
 
-    monkeypatch.setattr(cache, "_import_library", clear_then_import)
+    monkeypatch.setattr(cache, "_import_library", import_while_clearing)
     assert cmodule.load_module(source).Program == 31
-    assert len(attempts) == 2 and len(compile_count) == 2
+    deadline = time.time() + 30
+    while len(events) < 2 and time.time() < deadline:
+        time.sleep(0.01)
+    assert events == [("imported", True), ("cleared", 1)]
+    assert len(compile_count) == 1
 
 
 def _compiled_files(commands) -> list[str]:
@@ -360,7 +371,7 @@ def test_unit_compile_error_leaves_no_module(compiledir):
            '{ return 1; }\n'
     with pytest.raises(cmodule.CompileError, match="C compilation failed") as info:
         cache.build(main, flags, (good, bad), header)
-    kept = str(info.value).rsplit("source kept at ", 1)[1].strip()
+    kept = str(info.value).rsplit("source kept at ", 1)[1].splitlines()[0].strip()
     assert open(kept).read() == bad
     modules = [entry for entry in cache.list_entries()
                if os.path.exists(os.path.join(entry.path, cache.SOURCE_NAME))]
@@ -399,3 +410,116 @@ def test_two_processes_compile_the_same_new_function(compiledir):
     assert entries and all(entry.valid for entry in entries)
     assert not [name for entry in entries for name in os.listdir(entry.path)
                 if name.startswith(".tmp-")]
+
+
+# -- robustness (issue 18) ----------------------------------------------------------------
+
+def test_clear_while_another_process_compiles(compiledir):
+    """Clearing never breaks a running build: it waits for the build, which then loads."""
+    program = textwrap.dedent(f"""
+        import numpy as np
+        import sympile.tensor as tt
+        from tests.link.c.utils import compile_c
+        x = tt.dvector("x")
+        for marker in range(2, 8):
+            f = compile_c([x], [tt.tanh(x) * float(marker + {uuid.uuid4().int % 10 ** 6})])
+            f(np.ones(3))
+        print("done")
+        """)
+    environment = dict(os.environ, SYMPILE_FLAGS=f"compiledir={compiledir}")
+    process = subprocess.Popen([sys.executable, "-c", program], cwd=REPOSITORY,
+                               env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)
+    cleared = 0
+    while process.poll() is None:
+        cleared += cache.clear()
+        time.sleep(0.05)
+    stdout, stderr = process.communicate(timeout=300)
+    assert process.returncode == 0 and "done" in stdout, stderr
+
+
+def _damage_and_reload(compiledir, damage):
+    source = module_source(41)
+    assert cmodule.load_module(source).Program == 41
+    key, directory = entry_directory(source, cmodule.compile_flags())
+    cache._loaded.clear()
+    damage(directory)
+    assert cmodule.load_module(source).Program == 41
+
+
+@pytest.mark.parametrize("damage", [
+    pytest.param(lambda d: (os.unlink(os.path.join(d, cache.META_NAME)),
+                            os.mkdir(os.path.join(d, cache.META_NAME))), id="meta-is-a-dir"),
+    pytest.param(lambda d: (os.unlink(os.path.join(d, cache.LOCK_NAME)),
+                            os.mkdir(os.path.join(d, cache.LOCK_NAME)),
+                            os.unlink(os.path.join(d, cache.META_NAME))), id="lock-is-a-dir"),
+    pytest.param(lambda d: (subprocess.run(["rm", "-rf", d], check=True),
+                            open(d, "w").close()), id="entry-is-a-file"),
+    pytest.param(lambda d: (subprocess.run(["rm", "-rf", os.path.dirname(d)], check=True),
+                            open(os.path.dirname(d), "w").close()), id="platform-is-a-file"),
+])
+def test_damaged_cache_is_rebuilt(compiledir, damage):
+    _damage_and_reload(compiledir, damage)
+
+
+def test_unusable_cache_falls_back_to_a_private_one(tmp_path, monkeypatch):
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("")
+    monkeypatch.setattr(cache, "_private_dirs", {})
+    with config.change_flags(compiledir=str(blocker)):
+        with pytest.warns(UserWarning, match="private temporary cache"):
+            assert cmodule.load_module(module_source(43)).Program == 43
+        assert cmodule.load_module(module_source(44)).Program == 44  # warned once
+        assert not cache.cache_root().startswith(str(blocker))
+
+
+def test_read_only_cache_falls_back_to_a_private_one(compiledir, monkeypatch):
+    monkeypatch.setattr(cache, "_private_dirs", {})
+    original = os.open
+
+    def read_only(path, *args, **kwargs):
+        if str(path).startswith(str(compiledir)):
+            raise OSError(errno.EROFS, "Read-only file system", str(path))
+        return original(path, *args, **kwargs)
+
+    monkeypatch.setattr(cache.os, "open", read_only)
+    with pytest.warns(UserWarning, match="Read-only file system"):
+        assert cmodule.load_module(module_source(45)).Program == 45
+
+
+def test_a_compiler_that_writes_nothing_leaves_no_entry(compiledir):
+    source = module_source(47)
+    with config.change_flags(cxx="true"):
+        with pytest.raises(cmodule.CompileError, match="wrote no valid shared library"):
+            cmodule.load_module(source)
+        assert not any(entry.valid for entry in cache.list_entries())
+    assert cmodule.load_module(source).Program == 47
+
+
+def test_bad_flags_give_the_compilers_message_and_the_command(compiledir):
+    with pytest.raises(cmodule.CompileError) as info:
+        cmodule.load_module(module_source(49), extra_flags=("-fno-such-flag-sympile",))
+    message = str(info.value)
+    assert "-fno-such-flag-sympile" in message.split("command:")[0]  # the compiler's words
+    assert "command: " in message and "backend = 'python'" in message
+
+
+def test_cli_verify_and_prune(compiledir, capsys):
+    from sympile.cache import cli
+    for value in (51, 52, 53):
+        cmodule.load_module(module_source(value))
+    entries = cache.list_entries()
+    with open(os.path.join(entries[0].path, cache.META_NAME), "w") as stream:
+        stream.write("{}")
+    assert cli.main(["verify"]) == 0
+    assert "removed 1 bad ones" in capsys.readouterr().out
+    assert len(cache.list_entries()) == len(entries) - 1
+    assert cli.main(["prune", "--max-size", "0"]) == 0
+    assert cache.list_entries() == []
+    assert cli.main(["prune", "--older-than", "30d"]) == 0
+    with pytest.raises(SystemExit):
+        cli.main(["prune"])
+    with pytest.raises(SystemExit):
+        cli.main(["list", "--max-size", "1G"])
+    with pytest.raises(SystemExit):
+        cli.main(["prune", "--older-than", "soon"])
