@@ -42,7 +42,11 @@ def random(*shape: int, seed: int = 0) -> np.ndarray:
 
 
 def overwritten(function) -> list[str]:
-    """The names of the graph inputs (here: shared variables) `function` updates in place."""
+    """The names of the graph inputs (here: shared variables) `function` updates in place.
+
+    An update computed inside a lazy branch is not written in place: its branch could fail
+    after the write, and a failed call must change no shared variable (compile/updates.py).
+    The tests below check that the branches run lazily and compute the right values."""
     return [variable.name for variable in function.maker.fgraph.destroy_handler.destroyed_inputs()]
 
 
@@ -112,7 +116,7 @@ def test_the_else_reader_of_a_value_the_then_branch_overwrites_runs_only_on_else
     new_weights = ifelse(condition, weights - 0.1 * T.outer(x, x), Counted("else")(weights))
     f = sympile.function([condition, x], new_weights.sum(), updates=[(weights, new_weights)],
                          mode=mode)
-    assert overwritten(f) == ["weights"]
+    assert overwritten(f) == []
     expected = weights.get_value()
     value = random(3, seed=1)
     flags = [1, 1, 0, 1, 0, 0, 1]
@@ -153,7 +157,7 @@ def test_two_shared_variables_updated_in_both_branches(mode):
     new_second = ifelse(condition, second + first, second * 3)
     f = sympile.function([condition], [], updates=[(first, new_first), (second, new_second)],
                          mode=mode)
-    assert overwritten(f)
+    assert overwritten(f) == []
     expected_first, expected_second = first.get_value(), second.get_value()
     for flag in [1, 0, 0, 1, 1, 0, 1]:
         if flag:
@@ -176,7 +180,7 @@ def test_nested_readers_of_a_value_overwritten_in_the_outer_else_branch(mode):
     new_weights = ifelse(outer_condition, inner, weights * 2 + x)
     f = sympile.function([outer_condition, inner_condition, x], [],
                          updates=[(weights, new_weights)], mode=mode)
-    assert overwritten(f) == ["weights"]
+    assert overwritten(f) == []
     value = random(3, seed=1)
     expected = weights.get_value()
     for outer_flag in (1, 0):
@@ -201,7 +205,7 @@ def test_nested_reader_of_a_value_overwritten_in_the_inner_then_branch(mode):
     new_weights = ifelse(outer_condition, inner, Counted("outer else")(weights))
     f = sympile.function([outer_condition, inner_condition, x], [],
                          updates=[(weights, new_weights)], mode=mode)
-    assert overwritten(f) == ["weights"]
+    assert overwritten(f) == []
     value = random(3, seed=1)
     expected = weights.get_value()
     for outer_flag, inner_flag in [(1, 1), (1, 0), (0, 1), (0, 0), (1, 1)]:
