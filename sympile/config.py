@@ -28,6 +28,13 @@ def _on_unused(value: str) -> str:
     return value
 
 
+def _test_value_mode(value: Any) -> str:
+    if value not in ("off", "ignore", "warn", "raise"):
+        raise ValueError(f"config.compute_test_value must be 'off', 'ignore', 'warn' or "
+                         f"'raise', got {value!r}")
+    return value
+
+
 def _compiler(value: Any) -> str:
     return "" if value is None else str(value).strip()
 
@@ -161,7 +168,13 @@ _FLAGS: dict[str, tuple[Any, Callable[[Any], Any], str]] = {
                                               "which sympile never had: only False")
        for bug in _THEANO_BUG_WARNINGS},
     "on_unused_input": ("raise", _on_unused, "default of function(on_unused_input=...)"),
-    "compute_test_value": ("off", str, "kept for Theano compatibility; only 'off' is supported"),
+    "compute_test_value": ("off", _test_value_mode,
+                           "Theano's test values: 'off', or compute each new variable's "
+                           "tag.test_value from its inputs' as the graph is built ('raise', "
+                           "'warn' or 'ignore' when an input has none), so that a shape "
+                           "error is raised at the line that builds the graph"),
+    "print_test_value": (False, _boolean, "repr() of a variable shows its test value, when "
+                                          "it has one"),
     "allow_gc": (False, _boolean, "free intermediate results after each call"),
     "backend": ("c", _backend, "backend of FAST_RUN: 'c' (the Python backend, after one "
                                "warning, when there is no C compiler) or 'python'"),

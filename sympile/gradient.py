@@ -45,7 +45,7 @@ from sympile.graph.gradient_types import (
 from sympile.graph.gradient_types import (
     is_null as _is_null,
 )
-from sympile.graph.op import Op
+from sympile.graph.op import Op, fill_test_values
 from sympile.graph.rewriting.basic import node_rewriter
 from sympile.graph.utils import MethodNotDefined
 from sympile.tensor.rewriting.basic import MergeRewriter
@@ -200,10 +200,13 @@ def _stable_backpropagate(cost: Variable, seed: Variable, wrt: list[Variable],
     leaves = [v for v in graph_inputs([equiv[cost]]) if not isinstance(v, Constant)]
     counter = _ChangeCounter()
     fgraph = FunctionGraph(leaves, [equiv[cost]], features=[counter], clone=False)
-    # Merged first: exp(z) / sum(exp(z)) written with two exp(z) nodes is a softmax too.
-    MergeRewriter("merge")(fgraph)
-    counter.changes = 0
-    stabilize_db.query(include=("stabilize",))(fgraph)
+    # The copy's nodes have no test values (config.compute_test_value): the rewrites run
+    # without, and the stabilized graph gets them below.
+    with config.change_flags(compute_test_value="off"):
+        # Merged first: exp(z) / sum(exp(z)) written with two exp(z) nodes is a softmax too.
+        MergeRewriter("merge")(fgraph)
+        counter.changes = 0
+        stabilize_db.query(include=("stabilize",))(fgraph)
     if not counter.changes:
         return _backpropagate({cost: seed}, wrt, consider_constant)
     back: dict[Variable, Variable] = {standin: v for v, standin in standins.items()}
@@ -219,6 +222,7 @@ def _stable_backpropagate(cost: Variable, seed: Variable, wrt: list[Variable],
             outputs = node.outputs
         back.update(zip(node.outputs, outputs))
     stable = back.get(fgraph.outputs[0], fgraph.outputs[0])
+    fill_test_values([stable])
     return _backpropagate({stable: seed}, wrt, consider_constant)
 
 

@@ -164,8 +164,10 @@ def function(inputs: Sequence[Variable | In] | None = None, outputs: Any = None,
                             {id(s) for s, _ in update_pairs}, accept_inplace)
     mode = get_mode(mode)
     start = time.perf_counter()
-    mode.rewrite(fgraph)
-    protect_updates(fgraph, fgraph.inputs[len(explicit):])
+    # Test values are for the graphs the user builds, not for the rewrites' nodes.
+    with config.change_flags(compute_test_value="off"):
+        mode.rewrite(fgraph)
+        protect_updates(fgraph, fgraph.inputs[len(explicit):])
     by_mode = getattr(mode, "profiles", None)  # a ProfileMode profiles its functions
     if profile is None and (config.profile or by_mode is not None):
         profile = True

@@ -10,6 +10,7 @@ import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from sympile.config import config
 from sympile.graph.utils import Scratchpad, user_creation_site
 
 if TYPE_CHECKING:
@@ -49,6 +50,8 @@ class Variable:
         return f"<{self.type}>"
 
     def __repr__(self) -> str:
+        if config.print_test_value and hasattr(self.tag, "test_value"):
+            return repr(self.tag.test_value)
         return str(self)
 
     def clone(self, name: str | None = None) -> Variable:

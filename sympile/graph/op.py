@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import copy
+import warnings
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
+from sympile.config import config
 from sympile.graph.basic import Apply, Variable
 from sympile.graph.utils import MethodNotDefined, user_creation_site
 
@@ -72,6 +75,8 @@ class Op:
         trace = user_creation_site()
         for output in node.outputs:
             output.tag.trace = trace
+        if config.compute_test_value != "off":
+            _compute_test_values(node, trace)
         if self.default_output is not None:
             if not 0 <= self.default_output < len(node.outputs):
                 raise ValueError(f"{type(self).__name__}: default_output {self.default_output}"
@@ -117,3 +122,67 @@ def _is_hashable(value: Any) -> bool:
     except TypeError:
         return False
     return True
+
+
+_NO_TEST_VALUE = object()
+
+
+def test_value_of(variable: Any) -> Any:
+    """The value Theano's test values give `variable`: its tag.test_value, a constant's data
+    or a shared variable's current value; a marker object when it has none."""
+    value = getattr(variable.tag, "test_value", _NO_TEST_VALUE)
+    if value is not _NO_TEST_VALUE:
+        return value
+    if hasattr(variable, "data"):
+        return variable.data
+    if callable(getattr(variable, "get_value", None)):
+        return variable.get_value(borrow=True)
+    return _NO_TEST_VALUE
+
+
+def _compute_test_values(node: Apply, trace: str) -> None:
+    """config.compute_test_value: run `node` on its inputs' test values, so that an error is
+    raised where the graph is built; store the results as the outputs' tag.test_value."""
+    values = [test_value_of(variable) for variable in node.inputs]
+    # Inputs built by make_node (not by calling an op) get theirs from their own inputs'.
+    lacking = [v for v, value in zip(node.inputs, values)
+               if value is _NO_TEST_VALUE and v.owner is not None]
+    if lacking:
+        fill_test_values(lacking)
+        values = [test_value_of(variable) for variable in node.inputs]
+    missing = [variable for variable, value in zip(node.inputs, values)
+               if value is _NO_TEST_VALUE]
+    if missing:
+        mode = config.compute_test_value
+        message = (f"{node.op}: input {missing[0]} has no test value (set its "
+                   f"tag.test_value, or config.compute_test_value = 'off')")
+        if mode == "raise":
+            raise ValueError(message)
+        if mode == "warn":
+            warnings.warn(message, stacklevel=3)
+        return
+    # Copies: an op that overwrites an input must not change a test value.
+    values = [copy.deepcopy(value) for value in values]
+    storage = [[None] for _ in node.outputs]
+    try:
+        node.op.perform(node, values, storage)
+    except Exception as error:
+        raise type(error)(f"{error}\n  computing the test value of {node.op}, built at "
+                          f"{trace}") from error
+    for output, cell in zip(node.outputs, storage):
+        output.tag.test_value = cell[0]
+
+
+def fill_test_values(variables: Sequence[Any]) -> None:
+    """Compute the missing test values of `variables` and what they are computed from, for
+    graphs built with config.compute_test_value off around internal placeholders (scan's
+    derivatives): every node whose inputs all have test values gets them."""
+    from sympile.graph.basic import io_toposort
+    roots = [v for v in variables if isinstance(v, Variable)]
+    if config.compute_test_value == "off" or not roots:
+        return
+    for node in io_toposort([], roots):
+        if all(hasattr(output.tag, "test_value") for output in node.outputs):
+            continue
+        if all(test_value_of(variable) is not _NO_TEST_VALUE for variable in node.inputs):
+            _compute_test_values(node, getattr(node.outputs[0].tag, "trace", "unknown"))

@@ -13,7 +13,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
+from sympile.config import config
 from sympile.graph.basic import Constant, Variable, clone_replace, graph_inputs
+from sympile.graph.op import test_value_of
 from sympile.ifelse.basic import ifelse
 from sympile.scan.op import Scan
 from sympile.tensor.shape import expand_dims
@@ -37,6 +41,17 @@ class until:
             raise TypeError(f"until: the condition must be a bool or integer scalar, got "
                             f"{condition} of type {condition.type}")
         self.condition = condition
+
+
+def _first_step_test_value(inner: Variable, outer: Variable, row: int) -> None:
+    """config.compute_test_value: give a step variable the test value of its first step
+    (row `row` of the outer value, from its end when negative)."""
+    if config.compute_test_value == "off":
+        return
+    value = test_value_of(outer)
+    if isinstance(value, np.ndarray) and value.ndim and len(value) > (row if row >= 0
+                                                                      else -row - 1):
+        inner.tag.test_value = value[row]
 
 
 def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None,
@@ -74,6 +89,8 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
                 outer_sequences.append(sequence[start:] if start else sequence)
             inner_sequences.append(tensor_type(sequence.type.dtype, sequence.type.shape[1:])(
                 name=_label(sequence, f"[t{tap:+d}]")))
+            # Theano's test values: the step's row of the first step.
+            _first_step_test_value(inner_sequences[-1], outer_sequences[-1], 0)
         lengths.append(outer_sequences[-1].shape[0])
 
     n_steps_variable = _n_steps(n_steps, lengths)
@@ -92,6 +109,8 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
         outer_initials.append(expand_dims(initial, 0) if taps == (-1,) else initial)
         inner_states.append([tensor_type(initial.type.dtype, (None,) * step_ndim)(
             name=_label(initial, f"[t{tap:+d}]")) for tap in taps])
+        for tap, inner in zip(taps, inner_states[-1]):
+            _first_step_test_value(inner, outer_initials[-1], tap)
 
     inner_non_sequences = [value.type(name=_label(value, "")) for value in non_sequences]
     # As in Theano, fn receives the non-sequences themselves (so that it can differentiate

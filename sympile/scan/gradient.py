@@ -26,8 +26,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from sympile.config import config
 from sympile.graph.basic import Variable, clone_replace, equal_computations, graph_inputs
 from sympile.graph.gradient_types import disconnected_type, is_disconnected, is_null
+from sympile.graph.op import fill_test_values
 from sympile.ifelse.basic import ifelse
 from sympile.scan.op import Scan
 from sympile.tensor.basic import join, stack, zeros_like
@@ -140,6 +142,20 @@ class _Carries:
                 for d in range(self.lag)]
 
 
+def _without_test_values(function):
+    """Scan's derivative graphs are built over inner placeholders, which have no test values
+    (config.compute_test_value): built with the flag off, then the outer results' test
+    values computed."""
+    def wrapped(*args, **kwargs):
+        with config.change_flags(compute_test_value="off"):
+            results = function(*args, **kwargs)
+        fill_test_values(results)  # the outer graph's, from the outer inputs' test values
+        return results
+    wrapped.__name__, wrapped.__doc__ = function.__name__, function.__doc__
+    return wrapped
+
+
+@_without_test_values
 def scan_l_op(op: Scan, inputs: list[Variable], outputs: list[Variable],
               output_grads: list[Variable]) -> list[Variable]:
     """Backpropagation through time (module docstring). Returns one gradient per outer input:
@@ -312,6 +328,7 @@ def _initial_gradient(initial: Variable, rows: list[Variable | None]) -> Variabl
     return set_subtensor(zeros_like(initial)[initial.shape[0] - lag:], stacked)
 
 
+@_without_test_values
 def scan_r_op(op: Scan, inputs: list[Variable],
               eval_points: list[Variable | None]) -> list[Variable | None]:
     """Forward mode (module docstring): one tangent per outer output, None for an output that
