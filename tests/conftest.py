@@ -14,6 +14,9 @@ config.backend = os.environ.get("SYMPILE_TEST_BACKEND", "python")
 # run finds its modules compiled); SYMPILE_TEST_COMPILEDIR chooses another.
 config.compiledir = os.environ.get("SYMPILE_TEST_COMPILEDIR") or os.path.join(
     tempfile.gettempdir(), f"sympile-tests-{os.getuid()}")
+# Python processes the tests start (examples, concurrency tests) use it too.
+os.environ["SYMPILE_FLAGS"] = ",".join(
+    filter(None, [os.environ.get("SYMPILE_FLAGS", ""), f"compiledir={config.compiledir}"]))
 
 settings.register_profile(
     "default", deadline=None, max_examples=40,

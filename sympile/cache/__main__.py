@@ -1,5 +1,5 @@
 import sys
 
-from sympile.cache.cli import main
+from sympile.cache.cli import console_main
 
-sys.exit(main())
+sys.exit(console_main())

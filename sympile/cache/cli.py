@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from sympile import cache
@@ -99,5 +100,15 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def console_main() -> int:
+    """The console script: `sympile-cache list | head` ends quietly when head exits."""
+    try:
+        return main()
+    except BrokenPipeError:
+        # Python would report the pipe again when flushing stdout at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(console_main())

@@ -139,9 +139,12 @@ def function(inputs: Sequence[Variable | In] | None = None, outputs: Any = None,
     needed_ids = {id(v) for v in needed}
     for spec, variable in zip(specs, explicit):
         if id(variable) not in needed_ids:
+            advice = ("pass on_unused_input='ignore' or 'warn' to allow this"
+                      if on_unused_input == "raise" else
+                      "pass on_unused_input='ignore' to silence this warning")
             message = (f"function: input {spec.name or variable} (created at "
                        f"{spec.variable.creation_site()}) is not used to compute any output "
-                       f"or update; pass on_unused_input='ignore' or 'warn' to allow this")
+                       f"or update; {advice}")
             if on_unused_input == "raise":
                 raise UnusedInputError(message)
             if on_unused_input == "warn":
