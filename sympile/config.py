@@ -75,17 +75,18 @@ OPTIMIZERS: dict[str, tuple[str, ...] | None] = {
 LINKERS = ("cvm", "vm", "c", "c|py", "cvm_nogc", "vm_nogc", "c|py_nogc", "py")
 
 
-def _optimizer(value: Any) -> str:
+def optimizer_name(value: Any, who: str = "config.optimizer") -> str:
+    """A Theano optimizer name (None is 'None'), else ValueError naming `who`."""
     name = "None" if value is None else str(value)
     if name not in OPTIMIZERS:
-        raise ValueError(f"config.optimizer must be one of {', '.join(OPTIMIZERS)}, got "
-                         f"{value!r}")
+        raise ValueError(f"{who} must be one of {', '.join(OPTIMIZERS)}, got {value!r}")
     return name
 
 
-def _linker(value: Any) -> str:
+def linker_name(value: Any, who: str = "config.linker") -> str:
+    """A Theano linker name, else ValueError naming `who`."""
     if value not in LINKERS:
-        raise ValueError(f"config.linker must be one of {', '.join(LINKERS)}, got {value!r}")
+        raise ValueError(f"{who} must be one of {', '.join(LINKERS)}, got {value!r}")
     return value
 
 
@@ -149,9 +150,9 @@ _FLAGS: dict[str, tuple[Any, Callable[[Any], Any], str]] = {
     "mode": ("Mode", _mode_name, "default compilation mode of function(): 'Mode' (the "
                                  "rewrites of config.optimizer on config.linker), 'FAST_RUN', "
                                  "'FAST_COMPILE', 'DEBUG_MODE', 'NanGuardMode' or a Mode"),
-    "optimizer": ("fast_run", _optimizer, "rewrites of the default mode: fast_run, "
+    "optimizer": ("fast_run", optimizer_name, "rewrites of the default mode: fast_run, "
                                           "fast_compile, merge, stabilize or None"),
-    "linker": ("cvm", _linker, "backend of the default mode: 'py' (Python), or 'cvm', 'c', "
+    "linker": ("cvm", linker_name, "backend of the default mode: 'py' (Python), or 'cvm', 'c', "
                                "'c|py', 'vm' (C as config.backend says); '_nogc' forms free "
                                "intermediates after each call"),
     "exception_verbosity": ("low", _exception_verbosity,

@@ -15,7 +15,7 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from sympile.config import LINKERS, OPTIMIZERS, config
+from sympile.config import OPTIMIZERS, config, linker_name, optimizer_name
 from sympile.graph.fgraph import FunctionGraph
 from sympile.graph.rewriting.basic import RewriteHistory
 from sympile.graph.rewriting.db import RewriteQuery
@@ -56,9 +56,11 @@ class Mode:
         self._optimizer = self._linker = None
         if theano_form:
             self._optimizer = optimizer if optimizer in (_DEFAULT, None) \
-                or not isinstance(optimizer, str) else _check_optimizer(optimizer)
+                or not isinstance(optimizer, str) \
+                else optimizer_name(optimizer, "Mode: optimizer")
             rewriter = None if isinstance(optimizer, str) or optimizer is None else optimizer
-            self._linker = _DEFAULT if linker in (None, _DEFAULT) else _check_linker(linker)
+            self._linker = _DEFAULT if linker in (None, _DEFAULT) \
+                else linker_name(linker, "Mode: linker")
             backend = None
         if rewriter is not None and not isinstance(rewriter, RewriteQuery) \
                 and not callable(rewriter):
@@ -198,19 +200,6 @@ from sympile.compile.debugmode import DEBUG_MODE  # noqa: E402
 
 PREDEFINED_MODES["DEBUG_MODE"] = DEBUG_MODE
 PREDEFINED_MODES["DebugMode"] = DEBUG_MODE
-
-
-def _check_optimizer(name: str) -> str:
-    if name not in OPTIMIZERS:
-        raise ValueError(f"Mode: unknown optimizer {name!r}; known: {', '.join(OPTIMIZERS)}, "
-                         f"None, a RewriteQuery or a callable")
-    return name
-
-
-def _check_linker(name: str) -> str:
-    if name not in LINKERS:
-        raise ValueError(f"Mode: unknown linker {name!r}; known: {', '.join(LINKERS)}")
-    return name
 
 
 def get_mode(mode: str | Mode | None) -> Mode:

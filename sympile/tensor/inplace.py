@@ -142,20 +142,17 @@ class AdvancedIncSubtensorInplace(AdvancedIncSubtensor):
         return f"{super().__str__()}_inplace"
 
 
+# Each base op class and its overwriting form; both take the base op's props as arguments.
+_INPLACE_CLASSES = {Gemm: GemmInplace, Gemv: GemvInplace, Ger: GerInplace,
+                    IncSubtensor: IncSubtensorInplace,
+                    AdvancedIncSubtensor: AdvancedIncSubtensorInplace}
+_BASE_CLASSES = {inplace: base for base, inplace in _INPLACE_CLASSES.items()}
+
+
 def inplace_form(op: Op) -> Op | None:
     """The op of this module computing `op` over its input 0, or None if it has none."""
-    if type(op) is Gemm:
-        return GemmInplace()
-    if type(op) is Gemv:
-        return GemvInplace()
-    if type(op) is Ger:
-        return GerInplace()
-    if type(op) is IncSubtensor:
-        return IncSubtensorInplace(op.idx_list, op.set_instead_of_inc)
-    if type(op) is AdvancedIncSubtensor:
-        return AdvancedIncSubtensorInplace(op.idx_list, op.set_instead_of_inc,
-                                           op.ignore_duplicates)
-    return None
+    inplace = _INPLACE_CLASSES.get(type(op))
+    return None if inplace is None else inplace(*op._props())
 
 
 def base_form(op: Op) -> Op | None:
@@ -164,14 +161,5 @@ def base_form(op: Op) -> Op | None:
     this module knows."""
     if isinstance(op, Elemwise):
         return Elemwise(op.scalar_op, (), op.name) if op.inplace_pattern else None
-    if type(op) is GemmInplace:
-        return Gemm()
-    if type(op) is GemvInplace:
-        return Gemv()
-    if type(op) is GerInplace:
-        return Ger()
-    if type(op) is IncSubtensorInplace:
-        return IncSubtensor(op.idx_list, op.set_instead_of_inc)
-    if type(op) is AdvancedIncSubtensorInplace:
-        return AdvancedIncSubtensor(op.idx_list, op.set_instead_of_inc, op.ignore_duplicates)
-    return None
+    base = _BASE_CLASSES.get(type(op))
+    return None if base is None else base(*op._props())
