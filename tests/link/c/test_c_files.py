@@ -65,7 +65,7 @@ def test_compile_error_names_the_c_file_and_line(tmp_path):
     assert f"{kernel}:3:" in message and "missing_name" in message
     # What follows the file is attributed to the generated source, at its real line.
     generated = next(line for line in message.splitlines() if "other_missing_name" in line)
-    source_path = message.rsplit("source kept at ", 1)[1].strip()
+    source_path = message.rsplit("source kept at ", 1)[1].splitlines()[0].strip()
     line_number = int(generated.split(f"{source_path}:", 1)[1].split(":", 1)[0])
     assert "other_missing_name" in Path(source_path).read_text().split("\n")[line_number - 1]
 
