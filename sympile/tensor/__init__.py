@@ -23,3 +23,6 @@ from sympile.tensor.variable import (  # noqa: F401
 )
 
 as_tensor = as_tensor_variable
+
+# Theano's and PyTensor's T.nlinalg, T.slinalg and T.linalg (after the names they use).
+from sympile.tensor import linalg, nlinalg, slinalg  # noqa: E402, F401

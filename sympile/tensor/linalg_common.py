@@ -1,0 +1,66 @@
+"""What the linear-algebra ops share (sympile.tensor.nlinalg, slinalg): input checks, the
+matrix transpose of stacks, and the map of a gradient onto the triangle a decomposition
+reads.
+
+Every op takes a matrix or a stack of them (leading axes are a batch, as in numpy and
+scipy) and runs numpy/scipy in perform; there is no C code yet (the C backend calls
+perform).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sympile.graph.basic import Variable
+from sympile.tensor.basic import eye
+from sympile.tensor.blas.basic import matmul
+from sympile.tensor.elemwise import DimShuffle
+from sympile.tensor.extra_ops import tril, triu
+from sympile.tensor.variable import as_tensor_variable
+
+__all__ = ["check_square", "float_matrices", "matrix_transpose", "read_triangle_grad",
+           "symmetric_from_triangle"]
+
+
+def float_matrices(who: str, x: Any, argument: str = "a") -> Variable:
+    """`x` as a float tensor of at least 2 dimensions, else a clear error."""
+    x = as_tensor_variable(x, op=who, argument=argument)
+    if x.type.ndim < 2:
+        raise ValueError(f"{who}: {argument} must be a matrix or a stack of matrices, got "
+                         f"{x.type}")
+    if x.type.dtype not in ("float32", "float64"):
+        raise TypeError(f"{who}: {argument} must be float32 or float64, got {x.type.dtype}")
+    return x
+
+
+def check_square(who: str, x: Variable, argument: str = "a") -> None:
+    rows, cols = x.type.shape[-2:]
+    if rows is not None and cols is not None and rows != cols:
+        raise ValueError(f"{who}: {argument} must be square, got {x.type}")
+
+
+def matrix_transpose(x: Variable) -> Variable:
+    """x with its last two axes swapped (each matrix of the stack transposed)."""
+    ndim = x.type.ndim
+    return DimShuffle(ndim, (*range(ndim - 2), ndim - 1, ndim - 2))(x)
+
+
+def symmetric_from_triangle(x: Variable, lower: bool) -> Variable:
+    """The symmetric matrix that reading only x's lower (upper) triangle means."""
+    if lower:
+        return tril(x) + matrix_transpose(tril(x, -1))
+    return triu(x) + matrix_transpose(triu(x, 1))
+
+
+def read_triangle_grad(gradient: Variable, lower: bool) -> Variable:
+    """The gradient with respect to a matrix of which only the lower (upper) triangle is read
+    as a symmetric one, from `gradient`, the gradient with respect to that symmetric
+    matrix: off the diagonal both halves land on the triangle read."""
+    both = gradient + matrix_transpose(gradient)
+    n = gradient.shape[-1]
+    diagonal = gradient * eye(n, dtype=gradient.type.dtype)
+    return (tril(both) if lower else triu(both)) - diagonal
+
+
+def mm(a: Variable, b: Variable) -> Variable:
+    return matmul(a, b)

@@ -1,0 +1,348 @@
+"""numpy.linalg's operations (PyTensor's pytensor.tensor.nlinalg): matrix_inverse, det,
+slogdet, eigh, svd, qr, pinv, and matrix_power, matrix_dot, kron built from products; each
+over a matrix or a stack of them.
+
+Derivatives (L_op and R_op):
+  matrix_inverse  X = A⁻¹: Ā = -Xᵀ X̄ Xᵀ, dX = -X dA X
+  det             d = det A: Ā = d̄ d A⁻ᵀ, dd = d tr(A⁻¹ dA)
+  slogdet         (sign, log|det A|): Ā = l̄ A⁻ᵀ, dl = tr(A⁻¹ dA), the sign constant
+  eigh            w, V of a symmetric A (its lower triangle read):
+                  Ā = V (diag(w̄) + F ∘ (Vᵀ V̄)) Vᵀ with F_ij = 1 / (w_j - w_i) (i ≠ j),
+                  dw = diag(Vᵀ dA V), dV = V (F ∘ (Vᵀ dA V)); distinct eigenvalues
+svd, qr and pinv have no derivative yet (grad raises, naming the op).
+
+Errors are numpy's (LinAlgError for a singular matrix), named with the op, the input
+shapes and the user's line by the run-time error handling. perform runs numpy: these ops
+have no C code yet.
+"""
+
+from __future__ import annotations
+
+from functools import reduce
+from typing import Any
+
+import numpy as np
+
+from sympile.graph.basic import Apply, Variable
+from sympile.graph.gradient_types import disconnected_type, grad_not_implemented, is_disconnected
+from sympile.graph.op import Op
+from sympile.tensor.basic import eye, zeros_like
+from sympile.tensor.linalg_common import (
+    check_square,
+    float_matrices,
+    matrix_transpose,
+    mm,
+    read_triangle_grad,
+    symmetric_from_triangle,
+)
+from sympile.tensor.math import eq, switch
+from sympile.tensor.shape import expand_dims
+from sympile.tensor.type import tensor_type
+from sympile.tensor.variable import as_tensor_variable
+
+__all__ = ["Det", "Eigh", "MatrixInverse", "QR", "SLogDet", "SVD", "det", "eigh", "kron",
+           "matrix_dot", "matrix_inverse", "matrix_power", "pinv", "qr", "slogdet", "svd"]
+
+
+def _stack_of(x: Variable, drop: int, dtype: str | None = None) -> Variable:
+    return tensor_type(dtype or x.type.dtype, (None,) * (x.type.ndim - drop))()
+
+
+def _batch_dims(x: Variable, value: Variable) -> Variable:
+    """value (one per matrix of x's stack) with two length-1 axes, to scale matrices."""
+    return expand_dims(expand_dims(value, value.type.ndim), value.type.ndim + 1)
+
+
+def _trace_of_product(a: Variable, b: Variable) -> Variable:
+    """tr(a b) for each matrix of the stacks: sum(aᵀ ∘ b)."""
+    return (matrix_transpose(a) * b).sum(axis=(-2, -1))
+
+
+class MatrixInverse(Op):
+    """The inverse of a square matrix (numpy.linalg.inv)."""
+
+    __props__ = ()
+
+    def make_node(self, a):
+        a = float_matrices("matrix_inverse", a)
+        check_square("matrix_inverse", a)
+        return Apply(self, [a], [_stack_of(a, 0)])
+
+    def perform(self, node, inputs, output_storage):
+        output_storage[0][0] = np.linalg.inv(inputs[0])
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [input_shapes[0]]
+
+    def L_op(self, inputs, outputs, output_grads):
+        (g,) = output_grads
+        if is_disconnected(g):
+            return [disconnected_type()]
+        xt = matrix_transpose(outputs[0])
+        return [-mm(mm(xt, g), xt)]
+
+    def R_op(self, inputs, eval_points):
+        if eval_points[0] is None:
+            return [None]
+        x = self(inputs[0])
+        return [-mm(mm(x, eval_points[0]), x)]
+
+
+def matrix_inverse(a: Any) -> Variable:
+    """numpy.linalg.inv(a)."""
+    return MatrixInverse()(a)
+
+
+class Det(Op):
+    """The determinant (numpy.linalg.det): one per matrix of the stack."""
+
+    __props__ = ()
+
+    def make_node(self, a):
+        a = float_matrices("det", a)
+        check_square("det", a)
+        return Apply(self, [a], [_stack_of(a, 2)])
+
+    def perform(self, node, inputs, output_storage):
+        output_storage[0][0] = np.asarray(np.linalg.det(inputs[0]),
+                                          dtype=node.outputs[0].type.dtype)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [input_shapes[0][:-2]]
+
+    def L_op(self, inputs, outputs, output_grads):
+        (g,) = output_grads
+        if is_disconnected(g):
+            return [disconnected_type()]
+        inverse_t = matrix_transpose(matrix_inverse(inputs[0]))
+        return [_batch_dims(inputs[0], g * outputs[0]) * inverse_t]
+
+    def R_op(self, inputs, eval_points):
+        if eval_points[0] is None:
+            return [None]
+        a = inputs[0]
+        return [self(a) * _trace_of_product(matrix_inverse(a), eval_points[0])]
+
+
+def det(a: Any) -> Variable:
+    """numpy.linalg.det(a)."""
+    return Det()(a)
+
+
+class SLogDet(Op):
+    """(sign, log|det|) of each matrix (numpy.linalg.slogdet)."""
+
+    __props__ = ()
+
+    def make_node(self, a):
+        a = float_matrices("slogdet", a)
+        check_square("slogdet", a)
+        return Apply(self, [a], [_stack_of(a, 2), _stack_of(a, 2)])
+
+    def perform(self, node, inputs, output_storage):
+        sign, log = np.linalg.slogdet(inputs[0])
+        dtype = node.outputs[0].type.dtype
+        output_storage[0][0] = np.asarray(sign, dtype=dtype)
+        output_storage[1][0] = np.asarray(log, dtype=dtype)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [input_shapes[0][:-2]] * 2
+
+    def L_op(self, inputs, outputs, output_grads):
+        g_log = output_grads[1]
+        if is_disconnected(g_log):
+            return [disconnected_type()]
+        inverse_t = matrix_transpose(matrix_inverse(inputs[0]))
+        return [_batch_dims(inputs[0], g_log) * inverse_t]
+
+    def R_op(self, inputs, eval_points):
+        if eval_points[0] is None:
+            return [None, None]
+        a = inputs[0]
+        sign, _ = self(a)
+        return [zeros_like(sign), _trace_of_product(matrix_inverse(a), eval_points[0])]
+
+
+def slogdet(a: Any) -> list[Variable]:
+    """numpy.linalg.slogdet(a): [sign, log|det a|]."""
+    return SLogDet()(a)
+
+
+class Eigh(Op):
+    """Eigenvalues (ascending) and eigenvectors (columns) of a symmetric matrix
+    (numpy.linalg.eigh, reading the triangle UPLO names)."""
+
+    __props__ = ("UPLO",)
+
+    def __init__(self, UPLO: str = "L"):
+        if UPLO not in ("L", "U"):
+            raise ValueError(f"eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
+        self.UPLO = UPLO
+
+    def make_node(self, a):
+        a = float_matrices("eigh", a)
+        check_square("eigh", a)
+        return Apply(self, [a], [_stack_of(a, 1), _stack_of(a, 0)])
+
+    def perform(self, node, inputs, output_storage):
+        w, v = np.linalg.eigh(inputs[0], UPLO=self.UPLO)
+        output_storage[0][0] = w
+        output_storage[1][0] = v
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [input_shapes[0][:-1], input_shapes[0]]
+
+    def _gaps(self, w: Variable) -> Variable:
+        """F_ij = 1 / (w_j - w_i) off the diagonal, 0 on it."""
+        differences = expand_dims(w, w.type.ndim - 1) - expand_dims(w, w.type.ndim)
+        identity = eye(w.shape[-1], dtype=w.type.dtype)
+        return switch(eq(identity, 1), 0.0, 1.0 / (differences + identity))
+
+    def L_op(self, inputs, outputs, output_grads):
+        w, v = outputs
+        gw, gv = output_grads
+        if is_disconnected(gw) and is_disconnected(gv):
+            return [disconnected_type()]
+        inner = zeros_like(inputs[0])
+        if not is_disconnected(gw):
+            inner = inner + expand_dims(gw, gw.type.ndim - 1) * eye(w.shape[-1],
+                                                                   dtype=w.type.dtype)
+        if not is_disconnected(gv):
+            inner = inner + self._gaps(w) * mm(matrix_transpose(v), gv)
+        symmetric = mm(mm(v, inner), matrix_transpose(v))
+        return [read_triangle_grad(symmetric, lower=self.UPLO == "L")]
+
+    def R_op(self, inputs, eval_points):
+        if eval_points[0] is None:
+            return [None, None]
+        w, v = self(inputs[0])
+        da = symmetric_from_triangle(eval_points[0], lower=self.UPLO == "L")
+        projected = mm(mm(matrix_transpose(v), da), v)
+        dw = (projected * eye(w.shape[-1], dtype=w.type.dtype)).sum(axis=-1)
+        return [dw, mm(v, self._gaps(w) * projected)]
+
+
+def eigh(a: Any, UPLO: str = "L") -> list[Variable]:
+    """numpy.linalg.eigh(a, UPLO): [eigenvalues, eigenvectors]."""
+    return Eigh(UPLO)(a)
+
+
+class _NoGradient(Op):
+    """An op whose derivative is not implemented yet (grad raises, naming it)."""
+
+    def L_op(self, inputs, outputs, output_grads):
+        return [grad_not_implemented(self, index, x) for index, x in enumerate(inputs)]
+
+
+class SVD(_NoGradient):
+    """numpy.linalg.svd: [u, s, vh] (compute_uv) or s; full_matrices as numpy."""
+
+    __props__ = ("full_matrices", "compute_uv")
+
+    def __init__(self, full_matrices: bool = True, compute_uv: bool = True):
+        self.full_matrices, self.compute_uv = bool(full_matrices), bool(compute_uv)
+
+    def make_node(self, a):
+        a = float_matrices("svd", a)
+        s = _stack_of(a, 1)
+        outputs = [_stack_of(a, 0), s, _stack_of(a, 0)] if self.compute_uv else [s]
+        return Apply(self, [a], outputs)
+
+    def perform(self, node, inputs, output_storage):
+        result = np.linalg.svd(inputs[0], full_matrices=self.full_matrices,
+                               compute_uv=self.compute_uv)
+        for cell, value in zip(output_storage, result if self.compute_uv else [result]):
+            cell[0] = value
+
+
+def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True):
+    """numpy.linalg.svd(a, full_matrices, compute_uv)."""
+    return SVD(full_matrices, compute_uv)(a)
+
+
+class QR(_NoGradient):
+    """numpy.linalg.qr: [q, r] (mode 'reduced' or 'complete') or r ('r')."""
+
+    __props__ = ("mode",)
+
+    def __init__(self, mode: str = "reduced"):
+        if mode not in ("reduced", "complete", "r"):
+            raise ValueError(f"qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
+        self.mode = mode
+
+    def make_node(self, a):
+        a = float_matrices("qr", a)
+        outputs = [_stack_of(a, 0)] if self.mode == "r" else [_stack_of(a, 0), _stack_of(a, 0)]
+        return Apply(self, [a], outputs)
+
+    def perform(self, node, inputs, output_storage):
+        result = np.linalg.qr(inputs[0], mode=self.mode)
+        for cell, value in zip(output_storage, [result] if self.mode == "r" else result):
+            cell[0] = value
+
+
+def qr(a: Any, mode: str = "reduced"):
+    """numpy.linalg.qr(a, mode)."""
+    return QR(mode)(a)
+
+
+class PInv(_NoGradient):
+    """The Moore-Penrose pseudo-inverse (numpy.linalg.pinv)."""
+
+    __props__ = ("hermitian",)
+
+    def __init__(self, hermitian: bool = False):
+        self.hermitian = bool(hermitian)
+
+    def make_node(self, a):
+        a = float_matrices("pinv", a)
+        return Apply(self, [a], [_stack_of(a, 0)])
+
+    def perform(self, node, inputs, output_storage):
+        output_storage[0][0] = np.linalg.pinv(inputs[0], hermitian=self.hermitian).astype(
+            node.outputs[0].type.dtype)
+
+
+def pinv(a: Any, hermitian: bool = False) -> Variable:
+    """numpy.linalg.pinv(a, hermitian=hermitian)."""
+    return PInv(hermitian)(a)
+
+
+def matrix_power(a: Any, n: int) -> Variable:
+    """numpy.linalg.matrix_power(a, n) for an int n (negative: of the inverse), by repeated
+    squaring; differentiable through its products."""
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+        raise TypeError(f"matrix_power: n must be an int, got {n!r}")
+    a = float_matrices("matrix_power", a)
+    check_square("matrix_power", a)
+    if n < 0:
+        a, n = matrix_inverse(a), -n
+    result = None
+    square = a
+    while True:
+        if n & 1:
+            result = square if result is None else mm(result, square)
+        n >>= 1
+        if not n:
+            break
+        square = mm(square, square)
+    if result is None:
+        return zeros_like(a) + eye(a.shape[-1], dtype=a.type.dtype)
+    return result
+
+
+def matrix_dot(*matrices: Any) -> Variable:
+    """The product of the matrices, left to right (PyTensor's matrix_dot)."""
+    if not matrices:
+        raise TypeError("matrix_dot: give at least one matrix")
+    return reduce(mm, [as_tensor_variable(m, op="matrix_dot") for m in matrices])
+
+
+def kron(a: Any, b: Any) -> Variable:
+    """numpy.kron of two matrices, from their outer product; differentiable."""
+    a = as_tensor_variable(a, op="kron", argument="a")
+    b = as_tensor_variable(b, op="kron", argument="b")
+    if a.type.ndim != 2 or b.type.ndim != 2:
+        raise ValueError(f"kron: a and b must be matrices, got {a.type} and {b.type}")
+    product = a.dimshuffle(0, "x", 1, "x") * b.dimshuffle("x", 0, "x", 1)
+    return product.reshape((a.shape[0] * b.shape[0], a.shape[1] * b.shape[1]), ndim=2)

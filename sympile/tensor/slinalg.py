@@ -1,0 +1,345 @@
+"""scipy.linalg's decompositions and solvers (PyTensor's pytensor.tensor.slinalg): cholesky,
+solve, solve_triangular, cho_solve, eigvalsh, each over a matrix or a stack of them.
+
+Derivatives (L_op and R_op):
+  cholesky          A = L Lᵀ: Ā = L⁻ᵀ Φ(Lᵀ L̄) L⁻¹ (Φ: the lower triangle, diagonal halved),
+                    dL = L Φ(L⁻¹ dA L⁻ᵀ); A's lower triangle is what is read
+  solve             x = A⁻¹ b: b̄ = A⁻ᵀ x̄, Ā = -b̄ xᵀ; dx = A⁻¹ (db - dA x)
+  solve_triangular  the same, kept on A's triangle (and off its diagonal when unit_diagonal)
+  cho_solve         two solve_triangular, differentiated through them
+  eigvalsh          Ā = V diag(w̄) Vᵀ, dw = diag(Vᵀ dA V); A's lower triangle is read
+Where an op reads one triangle of a symmetric matrix, its gradient lies on that triangle
+(linalg_common.read_triangle_grad), so that it matches finite differences of every entry.
+
+Errors are numpy's and scipy's (LinAlgError for a matrix that is singular or not positive
+definite), named with the op, the input shapes and the user's line by the run-time error
+handling. perform runs numpy/scipy: these ops have no C code yet.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.linalg
+
+from sympile.graph.basic import Apply, Variable
+from sympile.graph.gradient_types import disconnected_type, is_disconnected
+from sympile.graph.op import Op
+from sympile.tensor.basic import eye, zeros_like
+from sympile.tensor.extra_ops import tril, triu
+from sympile.tensor.linalg_common import (
+    check_square,
+    float_matrices,
+    matrix_transpose,
+    mm,
+    read_triangle_grad,
+    symmetric_from_triangle,
+)
+from sympile.tensor.shape import expand_dims
+from sympile.tensor.type import tensor_type
+from sympile.tensor.variable import as_tensor_variable
+
+__all__ = ["Cholesky", "Eigvalsh", "Solve", "SolveTriangular", "cho_solve", "cholesky",
+           "eigvalsh", "solve", "solve_triangular"]
+
+
+def _like(x: Variable, dtype: str | None = None) -> Variable:
+    return tensor_type(dtype or x.type.dtype, (None,) * x.type.ndim)()
+
+
+class Cholesky(Op):
+    """The Cholesky factor of a positive definite matrix: lower (L, A = L Lᵀ) or upper
+    (U = Lᵀ). Reads A's lower triangle."""
+
+    __props__ = ("lower",)
+
+    def __init__(self, lower: bool = True):
+        self.lower = bool(lower)
+
+    def make_node(self, a):
+        a = float_matrices("cholesky", a)
+        check_square("cholesky", a)
+        return Apply(self, [a], [_like(a)])
+
+    def perform(self, node, inputs, output_storage):
+        factor = np.linalg.cholesky(inputs[0])
+        output_storage[0][0] = factor if self.lower else np.swapaxes(factor, -1, -2).copy()
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [input_shapes[0]]
+
+    def _lower_factor(self, output):
+        return output if self.lower else matrix_transpose(output)
+
+    def L_op(self, inputs, outputs, output_grads):
+        (g,) = output_grads
+        if is_disconnected(g):
+            return [disconnected_type()]
+        L = self._lower_factor(outputs[0])
+        g = g if self.lower else matrix_transpose(g)
+        inner = _phi(mm(matrix_transpose(L), g))
+        # L⁻ᵀ inner L⁻¹ by two triangular solves.
+        left = solve_triangular(matrix_transpose(L), inner, lower=False)
+        symmetric = matrix_transpose(solve_triangular(matrix_transpose(L),
+                                                      matrix_transpose(left), lower=False))
+        return [read_triangle_grad(symmetric, lower=True)]
+
+    def R_op(self, inputs, eval_points):
+        if eval_points[0] is None:
+            return [None]
+        L = self._lower_factor(self(inputs[0]))
+        dA = symmetric_from_triangle(eval_points[0], lower=True)
+        inner = solve_triangular(L, matrix_transpose(
+            solve_triangular(L, matrix_transpose(dA), lower=True)), lower=True)
+        dL = mm(L, _phi(inner))
+        return [dL if self.lower else matrix_transpose(dL)]
+
+
+def _phi(x: Variable) -> Variable:
+    """The lower triangle of x with its diagonal halved."""
+    n = x.shape[-1]
+    return tril(x) - 0.5 * x * eye(n, dtype=x.type.dtype)
+
+
+def cholesky(a: Any, lower: bool = True) -> Variable:
+    """scipy.linalg.cholesky(a, lower): L with A = L Lᵀ (lower) or its transpose."""
+    return Cholesky(lower)(a)
+
+
+def _vector_right_side(who: str, a: Variable, b: Variable) -> bool:
+    """True when b is a vector (or a stack of vectors, one fewer axis than a), as numpy's
+    solve reads it; else b is a matrix (or a stack) of right-hand sides."""
+    if b.type.ndim not in (a.type.ndim - 1, a.type.ndim):
+        raise ValueError(f"{who}: b must have {a.type.ndim - 1} or {a.type.ndim} dimensions "
+                         f"for a of {a.type}, got {b.type}")
+    return b.type.ndim == a.type.ndim - 1
+
+
+def _as_columns(b: Variable, vector: bool) -> Variable:
+    return expand_dims(b, b.type.ndim) if vector else b
+
+
+def _from_columns(x: Variable, vector: bool) -> Variable:
+    return x[..., 0] if vector else x
+
+
+def _outer_grad(gb: Variable, x: Variable, vector: bool) -> Variable:
+    """-gb xᵀ for matrices, -outer(gb, x) for vectors (both stacked)."""
+    return -mm(_as_columns(gb, vector), matrix_transpose(_as_columns(x, vector)))
+
+
+def _batched(function, a: np.ndarray, b: np.ndarray, vector: bool) -> np.ndarray:
+    """`function(a_i, b_i)` over the leading axes of a and b (which broadcast)."""
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:a.ndim - 2])
+    a = np.broadcast_to(a, batch + a.shape[-2:])
+    b = np.broadcast_to(b, batch + b.shape[a.ndim - 2:])
+    result = np.empty(batch + b.shape[len(batch):], dtype=np.result_type(a, b))
+    for index in np.ndindex(*batch):
+        result[index] = function(a[index], b[index])
+    return result
+
+
+class Solve(Op):
+    """x with a x = b (scipy.linalg.solve): assume_a 'gen' (LU), 'sym' or 'pos' (reading
+    the lower or upper triangle of a as the symmetric matrix)."""
+
+    __props__ = ("assume_a", "lower")
+
+    def __init__(self, assume_a: str = "gen", lower: bool = False):
+        if assume_a not in ("gen", "sym", "pos"):
+            raise ValueError(f"solve: assume_a must be 'gen', 'sym' or 'pos', got "
+                             f"{assume_a!r}")
+        self.assume_a = assume_a
+        self.lower = bool(lower)
+
+    def make_node(self, a, b):
+        a = float_matrices("solve", a)
+        check_square("solve", a)
+        b = as_tensor_variable(b, op="solve", argument="b")
+        _vector_right_side("solve", a, b)
+        dtype = np.result_type(a.type.dtype, b.type.dtype, np.float32).name
+        return Apply(self, [a, b], [_like(b, dtype)])
+
+    def perform(self, node, inputs, output_storage):
+        a, b = inputs
+        vector = b.ndim == a.ndim - 1
+        dtype = node.outputs[0].type.dtype
+        if self.assume_a == "gen" and not vector:
+            result = np.linalg.solve(a, b)
+        elif self.assume_a == "gen":
+            result = np.linalg.solve(a, b[..., None])[..., 0]
+        else:
+            result = _batched(lambda m, r: scipy.linalg.solve(
+                m, r, assume_a=self.assume_a, lower=self.lower, check_finite=False), a, b,
+                vector)
+        output_storage[0][0] = np.asarray(result, dtype=dtype)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [input_shapes[1]]
+
+    def _effective(self, a: Variable) -> Variable:
+        return a if self.assume_a == "gen" else symmetric_from_triangle(a, self.lower)
+
+    def L_op(self, inputs, outputs, output_grads):
+        a, b = inputs
+        (g,) = output_grads
+        if is_disconnected(g):
+            return [disconnected_type(), disconnected_type()]
+        vector = b.type.ndim == a.type.ndim - 1
+        transposed = matrix_transpose(self._effective(a))
+        gb = solve(transposed, g)
+        ga = _outer_grad(gb, outputs[0], vector)
+        if self.assume_a != "gen":
+            ga = read_triangle_grad(ga, self.lower)
+        return [ga, gb]
+
+    def R_op(self, inputs, eval_points):
+        a, b = inputs
+        da, db = eval_points
+        if da is None and db is None:
+            return [None]
+        x = self(a, b)
+        vector = b.type.ndim == a.type.ndim - 1
+        right = zeros_like(x) if db is None else db
+        if da is not None:
+            right = right - _from_columns(mm(self._effective(da), _as_columns(x, vector)),
+                                          vector)
+        return [solve(self._effective(a), right)]
+
+
+def solve(a: Any, b: Any, assume_a: str = "gen", lower: bool = False) -> Variable:
+    """scipy.linalg.solve(a, b, assume_a, lower), over stacks as numpy.linalg.solve: b is a
+    vector (stack) when it has one axis fewer than a."""
+    return Solve(assume_a, lower)(a, b)
+
+
+class SolveTriangular(Op):
+    """x with a x = b (trans=0) or aᵀ x = b (trans=1) for triangular a (its lower or upper
+    triangle; unit_diagonal: a's diagonal is taken as ones)."""
+
+    __props__ = ("lower", "trans", "unit_diagonal")
+
+    def __init__(self, lower: bool = False, trans: int | str = 0, unit_diagonal: bool = False):
+        trans = {"N": 0, "T": 1, "C": 1}.get(trans, trans)
+        if trans not in (0, 1):
+            raise ValueError(f"solve_triangular: trans must be 0, 1, 'N', 'T' or 'C', got "
+                             f"{trans!r}")
+        self.lower, self.trans = bool(lower), int(trans)
+        self.unit_diagonal = bool(unit_diagonal)
+
+    def make_node(self, a, b):
+        a = float_matrices("solve_triangular", a)
+        check_square("solve_triangular", a)
+        b = as_tensor_variable(b, op="solve_triangular", argument="b")
+        _vector_right_side("solve_triangular", a, b)
+        dtype = np.result_type(a.type.dtype, b.type.dtype, np.float32).name
+        return Apply(self, [a, b], [_like(b, dtype)])
+
+    def perform(self, node, inputs, output_storage):
+        a, b = inputs
+        vector = b.ndim == a.ndim - 1
+        result = _batched(lambda m, r: scipy.linalg.solve_triangular(
+            m, r, trans=self.trans, lower=self.lower, unit_diagonal=self.unit_diagonal,
+            check_finite=False), a, b, vector)
+        output_storage[0][0] = np.asarray(result, dtype=node.outputs[0].type.dtype)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [input_shapes[1]]
+
+    def _triangle(self, x: Variable) -> Variable:
+        """x on the entries of a that are read."""
+        offset = -1 if self.unit_diagonal else 0
+        return tril(x, offset) if self.lower else triu(x, -offset)
+
+    def _effective(self, a: Variable) -> Variable:
+        """The matrix a stands for: its triangle, with ones on the diagonal if unit."""
+        part = self._triangle(a)
+        if self.unit_diagonal:
+            part = part + eye(a.shape[-1], dtype=a.type.dtype)
+        return part
+
+    def L_op(self, inputs, outputs, output_grads):
+        a, b = inputs
+        (g,) = output_grads
+        if is_disconnected(g):
+            return [disconnected_type(), disconnected_type()]
+        vector = b.type.ndim == a.type.ndim - 1
+        x = outputs[0]
+        gb = SolveTriangular(self.lower, 1 - self.trans, self.unit_diagonal)(a, g)
+        ga = _outer_grad(gb, x, vector) if self.trans == 0 else \
+            matrix_transpose(_outer_grad(gb, x, vector))
+        return [self._triangle(ga), gb]
+
+    def R_op(self, inputs, eval_points):
+        a, b = inputs
+        da, db = eval_points
+        if da is None and db is None:
+            return [None]
+        x = self(a, b)
+        vector = b.type.ndim == a.type.ndim - 1
+        right = zeros_like(x) if db is None else db
+        if da is not None:
+            d = self._triangle(da)
+            d = d if self.trans == 0 else matrix_transpose(d)
+            right = right - _from_columns(mm(d, _as_columns(x, vector)), vector)
+        return [self(a, right)]
+
+
+def solve_triangular(a: Any, b: Any, trans: int | str = 0, lower: bool = False,
+                     unit_diagonal: bool = False) -> Variable:
+    """scipy.linalg.solve_triangular(a, b, trans, lower, unit_diagonal), over stacks."""
+    return SolveTriangular(lower, trans, unit_diagonal)(a, b)
+
+
+def cho_solve(c_and_lower: tuple[Any, bool], b: Any) -> Variable:
+    """scipy.linalg.cho_solve((c, lower), b): x with (c cᵀ) x = b for the Cholesky factor c
+    (lower) or with (cᵀ c) x = b (upper): two triangular solves."""
+    c, lower = c_and_lower
+    if lower:
+        return solve_triangular(c, solve_triangular(c, b, lower=True), lower=True, trans=1)
+    return solve_triangular(c, solve_triangular(c, b, lower=False, trans=1), lower=False)
+
+
+class Eigvalsh(Op):
+    """The eigenvalues of a symmetric matrix (its lower triangle read), ascending."""
+
+    __props__ = ()
+
+    def make_node(self, a):
+        a = float_matrices("eigvalsh", a)
+        check_square("eigvalsh", a)
+        return Apply(self, [a], [tensor_type(a.type.dtype, (None,) * (a.type.ndim - 1))()])
+
+    def perform(self, node, inputs, output_storage):
+        output_storage[0][0] = np.linalg.eigvalsh(inputs[0], UPLO="L").astype(
+            node.outputs[0].type.dtype)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [input_shapes[0][:-1]]
+
+    def L_op(self, inputs, outputs, output_grads):
+        (g,) = output_grads
+        if is_disconnected(g):
+            return [disconnected_type()]
+        from sympile.tensor.nlinalg import eigh
+        _, v = eigh(inputs[0])
+        symmetric = mm(v * expand_dims(g, g.type.ndim - 1), matrix_transpose(v))
+        return [read_triangle_grad(symmetric, lower=True)]
+
+    def R_op(self, inputs, eval_points):
+        if eval_points[0] is None:
+            return [None]
+        from sympile.tensor.nlinalg import eigh
+        _, v = eigh(inputs[0])
+        da = symmetric_from_triangle(eval_points[0], lower=True)
+        return [(v * mm(da, v)).sum(axis=-2)]
+
+
+def eigvalsh(a: Any, b: Any = None) -> Variable:
+    """scipy.linalg.eigvalsh(a): a symmetric matrix's eigenvalues (b, the generalized
+    problem, is not supported)."""
+    if b is not None:
+        raise NotImplementedError("eigvalsh: the generalized problem (b) is not supported; "
+                                  "use eigvalsh(a)")
+    return Eigvalsh()(a)

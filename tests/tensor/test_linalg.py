@@ -1,0 +1,171 @@
+"""nlinalg and slinalg: values against numpy/scipy on both backends, one matrix and a
+stack; gradients and Rop checked numerically in float64; bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.linalg
+
+import sympile
+import sympile.tensor as T
+from sympile.gradient import verify_grad, verify_rop
+from sympile.tensor import linalg, nlinalg, slinalg
+from tests.link.c.utils import C_MODE, PYTHON_MODE, requires_compiler
+
+MODES = [PYTHON_MODE, pytest.param(C_MODE, marks=requires_compiler)]
+
+
+def _general(rng, *batch, n=3):
+    return rng.normal(size=(*batch, n, n)) + 3 * np.eye(n)
+
+
+def _positive(rng, *batch, n=3):
+    m = rng.normal(size=(*batch, n, n))
+    return m @ np.swapaxes(m, -1, -2) + n * np.eye(n)
+
+
+def _lower(rng, *batch, n=3):
+    return np.tril(rng.normal(size=(*batch, n, n))) + 3 * np.eye(n)
+
+
+def _right(rng, *batch, n=3):
+    return rng.normal(size=(*batch, n, 2))
+
+
+def _vector(rng, *batch, n=3):
+    return rng.normal(size=(*batch, n))
+
+
+def _sym_lower(m):
+    """The symmetric matrix a reading of m's lower triangle means."""
+    return np.tril(m) + np.swapaxes(np.tril(m, -1), -1, -2)
+
+
+# name: (function of symbolic inputs, numpy reference, input makers, differentiable)
+CASES = {
+    "matrix_inverse": (nlinalg.matrix_inverse, np.linalg.inv, [_general], True),
+    "det": (nlinalg.det, np.linalg.det, [_general], True),
+    "slogdet": (lambda a: nlinalg.slogdet(a)[1], lambda a: np.linalg.slogdet(a)[1],
+                [_general], True),
+    "eigh values": (lambda a: nlinalg.eigh(a)[0], lambda a: np.linalg.eigh(a)[0],
+                    [_positive], True),
+    "eigh vectors (sign-free)": (
+        lambda a: nlinalg.eigh(a)[1] ** 2, lambda a: np.linalg.eigh(a)[1] ** 2,
+        [_positive], True),
+    "eigvalsh": (slinalg.eigvalsh, lambda a: np.linalg.eigvalsh(a), [_positive], True),
+    "cholesky": (slinalg.cholesky, np.linalg.cholesky, [_positive], True),
+    "cholesky upper": (lambda a: slinalg.cholesky(a, lower=False),
+                       lambda a: np.swapaxes(np.linalg.cholesky(a), -1, -2),
+                       [_positive], True),
+    "solve": (slinalg.solve, np.linalg.solve, [_general, _right], True),
+    "solve vector": (slinalg.solve, lambda a, b: np.linalg.solve(a, b[..., None])[..., 0],
+                     [_general, _vector], True),
+    "solve pos": (lambda a, b: slinalg.solve(a, b, assume_a="pos"),
+                  lambda a, b: np.linalg.solve(_sym_lower(np.swapaxes(a, -1, -2)), b),
+                  [_positive, _right], True),
+    "solve_triangular": (lambda a, b: slinalg.solve_triangular(a, b, lower=True),
+                         lambda a, b: np.linalg.solve(np.tril(a), b), [_lower, _right], True),
+    "solve_triangular trans unit": (
+        lambda a, b: slinalg.solve_triangular(a, b, lower=True, trans=1, unit_diagonal=True),
+        lambda a, b: np.linalg.solve(np.swapaxes(np.tril(a, -1) + np.eye(a.shape[-1]), -1, -2),
+                                     b), [_lower, _right], True),
+    "cho_solve": (lambda a, b: slinalg.cho_solve((slinalg.cholesky(a), True), b),
+                  np.linalg.solve, [_positive, _right], True),
+    "matrix_power 3": (lambda a: nlinalg.matrix_power(a, 3),
+                       lambda a: np.linalg.matrix_power(a, 3), [_general], True),
+    "matrix_power -2": (lambda a: nlinalg.matrix_power(a, -2),
+                        lambda a: np.linalg.matrix_power(a, -2), [_general], True),
+    "pinv": (nlinalg.pinv, np.linalg.pinv, [_general], False),
+    "svd values": (lambda a: nlinalg.svd(a, compute_uv=False),
+                   lambda a: np.linalg.svd(a, compute_uv=False), [_general], False),
+    "qr r (abs)": (lambda a: abs(nlinalg.qr(a, mode="r")),
+                   lambda a: abs(np.linalg.qr(a, mode="r")), [_general], False),
+}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("batch", [(), (2,)], ids=["matrix", "stack"])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_values_match_numpy(name, batch, mode):
+    function, reference, makers, _ = CASES[name]
+    rng = np.random.default_rng(0)
+    values = [make(rng, *batch) for make in makers]
+    inputs = [T.tensor("float64", shape=(None,) * v.ndim) for v in values]
+    result = sympile.function(inputs, function(*inputs), mode=mode)(*values)
+    np.testing.assert_allclose(result, reference(*values), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("batch", [(), (2,)], ids=["matrix", "stack"])
+@pytest.mark.parametrize("name", sorted(n for n, case in CASES.items() if case[3]))
+def test_gradient_and_rop(name, batch):
+    function, _, makers, _ = CASES[name]
+    rng = np.random.default_rng(1)
+    values = [make(rng, *batch) for make in makers]
+    verify_grad(function, values, rng=np.random.default_rng(2))
+    verify_rop(function, values, rng=np.random.default_rng(3))
+
+
+def test_no_gradient_says_which_op():
+    a = T.dmatrix("a")
+    with pytest.raises(sympile.gradient.NullTypeGradError, match="SVD"):
+        sympile.grad(nlinalg.svd(a, compute_uv=False).sum(), a)
+
+
+def test_linalg_names_and_kron_matrix_dot():
+    assert linalg.inv is nlinalg.matrix_inverse and linalg.solve is slinalg.solve
+    a, b = T.dmatrices("a", "b")
+    rng = np.random.default_rng(4)
+    va, vb = rng.normal(size=(2, 3)), rng.normal(size=(3, 2))
+    np.testing.assert_allclose(nlinalg.kron(a, b).eval({a: va, b: vb}), np.kron(va, vb))
+    np.testing.assert_allclose(nlinalg.matrix_dot(a, b, a).eval({a: va, b: vb}), va @ vb @ va)
+    verify_grad(nlinalg.kron, [va, vb])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_bad_input(mode):
+    a = T.dmatrix("a")
+    with pytest.raises(ValueError, match="cholesky: a must be a matrix"):
+        slinalg.cholesky(T.dvector())
+    with pytest.raises(ValueError, match="must be square"):
+        nlinalg.det(T.tensor("float64", shape=(2, 3)))
+    with pytest.raises(TypeError, match="must be float32 or float64"):
+        nlinalg.det(T.lmatrix())
+    with pytest.raises(ValueError, match="solve: b must have 1 or 2 dimensions"):
+        slinalg.solve(a, T.dtensor3())
+    with pytest.raises(ValueError, match="assume_a must be"):
+        slinalg.solve(a, a, assume_a="banded")
+    f = sympile.function([a], slinalg.cholesky(a), mode=mode)
+    with pytest.raises(np.linalg.LinAlgError, match="while computing Cholesky"):
+        f(-np.eye(2))
+    g = sympile.function([a], nlinalg.matrix_inverse(a), mode=mode)
+    with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
+        g(np.zeros((2, 2)))
+
+
+def test_gaussian_process_log_likelihood_gradient():
+    """The GP use case: -log p(y) through cholesky and cho_solve, differentiated in the
+    kernel's length scale, against finite differences."""
+    rng = np.random.default_rng(5)
+    points, targets = rng.normal(size=(8, 1)), rng.normal(size=8)
+    x, y = T.dmatrix("x"), T.dvector("y")
+
+    def negative_log_likelihood(scale):
+        distances = ((x.dimshuffle(0, "x", 1) - x.dimshuffle("x", 0, 1)) ** 2).sum(axis=-1)
+        kernel = T.exp(-0.5 * distances / scale ** 2) + 0.1 * T.eye(x.shape[0])
+        factor = slinalg.cholesky(kernel)
+        alpha = slinalg.cho_solve((factor, True), y)
+        return 0.5 * T.dot(y, alpha) + T.log(T.diagonal(factor)).sum()
+
+    scale = T.dscalar("scale")
+    f = sympile.function([scale, x, y], [negative_log_likelihood(scale),
+                                         sympile.grad(negative_log_likelihood(scale), scale)])
+    value, gradient = f(1.3, points, targets)
+    d2 = (points - points.T) ** 2
+    kernel = np.exp(-0.5 * d2 / 1.3 ** 2) + 0.1 * np.eye(8)
+    expected = 0.5 * targets @ scipy.linalg.solve(kernel, targets) \
+        + np.log(np.diag(np.linalg.cholesky(kernel))).sum()
+    np.testing.assert_allclose(value, expected)
+    step = 1e-6
+    numeric = (f(1.3 + step, points, targets)[0] - f(1.3 - step, points, targets)[0]) / (2 * step)
+    np.testing.assert_allclose(gradient, numeric, rtol=1e-6)
