@@ -50,3 +50,11 @@ def test_lenet_learns_the_digits(tmp_path):
     history = _example("lenet.py")["main"](["--epochs", "2", "--plot", str(plot)])
     assert history["test"][-1] > 0.8 and history["loss"][-1] < history["loss"][0]
     assert plot.stat().st_size > 1000
+
+
+def test_gaussian_process_fits_the_diabetes_data(tmp_path):
+    plot = tmp_path / "gp.png"
+    history = _example("gaussian_process.py")["main"](["--steps", "60", "--plot", str(plot)])
+    assert history["nll"][-1] < history["nll"][0] - 10
+    assert history["test rmse"] < 0.95 * history["baseline rmse"]
+    assert plot.stat().st_size > 1000
