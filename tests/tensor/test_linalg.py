@@ -169,3 +169,46 @@ def test_gaussian_process_log_likelihood_gradient():
     step = 1e-6
     numeric = (f(1.3 + step, points, targets)[0] - f(1.3 - step, points, targets)[0]) / (2 * step)
     np.testing.assert_allclose(gradient, numeric, rtol=1e-6)
+
+
+def _kinds(f):
+    return {type(node.op).__name__ for node in f.maker.fgraph.apply_nodes}
+
+
+def test_rewrite_inverse_product_to_solve():
+    a, b = T.dmatrix("a"), T.dmatrix("b")
+    v = T.dvector("v")
+    rng = np.random.default_rng(6)
+    va, vb, vv = _general(rng), _right(rng), _vector(rng)
+    for expression, inputs, values, reference in (
+            (T.dot(nlinalg.matrix_inverse(a), b), [a, b], [va, vb], np.linalg.solve(va, vb)),
+            (T.dot(nlinalg.matrix_inverse(a), v), [a, v], [va, vv], np.linalg.solve(va, vv)),
+            (T.matmul(nlinalg.matrix_inverse(a), b), [a, b], [va, vb],
+             np.linalg.solve(va, vb))):
+        f = sympile.function(inputs, expression)
+        assert "Solve" in _kinds(f) and "MatrixInverse" not in _kinds(f)
+        np.testing.assert_allclose(f(*values), reference, rtol=1e-12)
+    # Ill-conditioned: the rewritten form keeps the residual small.
+    hilbert = scipy.linalg.hilbert(10)
+    right = hilbert @ np.ones(10)
+    solved = sympile.function([a, v], T.dot(nlinalg.matrix_inverse(a), v))(hilbert, right)
+    naive = np.linalg.inv(hilbert) @ right
+    assert np.abs(hilbert @ solved - right).max() < np.abs(hilbert @ naive - right).max()
+
+
+def test_rewrite_log_det_to_slogdet():
+    a = T.dmatrix("a")
+    f = sympile.function([a], T.log(nlinalg.det(a)))
+    assert "SLogDet" in _kinds(f) and "Det" not in _kinds(f)
+    large = 1e3 * np.eye(200)  # det = 1e600 overflows; its log does not
+    np.testing.assert_allclose(f(large), 200 * np.log(1e3))
+    assert np.isnan(f(np.diag([-1.0, 2.0])))  # log of a negative determinant, as log does
+    assert f(np.zeros((2, 2))) == -np.inf
+
+
+def test_rewrite_inverse_of_inverse():
+    a = T.dmatrix("a")
+    f = sympile.function([a], nlinalg.matrix_inverse(nlinalg.matrix_inverse(a)) * 2)
+    assert "MatrixInverse" not in _kinds(f)
+    value = _general(np.random.default_rng(7))
+    np.testing.assert_array_equal(f(value), 2 * value)

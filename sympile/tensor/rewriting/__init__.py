@@ -4,6 +4,7 @@ from sympile.tensor.rewriting import (
     blas,  # noqa: F401 - registers its rules
     fusion,  # noqa: F401 - registers its rules
     inplace,  # noqa: F401 - registers its rules
+    linalg,  # noqa: F401 - registers its rules
     nnet,  # noqa: F401 - registers its rules
     random,  # noqa: F401 - registers its rules
     shape,  # noqa: F401 - registers its rules
