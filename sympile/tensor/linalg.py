@@ -3,26 +3,32 @@
 
 from sympile.tensor.nlinalg import (
     det,
+    eig,
     eigh,
     kron,
+    lstsq,
     matrix_dot,
     matrix_inverse,
     matrix_power,
+    norm,
     pinv,
     qr,
     slogdet,
     svd,
 )
 from sympile.tensor.slinalg import (
+    block_diag,
     cho_solve,
     cholesky,
     eigvalsh,
+    expm,
+    lu,
     solve,
     solve_triangular,
 )
 
 inv = matrix_inverse
 
-__all__ = ["cho_solve", "cholesky", "det", "eigh", "eigvalsh", "inv", "kron", "matrix_dot",
-           "matrix_inverse", "matrix_power", "pinv", "qr", "slogdet", "solve",
-           "solve_triangular", "svd"]
+__all__ = ["block_diag", "cho_solve", "cholesky", "det", "eig", "eigh", "eigvalsh", "expm",
+           "inv", "kron", "lstsq", "lu", "matrix_dot", "matrix_inverse", "matrix_power", "norm",
+           "pinv", "qr", "slogdet", "solve", "solve_triangular", "svd"]

@@ -9,7 +9,8 @@ Derivatives (L_op and R_op):
   eigh            w, V of a symmetric A (its lower triangle read):
                   Ā = V (diag(w̄) + F ∘ (Vᵀ V̄)) Vᵀ with F_ij = 1 / (w_j - w_i) (i ≠ j),
                   dw = diag(Vᵀ dA V), dV = V (F ∘ (Vᵀ dA V)); distinct eigenvalues
-svd, qr and pinv have no derivative yet (grad raises, naming the op).
+svd, qr, pinv, eig and lstsq have no derivative yet (grad raises, naming the op); norm is
+built from sums and products (matrix norms 2 and nuc from svd).
 
 Errors are numpy's (LinAlgError for a singular matrix), named with the op, the input
 shapes and the user's line by the run-time error handling. perform runs numpy: these ops
@@ -40,8 +41,9 @@ from sympile.tensor.shape import expand_dims
 from sympile.tensor.type import tensor_type
 from sympile.tensor.variable import as_tensor_variable
 
-__all__ = ["Det", "Eigh", "MatrixInverse", "QR", "SLogDet", "SVD", "det", "eigh", "kron",
-           "matrix_dot", "matrix_inverse", "matrix_power", "pinv", "qr", "slogdet", "svd"]
+__all__ = ["Det", "Eig", "Eigh", "Lstsq", "MatrixInverse", "QR", "SLogDet", "SVD", "det",
+           "eig", "eigh", "kron", "lstsq", "matrix_dot", "matrix_inverse", "matrix_power",
+           "norm", "pinv", "qr", "slogdet", "svd"]
 
 
 def _stack_of(x: Variable, drop: int, dtype: str | None = None) -> Variable:
@@ -346,3 +348,113 @@ def kron(a: Any, b: Any) -> Variable:
         raise ValueError(f"kron: a and b must be matrices, got {a.type} and {b.type}")
     product = a.dimshuffle(0, "x", 1, "x") * b.dimshuffle("x", 0, "x", 1)
     return product.reshape((a.shape[0] * b.shape[0], a.shape[1] * b.shape[1]), ndim=2)
+
+
+class Eig(_NoGradient):
+    """Eigenvalues and right eigenvectors of a general square matrix (numpy.linalg.eig);
+    complex128 (complex64 for float32 input), as numpy gives them."""
+
+    __props__ = ()
+
+    def make_node(self, a):
+        a = float_matrices("eig", a)
+        check_square("eig", a)
+        complex_dtype = "complex64" if a.type.dtype == "float32" else "complex128"
+        return Apply(self, [a], [_stack_of(a, 1, complex_dtype),
+                                 _stack_of(a, 0, complex_dtype)])
+
+    def perform(self, node, inputs, output_storage):
+        w, v = np.linalg.eig(inputs[0])
+        output_storage[0][0] = w.astype(node.outputs[0].type.dtype)
+        output_storage[1][0] = v.astype(node.outputs[1].type.dtype)
+
+
+def eig(a: Any) -> list[Variable]:
+    """numpy.linalg.eig(a): [eigenvalues, eigenvectors], complex."""
+    return Eig()(a)
+
+
+class Lstsq(_NoGradient):
+    """numpy.linalg.lstsq(a, b, rcond): [x, residuals, rank, singular values]."""
+
+    __props__ = ("rcond",)
+
+    def __init__(self, rcond: float | None = None):
+        self.rcond = rcond
+
+    def make_node(self, a, b):
+        a = as_tensor_variable(a, op="lstsq", argument="a")
+        b = as_tensor_variable(b, op="lstsq", argument="b")
+        if a.type.ndim != 2 or b.type.ndim not in (1, 2):
+            raise ValueError(f"lstsq: a must be a matrix and b a vector or matrix, got "
+                             f"{a.type} and {b.type}")
+        dtype = np.result_type(a.type.dtype, b.type.dtype, np.float32).name
+        return Apply(self, [a, b], [tensor_type(dtype, (None,) * b.type.ndim)(),
+                                    tensor_type(dtype, (None,))(),
+                                    tensor_type("int64", ())(),
+                                    tensor_type(dtype, (None,))()])
+
+    def perform(self, node, inputs, output_storage):
+        result = np.linalg.lstsq(inputs[0], inputs[1], rcond=self.rcond)
+        for cell, value, output in zip(output_storage, result, node.outputs):
+            cell[0] = np.asarray(value, dtype=output.type.dtype)
+
+
+def lstsq(a: Any, b: Any, rcond: float | None = None) -> list[Variable]:
+    """numpy.linalg.lstsq(a, b, rcond)."""
+    return Lstsq(rcond)(a, b)
+
+
+def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Variable:
+    """numpy.linalg.norm for vectors (ord None/2, 1, inf, -inf, 0, other p) and matrices
+    (ord None/'fro', 1, -1, inf, -inf, 2, -2, 'nuc'), over `axis` (an int or a pair), or
+    the whole of a vector or matrix when axis is None."""
+    from sympile.tensor.math import abs as absolute
+    from sympile.tensor.math import sqrt
+    from sympile.tensor.reduction import max as reduce_max
+    from sympile.tensor.reduction import min as reduce_min
+    x = as_tensor_variable(x, op="norm", argument="x")
+    if axis is None:
+        if x.type.ndim not in (1, 2) and ord is not None:
+            raise ValueError(f"norm: ord={ord!r} needs a vector or a matrix, or an axis")
+        axis = tuple(range(x.type.ndim))
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    axes = tuple(a % x.type.ndim for a in axes)
+    if ord is None or (ord == "fro" and len(axes) == 2):
+        return sqrt((x * x).sum(axis=axes, keepdims=keepdims))
+    if len(axes) == 1:
+        magnitude = absolute(x)
+        if ord == np.inf:
+            return reduce_max(magnitude, axis=axes, keepdims=keepdims)
+        if ord == -np.inf:
+            return reduce_min(magnitude, axis=axes, keepdims=keepdims)
+        if ord == 0:
+            return (magnitude > 0).sum(axis=axes, keepdims=keepdims)
+        if ord == 1:
+            return magnitude.sum(axis=axes, keepdims=keepdims)
+        if isinstance(ord, str):
+            raise ValueError(f"norm: ord {ord!r} is for matrices, got one axis")
+        return (magnitude ** ord).sum(axis=axes, keepdims=keepdims) ** (1.0 / ord)
+    if len(axes) != 2:
+        raise ValueError(f"norm: axis must be an int or a pair, got {axis!r}")
+    rows, cols = axes
+    magnitude = absolute(x)
+    if ord in (1, -1, np.inf, -np.inf):
+        summed_axis, over = (rows, cols) if ord in (1, -1) else (cols, rows)
+        sums = magnitude.sum(axis=summed_axis, keepdims=True)
+        pick = reduce_max if ord in (1, np.inf) else reduce_min
+        result = pick(sums, axis=over, keepdims=True)
+    elif ord in (2, -2, "nuc"):
+        moved = x.dimshuffle(*[a for a in range(x.type.ndim) if a not in axes], rows, cols)
+        values = svd(moved, compute_uv=False)
+        result = (values.max(axis=-1) if ord == 2 else values.min(axis=-1) if ord == -2
+                  else values.sum(axis=-1))
+        if keepdims:
+            for a in sorted(axes):
+                result = expand_dims(result, a)
+        return result
+    else:
+        raise ValueError(f"norm: ord {ord!r} is not a matrix norm")
+    if not keepdims:
+        result = result.dimshuffle(*[a for a in range(x.type.ndim) if a not in axes])
+    return result

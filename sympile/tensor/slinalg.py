@@ -8,6 +8,10 @@ Derivatives (L_op and R_op):
   solve_triangular  the same, kept on A's triangle (and off its diagonal when unit_diagonal)
   cho_solve         two solve_triangular, differentiated through them
   eigvalsh          Ā = V diag(w̄) Vᵀ, dw = diag(Vᵀ dA V); A's lower triangle is read
+  expm              by the Fréchet derivative L(A, E) (scipy.linalg.expm_frechet):
+                    Ā = L(Aᵀ, Ē), dX = L(A, dA)
+  block_diag        built from set_subtensor, differentiable through it
+lu has no derivative yet (grad raises, naming the op).
 Where an op reads one triangle of a symmetric matrix, its gradient lies on that triangle
 (linalg_common.read_triangle_grad), so that it matches finite differences of every entry.
 
@@ -40,8 +44,9 @@ from sympile.tensor.shape import expand_dims
 from sympile.tensor.type import tensor_type
 from sympile.tensor.variable import as_tensor_variable
 
-__all__ = ["Cholesky", "Eigvalsh", "Solve", "SolveTriangular", "cho_solve", "cholesky",
-           "eigvalsh", "solve", "solve_triangular"]
+__all__ = ["Cholesky", "Eigvalsh", "Expm", "ExpmFrechet", "LU", "Solve", "SolveTriangular",
+           "block_diag", "cho_solve", "cholesky", "eigvalsh", "expm", "lu", "solve",
+           "solve_triangular"]
 
 
 def _like(x: Variable, dtype: str | None = None) -> Variable:
@@ -343,3 +348,112 @@ def eigvalsh(a: Any, b: Any = None) -> Variable:
         raise NotImplementedError("eigvalsh: the generalized problem (b) is not supported; "
                                   "use eigvalsh(a)")
     return Eigvalsh()(a)
+
+
+class ExpmFrechet(Op):
+    """L(A, E): the Fréchet derivative of expm at A in the direction E (no derivative of
+    its own)."""
+
+    __props__ = ()
+
+    def make_node(self, a, e):
+        a = float_matrices("expm_frechet", a)
+        e = float_matrices("expm_frechet", e, "e")
+        return Apply(self, [a, e], [_like(a)])
+
+    def perform(self, node, inputs, output_storage):
+        a, e = inputs
+        batch = np.broadcast_shapes(a.shape[:-2], e.shape[:-2])
+        a, e = np.broadcast_to(a, batch + a.shape[-2:]), np.broadcast_to(e, batch + e.shape[-2:])
+        result = np.empty(batch + a.shape[-2:], dtype=node.outputs[0].type.dtype)
+        for index in np.ndindex(*batch):
+            result[index] = scipy.linalg.expm_frechet(a[index], e[index],
+                                                      compute_expm=False)
+        output_storage[0][0] = result
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [input_shapes[0]]
+
+
+class Expm(Op):
+    """The matrix exponential (scipy.linalg.expm)."""
+
+    __props__ = ()
+
+    def make_node(self, a):
+        a = float_matrices("expm", a)
+        check_square("expm", a)
+        return Apply(self, [a], [_like(a)])
+
+    def perform(self, node, inputs, output_storage):
+        output_storage[0][0] = np.asarray(scipy.linalg.expm(inputs[0]),
+                                          dtype=node.outputs[0].type.dtype)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [input_shapes[0]]
+
+    def L_op(self, inputs, outputs, output_grads):
+        (g,) = output_grads
+        if is_disconnected(g):
+            return [disconnected_type()]
+        return [ExpmFrechet()(matrix_transpose(inputs[0]), g)]
+
+    def R_op(self, inputs, eval_points):
+        if eval_points[0] is None:
+            return [None]
+        return [ExpmFrechet()(inputs[0], eval_points[0])]
+
+
+def expm(a: Any) -> Variable:
+    """scipy.linalg.expm(a)."""
+    return Expm()(a)
+
+
+class LU(Op):
+    """scipy.linalg.lu: [p, l, u] with a = p l u (permute_l: [p l, u])."""
+
+    __props__ = ("permute_l",)
+
+    def __init__(self, permute_l: bool = False):
+        self.permute_l = bool(permute_l)
+
+    def make_node(self, a):
+        a = float_matrices("lu", a)
+        count = 2 if self.permute_l else 3
+        return Apply(self, [a], [_like(a) for _ in range(count)])
+
+    def perform(self, node, inputs, output_storage):
+        result = scipy.linalg.lu(inputs[0], permute_l=self.permute_l, check_finite=False)
+        for cell, value, output in zip(output_storage, result, node.outputs):
+            cell[0] = np.asarray(value, dtype=output.type.dtype)
+
+    def L_op(self, inputs, outputs, output_grads):
+        from sympile.graph.gradient_types import grad_not_implemented
+        return [grad_not_implemented(self, 0, inputs[0])]
+
+
+def lu(a: Any, permute_l: bool = False):
+    """scipy.linalg.lu(a, permute_l) (over stacks): [p, l, u], or [p l, u]."""
+    return LU(permute_l)(a)
+
+
+def block_diag(*matrices: Any) -> Variable:
+    """scipy.linalg.block_diag of matrices: each on the diagonal of a zero matrix."""
+    from sympile.tensor.basic import zeros
+    from sympile.tensor.subtensor import set_subtensor
+    if not matrices:
+        raise TypeError("block_diag: give at least one matrix")
+    blocks = [as_tensor_variable(m, op="block_diag") for m in matrices]
+    for index, block in enumerate(blocks):
+        if block.type.ndim != 2:
+            raise ValueError(f"block_diag: argument {index} must be a matrix, got {block.type}")
+    rows = sum(block.shape[0] for block in blocks[1:]) + blocks[0].shape[0]
+    cols = sum(block.shape[1] for block in blocks[1:]) + blocks[0].shape[1]
+    dtype = np.result_type(*[block.type.dtype for block in blocks]).name
+    result = zeros((rows, cols), dtype=dtype)
+    row = col = 0
+    for block in blocks:
+        result = set_subtensor(result[row:row + block.shape[0], col:col + block.shape[1]],
+                               block)
+        row, col = row + block.shape[0], col + block.shape[1]
+    return result

@@ -77,6 +77,11 @@ CASES = {
     "matrix_power -2": (lambda a: nlinalg.matrix_power(a, -2),
                         lambda a: np.linalg.matrix_power(a, -2), [_general], True),
     "pinv": (nlinalg.pinv, np.linalg.pinv, [_general], False),
+    "expm": (slinalg.expm, scipy.linalg.expm, [lambda rng, *b: 0.3 * _general(rng, *b)], True),
+    "lu u": (lambda a: slinalg.lu(a)[2], lambda a: scipy.linalg.lu(a)[2], [_general], False),
+    "eig values (abs)": (lambda a: abs(nlinalg.eig(a)[0]).sum(axis=-1),
+                         lambda a: np.abs(np.linalg.eig(a)[0]).sum(axis=-1), [_general],
+                         False),
     "svd values": (lambda a: nlinalg.svd(a, compute_uv=False),
                    lambda a: np.linalg.svd(a, compute_uv=False), [_general], False),
     "qr r (abs)": (lambda a: abs(nlinalg.qr(a, mode="r")),
@@ -212,3 +217,36 @@ def test_rewrite_inverse_of_inverse():
     assert "MatrixInverse" not in _kinds(f)
     value = _general(np.random.default_rng(7))
     np.testing.assert_array_equal(f(value), 2 * value)
+
+
+@pytest.mark.parametrize("ord", [None, 1, 2, np.inf, -np.inf, 0, 3])
+def test_vector_norms(ord):
+    v = T.dvector("v")
+    value = np.array([3.0, -4.0, 0.0, 1.0])
+    np.testing.assert_allclose(nlinalg.norm(v, ord).eval({v: value}),
+                               np.linalg.norm(value, ord))
+    if ord not in (0, np.inf, -np.inf):
+        verify_grad(lambda x: nlinalg.norm(x, ord), [value])
+
+
+@pytest.mark.parametrize("ord", [None, "fro", 1, -1, np.inf, -np.inf, 2, -2, "nuc"])
+def test_matrix_norms(ord):
+    m = T.dtensor3("m")
+    value = np.random.default_rng(8).normal(size=(2, 3, 4))
+    for keepdims in (False, True):
+        np.testing.assert_allclose(
+            nlinalg.norm(m, ord, axis=(1, 2), keepdims=keepdims).eval({m: value}),
+            np.linalg.norm(value, ord, axis=(1, 2), keepdims=keepdims), rtol=1e-12)
+
+
+def test_block_diag_and_lstsq():
+    a, b = T.dmatrices("a", "b")
+    va, vb = np.ones((2, 3)), 2 * np.ones((1, 2))
+    np.testing.assert_array_equal(slinalg.block_diag(a, b).eval({a: va, b: vb}),
+                                  scipy.linalg.block_diag(va, vb))
+    verify_grad(lambda x, y: slinalg.block_diag(x, y), [va, vb])
+    rng = np.random.default_rng(9)
+    design, target = rng.normal(size=(6, 3)), rng.normal(size=6)
+    y = T.dvector("y")
+    solution = nlinalg.lstsq(a, y)[0].eval({a: design, y: target})
+    np.testing.assert_allclose(solution, np.linalg.lstsq(design, target, rcond=None)[0])
