@@ -24,6 +24,7 @@ from sympile.tensor.slinalg import (
     expm,
     lu,
     solve,
+    solve_continuous_lyapunov,
     solve_triangular,
 )
 
@@ -31,4 +32,5 @@ inv = matrix_inverse
 
 __all__ = ["block_diag", "cho_solve", "cholesky", "det", "eig", "eigh", "eigvalsh", "expm",
            "inv", "kron", "lstsq", "lu", "matrix_dot", "matrix_inverse", "matrix_power", "norm",
-           "pinv", "qr", "slogdet", "solve", "solve_triangular", "svd"]
+           "pinv", "qr", "slogdet", "solve", "solve_continuous_lyapunov", "solve_triangular",
+           "svd"]

@@ -11,6 +11,9 @@ Derivatives (L_op and R_op):
   expm              by the Fréchet derivative L(A, E) (scipy.linalg.expm_frechet):
                     Ā = L(Aᵀ, Ē), dX = L(A, dA)
   block_diag        built from set_subtensor, differentiable through it
+  solve_continuous_lyapunov
+                    A X + X Aᵀ = Q: Q̄ = S = lyap(Aᵀ, X̄), Ā = -(S Xᵀ + Sᵀ X);
+                    dX = lyap(A, dQ - dA X - X dAᵀ)
 lu has no derivative yet (grad raises, naming the op).
 Where an op reads one triangle of a symmetric matrix, its gradient lies on that triangle
 (linalg_common.read_triangle_grad), so that it matches finite differences of every entry.
@@ -44,9 +47,9 @@ from sympile.tensor.shape import expand_dims
 from sympile.tensor.type import tensor_type
 from sympile.tensor.variable import as_tensor_variable
 
-__all__ = ["Cholesky", "Eigvalsh", "Expm", "ExpmFrechet", "LU", "Solve", "SolveTriangular",
-           "block_diag", "cho_solve", "cholesky", "eigvalsh", "expm", "lu", "solve",
-           "solve_triangular"]
+__all__ = ["Cholesky", "Eigvalsh", "Expm", "ExpmFrechet", "LU", "Solve",
+           "SolveContinuousLyapunov", "SolveTriangular", "block_diag", "cho_solve", "cholesky",
+           "eigvalsh", "expm", "lu", "solve", "solve_continuous_lyapunov", "solve_triangular"]
 
 
 def _like(x: Variable, dtype: str | None = None) -> Variable:
@@ -55,12 +58,17 @@ def _like(x: Variable, dtype: str | None = None) -> Variable:
 
 class Cholesky(Op):
     """The Cholesky factor of a positive definite matrix: lower (L, A = L Lᵀ) or upper
-    (U = Lᵀ). Reads A's lower triangle."""
+    (U = Lᵀ). Reads A's lower triangle. on_error='nan' (PyTensor's): a matrix that is not
+    positive definite gives a factor of NaNs instead of a LinAlgError (each matrix of a
+    stack on its own)."""
 
-    __props__ = ("lower",)
+    __props__ = ("lower", "on_error")
 
-    def __init__(self, lower: bool = True):
+    def __init__(self, lower: bool = True, on_error: str = "raise"):
+        if on_error not in ("raise", "nan"):
+            raise ValueError(f"cholesky: on_error must be 'raise' or 'nan', got {on_error!r}")
         self.lower = bool(lower)
+        self.on_error = on_error
 
     def make_node(self, a):
         a = float_matrices("cholesky", a)
@@ -68,8 +76,23 @@ class Cholesky(Op):
         return Apply(self, [a], [_like(a)])
 
     def perform(self, node, inputs, output_storage):
-        factor = np.linalg.cholesky(inputs[0])
+        try:
+            factor = np.linalg.cholesky(inputs[0])
+        except np.linalg.LinAlgError:
+            if self.on_error == "raise":
+                raise
+            factor = self._factor_or_nan(inputs[0])
         output_storage[0][0] = factor if self.lower else np.swapaxes(factor, -1, -2).copy()
+
+    @staticmethod
+    def _factor_or_nan(a: np.ndarray) -> np.ndarray:
+        factor = np.empty_like(a)
+        for index in np.ndindex(*a.shape[:-2]):
+            try:
+                factor[index] = np.linalg.cholesky(a[index])
+            except np.linalg.LinAlgError:
+                factor[index] = np.nan
+        return factor
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [input_shapes[0]]
@@ -83,11 +106,11 @@ class Cholesky(Op):
             return [disconnected_type()]
         L = self._lower_factor(outputs[0])
         g = g if self.lower else matrix_transpose(g)
+        solve_upper = SolveTriangular(lower=False)
         inner = _phi(mm(matrix_transpose(L), g))
         # L⁻ᵀ inner L⁻¹ by two triangular solves.
-        left = solve_triangular(matrix_transpose(L), inner, lower=False)
-        symmetric = matrix_transpose(solve_triangular(matrix_transpose(L),
-                                                      matrix_transpose(left), lower=False))
+        left = solve_upper(matrix_transpose(L), inner)
+        symmetric = matrix_transpose(solve_upper(matrix_transpose(L), matrix_transpose(left)))
         return [read_triangle_grad(symmetric, lower=True)]
 
     def R_op(self, inputs, eval_points):
@@ -107,9 +130,10 @@ def _phi(x: Variable) -> Variable:
     return tril(x) - 0.5 * x * eye(n, dtype=x.type.dtype)
 
 
-def cholesky(a: Any, lower: bool = True) -> Variable:
-    """scipy.linalg.cholesky(a, lower): L with A = L Lᵀ (lower) or its transpose."""
-    return Cholesky(lower)(a)
+def cholesky(a: Any, lower: bool = True, on_error: str = "raise") -> Variable:
+    """scipy.linalg.cholesky(a, lower): L with A = L Lᵀ (lower) or its transpose;
+    on_error='nan' gives NaNs for a matrix that is not positive definite."""
+    return Cholesky(lower, on_error)(a)
 
 
 def _vector_right_side(who: str, a: Variable, b: Variable) -> bool:
@@ -457,3 +481,53 @@ def block_diag(*matrices: Any) -> Variable:
                                block)
         row, col = row + block.shape[0], col + block.shape[1]
     return result
+
+
+class SolveContinuousLyapunov(Op):
+    """X with A X + X Aᵀ = Q (scipy.linalg.solve_continuous_lyapunov), over stacks."""
+
+    __props__ = ()
+
+    def make_node(self, a, q):
+        a = float_matrices("solve_continuous_lyapunov", a)
+        q = float_matrices("solve_continuous_lyapunov", q, "q")
+        check_square("solve_continuous_lyapunov", a)
+        dtype = np.result_type(a.type.dtype, q.type.dtype).name
+        return Apply(self, [a, q], [_like(q, dtype)])
+
+    def perform(self, node, inputs, output_storage):
+        a, q = inputs
+        batch = np.broadcast_shapes(a.shape[:-2], q.shape[:-2])
+        a, q = np.broadcast_to(a, batch + a.shape[-2:]), np.broadcast_to(q, batch + q.shape[-2:])
+        result = np.empty(batch + q.shape[-2:], dtype=node.outputs[0].type.dtype)
+        for index in np.ndindex(*batch):
+            result[index] = scipy.linalg.solve_continuous_lyapunov(a[index], q[index])
+        output_storage[0][0] = result
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [input_shapes[1]]
+
+    def L_op(self, inputs, outputs, output_grads):
+        a, _ = inputs
+        (g,) = output_grads
+        if is_disconnected(g):
+            return [disconnected_type(), disconnected_type()]
+        x = outputs[0]
+        s = self(matrix_transpose(a), g)
+        return [-(mm(s, matrix_transpose(x)) + mm(matrix_transpose(s), x)), s]
+
+    def R_op(self, inputs, eval_points):
+        a, q = inputs
+        da, dq = eval_points
+        if da is None and dq is None:
+            return [None]
+        x = self(a, q)
+        right = zeros_like(x) if dq is None else dq
+        if da is not None:
+            right = right - mm(da, x) - mm(x, matrix_transpose(da))
+        return [self(a, right)]
+
+
+def solve_continuous_lyapunov(a: Any, q: Any) -> Variable:
+    """scipy.linalg.solve_continuous_lyapunov(a, q): X with a X + X aᵀ = q."""
+    return SolveContinuousLyapunov()(a, q)

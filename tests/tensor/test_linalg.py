@@ -77,6 +77,11 @@ CASES = {
     "matrix_power -2": (lambda a: nlinalg.matrix_power(a, -2),
                         lambda a: np.linalg.matrix_power(a, -2), [_general], True),
     "pinv": (nlinalg.pinv, np.linalg.pinv, [_general], False),
+    "solve_continuous_lyapunov": (
+        slinalg.solve_continuous_lyapunov,
+        lambda a, q: np.array(scipy.linalg.solve_continuous_lyapunov(a, q)) if a.ndim == 2
+        else np.stack([scipy.linalg.solve_continuous_lyapunov(x, y) for x, y in zip(a, q)]),
+        [lambda rng, *b: _general(rng, *b) - 6 * np.eye(3), _general], True),
     "expm": (slinalg.expm, scipy.linalg.expm, [lambda rng, *b: 0.3 * _general(rng, *b)], True),
     "lu u": (lambda a: slinalg.lu(a)[2], lambda a: scipy.linalg.lu(a)[2], [_general], False),
     "eig values (abs)": (lambda a: abs(nlinalg.eig(a)[0]).sum(axis=-1),
@@ -250,3 +255,14 @@ def test_block_diag_and_lstsq():
     y = T.dvector("y")
     solution = nlinalg.lstsq(a, y)[0].eval({a: design, y: target})
     np.testing.assert_allclose(solution, np.linalg.lstsq(design, target, rcond=None)[0])
+
+
+def test_cholesky_on_error_nan():
+    a = T.dtensor3("a")
+    good = _positive(np.random.default_rng(10))
+    stack = np.stack([good, -np.eye(3)])
+    factors = slinalg.cholesky(a, on_error="nan").eval({a: stack})
+    np.testing.assert_allclose(factors[0], np.linalg.cholesky(good))
+    assert np.isnan(factors[1]).all()
+    with pytest.raises(ValueError, match="on_error must be"):
+        slinalg.cholesky(a, on_error="ignore")
