@@ -15,6 +15,8 @@ from sympile.tensor.nlinalg import (
     qr,
     slogdet,
     svd,
+    tensorinv,
+    tensorsolve,
 )
 from sympile.tensor.slinalg import (
     block_diag,
@@ -23,6 +25,8 @@ from sympile.tensor.slinalg import (
     eigvalsh,
     expm,
     lu,
+    lu_factor,
+    lu_solve,
     solve,
     solve_continuous_lyapunov,
     solve_triangular,
@@ -31,6 +35,6 @@ from sympile.tensor.slinalg import (
 inv = matrix_inverse
 
 __all__ = ["block_diag", "cho_solve", "cholesky", "det", "eig", "eigh", "eigvalsh", "expm",
-           "inv", "kron", "lstsq", "lu", "matrix_dot", "matrix_inverse", "matrix_power", "norm",
-           "pinv", "qr", "slogdet", "solve", "solve_continuous_lyapunov", "solve_triangular",
-           "svd"]
+           "inv", "kron", "lstsq", "lu", "lu_factor", "lu_solve", "matrix_dot",
+           "matrix_inverse", "matrix_power", "norm", "pinv", "qr", "slogdet", "solve",
+           "solve_continuous_lyapunov", "solve_triangular", "svd", "tensorinv", "tensorsolve"]

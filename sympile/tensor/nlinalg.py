@@ -43,7 +43,7 @@ from sympile.tensor.variable import as_tensor_variable
 
 __all__ = ["Det", "Eig", "Eigh", "Lstsq", "MatrixInverse", "QR", "SLogDet", "SVD", "det",
            "eig", "eigh", "kron", "lstsq", "matrix_dot", "matrix_inverse", "matrix_power",
-           "norm", "pinv", "qr", "slogdet", "svd"]
+           "norm", "pinv", "qr", "slogdet", "svd", "tensorinv", "tensorsolve"]
 
 
 def _stack_of(x: Variable, drop: int, dtype: str | None = None) -> Variable:
@@ -458,3 +458,34 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> V
     if not keepdims:
         result = result.dimshuffle(*[a for a in range(x.type.ndim) if a not in axes])
     return result
+
+
+def tensorinv(a: Any, ind: int = 2) -> Variable:
+    """numpy.linalg.tensorinv(a, ind): the inverse of a as a matrix of its first `ind` axes
+    by the others, shaped back; differentiable through matrix_inverse."""
+    a = as_tensor_variable(a, op="tensorinv")
+    if not 0 < ind < a.type.ndim:
+        raise ValueError(f"tensorinv: ind must be between 1 and {a.type.ndim - 1}, got {ind}")
+    rows = [a.shape[i] for i in range(ind)]
+    cols = [a.shape[i] for i in range(ind, a.type.ndim)]
+    square = a.reshape((reduce(lambda x, y: x * y, rows), reduce(lambda x, y: x * y, cols)),
+                       ndim=2)
+    return matrix_inverse(square).reshape((*cols, *rows), ndim=a.type.ndim)
+
+
+def tensorsolve(a: Any, b: Any, axes: Any = None) -> Variable:
+    """numpy.linalg.tensorsolve(a, b) (axes=None): x with tensordot(a, x, x.ndim) = b;
+    differentiable through solve."""
+    from sympile.tensor.slinalg import solve
+    if axes is not None:
+        raise NotImplementedError("tensorsolve: axes is not supported; move them first")
+    a = as_tensor_variable(a, op="tensorsolve", argument="a")
+    b = as_tensor_variable(b, op="tensorsolve", argument="b")
+    unknown = a.type.ndim - b.type.ndim
+    if unknown < 1:
+        raise ValueError(f"tensorsolve: a must have more dimensions than b, got {a.type} and "
+                         f"{b.type}")
+    x_shape = [a.shape[i] for i in range(b.type.ndim, a.type.ndim)]
+    rows = b.size if b.type.ndim else 1
+    square = a.reshape((rows, reduce(lambda x, y: x * y, x_shape)), ndim=2)
+    return solve(square, b.flatten()).reshape(x_shape, ndim=unknown)

@@ -49,7 +49,8 @@ from sympile.tensor.variable import as_tensor_variable
 
 __all__ = ["Cholesky", "Eigvalsh", "Expm", "ExpmFrechet", "LU", "Solve",
            "SolveContinuousLyapunov", "SolveTriangular", "block_diag", "cho_solve", "cholesky",
-           "eigvalsh", "expm", "lu", "solve", "solve_continuous_lyapunov", "solve_triangular"]
+           "eigvalsh", "expm", "lu", "lu_factor", "lu_solve", "solve", "solve_continuous_lyapunov",
+           "solve_triangular"]
 
 
 def _like(x: Variable, dtype: str | None = None) -> Variable:
@@ -531,3 +532,66 @@ class SolveContinuousLyapunov(Op):
 def solve_continuous_lyapunov(a: Any, q: Any) -> Variable:
     """scipy.linalg.solve_continuous_lyapunov(a, q): X with a X + X aᵀ = q."""
     return SolveContinuousLyapunov()(a, q)
+
+
+class LUFactor(Op):
+    """scipy.linalg.lu_factor: [lu, piv] (one square matrix)."""
+
+    __props__ = ()
+
+    def make_node(self, a):
+        a = float_matrices("lu_factor", a)
+        check_square("lu_factor", a)
+        if a.type.ndim != 2:
+            raise ValueError(f"lu_factor: a must be one matrix, got {a.type}")
+        return Apply(self, [a], [_like(a), tensor_type("int32", (None,))()])
+
+    def perform(self, node, inputs, output_storage):
+        factors, pivots = scipy.linalg.lu_factor(inputs[0], check_finite=False)
+        output_storage[0][0] = np.asarray(factors, dtype=node.outputs[0].type.dtype)
+        output_storage[1][0] = np.asarray(pivots, dtype="int32")
+
+    def L_op(self, inputs, outputs, output_grads):
+        from sympile.graph.gradient_types import grad_not_implemented
+        return [grad_not_implemented(self, 0, inputs[0])]
+
+
+def lu_factor(a: Any) -> list[Variable]:
+    """scipy.linalg.lu_factor(a): [lu, piv]; use with lu_solve."""
+    return LUFactor()(a)
+
+
+class LUSolve(Op):
+    """scipy.linalg.lu_solve((lu, piv), b, trans)."""
+
+    __props__ = ("trans",)
+
+    def __init__(self, trans: int = 0):
+        if trans not in (0, 1):
+            raise ValueError(f"lu_solve: trans must be 0 or 1, got {trans!r}")
+        self.trans = trans
+
+    def make_node(self, lu, piv, b):
+        lu = float_matrices("lu_solve", lu, "lu")
+        piv = as_tensor_variable(piv, op="lu_solve", argument="piv")
+        b = as_tensor_variable(b, op="lu_solve", argument="b")
+        _vector_right_side("lu_solve", lu, b)
+        dtype = np.result_type(lu.type.dtype, b.type.dtype, np.float32).name
+        return Apply(self, [lu, piv, b], [_like(b, dtype)])
+
+    def perform(self, node, inputs, output_storage):
+        lu, piv, b = inputs
+        output_storage[0][0] = np.asarray(
+            scipy.linalg.lu_solve((lu, piv), b, trans=self.trans, check_finite=False),
+            dtype=node.outputs[0].type.dtype)
+
+    def L_op(self, inputs, outputs, output_grads):
+        from sympile.graph.gradient_types import grad_not_implemented
+        return [grad_not_implemented(self, i, x) for i, x in enumerate(inputs)]
+
+
+def lu_solve(lu_and_piv: tuple[Any, Any], b: Any, trans: int = 0) -> Variable:
+    """scipy.linalg.lu_solve((lu, piv), b, trans) (no derivative: use solve to
+    differentiate)."""
+    lu, piv = lu_and_piv
+    return LUSolve(trans)(lu, piv, b)

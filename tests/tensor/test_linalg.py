@@ -266,3 +266,24 @@ def test_cholesky_on_error_nan():
     assert np.isnan(factors[1]).all()
     with pytest.raises(ValueError, match="on_error must be"):
         slinalg.cholesky(a, on_error="ignore")
+
+
+def test_tensorinv_tensorsolve_lu_factor_solve():
+    rng = np.random.default_rng(11)
+    a4 = rng.normal(size=(4, 6, 8, 3)) + 0.0
+    t = T.dtensor4("t")
+    np.testing.assert_allclose(nlinalg.tensorinv(t, ind=2).eval({t: a4.reshape(4, 6, 8, 3)}),
+                               np.linalg.tensorinv(a4, ind=2), rtol=1e-8)
+    a3 = rng.normal(size=(6, 2, 3))
+    b = rng.normal(size=6)
+    t3, v = T.dtensor3("t3"), T.dvector("v")
+    np.testing.assert_allclose(nlinalg.tensorsolve(t3, v).eval({t3: a3, v: b}),
+                               np.linalg.tensorsolve(a3, b), rtol=1e-8)
+    verify_grad(lambda x, y: nlinalg.tensorsolve(x, y), [a3, b])
+    m, r = T.dmatrix("m"), T.dmatrix("r")
+    square, right = _general(rng), _right(rng)
+    factors, pivots = slinalg.lu_factor(m)
+    for trans in (0, 1):
+        solved = slinalg.lu_solve((factors, pivots), r, trans=trans).eval({m: square, r: right})
+        np.testing.assert_allclose(solved, scipy.linalg.lu_solve(
+            scipy.linalg.lu_factor(square), right, trans=trans), rtol=1e-10)
