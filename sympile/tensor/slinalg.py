@@ -20,7 +20,8 @@ Where an op reads one triangle of a symmetric matrix, its gradient lies on that 
 
 Errors are numpy's and scipy's (LinAlgError for a matrix that is singular or not positive
 definite), named with the op, the input shapes and the user's line by the run-time error
-handling. perform runs numpy/scipy: these ops have no C code yet.
+handling. perform runs numpy/scipy; cholesky, solve (assume_a='gen') and solve_triangular
+also have C code calling LAPACK (linalg_c.py).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from sympile.graph.gradient_types import disconnected_type, is_disconnected
 from sympile.graph.op import Op
 from sympile.tensor.basic import eye, zeros_like
 from sympile.tensor.extra_ops import tril, triu
+from sympile.tensor.linalg_c import cholesky_c_code, solve_c_code
 from sympile.tensor.linalg_common import (
     check_square,
     float_matrices,
@@ -84,6 +86,9 @@ class Cholesky(Op):
                 raise
             factor = self._factor_or_nan(inputs[0])
         output_storage[0][0] = factor if self.lower else np.swapaxes(factor, -1, -2).copy()
+
+    def c_code(self, node, names):
+        return cholesky_c_code(self, node, names)
 
     @staticmethod
     def _factor_or_nan(a: np.ndarray) -> np.ndarray:
@@ -159,11 +164,17 @@ def _outer_grad(gb: Variable, x: Variable, vector: bool) -> Variable:
     return -mm(_as_columns(gb, vector), matrix_transpose(_as_columns(x, vector)))
 
 
-def _batched(function, a: np.ndarray, b: np.ndarray, vector: bool) -> np.ndarray:
-    """`function(a_i, b_i)` over the leading axes of a and b (which broadcast)."""
-    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:a.ndim - 2])
-    a = np.broadcast_to(a, batch + a.shape[-2:])
-    b = np.broadcast_to(b, batch + b.shape[a.ndim - 2:])
+def _same_batch(a: np.ndarray, b: np.ndarray) -> None:
+    """The solves take one right-hand side per matrix: equal leading axes (as the C code)."""
+    if a.shape[:-2] != b.shape[:a.ndim - 2]:
+        raise ValueError(f"a and b must have the same batch shape, got {a.shape} and "
+                         f"{b.shape}")
+
+
+def _batched(function, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """`function(a_i, b_i)` over the leading axes of a and b."""
+    _same_batch(a, b)
+    batch = a.shape[:-2]
     result = np.empty(batch + b.shape[len(batch):], dtype=np.result_type(a, b))
     for index in np.ndindex(*batch):
         result[index] = function(a[index], b[index])
@@ -195,15 +206,18 @@ class Solve(Op):
         a, b = inputs
         vector = b.ndim == a.ndim - 1
         dtype = node.outputs[0].type.dtype
+        _same_batch(a, b)
         if self.assume_a == "gen" and not vector:
             result = np.linalg.solve(a, b)
         elif self.assume_a == "gen":
             result = np.linalg.solve(a, b[..., None])[..., 0]
         else:
             result = _batched(lambda m, r: scipy.linalg.solve(
-                m, r, assume_a=self.assume_a, lower=self.lower, check_finite=False), a, b,
-                vector)
+                m, r, assume_a=self.assume_a, lower=self.lower, check_finite=False), a, b)
         output_storage[0][0] = np.asarray(result, dtype=dtype)
+
+    def c_code(self, node, names):
+        return solve_c_code(node, names, triangular=False) if self.assume_a == "gen" else None
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [input_shapes[1]]
@@ -268,11 +282,14 @@ class SolveTriangular(Op):
 
     def perform(self, node, inputs, output_storage):
         a, b = inputs
-        vector = b.ndim == a.ndim - 1
         result = _batched(lambda m, r: scipy.linalg.solve_triangular(
             m, r, trans=self.trans, lower=self.lower, unit_diagonal=self.unit_diagonal,
-            check_finite=False), a, b, vector)
+            check_finite=False), a, b)
         output_storage[0][0] = np.asarray(result, dtype=node.outputs[0].type.dtype)
+
+    def c_code(self, node, names):
+        return solve_c_code(node, names, triangular=True, lower=self.lower, trans=self.trans,
+                            unit=self.unit_diagonal)
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [input_shapes[1]]

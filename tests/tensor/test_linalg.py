@@ -287,3 +287,71 @@ def test_tensorinv_tensorsolve_lu_factor_solve():
         solved = slinalg.lu_solve((factors, pivots), r, trans=trans).eval({m: square, r: right})
         np.testing.assert_allclose(solved, scipy.linalg.lu_solve(
             scipy.linalg.lu_factor(square), right, trans=trans), rtol=1e-10)
+
+
+@requires_compiler
+def test_lapack_c_code_runs_and_fails_as_perform():
+    """cholesky, solve and solve_triangular run LAPACK from C (no perform), float32 too."""
+    for dtype in ("float32", "float64"):
+        a = T.tensor(dtype, shape=(None, None, None))
+        b = T.tensor(dtype, shape=(None, None, None))
+        outputs = [slinalg.cholesky(a), slinalg.cholesky(a, lower=False), slinalg.solve(a, b),
+                   slinalg.solve_triangular(a, b, lower=True, trans=1, unit_diagonal=True)]
+        f = sympile.function([a, b], outputs, mode=C_MODE)
+        assert not f._vm.fallback_nodes
+        rng = np.random.default_rng(12)
+        va, vb = _positive(rng, 4).astype(dtype), _right(rng, 4).astype(dtype)
+        low, up, solved, tri = f(va, vb)
+        tolerance = 1e-4 if dtype == "float32" else 1e-10
+        np.testing.assert_allclose(low, np.linalg.cholesky(va), rtol=tolerance, atol=tolerance)
+        np.testing.assert_allclose(up, np.swapaxes(low, -1, -2), rtol=tolerance)
+        np.testing.assert_allclose(solved, np.linalg.solve(va, vb), rtol=tolerance,
+                                   atol=tolerance)
+        unit = np.tril(va, -1) + np.eye(3)
+        np.testing.assert_allclose(tri, np.linalg.solve(np.swapaxes(unit, -1, -2), vb),
+                                   rtol=tolerance, atol=tolerance)
+        with pytest.raises(np.linalg.LinAlgError, match="not positive definite"):
+            f(-va, vb)
+        with pytest.raises(ValueError, match="same batch shape"):
+            f(va, vb[:2])
+    m, v = T.dmatrix("m"), T.dvector("v")
+    g = sympile.function([m, v], [slinalg.solve(m, v), slinalg.solve_triangular(m, v)],
+                         mode=C_MODE)
+    with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
+        g(np.zeros((2, 2)), np.ones(2))
+    assert g(np.empty((0, 0)), np.empty(0))[0].shape == (0,)
+
+
+LAPACK_SANITIZER_SCRIPT = """
+import numpy as np
+import sympile.tensor as T
+from sympile.tensor import slinalg
+from tests.link.c.utils import compile_c
+
+a, b = T.dtensor3("a"), T.dtensor3("b")
+v = T.dmatrix("v")
+f = compile_c([a, b, v], [slinalg.cholesky(a), slinalg.cholesky(a, lower=False),
+                          slinalg.cholesky(a, on_error="nan"), slinalg.solve(a, b),
+                          slinalg.solve(a, v), slinalg.solve_triangular(a, b, lower=True),
+                          slinalg.solve_triangular(a, v, trans=1, unit_diagonal=True)])
+assert not f._vm.fallback_nodes, f._vm.fallback_nodes
+rng = np.random.default_rng(0)
+for batch, n, k in [(3, 4, 2), (1, 1, 1), (2, 0, 3), (0, 3, 2), (2, 5, 0)]:
+    m = rng.normal(size=(batch, n, n))
+    spd = m @ np.swapaxes(m, -1, -2) + n * np.eye(n)
+    f(spd, rng.normal(size=(batch, n, k)), rng.normal(size=(batch, n)))
+for bad in ([-np.eye(2)[None], np.ones((1, 2, 1)), np.ones((1, 2))],
+            [np.eye(2)[None], np.ones((2, 2, 1)), np.ones((1, 2))]):
+    try:
+        f(*bad)
+    except Exception:
+        pass
+print("clean")
+"""
+
+
+@requires_compiler
+@pytest.mark.slow
+def test_lapack_code_is_clean_under_address_sanitizer(tmp_path):
+    from tests.link.c.utils import assert_clean_under_address_sanitizer
+    assert_clean_under_address_sanitizer(LAPACK_SANITIZER_SCRIPT, tmp_path)

@@ -26,9 +26,17 @@ _REAL_BLAS = {
     "axpy": "void (*)(int *, T *, T *, int *, T *, int *)",
     "scal": "void (*)(int *, T *, T *, int *)",
 }
+# And the LAPACK routines (scipy.linalg.cython_lapack names), reached the same way.
+_REAL_LAPACK = {
+    "potrf": "void (*)(char *, int *, T *, int *, int *)",
+    "trtrs": "void (*)(char *, char *, char *, int *, int *, T *, int *, T *, int *, int *)",
+    "getrf": "void (*)(int *, int *, T *, int *, int *, int *)",
+    "getrs": "void (*)(char *, int *, int *, T *, int *, int *, T *, int *, int *)",
+}
+LAPACK_ROUTINES = {prefix + name for prefix in ("s", "d") for name in _REAL_LAPACK}
 BLAS_PROTOTYPES = {prefix + name: prototype.replace("T", c_type)
                    for prefix, c_type in (("s", "float"), ("d", "double"))
-                   for name, prototype in _REAL_BLAS.items()}
+                   for name, prototype in {**_REAL_BLAS, **_REAL_LAPACK}.items()}
 
 
 def blas_declaration(name: str, external: bool = False) -> str:
@@ -41,15 +49,20 @@ def blas_declaration(name: str, external: bool = False) -> str:
 
 def blas_loader(names: list[str]) -> str:
     """C for the module init (one line, for module_init.c's @BLAS_LOADS@): load each
-    routine's pointer from scipy.linalg.cython_blas."""
-    if not names:
-        return ""
-    loads = " ".join(
-        f'if (sympile_load_blas(capi, "{name}", (void **)&sympile_blas_{name})) goto fail;'
-        for name in names)
-    return ('{ PyObject *blas = PyImport_ImportModule("scipy.linalg.cython_blas"); '
-            'PyObject *capi = blas ? PyObject_GetAttrString(blas, "__pyx_capi__") : NULL; '
-            f"if (capi == NULL) goto fail; {loads} Py_DECREF(capi); Py_DECREF(blas); }}")
+    routine's pointer from scipy.linalg.cython_blas (cython_lapack for LAPACK's)."""
+    lines = []
+    for module, group in (("cython_blas", [n for n in names if n not in LAPACK_ROUTINES]),
+                          ("cython_lapack", [n for n in names if n in LAPACK_ROUTINES])):
+        if not group:
+            continue
+        loads = " ".join(
+            f'if (sympile_load_blas(capi, "{name}", (void **)&sympile_blas_{name})) goto fail;'
+            for name in group)
+        lines.append(f'{{ PyObject *blas = PyImport_ImportModule("scipy.linalg.{module}"); '
+                     'PyObject *capi = blas ? PyObject_GetAttrString(blas, "__pyx_capi__") '
+                     f": NULL; if (capi == NULL) goto fail; {loads} Py_DECREF(capi); "
+                     "Py_DECREF(blas); }")
+    return " ".join(lines)
 
 
 # The Program type and what the generated code calls, the same for every module: compiled once

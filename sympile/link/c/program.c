@@ -6,7 +6,8 @@ int sympile_load_blas(PyObject *capi, const char *name, void **pointer)
 {
     PyObject *capsule = PyDict_GetItemString(capi, name);
     if (capsule == NULL) {
-        PyErr_Format(PyExc_ImportError, "scipy.linalg.cython_blas has no %s", name);
+        PyErr_Format(PyExc_ImportError, "scipy.linalg's cython_blas / cython_lapack have no %s",
+                     name);
         return -1;
     }
     *pointer = PyCapsule_GetPointer(capsule, PyCapsule_GetName(capsule));

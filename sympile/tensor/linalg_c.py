@@ -1,0 +1,58 @@
+"""C code of Cholesky, Solve (assume_a='gen') and SolveTriangular: LAPACK's potrf, getrf /
+getrs and trtrs through scipy's pointers (linalg_lapack.c), float32 and float64, over
+stacks (split among OpenMP threads); the other linear-algebra ops run perform. Errors are
+perform's: numpy's LinAlgError for a matrix that is not positive definite or is singular,
+a ValueError for shapes."""
+
+from __future__ import annotations
+
+from sympile.config import config
+from sympile.graph.basic import Apply
+from sympile.graph.ccode import CCode, CNames, c_file, render
+from sympile.tensor.blas.blas_c import blas_threads_support
+
+__all__ = ["cholesky_c_code", "solve_c_code"]
+
+_KERNELS = c_file(__file__, "linalg_lapack.c")
+_SUBSTITUTIONS = {"float32": {"T": "npy_float32", "p": "s", "npy": "NPY_FLOAT32"},
+                  "float64": {"T": "npy_float64", "p": "d", "npy": "NPY_FLOAT64"}}
+
+
+def _routines(dtype: str) -> tuple[str, ...]:
+    """Every routine the kernels name (each op unit holds them all)."""
+    prefix = _SUBSTITUTIONS[dtype]["p"]
+    return tuple(prefix + name for name in ("potrf", "getrf", "getrs", "trtrs"))
+
+
+def _support(dtype: str) -> str:
+    """The kernels for `dtype`, after blas_threads.c (their thread policy)."""
+    return blas_threads_support(dtype) + render(
+        _KERNELS, {"dtype": dtype, "minsize": f"{config.blas_parallel_minsize}.0",
+                   **_SUBSTITUTIONS[dtype]})
+
+
+def cholesky_c_code(op, node: Apply, names: CNames) -> CCode | None:
+    dtype = node.outputs[0].type.dtype
+    if dtype not in _SUBSTITUTIONS or node.inputs[0].type.dtype != dtype:
+        return None
+    nan = int(op.on_error == "nan")
+    return CCode(body=f"""
+if (sympile_cholesky_{dtype}({names.inputs[0]}, &{names.outputs[0]}, {int(op.lower)}, {nan})
+        < 0) {{
+    {names.fail}
+}}
+""", support=(_support(dtype),), blas=_routines(dtype), openmp=True)
+
+
+def solve_c_code(node: Apply, names: CNames, triangular: bool, lower: bool = False,
+                 trans: int = 0, unit: bool = False) -> CCode | None:
+    dtype = node.outputs[0].type.dtype
+    if dtype not in _SUBSTITUTIONS:
+        return None
+    a, b = names.inputs
+    return CCode(body=f"""
+if (sympile_solve_{dtype}({a}, {b}, &{names.outputs[0]}, {int(triangular)}, {int(lower)},
+                          {int(trans)}, {int(unit)}) < 0) {{
+    {names.fail}
+}}
+""", support=(_support(dtype),), blas=_routines(dtype), openmp=True)
