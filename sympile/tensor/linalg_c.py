@@ -1,8 +1,8 @@
-"""C code of Cholesky, Solve (assume_a='gen') and SolveTriangular: LAPACK's potrf, getrf /
-getrs and trtrs through scipy's pointers (linalg_lapack.c), float32 and float64, over
-stacks (split among OpenMP threads); the other linear-algebra ops run perform. Errors are
-perform's: numpy's LinAlgError for a matrix that is not positive definite or is singular,
-a ValueError for shapes."""
+"""C code of Cholesky, Solve (assume_a='gen') and SolveTriangular: LAPACK's potrf and
+getrf / getrs through scipy's pointers, BLAS's trsm for the triangular solves
+(linalg_lapack.c), float32 and float64, over stacks (split among OpenMP threads); the other
+linear-algebra ops run perform. Errors are perform's: numpy's LinAlgError for a matrix that
+is not positive definite or is singular, a ValueError for shapes."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ _SUBSTITUTIONS = {"float32": {"T": "npy_float32", "p": "s", "npy": "NPY_FLOAT32"
 def _routines(dtype: str) -> tuple[str, ...]:
     """Every routine the kernels name (each op unit holds them all)."""
     prefix = _SUBSTITUTIONS[dtype]["p"]
-    return tuple(prefix + name for name in ("potrf", "getrf", "getrs", "trtrs"))
+    return tuple(prefix + name for name in ("potrf", "getrf", "getrs", "trsm"))
 
 
 def _support(dtype: str) -> str:

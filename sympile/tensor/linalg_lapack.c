@@ -1,12 +1,13 @@
-/* Cholesky factors and linear solves over stacks of matrices by LAPACK (potrf, trtrs,
-   getrf/getrs through scipy's pointers), for @dtype@. LAPACK is column-major: a row-major
-   matrix is its transpose there, so a lower triangle read row-major is LAPACK's upper one,
-   and a solve with A is a solve with LAPACK's matrix transposed. Right-hand sides are
-   copied into a column-major work matrix.
+/* Cholesky factors and linear solves over stacks of matrices by LAPACK (potrf, getrf/getrs
+   through scipy's pointers) and BLAS (trsm), for @dtype@. LAPACK is column-major: a
+   row-major matrix is its transpose there, so a lower triangle read row-major is LAPACK's
+   upper one, and a solve with A is a solve with LAPACK's matrix transposed. getrs gets its
+   right-hand sides copied into a column-major work matrix; trsm solves from the right on
+   the row-major ones in place.
 
    Threads (blas_threads.c): a stack of matrices is split among OpenMP threads, each calling
-   the library on one thread; a small problem runs on one thread; one large matrix is left
-   to the library's own threads. */
+   the library on one thread; one matrix with several right-hand sides has them split;
+   above all, the library never runs its own threads beside the module's. */
 
 #ifndef SYMPILE_LINALG_ERROR
 #define SYMPILE_LINALG_ERROR
@@ -22,17 +23,12 @@ static void sympile_linalg_error(const char *message)
 }
 #endif
 
-/* The OpenMP threads for `count` problems of `work` multiply-adds in all: the library
-   runs on one thread (set back by sympile_blas_threads_restore) unless one matrix is
-   large enough for its own threads. */
-static int sympile_linalg_threads_@dtype@(void *routine, npy_intp count, double work,
-                                          int *saved)
+/* The OpenMP threads for `work` multiply-adds in all; the library runs on one thread (set
+   back by sympile_blas_threads_restore), also for one large matrix: its threads, spinning
+   after the call, would slow the module's OpenMP loops that follow (blas_threads.c). */
+static int sympile_linalg_threads_@dtype@(void *routine, double work, int *saved)
 {
-    *saved = 0;
-    if (count <= 1 && work >= @minsize@)
-        return 1;
-    int threads = sympile_blas_threads_begin(routine, work, saved);
-    return count > 1 ? threads : 1;
+    return sympile_blas_threads_begin(routine, work, saved);
 }
 
 /* *out = the Cholesky factor of each matrix of a (lower, or its transpose when !lower); a
@@ -54,9 +50,10 @@ static int sympile_cholesky_@dtype@(PyArrayObject *a, PyArrayObject **out, int l
         return 0;
     npy_intp count = PyArray_SIZE(a) / (n * n), failed = -1;
     int saved, threads = sympile_linalg_threads_@dtype@(
-        (void *)sympile_blas_@p@potrf, count, (double)count * n * n * n / 3, &saved);
+        (void *)sympile_blas_@p@potrf, (double)count * n * n * n / 3, &saved);
     @T@ *data = (@T@ *)PyArray_DATA(*out);
-    #pragma omp parallel for schedule(dynamic) num_threads(threads) if (threads > 1)
+    #pragma omp parallel for schedule(dynamic) num_threads(threads) \
+        if (threads > 1 && count > 1)
     for (npy_intp k = 0; k < count; k++) {
         @T@ *m = data + k * n * n;
         int size = (int)n, info = 0;
@@ -86,31 +83,114 @@ static int sympile_cholesky_@dtype@(PyArrayObject *a, PyArrayObject **out, int l
     return 0;
 }
 
-/* x with a x = b for one matrix (kind 0: general, by LU; 1: triangular), in row-major m
-   (overwritten by getrf) and r, into x; work holds n x columns, pivots n. Returns LAPACK's
-   info. */
-static int sympile_solve_one_@dtype@(@T@ *m, const @T@ *r, @T@ *x, @T@ *work, int *pivots,
-                                     npy_intp n, npy_intp columns, int kind, int lower,
-                                     int trans, int unit)
+/* Solves a x = b for the column-major right-hand sides `work` (n x nrhs, overwritten by
+   x) with m's LU factors and pivots, as LAPACK sees a row-major matrix: transposed.
+   Returns LAPACK's info. */
+static int sympile_solve_columns_@dtype@(@T@ *m, int *pivots, @T@ *work, npy_intp n,
+                                         npy_intp nrhs)
 {
-    int size = (int)n, nrhs = (int)columns, info = 0;
-    /* a row-major is aᵀ to LAPACK: a x = b is LAPACK's transposed solve. */
-    char uplo = lower ? 'U' : 'L', op = trans ? 'N' : 'T', diagonal = unit ? 'U' : 'N';
+    int size = (int)n, columns = (int)nrhs, info = 0;
+    char op = 'T';  /* a row-major is aᵀ to LAPACK: a x = b is its transposed solve */
+    sympile_blas_@p@getrs(&op, &size, &columns, m, &size, pivots, work, &size, &info);
+    return info;
+}
+
+/* LU factors of m in place. Returns LAPACK's info. */
+static int sympile_solve_factor_@dtype@(@T@ *m, int *pivots, npy_intp n)
+{
+    int size = (int)n, info = 0;
+    sympile_blas_@p@getrf(&size, &size, m, &size, pivots, &info);
+    return info;
+}
+
+/* b's n x columns rows (row-major) into work (column-major), and back. */
+static void sympile_to_columns_@dtype@(const @T@ *r, @T@ *work, npy_intp n, npy_intp columns)
+{
     for (npy_intp i = 0; i < n; i++)
         for (npy_intp j = 0; j < columns; j++)
             work[j * n + i] = r[i * columns + j];
-    if (kind == 0) {
-        sympile_blas_@p@getrf(&size, &size, m, &size, pivots, &info);
-        if (info == 0)
-            sympile_blas_@p@getrs(&op, &size, &nrhs, m, &size, pivots, work, &size, &info);
-    } else
-        sympile_blas_@p@trtrs(&uplo, &op, &diagonal, &size, &nrhs, m, &size, work, &size,
-                              &info);
-    if (info == 0)
-        for (npy_intp i = 0; i < n; i++)
-            for (npy_intp j = 0; j < columns; j++)
-                x[i * columns + j] = work[j * n + i];
-    return info;
+}
+
+static void sympile_from_columns_@dtype@(const @T@ *work, @T@ *x, npy_intp n,
+                                         npy_intp columns)
+{
+    for (npy_intp i = 0; i < n; i++)
+        for (npy_intp j = 0; j < columns; j++)
+            x[i * columns + j] = work[j * n + i];
+}
+
+/* x with a x = b for the triangular matrix a (lower, trans, unit), overwriting the
+   row-major n x columns right-hand sides x: row-major x is xᵀ to BLAS, so this is BLAS's
+   solve from the right, X op(aᵀ) = B, by trsm, in place and without copies. Rows
+   [first, last) of xᵀ (columns of x) only. */
+static void sympile_triangular_columns_@dtype@(const @T@ *a, @T@ *x, npy_intp n,
+                                               npy_intp columns, npy_intp first,
+                                               npy_intp last, int lower, int trans, int unit)
+{
+    int size = (int)n, rows = (int)(last - first), ldb = (int)columns;
+    @T@ one = 1;
+    char side = 'R', uplo = lower ? 'U' : 'L', op = trans ? 'T' : 'N';
+    char diagonal = unit ? 'U' : 'N';
+    if (rows > 0)
+        sympile_blas_@p@trsm(&side, &uplo, &op, &diagonal, &rows, &size, &one, (@T@ *)a,
+                             &size, x + first, &ldb);
+}
+
+/* Whether a triangular matrix (not unit) has a zero on its diagonal: singular. */
+static int sympile_zero_diagonal_@dtype@(const @T@ *a, npy_intp n)
+{
+    for (npy_intp i = 0; i < n; i++)
+        if (a[i * n + i] == 0)
+            return 1;
+    return 0;
+}
+
+/* The triangular solves of sympile_solve, by trsm over x = a copy of b. */
+static int sympile_triangular_solve_@dtype@(PyArrayObject *a, PyArrayObject *b,
+                                            PyArrayObject *out, npy_intp n, npy_intp columns,
+                                            int lower, int trans, int unit)
+{
+    if (PyArray_CopyInto(out, b) < 0)
+        return -1;
+    PyArrayObject *matrices = (PyArrayObject *)PyArray_FromAny(
+        (PyObject *)a, PyArray_DescrFromType(@npy@), 0, 0,
+        NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED, NULL);
+    if (matrices == NULL)
+        return -1;
+    npy_intp count = PyArray_SIZE(a) / (n * n);
+    const @T@ *data = (const @T@ *)PyArray_DATA(matrices);
+    @T@ *x = (@T@ *)PyArray_DATA(out);
+    for (npy_intp k = 0; !unit && k < count; k++)
+        if (sympile_zero_diagonal_@dtype@(data + k * n * n, n)) {
+            Py_DECREF(matrices);
+            sympile_linalg_error("singular matrix: a zero on the diagonal of the triangular "
+                                 "matrix");
+            return -1;
+        }
+    int saved, threads = sympile_linalg_threads_@dtype@(
+        (void *)sympile_blas_@p@trsm, (double)count * n * n * columns, &saved);
+    if (count > 1) {
+        #pragma omp parallel for schedule(dynamic) num_threads(threads) if (threads > 1)
+        for (npy_intp k = 0; k < count; k++)
+            sympile_triangular_columns_@dtype@(data + k * n * n, x + k * n * columns, n,
+                                               columns, 0, columns, lower, trans, unit);
+    } else {
+        /* One matrix: its right-hand sides split among the threads. */
+        #pragma omp parallel num_threads(threads) if (threads > 1)
+        {
+#ifdef _OPENMP
+            npy_intp parts = omp_get_num_threads(), part = omp_get_thread_num();
+#else
+            npy_intp parts = 1, part = 0;
+#endif
+            sympile_triangular_columns_@dtype@(data, x, n, columns, columns * part / parts,
+                                               columns * (part + 1) / parts, lower, trans,
+                                               unit);
+        }
+    }
+    sympile_blas_threads_restore(saved);
+    Py_DECREF(matrices);
+    return 0;
 }
 
 /* *out = x with a x = b for each matrix of the stacks (a square, b with one axis fewer for
@@ -138,11 +218,12 @@ static int sympile_solve_@dtype@(PyArrayObject *a, PyArrayObject *b, PyArrayObje
     npy_intp columns = vector ? 1 : PyArray_DIM(b, ndim - 1);
     if (n == 0 || columns == 0 || PyArray_SIZE(b) == 0)
         return 0;
-    /* getrf overwrites its matrix: a copy; trtrs only reads it. */
+    if (kind == 1)
+        return sympile_triangular_solve_@dtype@(a, b, *out, n, columns, lower, trans, unit);
+    /* getrf overwrites its matrix: a copy. */
     PyArrayObject *matrices = (PyArrayObject *)PyArray_FromAny(
         (PyObject *)a, PyArray_DescrFromType(@npy@), 0, 0,
-        NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | (kind == 0 ? NPY_ARRAY_ENSURECOPY : 0),
-        NULL);
+        NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_ENSURECOPY, NULL);
     PyArrayObject *rights = (PyArrayObject *)PyArray_FromAny(
         (PyObject *)b, PyArray_DescrFromType(@npy@), 0, 0,
         NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED, NULL);
@@ -153,33 +234,72 @@ static int sympile_solve_@dtype@(PyArrayObject *a, PyArrayObject *b, PyArrayObje
     }
     npy_intp count = PyArray_SIZE(a) / (n * n), failed = -1;
     int out_of_memory = 0;
-    double work = (double)count * n * n * (kind == 0 ? n + columns : columns);
     int saved, threads = sympile_linalg_threads_@dtype@(
-        kind == 0 ? (void *)sympile_blas_@p@getrf : (void *)sympile_blas_@p@trtrs, count, work,
-        &saved);
+        (void *)sympile_blas_@p@getrf, (double)count * n * n * (n + columns), &saved);
     @T@ *matrix_data = (@T@ *)PyArray_DATA(matrices);
     const @T@ *right_data = (const @T@ *)PyArray_DATA(rights);
     @T@ *out_data = (@T@ *)PyArray_DATA(*out);
-    #pragma omp parallel num_threads(threads) if (threads > 1)
-    {
+    if (count > 1 || threads <= 1 || columns < 2) {
+        /* A thread per matrix of the stack. */
+        #pragma omp parallel num_threads(threads) if (threads > 1 && count > 1)
+        {
+            @T@ *scratch = (@T@ *)malloc(sizeof(@T@) * (size_t)(n * columns));
+            int *pivots = (int *)malloc(sizeof(int) * (size_t)n);
+            if (scratch == NULL || pivots == NULL) {
+                #pragma omp atomic write
+                out_of_memory = 1;
+            }
+            #pragma omp for schedule(dynamic)
+            for (npy_intp k = 0; k < count; k++) {
+                if (scratch == NULL || pivots == NULL)
+                    continue;
+                @T@ *m = matrix_data + k * n * n;
+                sympile_to_columns_@dtype@(right_data + k * n * columns, scratch, n, columns);
+                int info = sympile_solve_factor_@dtype@(m, pivots, n);
+                if (info == 0)
+                    info = sympile_solve_columns_@dtype@(m, pivots, scratch, n, columns);
+                if (info == 0)
+                    sympile_from_columns_@dtype@(scratch, out_data + k * n * columns, n,
+                                                 columns);
+                else {
+                    #pragma omp critical
+                    if (failed < 0 || k < failed)
+                        failed = k;
+                }
+            }
+            free(scratch);
+            free(pivots);
+        }
+    } else {
+        /* One matrix, many right-hand sides: factored once, its columns split. */
         @T@ *scratch = (@T@ *)malloc(sizeof(@T@) * (size_t)(n * columns));
         int *pivots = (int *)malloc(sizeof(int) * (size_t)n);
-        if (scratch == NULL || pivots == NULL) {
-            #pragma omp atomic write
+        if (scratch == NULL || pivots == NULL)
             out_of_memory = 1;
-        }
-        #pragma omp for schedule(dynamic)
-        for (npy_intp k = 0; k < count; k++) {
-            if (scratch == NULL || pivots == NULL)
-                continue;
-            int info = sympile_solve_one_@dtype@(
-                matrix_data + k * n * n, right_data + k * n * columns,
-                out_data + k * n * columns, scratch, pivots, n, columns, kind, lower, trans,
-                unit);
-            if (info != 0) {
-                #pragma omp critical
-                if (failed < 0 || k < failed)
-                    failed = k;
+        else {
+            sympile_to_columns_@dtype@(right_data, scratch, n, columns);
+            int info = sympile_solve_factor_@dtype@(matrix_data, pivots, n);
+            if (info != 0)
+                failed = 0;
+            else {
+                #pragma omp parallel num_threads(threads)
+                {
+#ifdef _OPENMP
+                    npy_intp parts = omp_get_num_threads(), part = omp_get_thread_num();
+#else
+                    npy_intp parts = 1, part = 0;
+#endif
+                    npy_intp first = columns * part / parts;
+                    npy_intp last = columns * (part + 1) / parts;
+                    int part_info = last > first ? sympile_solve_columns_@dtype@(
+                        matrix_data, pivots, scratch + first * n, n, last - first) : 0;
+                    if (part_info != 0) {
+                        #pragma omp atomic write
+                        failed = 0;
+                    }
+                }
+                if (failed < 0)
+                    sympile_from_columns_@dtype@(scratch, out_data, n, columns);
             }
         }
         free(scratch);
@@ -193,8 +313,7 @@ static int sympile_solve_@dtype@(PyArrayObject *a, PyArrayObject *b, PyArrayObje
         return -1;
     }
     if (failed >= 0) {
-        sympile_linalg_error(kind == 0 ? "Singular matrix" : "singular matrix: a zero on the "
-                             "diagonal of the triangular matrix");
+        sympile_linalg_error("Singular matrix");
         return -1;
     }
     return 0;

@@ -25,6 +25,8 @@ _REAL_BLAS = {
     "dot": "T (*)(int *, T *, int *, T *, int *)",
     "axpy": "void (*)(int *, T *, T *, int *, T *, int *)",
     "scal": "void (*)(int *, T *, T *, int *)",
+    "trsm": "void (*)(char *, char *, char *, char *, int *, int *, T *, T *, int *, T *, "
+            "int *)",
 }
 # And the LAPACK routines (scipy.linalg.cython_lapack names), reached the same way.
 _REAL_LAPACK = {

@@ -102,7 +102,7 @@ def _kernel_sources() -> dict[str, str]:
         sources[f"pool.c {dtype}"] = op_unit(render(pool_c._POOL, {"T": f"npy_{dtype}"}))
         sources[f"linalg_lapack.c {dtype}"] = op_unit(
             linalg_c._support(dtype),
-            blas=(f"{prefix}potrf", f"{prefix}getrf", f"{prefix}getrs", f"{prefix}trtrs"))
+            blas=linalg_c._routines(dtype))
         sources[f"conv_gemm.c {dtype}"] = op_unit(
             blas_c.blas_threads_support(dtype),
             render(abstract_conv_c._GEMM, {"T": f"npy_{dtype}", "p": prefix}),
