@@ -11,15 +11,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from sympile.graph.basic import Variable
+import numpy as np
+
+from sympile.graph.basic import Apply, Variable
+from sympile.graph.gradient_types import grad_not_implemented
+from sympile.graph.op import Op
 from sympile.tensor.basic import eye
 from sympile.tensor.blas.basic import matmul
 from sympile.tensor.elemwise import DimShuffle
 from sympile.tensor.extra_ops import tril, triu
+from sympile.tensor.type import tensor_type
 from sympile.tensor.variable import as_tensor_variable
 
-__all__ = ["check_square", "float_matrices", "matrix_transpose", "read_triangle_grad",
-           "symmetric_from_triangle"]
+__all__ = ["NoGradientOp", "check_square", "float_matrices", "matrix_transpose",
+           "read_triangle_grad", "solve_node", "symmetric_from_triangle"]
 
 
 def float_matrices(who: str, x: Any, argument: str = "a") -> Variable:
@@ -64,3 +69,25 @@ def read_triangle_grad(gradient: Variable, lower: bool) -> Variable:
 
 def mm(a: Variable, b: Variable) -> Variable:
     return matmul(a, b)
+
+
+class NoGradientOp(Op):
+    """A linear-algebra op whose derivative is not implemented yet (grad raises, naming
+    it)."""
+
+    def L_op(self, inputs, outputs, output_grads):
+        return [grad_not_implemented(self, index, x) for index, x in enumerate(inputs)]
+
+
+def solve_node(op: Op, who: str, a: Any, b: Any) -> Apply:
+    """The node of a solve op: a square float matrix (stack) and b with as many axes
+    (matrices of right-hand sides) or one fewer (vectors); the result is b's shape, in the
+    dtype both promote to."""
+    a = float_matrices(who, a)
+    check_square(who, a)
+    b = as_tensor_variable(b, op=who, argument="b")
+    if b.type.ndim not in (a.type.ndim - 1, a.type.ndim):
+        raise ValueError(f"{who}: b must have {a.type.ndim - 1} or {a.type.ndim} dimensions "
+                         f"for a of {a.type}, got {b.type}")
+    dtype = np.result_type(a.type.dtype, b.type.dtype, np.float32).name
+    return Apply(op, [a, b], [tensor_type(dtype, (None,) * b.type.ndim)()])

@@ -25,10 +25,11 @@ from typing import Any
 import numpy as np
 
 from sympile.graph.basic import Apply, Variable
-from sympile.graph.gradient_types import disconnected_type, grad_not_implemented, is_disconnected
+from sympile.graph.gradient_types import disconnected_type, is_disconnected
 from sympile.graph.op import Op
 from sympile.tensor.basic import eye, zeros_like
 from sympile.tensor.linalg_common import (
+    NoGradientOp,
     check_square,
     float_matrices,
     matrix_transpose,
@@ -229,14 +230,7 @@ def eigh(a: Any, UPLO: str = "L") -> list[Variable]:
     return Eigh(UPLO)(a)
 
 
-class _NoGradient(Op):
-    """An op whose derivative is not implemented yet (grad raises, naming it)."""
-
-    def L_op(self, inputs, outputs, output_grads):
-        return [grad_not_implemented(self, index, x) for index, x in enumerate(inputs)]
-
-
-class SVD(_NoGradient):
+class SVD(NoGradientOp):
     """numpy.linalg.svd: [u, s, vh] (compute_uv) or s; full_matrices as numpy."""
 
     __props__ = ("full_matrices", "compute_uv")
@@ -262,7 +256,7 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True):
     return SVD(full_matrices, compute_uv)(a)
 
 
-class QR(_NoGradient):
+class QR(NoGradientOp):
     """numpy.linalg.qr: [q, r] (mode 'reduced' or 'complete') or r ('r')."""
 
     __props__ = ("mode",)
@@ -288,7 +282,7 @@ def qr(a: Any, mode: str = "reduced"):
     return QR(mode)(a)
 
 
-class PInv(_NoGradient):
+class PInv(NoGradientOp):
     """The Moore-Penrose pseudo-inverse (numpy.linalg.pinv)."""
 
     __props__ = ("hermitian",)
@@ -350,7 +344,7 @@ def kron(a: Any, b: Any) -> Variable:
     return product.reshape((a.shape[0] * b.shape[0], a.shape[1] * b.shape[1]), ndim=2)
 
 
-class Eig(_NoGradient):
+class Eig(NoGradientOp):
     """Eigenvalues and right eigenvectors of a general square matrix (numpy.linalg.eig);
     complex128 (complex64 for float32 input), as numpy gives them."""
 
@@ -374,7 +368,7 @@ def eig(a: Any) -> list[Variable]:
     return Eig()(a)
 
 
-class Lstsq(_NoGradient):
+class Lstsq(NoGradientOp):
     """numpy.linalg.lstsq(a, b, rcond): [x, residuals, rank, singular values]."""
 
     __props__ = ("rcond",)

@@ -38,11 +38,13 @@ from sympile.tensor.basic import eye, zeros_like
 from sympile.tensor.extra_ops import tril, triu
 from sympile.tensor.linalg_c import cholesky_c_code, solve_c_code
 from sympile.tensor.linalg_common import (
+    NoGradientOp,
     check_square,
     float_matrices,
     matrix_transpose,
     mm,
     read_triangle_grad,
+    solve_node,
     symmetric_from_triangle,
 )
 from sympile.tensor.shape import expand_dims
@@ -142,21 +144,23 @@ def cholesky(a: Any, lower: bool = True, on_error: str = "raise") -> Variable:
     return Cholesky(lower, on_error)(a)
 
 
-def _vector_right_side(who: str, a: Variable, b: Variable) -> bool:
-    """True when b is a vector (or a stack of vectors, one fewer axis than a), as numpy's
-    solve reads it; else b is a matrix (or a stack) of right-hand sides."""
-    if b.type.ndim not in (a.type.ndim - 1, a.type.ndim):
-        raise ValueError(f"{who}: b must have {a.type.ndim - 1} or {a.type.ndim} dimensions "
-                         f"for a of {a.type}, got {b.type}")
-    return b.type.ndim == a.type.ndim - 1
-
-
 def _as_columns(b: Variable, vector: bool) -> Variable:
     return expand_dims(b, b.type.ndim) if vector else b
 
 
 def _from_columns(x: Variable, vector: bool) -> Variable:
     return x[..., 0] if vector else x
+
+
+def _tangent_right_side(x: Variable, a: Variable, b: Variable, d: Variable | None,
+                        db: Variable | None) -> Variable:
+    """db - d x: solved with the matrix, the tangent of x = a⁻¹ b along (d, db) (d the
+    tangent of the matrix as the solve reads it; None where a tangent is zero)."""
+    vector = b.type.ndim == a.type.ndim - 1
+    right = zeros_like(x) if db is None else db
+    if d is not None:
+        right = right - _from_columns(mm(d, _as_columns(x, vector)), vector)
+    return right
 
 
 def _outer_grad(gb: Variable, x: Variable, vector: bool) -> Variable:
@@ -195,12 +199,7 @@ class Solve(Op):
         self.lower = bool(lower)
 
     def make_node(self, a, b):
-        a = float_matrices("solve", a)
-        check_square("solve", a)
-        b = as_tensor_variable(b, op="solve", argument="b")
-        _vector_right_side("solve", a, b)
-        dtype = np.result_type(a.type.dtype, b.type.dtype, np.float32).name
-        return Apply(self, [a, b], [_like(b, dtype)])
+        return solve_node(self, "solve", a, b)
 
     def perform(self, node, inputs, output_storage):
         a, b = inputs
@@ -243,13 +242,8 @@ class Solve(Op):
         da, db = eval_points
         if da is None and db is None:
             return [None]
-        x = self(a, b)
-        vector = b.type.ndim == a.type.ndim - 1
-        right = zeros_like(x) if db is None else db
-        if da is not None:
-            right = right - _from_columns(mm(self._effective(da), _as_columns(x, vector)),
-                                          vector)
-        return [solve(self._effective(a), right)]
+        d = None if da is None else self._effective(da)
+        return [solve(self._effective(a), _tangent_right_side(self(a, b), a, b, d, db))]
 
 
 def solve(a: Any, b: Any, assume_a: str = "gen", lower: bool = False) -> Variable:
@@ -273,12 +267,7 @@ class SolveTriangular(Op):
         self.unit_diagonal = bool(unit_diagonal)
 
     def make_node(self, a, b):
-        a = float_matrices("solve_triangular", a)
-        check_square("solve_triangular", a)
-        b = as_tensor_variable(b, op="solve_triangular", argument="b")
-        _vector_right_side("solve_triangular", a, b)
-        dtype = np.result_type(a.type.dtype, b.type.dtype, np.float32).name
-        return Apply(self, [a, b], [_like(b, dtype)])
+        return solve_node(self, "solve_triangular", a, b)
 
     def perform(self, node, inputs, output_storage):
         a, b = inputs
@@ -323,14 +312,10 @@ class SolveTriangular(Op):
         da, db = eval_points
         if da is None and db is None:
             return [None]
-        x = self(a, b)
-        vector = b.type.ndim == a.type.ndim - 1
-        right = zeros_like(x) if db is None else db
+        d = None
         if da is not None:
-            d = self._triangle(da)
-            d = d if self.trans == 0 else matrix_transpose(d)
-            right = right - _from_columns(mm(d, _as_columns(x, vector)), vector)
-        return [self(a, right)]
+            d = self._triangle(da) if self.trans == 0 else matrix_transpose(self._triangle(da))
+        return [self(a, _tangent_right_side(self(a, b), a, b, d, db))]
 
 
 def solve_triangular(a: Any, b: Any, trans: int | str = 0, lower: bool = False,
@@ -451,7 +436,7 @@ def expm(a: Any) -> Variable:
     return Expm()(a)
 
 
-class LU(Op):
+class LU(NoGradientOp):
     """scipy.linalg.lu: [p, l, u] with a = p l u (permute_l: [p l, u])."""
 
     __props__ = ("permute_l",)
@@ -468,10 +453,6 @@ class LU(Op):
         result = scipy.linalg.lu(inputs[0], permute_l=self.permute_l, check_finite=False)
         for cell, value, output in zip(output_storage, result, node.outputs):
             cell[0] = np.asarray(value, dtype=output.type.dtype)
-
-    def L_op(self, inputs, outputs, output_grads):
-        from sympile.graph.gradient_types import grad_not_implemented
-        return [grad_not_implemented(self, 0, inputs[0])]
 
 
 def lu(a: Any, permute_l: bool = False):
@@ -551,7 +532,7 @@ def solve_continuous_lyapunov(a: Any, q: Any) -> Variable:
     return SolveContinuousLyapunov()(a, q)
 
 
-class LUFactor(Op):
+class LUFactor(NoGradientOp):
     """scipy.linalg.lu_factor: [lu, piv] (one square matrix)."""
 
     __props__ = ()
@@ -568,17 +549,13 @@ class LUFactor(Op):
         output_storage[0][0] = np.asarray(factors, dtype=node.outputs[0].type.dtype)
         output_storage[1][0] = np.asarray(pivots, dtype="int32")
 
-    def L_op(self, inputs, outputs, output_grads):
-        from sympile.graph.gradient_types import grad_not_implemented
-        return [grad_not_implemented(self, 0, inputs[0])]
-
 
 def lu_factor(a: Any) -> list[Variable]:
     """scipy.linalg.lu_factor(a): [lu, piv]; use with lu_solve."""
     return LUFactor()(a)
 
 
-class LUSolve(Op):
+class LUSolve(NoGradientOp):
     """scipy.linalg.lu_solve((lu, piv), b, trans)."""
 
     __props__ = ("trans",)
@@ -589,22 +566,16 @@ class LUSolve(Op):
         self.trans = trans
 
     def make_node(self, lu, piv, b):
-        lu = float_matrices("lu_solve", lu, "lu")
+        node = solve_node(self, "lu_solve", lu, b)  # checks and the output's type
         piv = as_tensor_variable(piv, op="lu_solve", argument="piv")
-        b = as_tensor_variable(b, op="lu_solve", argument="b")
-        _vector_right_side("lu_solve", lu, b)
-        dtype = np.result_type(lu.type.dtype, b.type.dtype, np.float32).name
-        return Apply(self, [lu, piv, b], [_like(b, dtype)])
+        return Apply(self, [node.inputs[0], piv, node.inputs[1]],
+                     [node.outputs[0].type()])
 
     def perform(self, node, inputs, output_storage):
         lu, piv, b = inputs
         output_storage[0][0] = np.asarray(
             scipy.linalg.lu_solve((lu, piv), b, trans=self.trans, check_finite=False),
             dtype=node.outputs[0].type.dtype)
-
-    def L_op(self, inputs, outputs, output_grads):
-        from sympile.graph.gradient_types import grad_not_implemented
-        return [grad_not_implemented(self, i, x) for i, x in enumerate(inputs)]
 
 
 def lu_solve(lu_and_piv: tuple[Any, Any], b: Any, trans: int = 0) -> Variable:
