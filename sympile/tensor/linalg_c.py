@@ -1,5 +1,6 @@
-"""C code of Cholesky, Solve (assume_a='gen') and SolveTriangular: LAPACK's potrf and
-getrf / getrs through scipy's pointers, BLAS's trsm for the triangular solves
+"""C code of Cholesky, Solve (assume_a='gen'), SolveTriangular, MatrixInverse, Det and
+SLogDet: LAPACK's potrf, getrf / getrs / getri through scipy's pointers, BLAS's trsm for the
+triangular solves
 (linalg_lapack.c), float32 and float64, over stacks (split among OpenMP threads); the other
 linear-algebra ops run perform. Errors are perform's: numpy's LinAlgError for a matrix that
 is not positive definite or is singular, a ValueError for shapes."""
@@ -11,7 +12,7 @@ from sympile.graph.basic import Apply
 from sympile.graph.ccode import CCode, CNames, c_file, render
 from sympile.tensor.blas.blas_c import blas_threads_support
 
-__all__ = ["cholesky_c_code", "solve_c_code"]
+__all__ = ["cholesky_c_code", "lu_reduction_c_code", "solve_c_code"]
 
 _KERNELS = c_file(__file__, "linalg_lapack.c")
 _SUBSTITUTIONS = {"float32": {"T": "npy_float32", "p": "s", "npy": "NPY_FLOAT32"},
@@ -21,7 +22,7 @@ _SUBSTITUTIONS = {"float32": {"T": "npy_float32", "p": "s", "npy": "NPY_FLOAT32"
 def _routines(dtype: str) -> tuple[str, ...]:
     """Every routine the kernels name (each op unit holds them all)."""
     prefix = _SUBSTITUTIONS[dtype]["p"]
-    return tuple(prefix + name for name in ("potrf", "getrf", "getrs", "trsm"))
+    return tuple(prefix + name for name in ("potrf", "getrf", "getrs", "getri", "trsm"))
 
 
 def _support(dtype: str) -> str:
@@ -53,6 +54,21 @@ def solve_c_code(node: Apply, names: CNames, triangular: bool, lower: bool = Fal
     return CCode(body=f"""
 if (sympile_solve_{dtype}({a}, {b}, &{names.outputs[0]}, {int(triangular)}, {int(lower)},
                           {int(trans)}, {int(unit)}) < 0) {{
+    {names.fail}
+}}
+""", support=(_support(dtype),), blas=_routines(dtype), openmp=True)
+
+
+def lu_reduction_c_code(kind: str, node: Apply, names: CNames) -> CCode | None:
+    """MatrixInverse ('inverse'), Det ('det') and SLogDet ('slogdet'), from an LU factoring."""
+    dtype = node.inputs[0].type.dtype
+    if dtype not in _SUBSTITUTIONS or any(o.type.dtype != dtype for o in node.outputs):
+        return None
+    code = {"inverse": 0, "det": 1, "slogdet": 2}[kind]
+    second = f"&{names.outputs[1]}" if kind == "slogdet" else "NULL"
+    return CCode(body=f"""
+if (sympile_lu_reduction_{dtype}({names.inputs[0]}, {code}, &{names.outputs[0]}, {second})
+        < 0) {{
     {names.fail}
 }}
 """, support=(_support(dtype),), blas=_routines(dtype), openmp=True)

@@ -3,8 +3,8 @@ matrix transpose of stacks, and the map of a gradient onto the triangle a decomp
 reads.
 
 Every op takes a matrix or a stack of them (leading axes are a batch, as in numpy and
-scipy) and runs numpy/scipy in perform; Cholesky, Solve and SolveTriangular also have C
-code calling LAPACK (linalg_c.py).
+scipy) and runs numpy/scipy in perform; Cholesky, Solve, SolveTriangular, MatrixInverse,
+Det and SLogDet also have C code calling LAPACK (linalg_c.py).
 """
 
 from __future__ import annotations

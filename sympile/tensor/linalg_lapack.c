@@ -318,3 +318,119 @@ static int sympile_solve_@dtype@(PyArrayObject *a, PyArrayObject *b, PyArrayObje
     }
     return 0;
 }
+
+/* From an LU factoring of each matrix of a: kind 0 its inverse (*out), 1 its determinant
+   (*out, one per matrix), 2 the sign (*out) and log of the absolute value (*second) of the
+   determinant. A singular matrix is a LinAlgError for the inverse, a determinant 0 (sign 0,
+   log -inf) otherwise, as numpy gives. */
+static int sympile_lu_reduction_@dtype@(PyArrayObject *a, int kind, PyArrayObject **out,
+                                        PyArrayObject **second)
+{
+    int ndim = PyArray_NDIM(a);
+    npy_intp n = PyArray_DIM(a, ndim - 1);
+    if (PyArray_DIM(a, ndim - 2) != n) {
+        PyErr_Format(PyExc_ValueError, "a must be square, got %zd x %zd",
+                     (Py_ssize_t)PyArray_DIM(a, ndim - 2), (Py_ssize_t)n);
+        return -1;
+    }
+    int out_ndim = kind == 0 ? ndim : ndim - 2;
+    if (sympile_prepare_output(out, out_ndim, PyArray_DIMS(a), @npy@) < 0
+            || (kind == 2 && sympile_prepare_output(second, out_ndim, PyArray_DIMS(a),
+                                                    @npy@) < 0))
+        return -1;
+    npy_intp count = n ? PyArray_SIZE(a) / (n * n) : PyArray_SIZE(*out);
+    @T@ *first_data = (@T@ *)PyArray_DATA(*out);
+    @T@ *second_data = kind == 2 ? (@T@ *)PyArray_DATA(*second) : NULL;
+    if (n == 0) {
+        /* numpy: the determinant of a 0 x 0 matrix is 1; its inverse is empty. */
+        for (npy_intp k = 0; kind != 0 && k < count; k++) {
+            first_data[k] = 1;
+            if (kind == 2)
+                second_data[k] = 0;
+        }
+        return 0;
+    }
+    /* getrf (and getri) overwrite their matrix: a copy (the inverse is computed in *out). */
+    PyArrayObject *copy = NULL;
+    @T@ *matrices;
+    if (kind == 0) {
+        if (PyArray_CopyInto(*out, a) < 0)
+            return -1;
+        matrices = first_data;
+    } else {
+        copy = (PyArrayObject *)PyArray_FromAny(
+            (PyObject *)a, PyArray_DescrFromType(@npy@), 0, 0,
+            NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_ENSURECOPY, NULL);
+        if (copy == NULL)
+            return -1;
+        matrices = (@T@ *)PyArray_DATA(copy);
+    }
+    npy_intp failed = -1;
+    int out_of_memory = 0;
+    int saved, threads = sympile_linalg_threads_@dtype@(
+        (void *)sympile_blas_@p@getrf, (double)count * n * n * n, &saved);
+    #pragma omp parallel num_threads(threads) if (threads > 1 && count > 1)
+    {
+        int *pivots = (int *)malloc(sizeof(int) * (size_t)n);
+        int lwork = (int)(64 * n);
+        @T@ *work = kind == 0 ? (@T@ *)malloc(sizeof(@T@) * (size_t)lwork) : NULL;
+        if (pivots == NULL || (kind == 0 && work == NULL)) {
+            #pragma omp atomic write
+            out_of_memory = 1;
+        }
+        #pragma omp for schedule(dynamic)
+        for (npy_intp k = 0; k < count; k++) {
+            if (pivots == NULL || (kind == 0 && work == NULL))
+                continue;
+            @T@ *m = matrices + k * n * n;
+            int size = (int)n, info = 0;
+            sympile_blas_@p@getrf(&size, &size, m, &size, pivots, &info);
+            if (kind == 0) {
+                /* The inverse of aᵀ (LAPACK's matrix), read row-major: a's inverse. */
+                if (info == 0)
+                    sympile_blas_@p@getri(&size, m, &size, pivots, work, &lwork, &info);
+                if (info != 0) {
+                    #pragma omp critical
+                    if (failed < 0 || k < failed)
+                        failed = k;
+                }
+                continue;
+            }
+            /* det aᵀ = det a: the product of U's diagonal, negated per row interchange. */
+            @T@ parity = 1, signs = 1, log_magnitude = 0, product = 1;
+            for (npy_intp i = 0; i < n; i++) {
+                @T@ pivot = m[i * n + i];
+                if (pivots[i] != i + 1)
+                    parity = -parity;
+                if (pivot < 0)
+                    signs = -signs;
+                product *= pivot;
+                log_magnitude += (@T@)log(fabs((double)pivot));
+            }
+            if (info > 0) {
+                product = 0;
+                signs = 0;
+                log_magnitude = (@T@)-INFINITY;
+            }
+            if (kind == 1)
+                first_data[k] = parity * product;
+            else {
+                first_data[k] = parity * signs;
+                second_data[k] = log_magnitude;
+            }
+        }
+        free(pivots);
+        free(work);
+    }
+    sympile_blas_threads_restore(saved);
+    Py_XDECREF(copy);
+    if (out_of_memory) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (failed >= 0) {
+        sympile_linalg_error("Singular matrix");
+        return -1;
+    }
+    return 0;
+}

@@ -13,8 +13,8 @@ svd, qr, pinv, eig and lstsq have no derivative yet (grad raises, naming the op)
 built from sums and products (matrix norms 2 and nuc from svd).
 
 Errors are numpy's (LinAlgError for a singular matrix), named with the op, the input
-shapes and the user's line by the run-time error handling. perform runs numpy: these ops
-have no C code yet.
+shapes and the user's line by the run-time error handling. perform runs numpy;
+matrix_inverse, det and slogdet also have C code calling LAPACK (linalg_c.py).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from sympile.graph.basic import Apply, Variable
 from sympile.graph.gradient_types import disconnected_type, is_disconnected
 from sympile.graph.op import Op
 from sympile.tensor.basic import eye, zeros_like
+from sympile.tensor.linalg_c import lu_reduction_c_code
 from sympile.tensor.linalg_common import (
     NoGradientOp,
     check_square,
@@ -74,6 +75,9 @@ class MatrixInverse(Op):
     def perform(self, node, inputs, output_storage):
         output_storage[0][0] = np.linalg.inv(inputs[0])
 
+    def c_code(self, node, names):
+        return lu_reduction_c_code("inverse", node, names)
+
     def infer_shape(self, fgraph, node, input_shapes):
         return [input_shapes[0]]
 
@@ -109,6 +113,9 @@ class Det(Op):
     def perform(self, node, inputs, output_storage):
         output_storage[0][0] = np.asarray(np.linalg.det(inputs[0]),
                                           dtype=node.outputs[0].type.dtype)
+
+    def c_code(self, node, names):
+        return lu_reduction_c_code("det", node, names)
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [input_shapes[0][:-2]]
@@ -147,6 +154,9 @@ class SLogDet(Op):
         dtype = node.outputs[0].type.dtype
         output_storage[0][0] = np.asarray(sign, dtype=dtype)
         output_storage[1][0] = np.asarray(log, dtype=dtype)
+
+    def c_code(self, node, names):
+        return lu_reduction_c_code("slogdet", node, names)
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [input_shapes[0][:-2]] * 2

@@ -320,6 +320,24 @@ def test_lapack_c_code_runs_and_fails_as_perform():
     with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
         g(np.zeros((2, 2)), np.ones(2))
     assert g(np.empty((0, 0)), np.empty(0))[0].shape == (0,)
+    # The LU family: inverse, det, slogdet (numpy's values for singular and empty matrices).
+    stack = T.dtensor3("stack")
+    h = sympile.function([stack], [nlinalg.matrix_inverse(stack), nlinalg.det(stack),
+                                   *nlinalg.slogdet(stack)], mode=C_MODE)
+    assert not h._vm.fallback_nodes
+    values = _general(np.random.default_rng(13), 5)
+    values[1] = -values[1]
+    inverse, determinant, sign, log_abs = h(values)
+    np.testing.assert_allclose(inverse, np.linalg.inv(values), rtol=1e-10)
+    np.testing.assert_allclose(determinant, np.linalg.det(values), rtol=1e-10)
+    np.testing.assert_array_equal(sign, np.linalg.slogdet(values)[0])
+    np.testing.assert_allclose(log_abs, np.linalg.slogdet(values)[1], rtol=1e-12)
+    singular = np.ones((1, 3, 3))
+    d = sympile.function([stack], [nlinalg.det(stack), *nlinalg.slogdet(stack)], mode=C_MODE)
+    assert d(singular)[0][0] == 0 and d(singular)[1][0] == 0 and d(singular)[2][0] == -np.inf
+    np.testing.assert_array_equal(d(np.empty((2, 0, 0)))[0], [1.0, 1.0])
+    with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
+        h(singular)
 
 
 LAPACK_SANITIZER_SCRIPT = """
@@ -330,6 +348,14 @@ from tests.link.c.utils import compile_c
 
 a, b = T.dtensor3("a"), T.dtensor3("b")
 v = T.dmatrix("v")
+from sympile.tensor import nlinalg
+g = compile_c([a], [nlinalg.matrix_inverse(a), nlinalg.det(a), *nlinalg.slogdet(a)])
+for shape in [(3, 4, 4), (1, 1, 1), (2, 0, 0), (0, 3, 3)]:
+    g(np.random.default_rng(1).normal(size=shape) + 3 * np.eye(shape[-1]))
+try:
+    g(np.ones((2, 3, 3)))
+except Exception:
+    pass
 f = compile_c([a, b, v], [slinalg.cholesky(a), slinalg.cholesky(a, lower=False),
                           slinalg.cholesky(a, on_error="nan"), slinalg.solve(a, b),
                           slinalg.solve(a, v), slinalg.solve_triangular(a, b, lower=True),

@@ -34,6 +34,7 @@ _REAL_LAPACK = {
     "trtrs": "void (*)(char *, char *, char *, int *, int *, T *, int *, T *, int *, int *)",
     "getrf": "void (*)(int *, int *, T *, int *, int *, int *)",
     "getrs": "void (*)(char *, int *, int *, T *, int *, int *, T *, int *, int *)",
+    "getri": "void (*)(int *, T *, int *, int *, T *, int *, int *)",
 }
 LAPACK_ROUTINES = {prefix + name for prefix in ("s", "d") for name in _REAL_LAPACK}
 BLAS_PROTOTYPES = {prefix + name: prototype.replace("T", c_type)
