@@ -21,6 +21,20 @@ static void sympile_linalg_error(const char *message)
     Py_XDECREF(kind);
     Py_XDECREF(linalg);
 }
+
+/* How a kernel ends: a MemoryError, a LinAlgError(message) when a matrix failed, or 0. */
+static int sympile_linalg_status(int out_of_memory, npy_intp failed, const char *message)
+{
+    if (out_of_memory) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (failed >= 0) {
+        sympile_linalg_error(message);
+        return -1;
+    }
+    return 0;
+}
 #endif
 
 /* The OpenMP threads for `work` multiply-adds in all; the library runs on one thread (set
@@ -76,11 +90,8 @@ static int sympile_cholesky_@dtype@(PyArrayObject *a, PyArrayObject **out, int l
             }
     }
     sympile_blas_threads_restore(saved);
-    if (failed >= 0 && !nan_on_error) {
-        sympile_linalg_error("Matrix is not positive definite");
-        return -1;
-    }
-    return 0;
+    return sympile_linalg_status(0, nan_on_error ? -1 : failed,
+                                 "Matrix is not positive definite");
 }
 
 /* Solves a x = b for the column-major right-hand sides `work` (n x nrhs, overwritten by
@@ -308,15 +319,7 @@ static int sympile_solve_@dtype@(PyArrayObject *a, PyArrayObject *b, PyArrayObje
     sympile_blas_threads_restore(saved);
     Py_DECREF(matrices);
     Py_DECREF(rights);
-    if (out_of_memory) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    if (failed >= 0) {
-        sympile_linalg_error("Singular matrix");
-        return -1;
-    }
-    return 0;
+    return sympile_linalg_status(out_of_memory, failed, "Singular matrix");
 }
 
 /* From an LU factoring of each matrix of a: kind 0 its inverse (*out), 1 its determinant
@@ -424,13 +427,5 @@ static int sympile_lu_reduction_@dtype@(PyArrayObject *a, int kind, PyArrayObjec
     }
     sympile_blas_threads_restore(saved);
     Py_XDECREF(copy);
-    if (out_of_memory) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    if (failed >= 0) {
-        sympile_linalg_error("Singular matrix");
-        return -1;
-    }
-    return 0;
+    return sympile_linalg_status(out_of_memory, failed, "Singular matrix");
 }
