@@ -4,6 +4,8 @@ train logistic regression with symbolic gradients (the Theano tutorial's example
 Run: python examples/demo.py
 """
 
+import time
+
 import numpy as np
 
 import sympile
@@ -71,9 +73,16 @@ def logistic_regression(n_examples: int = 400, n_features: int = 50,
     xent = -y * T.log(p_1) - (1 - y) * T.log(1 - p_1)  # cross-entropy per example
     cost = xent.mean() + 0.01 * (w ** 2).sum()
     gw, gb = T.grad(cost, [w, b])
+    start = time.perf_counter()
     train = sympile.function([x, y], [prediction, cost],
                              updates=[(w, w - 0.1 * gw), (b, b - 0.1 * gb)], name="train")
+    compile_s = time.perf_counter() - start
     predict = sympile.function([x], prediction, name="predict")
+    backend = sympile.config.backend
+    if backend == "c" and not sympile.config.cxx:
+        backend = "python (no C compiler found)"
+    print(f"backend {backend}; compiling the training step took {compile_s:.2f} s "
+          f"(compiled C is cached in {sympile.config.compiledir})")
 
     for step in range(steps + 1):
         _, loss = train(inputs, labels)
