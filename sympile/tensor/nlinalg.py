@@ -9,8 +9,9 @@ Derivatives (L_op and R_op):
   eigh            w, V of a symmetric A (its lower triangle read):
                   Ā = V (diag(w̄) + F ∘ (Vᵀ V̄)) Vᵀ with F_ij = 1 / (w_j - w_i) (i ≠ j),
                   dw = diag(Vᵀ dA V), dV = V (F ∘ (Vᵀ dA V)); distinct eigenvalues
-svd, qr, pinv, eig and lstsq have no derivative yet (grad raises, naming the op); norm is
-built from sums and products (matrix norms 2 and nuc from svd).
+svd's singular values have one (Ā = U diag(s̄) Vᴴ, ds = diag(Uᵀ dA V), distinct values), its
+vectors, qr, pinv, eig and lstsq not yet (grad raises, naming the op); norm is built from
+sums and products (matrix norms 2 and nuc from the singular values).
 
 Errors are numpy's (LinAlgError for a singular matrix), named with the op, the input
 shapes and the user's line by the run-time error handling. perform runs numpy;
@@ -27,6 +28,7 @@ import numpy as np
 from sympile.graph.basic import Apply, Variable
 from sympile.graph.gradient_types import disconnected_type, is_disconnected
 from sympile.graph.op import Op
+from sympile.graph.utils import MethodNotDefined
 from sympile.tensor.basic import eye, zeros_like
 from sympile.tensor.linalg_c import lu_reduction_c_code
 from sympile.tensor.linalg_common import (
@@ -241,7 +243,9 @@ def eigh(a: Any, UPLO: str = "L") -> list[Variable]:
 
 
 class SVD(NoGradientOp):
-    """numpy.linalg.svd: [u, s, vh] (compute_uv) or s; full_matrices as numpy."""
+    """numpy.linalg.svd: [u, s, vh] (compute_uv) or s; full_matrices as numpy. The singular
+    values have a derivative (distinct ones: Ā = U diag(s̄) Vᴴ, ds = diag(Uᵀ dA V)); the
+    singular vectors not yet (grad raises where their gradient is needed)."""
 
     __props__ = ("full_matrices", "compute_uv")
 
@@ -259,6 +263,26 @@ class SVD(NoGradientOp):
                                compute_uv=self.compute_uv)
         for cell, value in zip(output_storage, result if self.compute_uv else [result]):
             cell[0] = value
+
+    def L_op(self, inputs, outputs, output_grads):
+        vectors = [g for index, g in enumerate(output_grads)
+                   if self.compute_uv and index != 1]
+        if any(not is_disconnected(g) for g in vectors):
+            return super().L_op(inputs, outputs, output_grads)
+        gs = output_grads[1] if self.compute_uv else output_grads[0]
+        if is_disconnected(gs):
+            return [disconnected_type()]
+        u, _, vh = SVD(full_matrices=False)(inputs[0])
+        return [mm(u * expand_dims(gs, gs.type.ndim - 1), vh)]
+
+    def R_op(self, inputs, eval_points):
+        if eval_points[0] is None:
+            return [None] * (3 if self.compute_uv else 1)
+        if self.compute_uv:
+            raise MethodNotDefined("the tangents of the singular vectors are not implemented; "
+                                   "svd(a, compute_uv=False) has the singular values'")
+        u, _, vh = SVD(full_matrices=False)(inputs[0])
+        return [(u * mm(eval_points[0], matrix_transpose(vh))).sum(axis=-2)]
 
 
 def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True):

@@ -88,7 +88,9 @@ CASES = {
                          lambda a: np.abs(np.linalg.eig(a)[0]).sum(axis=-1), [_general],
                          False),
     "svd values": (lambda a: nlinalg.svd(a, compute_uv=False),
-                   lambda a: np.linalg.svd(a, compute_uv=False), [_general], False),
+                   lambda a: np.linalg.svd(a, compute_uv=False), [_general], True),
+    "svd values (from u, s, vh)": (lambda a: nlinalg.svd(a)[1],
+                                   lambda a: np.linalg.svd(a)[1], [_general], False),
     "qr r (abs)": (lambda a: abs(nlinalg.qr(a, mode="r")),
                    lambda a: abs(np.linalg.qr(a, mode="r")), [_general], False),
 }
@@ -119,7 +121,13 @@ def test_gradient_and_rop(name, batch):
 def test_no_gradient_says_which_op():
     a = T.dmatrix("a")
     with pytest.raises(sympile.gradient.NullTypeGradError, match="SVD"):
-        sympile.grad(nlinalg.svd(a, compute_uv=False).sum(), a)
+        sympile.grad(nlinalg.svd(a)[0].sum(), a)  # the singular vectors: not yet
+    with pytest.raises(sympile.gradient.NullTypeGradError, match="QR"):
+        sympile.grad(nlinalg.qr(a)[1].sum(), a)
+    value = _general(np.random.default_rng(14))
+    by_values = sympile.grad(nlinalg.svd(a)[1].sum(), a).eval({a: value})
+    u, _, vh = np.linalg.svd(value)
+    np.testing.assert_allclose(by_values, u @ vh, rtol=1e-10)  # d(sum s)/dA = U Vᴴ
 
 
 def test_linalg_names_and_kron_matrix_dot():
@@ -232,6 +240,12 @@ def test_vector_norms(ord):
                                np.linalg.norm(value, ord))
     if ord not in (0, np.inf, -np.inf):
         verify_grad(lambda x: nlinalg.norm(x, ord), [value])
+
+
+@pytest.mark.parametrize("ord", [2, -2, "nuc"])
+def test_spectral_norms_are_differentiable(ord):
+    value = np.random.default_rng(15).normal(size=(3, 4))
+    verify_grad(lambda x: nlinalg.norm(x, ord), [value])
 
 
 @pytest.mark.parametrize("ord", [None, "fro", 1, -1, np.inf, -np.inf, 2, -2, "nuc"])
