@@ -280,7 +280,7 @@ class SVD(NoGradientOp):
             return [None] * (3 if self.compute_uv else 1)
         if self.compute_uv:
             raise MethodNotDefined("the tangents of the singular vectors are not implemented; "
-                                   "svd(a, compute_uv=False) has the singular values'")
+                                   "svd(a, compute_uv=False) has the singular values' tangents")
         u, _, vh = SVD(full_matrices=False)(inputs[0])
         return [(u * mm(eval_points[0], matrix_transpose(vh))).sum(axis=-2)]
 
