@@ -416,6 +416,8 @@ def Rop(f: Variable | Sequence[Variable], wrt: Variable | Sequence[Variable],
         input_points = [tangents.get(id(v)) for v in node.inputs]
         if all(p is None for p in input_points):
             continue
+        for variable, point in zip(node.inputs, input_points):
+            _raise_if_null_tangent(point, variable)
         try:
             output_points = node.op.R_op(node.inputs, input_points)
         except MethodNotDefined as error:
@@ -428,6 +430,9 @@ def Rop(f: Variable | Sequence[Variable], wrt: Variable | Sequence[Variable],
         for output, point in zip(node.outputs, output_points):
             if point is None:
                 continue
+            if _is_null(point):
+                tangents[id(output)] = point
+                continue
             if point.type.ndim != output.type.ndim:
                 raise GradientError(f"{node.op}.R_op returned a tangent of {point.type.ndim} "
                                     f"dimensions for an output of {output.type.ndim}")
@@ -439,6 +444,7 @@ def Rop(f: Variable | Sequence[Variable], wrt: Variable | Sequence[Variable],
     results: list[Variable | None] = []
     for output in f_list:
         point = tangents.get(id(output))
+        _raise_if_null_tangent(point, output)
         if point is None:
             message = f"Rop: {output} does not depend on the wrt variables"
             if disconnected_outputs == "raise":
@@ -448,6 +454,15 @@ def Rop(f: Variable | Sequence[Variable], wrt: Variable | Sequence[Variable],
             point = _float_zeros_like(output) if return_disconnected == "zero" else None
         results.append(None if point is None else _reading_inputs_of(point, output))
     return results[0] if single else results
+
+
+def _raise_if_null_tangent(point: Variable | None, variable: Variable) -> None:
+    """An op's R_op may give an output a null tangent (one that is not defined): an error
+    where it is needed, as a null gradient is in grad."""
+    if _is_null(point):
+        raise NotImplementedError(f"Rop: the tangent of {variable} created at "
+                                  f"{variable.creation_site()} is needed but "
+                                  f"{point.type.why_null}")
 
 
 def _reading_inputs_of(point: Variable, output: Variable) -> Variable:

@@ -9,9 +9,11 @@ Derivatives (L_op and R_op):
   eigh            w, V of a symmetric A (its lower triangle read):
                   Ā = V (diag(w̄) + F ∘ (Vᵀ V̄)) Vᵀ with F_ij = 1 / (w_j - w_i) (i ≠ j),
                   dw = diag(Vᵀ dA V), dV = V (F ∘ (Vᵀ dA V)); distinct eigenvalues
-svd's singular values have one (Ā = U diag(s̄) Vᴴ, ds = diag(Uᵀ dA V), distinct values), its
-vectors, qr, pinv, eig and lstsq not yet (grad raises, naming the op); norm is built from
-sums and products (matrix norms 2 and nuc from the singular values).
+  svd             distinct nonzero singular values, vectors included (SVD's docstring)
+  qr              A's leading min(m, n) columns of full rank (QR's docstring)
+  pinv            where the rank is constant (PInv's docstring)
+eig and lstsq have none (grad raises, naming the op); norm is built from sums and products
+(matrix norms 2, -2 and nuc from the singular values).
 
 Errors are numpy's (LinAlgError for a singular matrix), named with the op, the input
 shapes and the user's line by the run-time error handling. perform runs numpy;
@@ -26,10 +28,10 @@ from typing import Any
 import numpy as np
 
 from sympile.graph.basic import Apply, Variable
-from sympile.graph.gradient_types import disconnected_type, is_disconnected
+from sympile.graph.gradient_types import NullType, disconnected_type, is_disconnected
 from sympile.graph.op import Op
-from sympile.graph.utils import MethodNotDefined
-from sympile.tensor.basic import eye, zeros_like
+from sympile.tensor.basic import eye, join, zeros_like
+from sympile.tensor.extra_ops import tril, triu
 from sympile.tensor.linalg_c import lu_reduction_c_code
 from sympile.tensor.linalg_common import (
     NoGradientOp,
@@ -40,7 +42,7 @@ from sympile.tensor.linalg_common import (
     read_triangle_grad,
     symmetric_from_triangle,
 )
-from sympile.tensor.math import eq, switch
+from sympile.tensor.math import eq, minimum, switch
 from sympile.tensor.shape import expand_dims
 from sympile.tensor.type import tensor_type
 from sympile.tensor.variable import as_tensor_variable
@@ -242,10 +244,34 @@ def eigh(a: Any, UPLO: str = "L") -> list[Variable]:
     return Eigh(UPLO)(a)
 
 
-class SVD(NoGradientOp):
-    """numpy.linalg.svd: [u, s, vh] (compute_uv) or s; full_matrices as numpy. The singular
-    values have a derivative (distinct ones: Ā = U diag(s̄) Vᴴ, ds = diag(Uᵀ dA V)); the
-    singular vectors not yet (grad raises where their gradient is needed)."""
+def _inverse_gaps_squared(s: Variable) -> Variable:
+    """F_ij = 1 / (s_j² - s_i²) off the diagonal, 0 on it (s: one vector per matrix)."""
+    squares = s * s
+    differences = expand_dims(squares, s.type.ndim - 1) - expand_dims(squares, s.type.ndim)
+    identity = eye(s.shape[-1], dtype=s.type.dtype)
+    return switch(eq(identity, 1), 0.0, 1.0 / (differences + identity))
+
+
+def _leading_columns(x: Variable, k: Variable) -> Variable:
+    return x[..., :, :k]
+
+
+def _leading_rows(x: Variable, k: Variable) -> Variable:
+    return x[..., :k, :]
+
+
+class SVD(Op):
+    """numpy.linalg.svd: [u, s, vh] (compute_uv) or s; full_matrices as numpy.
+
+    With distinct nonzero singular values s, k = min(m, n) and V = vhᵀ (Townsend 2016):
+      Ā = U [(F ∘ (J - Jᵀ)) S + diag(s̄) + S (F ∘ (K - Kᵀ))] Vᵀ
+          + (Ū - U J) S⁻¹ Vᵀ + U S⁻¹ (V̄ᵀ - Kᵀ Vᵀ),    J = Uᵀ Ū, K = Vᵀ V̄,
+      F_ij = 1 / (s_j² - s_i²) (i ≠ j);
+      dP = Uᵀ dA V: ds = diag(dP), dU = U (F ∘ (dP S + S dPᵀ)) + (dA V - U dP) S⁻¹,
+      dV = V (F ∘ (S dP + dPᵀ S)) + (dAᵀ U - V dPᵀ) S⁻¹.
+    With full_matrices the columns of u and rows of vh past k are any basis of the
+    complements: their gradients are ignored (as torch does) and their tangents are not
+    defined (Rop raises where they are needed; use full_matrices=False)."""
 
     __props__ = ("full_matrices", "compute_uv")
 
@@ -264,25 +290,71 @@ class SVD(NoGradientOp):
         for cell, value in zip(output_storage, result if self.compute_uv else [result]):
             cell[0] = value
 
+    def _reduced(self, a: Variable, outputs) -> tuple[Variable, Variable, Variable]:
+        """u, s, v of the reduced decomposition (v = vhᵀ)."""
+        if not self.compute_uv:
+            u, s, vh = SVD(full_matrices=False)(a)
+        elif self.full_matrices:
+            k = outputs[1].shape[-1]
+            u, s, vh = (_leading_columns(outputs[0], k), outputs[1],
+                        _leading_rows(outputs[2], k))
+        else:
+            u, s, vh = outputs
+        return u, s, matrix_transpose(vh)
+
     def L_op(self, inputs, outputs, output_grads):
-        vectors = [g for index, g in enumerate(output_grads)
-                   if self.compute_uv and index != 1]
-        if any(not is_disconnected(g) for g in vectors):
-            return super().L_op(inputs, outputs, output_grads)
-        gs = output_grads[1] if self.compute_uv else output_grads[0]
-        if is_disconnected(gs):
+        grads = list(output_grads) if self.compute_uv else \
+            [disconnected_type(), output_grads[0], disconnected_type()]
+        gu, gs, gvh = grads
+        if all(is_disconnected(g) for g in grads):
             return [disconnected_type()]
-        u, _, vh = SVD(full_matrices=False)(inputs[0])
-        return [mm(u * expand_dims(gs, gs.type.ndim - 1), vh)]
+        a = inputs[0]
+        u, s, v = self._reduced(a, outputs)
+        row = expand_dims(s, s.type.ndim - 1)  # s along the columns: x S is x * row
+        column = expand_dims(s, s.type.ndim)  # S x is column * x
+        gaps = _inverse_gaps_squared(s)
+        inner = zeros_like(gaps)
+        if not is_disconnected(gs):
+            inner = inner + expand_dims(gs, gs.type.ndim - 1) * eye(s.shape[-1],
+                                                                   dtype=s.type.dtype)
+        result = zeros_like(a)
+        if not is_disconnected(gu):
+            gu = _leading_columns(gu, s.shape[-1]) if self.full_matrices else gu
+            j = mm(matrix_transpose(u), gu)
+            inner = inner + gaps * (j - matrix_transpose(j)) * row
+            result = result + mm((gu - mm(u, j)) / row, matrix_transpose(v))
+        if not is_disconnected(gvh):
+            gv = matrix_transpose(_leading_rows(gvh, s.shape[-1]) if self.full_matrices
+                                  else gvh)
+            k = mm(matrix_transpose(v), gv)
+            inner = inner + column * (gaps * (k - matrix_transpose(k)))
+            result = result + mm(u, (matrix_transpose(gv) - mm(matrix_transpose(k),
+                                                               matrix_transpose(v))) / column)
+        return [result + mm(mm(u, inner), matrix_transpose(v))]
 
     def R_op(self, inputs, eval_points):
         if eval_points[0] is None:
             return [None] * (3 if self.compute_uv else 1)
-        if self.compute_uv:
-            raise MethodNotDefined("the tangents of the singular vectors are not implemented; "
-                                   "svd(a, compute_uv=False) has the singular values' tangents")
-        u, _, vh = SVD(full_matrices=False)(inputs[0])
-        return [(u * mm(eval_points[0], matrix_transpose(vh))).sum(axis=-2)]
+        a, da = inputs[0], eval_points[0]
+        u, s, v = SVD(full_matrices=False)(a)
+        v = matrix_transpose(v)
+        dp = mm(mm(matrix_transpose(u), da), v)
+        ds = (dp * eye(s.shape[-1], dtype=s.type.dtype)).sum(axis=-1)
+        if not self.compute_uv:
+            return [ds]
+        row = expand_dims(s, s.type.ndim - 1)
+        column = expand_dims(s, s.type.ndim)
+        gaps = _inverse_gaps_squared(s)
+        dpt = matrix_transpose(dp)
+        du = mm(u, gaps * (dp * row + column * dpt)) + (mm(da, v) - mm(u, dp)) / row
+        dv = mm(v, gaps * (column * dp + dpt * row)) + \
+            (mm(matrix_transpose(da), u) - mm(v, dpt)) / row
+        if self.full_matrices:
+            undefined = NullType("svd: with full_matrices=True the singular vectors past "
+                                 "min(m, n) have no defined tangent; use "
+                                 "full_matrices=False")
+            return [undefined(), ds, undefined()]
+        return [du, ds, matrix_transpose(dv)]
 
 
 def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True):
@@ -290,8 +362,17 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True):
     return SVD(full_matrices, compute_uv)(a)
 
 
-class QR(NoGradientOp):
-    """numpy.linalg.qr: [q, r] (mode 'reduced' or 'complete') or r ('r')."""
+class QR(Op):
+    """numpy.linalg.qr: [q, r] (mode 'reduced' or 'complete') or r ('r').
+
+    With k = min(m, n), A = [A₁ | A₂] (A₁ its first k columns), R = [R₁ | R₂] (R₁ k × k)
+    and Q̄' = Q̄ + A₂ R̄₂ᵀ:
+      Ā = [(Q̄' + Q N) R₁⁻ᵀ | Q R̄₂], N = triu(M) + triu(M, 1)ᵀ, M = R̄₁ R₁ᵀ - Qᵀ Q̄';
+      B = Qᵀ dA₁ R₁⁻¹, C = tril(B, -1) - tril(B, -1)ᵀ: dR₁ = (B - C) R₁,
+      dQ = dA₁ R₁⁻¹ - Q (B - C), dR₂ = dQᵀ A₂ + Qᵀ dA₂.
+    A₁ must have full rank. In 'complete' mode the columns of q past k are any basis of the
+    complement: their gradients are ignored (as torch does) and their tangents are not
+    defined (Rop raises where they are needed)."""
 
     __props__ = ("mode",)
 
@@ -310,14 +391,65 @@ class QR(NoGradientOp):
         for cell, value in zip(output_storage, [result] if self.mode == "r" else result):
             cell[0] = value
 
+    @staticmethod
+    def _parts(a: Variable, q: Variable, r: Variable):
+        """k, A₁, A₂, the reduced Q, R₁, and R's rows (k of them)."""
+        k = minimum(a.shape[-2], a.shape[-1])
+        r = _leading_rows(r, k)
+        return (k, _leading_columns(a, k), a[..., :, k:], _leading_columns(q, k),
+                r[..., :, :k])
+
+    def _q_r(self, a: Variable, outputs):
+        return QR("reduced")(a) if self.mode == "r" else outputs
+
+    def L_op(self, inputs, outputs, output_grads):
+        from sympile.tensor.slinalg import solve_triangular
+        gq, gr = [disconnected_type(), output_grads[0]] if self.mode == "r" else output_grads
+        if is_disconnected(gq) and is_disconnected(gr):
+            return [disconnected_type()]
+        a = inputs[0]
+        q, r = self._q_r(a, outputs)
+        k, _, a2, q, r1 = self._parts(a, q, r)
+        gq = zeros_like(q) if is_disconnected(gq) else _leading_columns(gq, k)
+        gr = zeros_like(_leading_rows(r, k)) if is_disconnected(gr) else _leading_rows(gr, k)
+        gq = gq + mm(a2, matrix_transpose(gr[..., :, k:]))
+        m = mm(gr[..., :, :k], matrix_transpose(r1)) - mm(matrix_transpose(q), gq)
+        n = triu(m) + matrix_transpose(triu(m, 1))
+        # (Q̄' + Q N) R₁⁻ᵀ = (R₁⁻¹ (Q̄' + Q N)ᵀ)ᵀ
+        g1 = matrix_transpose(solve_triangular(r1, matrix_transpose(gq + mm(q, n))))
+        return [join(-1, g1, mm(q, gr[..., :, k:]))]
+
+    def R_op(self, inputs, eval_points):
+        from sympile.tensor.slinalg import solve_triangular
+        if eval_points[0] is None:
+            return [None] * (1 if self.mode == "r" else 2)
+        a, da = inputs[0], eval_points[0]
+        k, _, a2, q, r1 = self._parts(a, *QR("reduced")(a))
+        da1, da2 = _leading_columns(da, k), da[..., :, k:]
+        # dA₁ R₁⁻¹ = (R₁⁻ᵀ dA₁ᵀ)ᵀ
+        right = matrix_transpose(solve_triangular(r1, matrix_transpose(da1), trans=1))
+        b = mm(matrix_transpose(q), right)
+        lower = tril(b, -1)
+        b_minus_c = b - lower + matrix_transpose(lower)
+        dq = right - mm(q, b_minus_c)
+        dr = join(-1, mm(b_minus_c, r1), mm(matrix_transpose(dq), a2) +
+                  mm(matrix_transpose(q), da2))
+        if self.mode == "complete":
+            dq = NullType("qr: in 'complete' mode the columns of q past min(m, n) have no "
+                          "defined tangent; use mode='reduced'")()
+        return [dr] if self.mode == "r" else [dq, dr]
+
 
 def qr(a: Any, mode: str = "reduced"):
     """numpy.linalg.qr(a, mode)."""
     return QR(mode)(a)
 
 
-class PInv(NoGradientOp):
-    """The Moore-Penrose pseudo-inverse (numpy.linalg.pinv)."""
+class PInv(Op):
+    """The Moore-Penrose pseudo-inverse (numpy.linalg.pinv). Where the rank is constant,
+    with X = A⁺:
+      dX = -X dA X + X Xᵀ dAᵀ (I - A X) + (I - X A) dAᵀ Xᵀ X,
+      Ā = -Xᵀ X̄ Xᵀ + (I - A X) X̄ᵀ X Xᵀ + Xᵀ X X̄ᵀ (I - X A)."""
 
     __props__ = ("hermitian",)
 
@@ -331,6 +463,30 @@ class PInv(NoGradientOp):
     def perform(self, node, inputs, output_storage):
         output_storage[0][0] = np.linalg.pinv(inputs[0], hermitian=self.hermitian).astype(
             node.outputs[0].type.dtype)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        shape = input_shapes[0]
+        return [(*shape[:-2], shape[-1], shape[-2])]
+
+    def L_op(self, inputs, outputs, output_grads):
+        (g,) = output_grads
+        if is_disconnected(g):
+            return [disconnected_type()]
+        a, x = inputs[0], outputs[0]
+        xt, gt = matrix_transpose(x), matrix_transpose(g)
+        # (I - A X) Y and Y (I - X A) without forming I
+        left = gt - mm(a, mm(x, gt))
+        right = gt - mm(mm(gt, x), a)
+        return [-mm(mm(xt, g), xt) + mm(mm(left, x), xt) + mm(mm(xt, x), right)]
+
+    def R_op(self, inputs, eval_points):
+        if eval_points[0] is None:
+            return [None]
+        a, da = inputs[0], eval_points[0]
+        x = self(a)
+        xt, dat = matrix_transpose(x), matrix_transpose(da)
+        return [-mm(mm(x, da), x) + mm(mm(x, xt), dat - mm(mm(dat, a), x))
+                + mm(dat - mm(mm(x, a), dat), mm(xt, x))]
 
 
 def pinv(a: Any, hermitian: bool = False) -> Variable:

@@ -14,7 +14,9 @@ Derivatives (L_op and R_op):
   solve_continuous_lyapunov
                     A X + X Aᵀ = Q: Q̄ = S = lyap(Aᵀ, X̄), Ā = -(S Xᵀ + Sᵀ X);
                     dX = lyap(A, dQ - dA X - X dAᵀ)
-lu has no derivative yet (grad raises, naming the op).
+lu, lu_factor, lu_solve
+                  A = P L U: Ā = P L⁻ᵀ [tril(Lᵀ L̄, -1) + triu(Ū Uᵀ)] U⁻ᵀ; lu_solve as
+                  solve, its Ā reaching the packed factors through A = P L U
 Where an op reads one triangle of a symmetric matrix, its gradient lies on that triangle
 (linalg_common.read_triangle_grad), so that it matches finite differences of every entry.
 
@@ -38,7 +40,6 @@ from sympile.tensor.basic import eye, zeros_like
 from sympile.tensor.extra_ops import tril, triu
 from sympile.tensor.linalg_c import cholesky_c_code, solve_c_code
 from sympile.tensor.linalg_common import (
-    NoGradientOp,
     check_square,
     float_matrices,
     matrix_transpose,
@@ -436,8 +437,36 @@ def expm(a: Any) -> Variable:
     return Expm()(a)
 
 
-class LU(NoGradientOp):
-    """scipy.linalg.lu: [p, l, u] with a = p l u (permute_l: [p l, u])."""
+def _unit_lower(lu: Variable) -> Variable:
+    """L of packed LU factors: the strict lower triangle with ones on the diagonal."""
+    return tril(lu, -1) + eye(lu.shape[-1], dtype=lu.type.dtype)
+
+
+def _lu_factor_grad(lower: Variable, upper: Variable, gl: Variable | None,
+                    gu: Variable | None) -> Variable:
+    """Pᵀ Ā for A = P L U from L̄ and Ū (None: zero): L⁻ᵀ [tril(Lᵀ L̄, -1) + triu(Ū Uᵀ)] U⁻ᵀ."""
+    middle = zeros_like(lower)
+    if gl is not None:
+        middle = middle + tril(mm(matrix_transpose(lower), gl), -1)
+    if gu is not None:
+        middle = middle + triu(mm(gu, matrix_transpose(upper)))
+    left = solve_triangular(lower, middle, lower=True, trans=1, unit_diagonal=True)
+    # left U⁻ᵀ = (U⁻¹ leftᵀ)ᵀ
+    return matrix_transpose(solve_triangular(upper, matrix_transpose(left)))
+
+
+def _lu_factor_tangent(lower: Variable, upper: Variable, pt_da: Variable):
+    """(dL, dU) for A = P L U along dA, from Pᵀ dA: F = L⁻¹ Pᵀ dA U⁻¹,
+    dL = L tril(F, -1), dU = triu(F) U."""
+    left = solve_triangular(lower, pt_da, lower=True, unit_diagonal=True)
+    f = matrix_transpose(solve_triangular(upper, matrix_transpose(left), trans=1))
+    return mm(lower, tril(f, -1)), mm(triu(f), upper)
+
+
+class LU(Op):
+    """scipy.linalg.lu: [p, l, u] with a = p l u (permute_l: [p l, u]). Differentiable
+    for square a (p is piecewise constant): Ā = P L⁻ᵀ [tril(Lᵀ L̄, -1) + triu(Ū Uᵀ)] U⁻ᵀ,
+    and with F = L⁻¹ Pᵀ dA U⁻¹: dL = L tril(F, -1), dU = triu(F) U."""
 
     __props__ = ("permute_l",)
 
@@ -453,6 +482,37 @@ class LU(NoGradientOp):
         result = scipy.linalg.lu(inputs[0], permute_l=self.permute_l, check_finite=False)
         for cell, value, output in zip(output_storage, result, node.outputs):
             cell[0] = np.asarray(value, dtype=output.type.dtype)
+
+    def _check_square(self, a: Variable) -> None:
+        rows, cols = a.type.shape[-2:]
+        if rows is not None and cols is not None and rows != cols:
+            raise ValueError(f"lu: the derivative is for square matrices, got {a.type}")
+
+    def L_op(self, inputs, outputs, output_grads):
+        a = inputs[0]
+        if all(is_disconnected(g) for g in output_grads):
+            return [disconnected_type()]
+        self._check_square(a)
+        p, lower, upper = LU()(a) if self.permute_l else outputs
+        if self.permute_l:
+            gpl, gu = output_grads
+            gl = None if is_disconnected(gpl) else mm(matrix_transpose(p), gpl)
+        else:
+            _, gl, gu = output_grads
+            gl = None if is_disconnected(gl) else gl
+        gu = None if is_disconnected(gu) else gu
+        return [mm(p, _lu_factor_grad(lower, upper, gl, gu))]
+
+    def R_op(self, inputs, eval_points):
+        if eval_points[0] is None:
+            return [None] * (2 if self.permute_l else 3)
+        a = inputs[0]
+        self._check_square(a)
+        p, lower, upper = LU()(a)
+        dl, du = _lu_factor_tangent(lower, upper, mm(matrix_transpose(p), eval_points[0]))
+        if self.permute_l:
+            return [mm(p, dl), du]
+        return [zeros_like(p), dl, du]
 
 
 def lu(a: Any, permute_l: bool = False):
@@ -532,8 +592,39 @@ def solve_continuous_lyapunov(a: Any, q: Any) -> Variable:
     return SolveContinuousLyapunov()(a, q)
 
 
-class LUFactor(NoGradientOp):
-    """scipy.linalg.lu_factor: [lu, piv] (one square matrix)."""
+class PivotToPermutation(Op):
+    """The row order of lu_factor's pivots (LAPACK's row swaps, in turn): perm with
+    a[perm] = L U, so that Pᵀ x = x[perm]; or (inverse) its inverse, P x = x[inverse]."""
+
+    __props__ = ("inverse",)
+
+    def __init__(self, inverse: bool = False):
+        self.inverse = bool(inverse)
+
+    def make_node(self, piv):
+        piv = as_tensor_variable(piv, op="pivot_to_permutation", argument="piv")
+        if piv.type.ndim != 1 or not piv.type.dtype.startswith("int"):
+            raise TypeError(f"pivot_to_permutation: piv must be an integer vector, got "
+                            f"{piv.type}")
+        return Apply(self, [piv], [tensor_type("int64", (None,))()])
+
+    def perform(self, node, inputs, output_storage):
+        (piv,) = inputs
+        perm = np.arange(len(piv))
+        for row, other in enumerate(piv):
+            perm[row], perm[other] = perm[other], perm[row]
+        output_storage[0][0] = np.argsort(perm) if self.inverse else perm
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [input_shapes[0]]
+
+    def L_op(self, inputs, outputs, output_grads):
+        return [disconnected_type()]
+
+
+class LUFactor(Op):
+    """scipy.linalg.lu_factor: [lu, piv] (one square matrix): L and U packed in one matrix
+    (L's unit diagonal implied), and LAPACK's row swaps. Differentiable as lu is."""
 
     __props__ = ()
 
@@ -549,14 +640,35 @@ class LUFactor(NoGradientOp):
         output_storage[0][0] = np.asarray(factors, dtype=node.outputs[0].type.dtype)
         output_storage[1][0] = np.asarray(pivots, dtype="int32")
 
+    def L_op(self, inputs, outputs, output_grads):
+        g = output_grads[0]
+        if is_disconnected(g):
+            return [disconnected_type()]
+        factors, piv = outputs
+        pt_grad = _lu_factor_grad(_unit_lower(factors), triu(factors), tril(g, -1), triu(g))
+        return [pt_grad[PivotToPermutation(inverse=True)(piv)]]
+
+    def R_op(self, inputs, eval_points):
+        if eval_points[0] is None:
+            return [None, None]
+        factors, piv = self(inputs[0])
+        pt_da = eval_points[0][PivotToPermutation()(piv)]
+        dl, du = _lu_factor_tangent(_unit_lower(factors), triu(factors), pt_da)
+        return [dl + du, zeros_like(piv)]
+
 
 def lu_factor(a: Any) -> list[Variable]:
     """scipy.linalg.lu_factor(a): [lu, piv]; use with lu_solve."""
     return LUFactor()(a)
 
 
-class LUSolve(NoGradientOp):
-    """scipy.linalg.lu_solve((lu, piv), b, trans)."""
+class LUSolve(Op):
+    """scipy.linalg.lu_solve((lu, piv), b, trans): x with A x = b (trans=0) or Aᵀ x = b,
+    A = P L U from lu_factor's output (one matrix).
+
+    With b̄ the solve of x̄ by the other trans, Ā = -b̄ xᵀ (trans=0) or -x b̄ᵀ, reaching the
+    packed factors as L̄ = Pᵀ Ā Uᵀ (below the diagonal) and Ū = Lᵀ Pᵀ Ā (on and above it);
+    dx = A⁻¹ (db - dA x) (Aᵀ for trans=1), dA = P (dL U + L dU)."""
 
     __props__ = ("trans",)
 
@@ -567,6 +679,9 @@ class LUSolve(NoGradientOp):
 
     def make_node(self, lu, piv, b):
         node = solve_node(self, "lu_solve", lu, b)  # checks and the output's type
+        if node.inputs[0].type.ndim != 2:
+            raise ValueError(f"lu_solve: lu must be one matrix (lu_factor's), got "
+                             f"{node.inputs[0].type}")
         piv = as_tensor_variable(piv, op="lu_solve", argument="piv")
         return Apply(self, [node.inputs[0], piv, node.inputs[1]],
                      [node.outputs[0].type()])
@@ -577,9 +692,44 @@ class LUSolve(NoGradientOp):
             scipy.linalg.lu_solve((lu, piv), b, trans=self.trans, check_finite=False),
             dtype=node.outputs[0].type.dtype)
 
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [input_shapes[2]]
+
+    def L_op(self, inputs, outputs, output_grads):
+        factors, piv, b = inputs
+        (g,) = output_grads
+        if is_disconnected(g):
+            return [disconnected_type()] * 3
+        vector = b.type.ndim == 1
+        x = outputs[0]
+        gb = LUSolve(1 - self.trans)(factors, piv, g)
+        ga = _outer_grad(gb, x, vector)
+        if self.trans:
+            ga = matrix_transpose(ga)
+        pt_ga = ga[PivotToPermutation()(piv)]
+        lower, upper = _unit_lower(factors), triu(factors)
+        g_factors = tril(mm(pt_ga, matrix_transpose(upper)), -1) + \
+            triu(mm(matrix_transpose(lower), pt_ga))
+        return [g_factors, disconnected_type(), gb]
+
+    def R_op(self, inputs, eval_points):
+        factors, piv, b = inputs
+        d_factors, _, db = eval_points
+        if d_factors is None and db is None:
+            return [None]
+        x = self(factors, piv, b)
+        d = None
+        if d_factors is not None:
+            lower, upper = _unit_lower(factors), triu(factors)
+            dl, du = tril(d_factors, -1), triu(d_factors)
+            # dA = P (dL U + L dU): P reorders rows by the inverse permutation
+            d = (mm(dl, upper) + mm(lower, du))[PivotToPermutation(inverse=True)(piv)]
+            if self.trans:
+                d = matrix_transpose(d)
+        return [self(factors, piv, _tangent_right_side(x, factors, b, d, db))]
+
 
 def lu_solve(lu_and_piv: tuple[Any, Any], b: Any, trans: int = 0) -> Variable:
-    """scipy.linalg.lu_solve((lu, piv), b, trans) (no derivative: use solve to
-    differentiate)."""
+    """scipy.linalg.lu_solve((lu, piv), b, trans)."""
     lu, piv = lu_and_piv
     return LUSolve(trans)(lu, piv, b)

@@ -42,6 +42,21 @@ def _sym_lower(m):
     return np.tril(m) + np.swapaxes(np.tril(m, -1), -1, -2)
 
 
+def _tall(rng, *batch):
+    return rng.normal(size=(*batch, 5, 3))
+
+
+def _wide(rng, *batch):
+    return rng.normal(size=(*batch, 3, 5))
+
+
+def _sum_of_scaled_products(u, s, vh):
+    """u diag(c) vh (the first min(m, n) singular vectors) for fixed c, plus the values:
+    the same whichever signs the singular vectors take."""
+    k = 3
+    return (u[..., :, :k] * np.array([1.0, -2.0, 0.5])) @ vh[..., :k, :] + s.sum()
+
+
 # name: (function of symbolic inputs, numpy reference, input makers, differentiable)
 CASES = {
     "matrix_inverse": (nlinalg.matrix_inverse, np.linalg.inv, [_general], True),
@@ -76,23 +91,58 @@ CASES = {
                        lambda a: np.linalg.matrix_power(a, 3), [_general], True),
     "matrix_power -2": (lambda a: nlinalg.matrix_power(a, -2),
                         lambda a: np.linalg.matrix_power(a, -2), [_general], True),
-    "pinv": (nlinalg.pinv, np.linalg.pinv, [_general], False),
+    "pinv": (nlinalg.pinv, np.linalg.pinv, [_general], True),
+    "pinv tall": (nlinalg.pinv, np.linalg.pinv, [_tall], True),
     "solve_continuous_lyapunov": (
         slinalg.solve_continuous_lyapunov,
         lambda a, q: np.array(scipy.linalg.solve_continuous_lyapunov(a, q)) if a.ndim == 2
         else np.stack([scipy.linalg.solve_continuous_lyapunov(x, y) for x, y in zip(a, q)]),
         [lambda rng, *b: _general(rng, *b) - 6 * np.eye(3), _general], True),
     "expm": (slinalg.expm, scipy.linalg.expm, [lambda rng, *b: 0.3 * _general(rng, *b)], True),
-    "lu u": (lambda a: slinalg.lu(a)[2], lambda a: scipy.linalg.lu(a)[2], [_general], False),
+    "lu l": (lambda a: slinalg.lu(a)[1], lambda a: scipy.linalg.lu(a)[1], [_general], True),
+    "lu u": (lambda a: slinalg.lu(a)[2], lambda a: scipy.linalg.lu(a)[2], [_general], True),
+    "lu permute_l": (lambda a: slinalg.lu(a, permute_l=True)[0],
+                     lambda a: scipy.linalg.lu(a, permute_l=True)[0], [_general], True),
     "eig values (abs)": (lambda a: abs(nlinalg.eig(a)[0]).sum(axis=-1),
                          lambda a: np.abs(np.linalg.eig(a)[0]).sum(axis=-1), [_general],
                          False),
     "svd values": (lambda a: nlinalg.svd(a, compute_uv=False),
                    lambda a: np.linalg.svd(a, compute_uv=False), [_general], True),
     "svd values (from u, s, vh)": (lambda a: nlinalg.svd(a)[1],
-                                   lambda a: np.linalg.svd(a)[1], [_general], False),
-    "qr r (abs)": (lambda a: abs(nlinalg.qr(a, mode="r")),
-                   lambda a: abs(np.linalg.qr(a, mode="r")), [_general], False),
+                                   lambda a: np.linalg.svd(a)[1], [_general], True),
+    "svd wide u s vh": (
+        lambda a: _sum_of_scaled_products(*nlinalg.svd(a, full_matrices=False)),
+        lambda a: _sum_of_scaled_products(*np.linalg.svd(a, full_matrices=False)), [_wide],
+        True),
+    "svd full_matrices u s vh": (
+        lambda a: _sum_of_scaled_products(*nlinalg.svd(a)),
+        lambda a: _sum_of_scaled_products(*np.linalg.svd(a)), [_general], False),
+    "svd u (sign-free)": (
+        lambda a: nlinalg.svd(a, full_matrices=False)[0] ** 2,
+        lambda a: np.linalg.svd(a, full_matrices=False)[0] ** 2, [_general], True),
+    "svd vh (sign-free)": (
+        lambda a: nlinalg.svd(a, full_matrices=False)[2] ** 2,
+        lambda a: np.linalg.svd(a, full_matrices=False)[2] ** 2, [_general], True),
+    "qr q": (lambda a: nlinalg.qr(a)[0], lambda a: np.linalg.qr(a)[0], [_general], True),
+    "qr r": (lambda a: nlinalg.qr(a)[1], lambda a: np.linalg.qr(a)[1], [_general], True),
+    "svd tall u (sign-free)": (
+        lambda a: nlinalg.svd(a, full_matrices=False)[0] ** 2,
+        lambda a: np.linalg.svd(a, full_matrices=False)[0] ** 2, [_tall], True),
+    "svd tall vh (sign-free)": (
+        lambda a: nlinalg.svd(a, full_matrices=False)[2] ** 2,
+        lambda a: np.linalg.svd(a, full_matrices=False)[2] ** 2, [_tall], True),
+    "qr tall q": (lambda a: nlinalg.qr(a)[0], lambda a: np.linalg.qr(a)[0], [_tall], True),
+    "qr tall r": (lambda a: nlinalg.qr(a)[1], lambda a: np.linalg.qr(a)[1], [_tall], True),
+    "svd wide u (sign-free)": (
+        lambda a: nlinalg.svd(a, full_matrices=False)[0] ** 2,
+        lambda a: np.linalg.svd(a, full_matrices=False)[0] ** 2, [_wide], True),
+    "svd wide vh (sign-free)": (
+        lambda a: nlinalg.svd(a, full_matrices=False)[2] ** 2,
+        lambda a: np.linalg.svd(a, full_matrices=False)[2] ** 2, [_wide], True),
+    "qr wide q": (lambda a: nlinalg.qr(a)[0], lambda a: np.linalg.qr(a)[0], [_wide], True),
+    "qr wide r": (lambda a: nlinalg.qr(a)[1], lambda a: np.linalg.qr(a)[1], [_wide], True),
+    "qr r only": (lambda a: nlinalg.qr(a, mode="r"), lambda a: np.linalg.qr(a, mode="r"),
+                  [_tall], True),
 }
 
 
@@ -119,11 +169,11 @@ def test_gradient_and_rop(name, batch):
 
 
 def test_no_gradient_says_which_op():
-    a = T.dmatrix("a")
-    with pytest.raises(sympile.gradient.NullTypeGradError, match="SVD"):
-        sympile.grad(nlinalg.svd(a)[0].sum(), a)  # the singular vectors: not yet
-    with pytest.raises(sympile.gradient.NullTypeGradError, match="QR"):
-        sympile.grad(nlinalg.qr(a)[1].sum(), a)
+    a, b = T.dmatrix("a"), T.dmatrix("b")
+    with pytest.raises(sympile.gradient.NullTypeGradError, match="Eig"):
+        sympile.grad(abs(nlinalg.eig(a)[0]).sum(), a)
+    with pytest.raises(sympile.gradient.NullTypeGradError, match="Lstsq"):
+        sympile.grad(nlinalg.lstsq(a, b)[0].sum(), a)
     value = _general(np.random.default_rng(14))
     by_values = sympile.grad(nlinalg.svd(a)[1].sum(), a).eval({a: value})
     u, _, vh = np.linalg.svd(value)
@@ -280,6 +330,43 @@ def test_cholesky_on_error_nan():
     assert np.isnan(factors[1]).all()
     with pytest.raises(ValueError, match="on_error must be"):
         slinalg.cholesky(a, on_error="ignore")
+
+
+def test_arbitrary_basis_vectors_are_ignored_by_grad_and_have_no_tangent():
+    """svd(full_matrices=True) and qr(mode='complete') of a tall matrix: the columns past
+    min(m, n) are any basis of the complement; grad ignores them (as torch does), Rop
+    raises."""
+    rng = np.random.default_rng(12)
+    tall = _tall(rng)
+    verify_grad(lambda a: _sum_of_scaled_products(*nlinalg.svd(a)), [tall], rng=rng)
+    verify_grad(lambda a: nlinalg.qr(a, mode="complete")[0][:, :3] +
+                nlinalg.qr(a, mode="complete")[1][:3].sum(), [tall], rng=rng)
+    a = T.dmatrix("a")
+    full_u = nlinalg.svd(a)[0]
+    np.testing.assert_allclose(sympile.grad(full_u[:, 3:].sum(), a).eval({a: tall}), 0.0)
+    with pytest.raises(Exception, match="svd: with full_matrices=True"):
+        sympile.gradient.Rop(nlinalg.svd(a)[0], a, T.dmatrix("da"))
+    with pytest.raises(Exception, match="qr: in 'complete' mode"):
+        sympile.gradient.Rop(nlinalg.qr(a, mode="complete")[0], a, T.dmatrix("da"))
+    rectangular = T.tensor("float64", shape=(4, 3))
+    with pytest.raises(ValueError, match="lu: the derivative is for square matrices"):
+        sympile.grad(slinalg.lu(rectangular)[2].sum(), rectangular)
+
+
+@pytest.mark.parametrize("trans", [0, 1])
+@pytest.mark.parametrize("right", [_right, _vector], ids=["matrix", "vector"])
+def test_lu_factor_and_lu_solve_gradients(trans, right):
+    """Through lu_factor from the matrix, and from packed factors given as an input."""
+    rng = np.random.default_rng(13)
+    a, b = _general(rng, n=5), right(rng, n=5)
+    factors, pivots = scipy.linalg.lu_factor(a)
+    pivots = pivots.astype("int32")
+    for function, values in (
+            (lambda x, y: slinalg.lu_solve(slinalg.lu_factor(x), y, trans=trans), [a, b]),
+            (lambda f, y: slinalg.lu_solve((f, pivots), y, trans=trans), [factors, b]),
+            (lambda x: slinalg.lu_factor(x)[0], [a])):
+        verify_grad(function, values, rng=rng)
+        verify_rop(function, values, rng=rng)
 
 
 def test_tensorinv_tensorsolve_lu_factor_solve():
