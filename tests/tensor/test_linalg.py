@@ -11,6 +11,7 @@ import sympile
 import sympile.tensor as T
 from sympile.gradient import verify_grad, verify_rop
 from sympile.tensor import linalg, nlinalg, slinalg
+from sympile.tensor.linalg_common import matrix_transpose
 from tests.link.c.utils import C_MODE, PYTHON_MODE, requires_compiler
 
 MODES = [PYTHON_MODE, pytest.param(C_MODE, marks=requires_compiler)]
@@ -280,6 +281,71 @@ def test_rewrite_inverse_of_inverse():
     assert "MatrixInverse" not in _kinds(f)
     value = _general(np.random.default_rng(7))
     np.testing.assert_array_equal(f(value), 2 * value)
+
+
+def _structure_cases():
+    """(expression of a and b, the kinds it must compile to, the kinds it must not, the
+    reference from a's and b's values): a is positive definite, b its right-hand sides."""
+    a, b = T.dtensor3("a"), T.dtensor3("b")
+    chol = slinalg.cholesky(a)
+    gram = T.matmul(chol, matrix_transpose(chol))
+    upper = slinalg.cholesky(a, lower=False)
+    upper_gram = T.matmul(matrix_transpose(upper), upper)
+    inverse = nlinalg.matrix_inverse(a)
+    np_chol = np.linalg.cholesky
+    return [a, b], [
+        (nlinalg.det(chol), {"ExtractDiag"}, {"Det"},
+         lambda x, y: np.linalg.det(np_chol(x))),
+        (nlinalg.det(gram), {"ExtractDiag"}, {"Det", "MatMul"},
+         lambda x, y: np.linalg.det(x)),
+        (T.log(nlinalg.det(gram)), {"ExtractDiag"}, {"Det", "SLogDet", "MatMul"},
+         lambda x, y: np.log(np.linalg.det(x))),
+        (nlinalg.slogdet(upper)[1], {"ExtractDiag"}, {"SLogDet"},
+         lambda x, y: np.linalg.slogdet(np_chol(x))[1]),
+        (nlinalg.slogdet(upper_gram)[0], {"ExtractDiag"}, {"SLogDet"},
+         lambda x, y: np.linalg.slogdet(x)[0]),
+        (slinalg.solve(chol, b), {"SolveTriangular"}, {"Solve"},
+         lambda x, y: np.linalg.solve(np_chol(x), y)),
+        (slinalg.solve(T.triu(a), b), {"SolveTriangular"}, {"Solve"},
+         lambda x, y: np.linalg.solve(np.triu(x), y)),
+        (slinalg.solve(gram, b, assume_a="pos"), {"SolveTriangular"}, {"Solve", "MatMul"},
+         lambda x, y: np.linalg.solve(x, y)),
+        (slinalg.solve(upper_gram, b), {"SolveTriangular"}, {"Solve", "MatMul"},
+         lambda x, y: np.linalg.solve(x, y)),
+        (slinalg.solve(inverse, b), {"MatMul"}, {"Solve", "MatrixInverse"},
+         lambda x, y: x @ y),
+        (T.matmul(matrix_transpose(inverse), b), {"Solve"},
+         {"MatrixInverse"}, lambda x, y: np.linalg.solve(np.swapaxes(x, -1, -2), y)),
+    ]
+
+
+def test_rewrites_of_triangular_and_cholesky_structure():
+    inputs, cases = _structure_cases()
+    rng = np.random.default_rng(8)
+    values = [_positive(rng, 2, n=4), _right(rng, 2, n=4)]
+    for expression, present, absent, reference in cases:
+        f = sympile.function(inputs, expression, on_unused_input="ignore")
+        kinds = set(_kinds(f))
+        assert present <= kinds and not absent & kinds, (expression, kinds)
+        np.testing.assert_allclose(f(*values), reference(*values), rtol=1e-10)
+
+
+def test_rewrites_of_structure_leave_other_forms_alone():
+    a, b = T.dmatrices("a", "b")
+    upper = slinalg.cholesky(a, lower=False)
+    for expression, kept in (
+            (slinalg.solve(T.dot(upper, upper.T), b), "Solve"),  # U Uᵀ: not a Cholesky form
+            (slinalg.solve(T.tril(a, 1), b), "Solve"),  # one diagonal above: not triangular
+            (slinalg.solve(slinalg.cholesky(a), b, assume_a="sym"), "Solve"),
+            (T.dot(nlinalg.matrix_inverse(a).T * 2, b), "MatrixInverse")):
+        assert kept in _kinds(sympile.function([a, b], expression))
+
+
+def test_log_det_of_a_cholesky_product_does_not_overflow():
+    a = T.dmatrix("a")
+    chol = slinalg.cholesky(a)
+    f = sympile.function([a], T.log(nlinalg.det(T.dot(chol, chol.T))))
+    np.testing.assert_allclose(f(1e3 * np.eye(200)), 200 * np.log(1e3))
 
 
 @pytest.mark.parametrize("ord", [None, 1, 2, np.inf, -np.inf, 0, 3])
