@@ -4,7 +4,7 @@ reads.
 
 Every op takes a matrix or a stack of them (leading axes are a batch, as in numpy and
 scipy) and runs numpy/scipy in perform; Cholesky, Solve, SolveTriangular, MatrixInverse,
-Det and SLogDet also have C code calling LAPACK (linalg_c.py).
+Det, SLogDet, Eigh and Eigvalsh also have C code calling LAPACK (linalg_c.py).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-/* Cholesky factors and linear solves over stacks of matrices by LAPACK (potrf, getrf/getrs
+/* Cholesky factors, linear solves, inverses, determinants and symmetric eigenproblems over
+   stacks of matrices by LAPACK (potrf, potrs, getrf, getrs, getri, sytrf, sytrs, syevd,
    through scipy's pointers) and BLAS (trsm), for @dtype@. LAPACK is column-major: a
    row-major matrix is its transpose there, so a lower triangle read row-major is LAPACK's
    upper one, and a solve with A is a solve with LAPACK's matrix transposed. getrs gets its
@@ -94,24 +95,55 @@ static int sympile_cholesky_@dtype@(PyArrayObject *a, PyArrayObject **out, int l
                                  "Matrix is not positive definite");
 }
 
+/* The kinds of sympile_solve: a general matrix (LU), a triangular one (trsm), a symmetric
+   positive definite one (Cholesky: potrf/potrs), a symmetric one (Bunch-Kaufman:
+   sytrf/sytrs). */
+enum { SYMPILE_SOLVE_GENERAL, SYMPILE_SOLVE_TRIANGULAR, SYMPILE_SOLVE_POSITIVE,
+       SYMPILE_SOLVE_SYMMETRIC };
+
 /* Solves a x = b for the column-major right-hand sides `work` (n x nrhs, overwritten by
-   x) with m's LU factors and pivots, as LAPACK sees a row-major matrix: transposed.
-   Returns LAPACK's info. */
+   x) with m's factors (and pivots), as LAPACK sees a row-major matrix: transposed, so a
+   general solve is LAPACK's transposed one and a symmetric matrix's triangle `uplo` is the
+   other one read row-major. Returns LAPACK's info. */
 static int sympile_solve_columns_@dtype@(@T@ *m, int *pivots, @T@ *work, npy_intp n,
-                                         npy_intp nrhs)
+                                         npy_intp nrhs, int kind, char uplo)
 {
     int size = (int)n, columns = (int)nrhs, info = 0;
-    char op = 'T';  /* a row-major is aᵀ to LAPACK: a x = b is its transposed solve */
-    sympile_blas_@p@getrs(&op, &size, &columns, m, &size, pivots, work, &size, &info);
+    char op = 'T';
+    if (kind == SYMPILE_SOLVE_POSITIVE)
+        sympile_blas_@p@potrs(&uplo, &size, &columns, m, &size, work, &size, &info);
+    else if (kind == SYMPILE_SOLVE_SYMMETRIC)
+        sympile_blas_@p@sytrs(&uplo, &size, &columns, m, &size, pivots, work, &size, &info);
+    else
+        sympile_blas_@p@getrs(&op, &size, &columns, m, &size, pivots, work, &size, &info);
     return info;
 }
 
-/* LU factors of m in place. Returns LAPACK's info. */
-static int sympile_solve_factor_@dtype@(@T@ *m, int *pivots, npy_intp n)
+/* m's factors in place (sytrf's workspace: `scratch`, `lwork` long). Returns LAPACK's
+   info. */
+static int sympile_solve_factor_@dtype@(@T@ *m, int *pivots, npy_intp n, int kind, char uplo,
+                                        @T@ *scratch, int lwork)
 {
     int size = (int)n, info = 0;
-    sympile_blas_@p@getrf(&size, &size, m, &size, pivots, &info);
+    if (kind == SYMPILE_SOLVE_POSITIVE)
+        sympile_blas_@p@potrf(&uplo, &size, m, &size, &info);
+    else if (kind == SYMPILE_SOLVE_SYMMETRIC)
+        sympile_blas_@p@sytrf(&uplo, &size, m, &size, pivots, scratch, &lwork, &info);
+    else
+        sympile_blas_@p@getrf(&size, &size, m, &size, pivots, &info);
     return info;
+}
+
+/* sytrf's workspace length for an n x n matrix (LAPACK's own answer to lwork = -1), queried
+   once per call for all the matrices; 1 for the other kinds. */
+static int sympile_solve_workspace_@dtype@(@T@ *m, npy_intp n, int kind, char uplo)
+{
+    if (kind != SYMPILE_SOLVE_SYMMETRIC)
+        return 1;
+    int size = (int)n, lwork = -1, info = 0, pivot = 0;
+    @T@ answer = 0;
+    sympile_blas_@p@sytrf(&uplo, &size, m, &size, &pivot, &answer, &lwork, &info);
+    return answer > 1 ? (int)answer : (int)n;
 }
 
 /* b's n x columns rows (row-major) into work (column-major), and back. */
@@ -205,8 +237,9 @@ static int sympile_triangular_solve_@dtype@(PyArrayObject *a, PyArrayObject *b,
 }
 
 /* *out = x with a x = b for each matrix of the stacks (a square, b with one axis fewer for
-   vectors; the same leading axes): kind 0 a general matrix (LU), 1 a triangular one
-   (lower, trans, unit). A singular matrix is a LinAlgError. */
+   vectors; the same leading axes), by `kind`: triangular matrices are read as lower, trans
+   and unit say, symmetric ones from their lower (or upper) triangle. A singular matrix, or
+   one that is not positive definite, is a LinAlgError. */
 static int sympile_solve_@dtype@(PyArrayObject *a, PyArrayObject *b, PyArrayObject **out,
                                  int kind, int lower, int trans, int unit)
 {
@@ -229,9 +262,9 @@ static int sympile_solve_@dtype@(PyArrayObject *a, PyArrayObject *b, PyArrayObje
     npy_intp columns = vector ? 1 : PyArray_DIM(b, ndim - 1);
     if (n == 0 || columns == 0 || PyArray_SIZE(b) == 0)
         return 0;
-    if (kind == 1)
+    if (kind == SYMPILE_SOLVE_TRIANGULAR)
         return sympile_triangular_solve_@dtype@(a, b, *out, n, columns, lower, trans, unit);
-    /* getrf overwrites its matrix: a copy. */
+    /* The factoring overwrites its matrix: a copy. */
     PyArrayObject *matrices = (PyArrayObject *)PyArray_FromAny(
         (PyObject *)a, PyArray_DescrFromType(@npy@), 0, 0,
         NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_ENSURECOPY, NULL);
@@ -245,6 +278,8 @@ static int sympile_solve_@dtype@(PyArrayObject *a, PyArrayObject *b, PyArrayObje
     }
     npy_intp count = PyArray_SIZE(a) / (n * n), failed = -1;
     int out_of_memory = 0;
+    char uplo = lower ? 'U' : 'L';
+    int lwork = sympile_solve_workspace_@dtype@((@T@ *)PyArray_DATA(matrices), n, kind, uplo);
     int saved, threads = sympile_linalg_threads_@dtype@(
         (void *)sympile_blas_@p@getrf, (double)count * n * n * (n + columns), &saved);
     @T@ *matrix_data = (@T@ *)PyArray_DATA(matrices);
@@ -255,20 +290,24 @@ static int sympile_solve_@dtype@(PyArrayObject *a, PyArrayObject *b, PyArrayObje
         #pragma omp parallel num_threads(threads) if (threads > 1 && count > 1)
         {
             @T@ *scratch = (@T@ *)malloc(sizeof(@T@) * (size_t)(n * columns));
+            @T@ *factor_work = (@T@ *)malloc(sizeof(@T@) * (size_t)lwork);
             int *pivots = (int *)malloc(sizeof(int) * (size_t)n);
-            if (scratch == NULL || pivots == NULL) {
+            int ready = scratch != NULL && factor_work != NULL && pivots != NULL;
+            if (!ready) {
                 #pragma omp atomic write
                 out_of_memory = 1;
             }
             #pragma omp for schedule(dynamic)
             for (npy_intp k = 0; k < count; k++) {
-                if (scratch == NULL || pivots == NULL)
+                if (!ready)
                     continue;
                 @T@ *m = matrix_data + k * n * n;
                 sympile_to_columns_@dtype@(right_data + k * n * columns, scratch, n, columns);
-                int info = sympile_solve_factor_@dtype@(m, pivots, n);
+                int info = sympile_solve_factor_@dtype@(m, pivots, n, kind, uplo, factor_work,
+                                                        lwork);
                 if (info == 0)
-                    info = sympile_solve_columns_@dtype@(m, pivots, scratch, n, columns);
+                    info = sympile_solve_columns_@dtype@(m, pivots, scratch, n, columns, kind,
+                                                         uplo);
                 if (info == 0)
                     sympile_from_columns_@dtype@(scratch, out_data + k * n * columns, n,
                                                  columns);
@@ -279,17 +318,20 @@ static int sympile_solve_@dtype@(PyArrayObject *a, PyArrayObject *b, PyArrayObje
                 }
             }
             free(scratch);
+            free(factor_work);
             free(pivots);
         }
     } else {
         /* One matrix, many right-hand sides: factored once, its columns split. */
         @T@ *scratch = (@T@ *)malloc(sizeof(@T@) * (size_t)(n * columns));
+        @T@ *factor_work = (@T@ *)malloc(sizeof(@T@) * (size_t)lwork);
         int *pivots = (int *)malloc(sizeof(int) * (size_t)n);
-        if (scratch == NULL || pivots == NULL)
+        if (scratch == NULL || factor_work == NULL || pivots == NULL)
             out_of_memory = 1;
         else {
             sympile_to_columns_@dtype@(right_data, scratch, n, columns);
-            int info = sympile_solve_factor_@dtype@(matrix_data, pivots, n);
+            int info = sympile_solve_factor_@dtype@(matrix_data, pivots, n, kind, uplo,
+                                                    factor_work, lwork);
             if (info != 0)
                 failed = 0;
             else {
@@ -303,7 +345,8 @@ static int sympile_solve_@dtype@(PyArrayObject *a, PyArrayObject *b, PyArrayObje
                     npy_intp first = columns * part / parts;
                     npy_intp last = columns * (part + 1) / parts;
                     int part_info = last > first ? sympile_solve_columns_@dtype@(
-                        matrix_data, pivots, scratch + first * n, n, last - first) : 0;
+                        matrix_data, pivots, scratch + first * n, n, last - first, kind,
+                        uplo) : 0;
                     if (part_info != 0) {
                         #pragma omp atomic write
                         failed = 0;
@@ -314,12 +357,15 @@ static int sympile_solve_@dtype@(PyArrayObject *a, PyArrayObject *b, PyArrayObje
             }
         }
         free(scratch);
+        free(factor_work);
         free(pivots);
     }
     sympile_blas_threads_restore(saved);
     Py_DECREF(matrices);
     Py_DECREF(rights);
-    return sympile_linalg_status(out_of_memory, failed, "Singular matrix");
+    return sympile_linalg_status(out_of_memory, failed,
+                                 kind == SYMPILE_SOLVE_POSITIVE
+                                 ? "Matrix is not positive definite" : "Singular matrix");
 }
 
 /* From an LU factoring of each matrix of a: kind 0 its inverse (*out), 1 its determinant
@@ -428,4 +474,81 @@ static int sympile_lu_reduction_@dtype@(PyArrayObject *a, int kind, PyArrayObjec
     sympile_blas_threads_restore(saved);
     Py_XDECREF(copy);
     return sympile_linalg_status(out_of_memory, failed, "Singular matrix");
+}
+
+/* The eigenvalues (ascending, *values) and, where vectors is not NULL, the eigenvectors
+   (the columns of *vectors) of each symmetric matrix of a, read from its lower (or upper)
+   triangle: LAPACK's syevd, its workspace queried once for all the matrices. LAPACK's
+   eigenvectors are its columns, the rows of the row-major copy: transposed into *vectors.
+   A matrix for which the algorithm fails to converge is a LinAlgError. */
+static int sympile_eigh_@dtype@(PyArrayObject *a, int lower, PyArrayObject **values,
+                                PyArrayObject **vectors)
+{
+    int ndim = PyArray_NDIM(a);
+    npy_intp n = PyArray_DIM(a, ndim - 1);
+    if (PyArray_DIM(a, ndim - 2) != n) {
+        PyErr_Format(PyExc_ValueError, "a must be square, got %zd x %zd",
+                     (Py_ssize_t)PyArray_DIM(a, ndim - 2), (Py_ssize_t)n);
+        return -1;
+    }
+    if (sympile_prepare_output(values, ndim - 1, PyArray_DIMS(a), @npy@) < 0
+            || (vectors != NULL
+                && sympile_prepare_output(vectors, ndim, PyArray_DIMS(a), @npy@) < 0))
+        return -1;
+    if (n == 0 || PyArray_SIZE(a) == 0)
+        return 0;
+    PyArrayObject *copy = (PyArrayObject *)PyArray_FromAny(
+        (PyObject *)a, PyArray_DescrFromType(@npy@), 0, 0,
+        NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | NPY_ARRAY_ENSURECOPY, NULL);
+    if (copy == NULL)
+        return -1;
+    @T@ *matrices = (@T@ *)PyArray_DATA(copy);
+    @T@ *value_data = (@T@ *)PyArray_DATA(*values);
+    @T@ *vector_data = vectors != NULL ? (@T@ *)PyArray_DATA(*vectors) : NULL;
+    npy_intp count = PyArray_SIZE(a) / (n * n), failed = -1;
+    char job = vectors != NULL ? 'V' : 'N', uplo = lower ? 'U' : 'L';
+    int size = (int)n, lwork = -1, liwork = -1, info = 0, iwork_answer = 0, out_of_memory = 0;
+    @T@ work_answer = 0;
+    sympile_blas_@p@syevd(&job, &uplo, &size, matrices, &size, value_data, &work_answer,
+                          &lwork, &iwork_answer, &liwork, &info);
+    lwork = work_answer > 1 ? (int)work_answer : 1;
+    liwork = iwork_answer > 1 ? iwork_answer : 1;
+    int saved, threads = sympile_linalg_threads_@dtype@(
+        (void *)sympile_blas_@p@syevd, (double)count * n * n * n * (vectors ? 9 : 1.5),
+        &saved);
+    #pragma omp parallel num_threads(threads) if (threads > 1 && count > 1)
+    {
+        @T@ *work = (@T@ *)malloc(sizeof(@T@) * (size_t)lwork);
+        int *iwork = (int *)malloc(sizeof(int) * (size_t)liwork);
+        if (work == NULL || iwork == NULL) {
+            #pragma omp atomic write
+            out_of_memory = 1;
+        }
+        #pragma omp for schedule(dynamic)
+        for (npy_intp k = 0; k < count; k++) {
+            if (work == NULL || iwork == NULL)
+                continue;
+            @T@ *m = matrices + k * n * n;
+            int status = 0, thread_lwork = lwork, thread_liwork = liwork;
+            sympile_blas_@p@syevd(&job, &uplo, &size, m, &size, value_data + k * n, work,
+                                  &thread_lwork, iwork, &thread_liwork, &status);
+            if (status != 0) {
+                #pragma omp critical
+                if (failed < 0 || k < failed)
+                    failed = k;
+                continue;
+            }
+            if (vector_data != NULL) {
+                @T@ *v = vector_data + k * n * n;
+                for (npy_intp i = 0; i < n; i++)
+                    for (npy_intp j = 0; j < n; j++)
+                        v[i * n + j] = m[j * n + i];
+            }
+        }
+        free(work);
+        free(iwork);
+    }
+    sympile_blas_threads_restore(saved);
+    Py_DECREF(copy);
+    return sympile_linalg_status(out_of_memory, failed, "Eigenvalues did not converge");
 }

@@ -17,7 +17,7 @@ eig and lstsq have none (grad raises, naming the op); norm is built from sums an
 
 Errors are numpy's (LinAlgError for a singular matrix), named with the op, the input
 shapes and the user's line by the run-time error handling. perform runs numpy;
-matrix_inverse, det and slogdet also have C code calling LAPACK (linalg_c.py).
+matrix_inverse, det, slogdet and eigh also have C code calling LAPACK (linalg_c.py).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from sympile.graph.gradient_types import NullType, disconnected_type, is_disconn
 from sympile.graph.op import Op
 from sympile.tensor.basic import eye, join, zeros_like
 from sympile.tensor.extra_ops import tril, triu
-from sympile.tensor.linalg_c import lu_reduction_c_code
+from sympile.tensor.linalg_c import eigh_c_code, lu_reduction_c_code
 from sympile.tensor.linalg_common import (
     NoGradientOp,
     check_square,
@@ -205,6 +205,9 @@ class Eigh(Op):
         w, v = np.linalg.eigh(inputs[0], UPLO=self.UPLO)
         output_storage[0][0] = w
         output_storage[1][0] = v
+
+    def c_code(self, node, names):
+        return eigh_c_code(node, names, lower=self.UPLO == "L")
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [input_shapes[0][:-1], input_shapes[0]]

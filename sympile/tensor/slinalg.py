@@ -22,8 +22,8 @@ Where an op reads one triangle of a symmetric matrix, its gradient lies on that 
 
 Errors are numpy's and scipy's (LinAlgError for a matrix that is singular or not positive
 definite), named with the op, the input shapes and the user's line by the run-time error
-handling. perform runs numpy/scipy; cholesky, solve (assume_a='gen') and solve_triangular
-also have C code calling LAPACK (linalg_c.py).
+handling. perform runs numpy/scipy; cholesky, solve, solve_triangular and eigvalsh also
+have C code calling LAPACK (linalg_c.py).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from sympile.graph.gradient_types import disconnected_type, is_disconnected
 from sympile.graph.op import Op
 from sympile.tensor.basic import eye, zeros_like
 from sympile.tensor.extra_ops import tril, triu
-from sympile.tensor.linalg_c import cholesky_c_code, solve_c_code
+from sympile.tensor.linalg_c import cholesky_c_code, eigh_c_code, solve_c_code
 from sympile.tensor.linalg_common import (
     check_square,
     float_matrices,
@@ -217,7 +217,7 @@ class Solve(Op):
         output_storage[0][0] = np.asarray(result, dtype=dtype)
 
     def c_code(self, node, names):
-        return solve_c_code(node, names, triangular=False) if self.assume_a == "gen" else None
+        return solve_c_code(node, names, self.assume_a, lower=self.lower)
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [input_shapes[1]]
@@ -278,7 +278,7 @@ class SolveTriangular(Op):
         output_storage[0][0] = np.asarray(result, dtype=node.outputs[0].type.dtype)
 
     def c_code(self, node, names):
-        return solve_c_code(node, names, triangular=True, lower=self.lower, trans=self.trans,
+        return solve_c_code(node, names, "triangular", lower=self.lower, trans=self.trans,
                             unit=self.unit_diagonal)
 
     def infer_shape(self, fgraph, node, input_shapes):
@@ -347,6 +347,9 @@ class Eigvalsh(Op):
     def perform(self, node, inputs, output_storage):
         output_storage[0][0] = np.linalg.eigvalsh(inputs[0], UPLO="L").astype(
             node.outputs[0].type.dtype)
+
+    def c_code(self, node, names):
+        return eigh_c_code(node, names, lower=True)
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [input_shapes[0][:-1]]

@@ -507,6 +507,47 @@ def test_lapack_c_code_runs_and_fails_as_perform():
         h(singular)
 
 
+@requires_compiler
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_lapack_c_code_symmetric_solves_and_eigenproblems(dtype):
+    """solve with assume_a 'pos' and 'sym' (either triangle), eigh and eigvalsh run LAPACK
+    from C, on stacks and on one matrix with many right-hand sides."""
+    a = T.tensor(dtype, shape=(None, None, None))
+    b = T.tensor(dtype, shape=(None, None, None))
+    outputs = [slinalg.solve(a, b, assume_a=kind, lower=lower)
+               for kind in ("pos", "sym") for lower in (False, True)]
+    outputs += [*nlinalg.eigh(a), *nlinalg.eigh(a, UPLO="U"), slinalg.eigvalsh(a)]
+    f = sympile.function([a, b], outputs, mode=C_MODE)
+    assert not f._vm.fallback_nodes
+    rng = np.random.default_rng(15)
+    tolerance = 2e-3 if dtype == "float32" else 1e-9
+    for batch, columns in ((4, 2), (1, 40)):
+        spd = _positive(rng, batch, n=6)
+        # Different values in the triangle that is not read: each solve reads its own.
+        skewed = (spd + np.triu(rng.normal(size=spd.shape), 1)).astype(dtype)
+        right = rng.normal(size=(batch, 6, columns)).astype(dtype)
+        results = f(skewed, right)
+        lower, upper = _sym_lower(skewed), _sym_lower(np.swapaxes(skewed, -1, -2))
+        for result, matrix in zip(results[:4], [upper, lower, upper, lower]):
+            np.testing.assert_allclose(result, np.linalg.solve(matrix, right),
+                                       rtol=tolerance, atol=tolerance)
+        w, v, w_upper, v_upper, values = results[4:]
+        np.testing.assert_allclose(w, np.linalg.eigvalsh(lower), rtol=tolerance,
+                                   atol=tolerance)
+        np.testing.assert_allclose(values, w, rtol=tolerance, atol=tolerance)
+        np.testing.assert_allclose(w_upper, np.linalg.eigvalsh(upper), rtol=tolerance,
+                                   atol=tolerance)
+        for matrix, vectors, eigenvalues in ((lower, v, w), (upper, v_upper, w_upper)):
+            np.testing.assert_allclose(matrix @ vectors, vectors * eigenvalues[:, None, :],
+                                       rtol=tolerance, atol=tolerance * 10)
+    positive = sympile.function([a, b], slinalg.solve(a, b, assume_a="pos"), mode=C_MODE)
+    with pytest.raises(np.linalg.LinAlgError, match="not positive definite"):
+        positive(-np.eye(3, dtype=dtype)[None], np.ones((1, 3, 1), dtype=dtype))
+    symmetric = sympile.function([a, b], slinalg.solve(a, b, assume_a="sym"), mode=C_MODE)
+    with pytest.raises(np.linalg.LinAlgError, match="Singular matrix"):
+        symmetric(np.zeros((1, 3, 3), dtype=dtype), np.ones((1, 3, 1), dtype=dtype))
+
+
 LAPACK_SANITIZER_SCRIPT = """
 import numpy as np
 import sympile.tensor as T
@@ -539,6 +580,17 @@ for bad in ([-np.eye(2)[None], np.ones((1, 2, 1)), np.ones((1, 2))],
         f(*bad)
     except Exception:
         pass
+s = compile_c([a, b], [slinalg.solve(a, b, assume_a="pos"),
+                       slinalg.solve(a, b, assume_a="sym", lower=True),
+                       *nlinalg.eigh(a), slinalg.eigvalsh(a)])
+assert not s._vm.fallback_nodes, s._vm.fallback_nodes
+for batch, n, k in [(3, 4, 2), (1, 6, 9), (1, 1, 1), (2, 0, 3), (0, 3, 2)]:
+    m = rng.normal(size=(batch, n, n))
+    s(m @ np.swapaxes(m, -1, -2) + n * np.eye(n), rng.normal(size=(batch, n, k)))
+try:
+    s(-np.eye(3)[None], np.ones((1, 3, 1)))
+except Exception:
+    pass
 print("clean")
 """
 

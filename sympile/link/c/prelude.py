@@ -35,6 +35,11 @@ _REAL_LAPACK = {
     "getrf": "void (*)(int *, int *, T *, int *, int *, int *)",
     "getrs": "void (*)(char *, int *, int *, T *, int *, int *, T *, int *, int *)",
     "getri": "void (*)(int *, T *, int *, int *, T *, int *, int *)",
+    "potrs": "void (*)(char *, int *, int *, T *, int *, T *, int *, int *)",
+    "sytrf": "void (*)(char *, int *, T *, int *, int *, T *, int *, int *)",
+    "sytrs": "void (*)(char *, int *, int *, T *, int *, int *, T *, int *, int *)",
+    "syevd": "void (*)(char *, char *, int *, T *, int *, T *, T *, int *, int *, int *, "
+             "int *)",
 }
 LAPACK_ROUTINES = {prefix + name for prefix in ("s", "d") for name in _REAL_LAPACK}
 BLAS_PROTOTYPES = {prefix + name: prototype.replace("T", c_type)
