@@ -185,6 +185,10 @@ _FLAGS: dict[str, tuple[Any, Callable[[Any], Any], str]] = {
     "cxxflags": ("", str, "extra C compiler flags, space-separated (e.g. -fsanitize=address)"),
     "openmp": ((os.cpu_count() or 1) > 1, _boolean,
                "run large elementwise loops and reductions on several threads (OpenMP)"),
+    "openmp_follow_load": (True, _boolean,
+                           "while other processes keep cores busy, run a call's OpenMP loops "
+                           "and BLAS splits on the cores left (looked up in /proc/stat at "
+                           "most every 0.1 s)"),
     "openmp_elemwise_minsize": (200_000, _positive_int,
                                 "fewest elements for which a loop runs on several threads"),
     "blas_parallel_minsize": (500_000, _positive_int,

@@ -22,6 +22,7 @@ import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from sympile.config import config
 from sympile.graph.basic import Apply, Constant, Variable
 from sympile.graph.ccode import NPY_TYPES, CCode, CNames, render
 from sympile.link.c import prelude
@@ -211,6 +212,9 @@ def _source(plan: ModulePlan, normalized: set[Variable]) -> str:
              f"sympile_n_nodes = {len(plan.nodes)};"]
     parts += [prelude.blas_declaration(name) for name in blas]
     parts += [f"int {function}(PyObject *const *cells);" for function in functions]
+    governed = plan.openmp and config.openmp and config.openmp_follow_load
+    if governed:
+        parts.append(prelude.THREAD_GOVERNOR)
     for position, node_plan in enumerate(plan.nodes):
         parts.append(_c_node(plan, position, node_plan) if node_plan.code is not None
                      else _thunk_node(plan, position, node_plan, normalized))
@@ -224,11 +228,20 @@ def _source(plan: ModulePlan, normalized: set[Variable]) -> str:
            "    } else if (sympile_node_##k(self)) return -1; \\",
            "} while (0)",
            "",
-           "int sympile_run_once(Program *self)", "{"]
+           "static int sympile_run_nodes(Program *self)", "{"]
     for variable in plan.checked_inputs:
         run.append(_check_array(plan, variable))
     run += _run_steps(plan, plan.steps, "    ")
-    run += ["    return 0;", "}", ""]
+    run += ["    return 0;", "}", "",
+            "int sympile_run_once(Program *self)", "{"]
+    if governed:
+        run += ["    int threads = sympile_govern_threads();",
+                "    int status = sympile_run_nodes(self);",
+                "    sympile_restore_threads(threads);",
+                "    return status;"]
+    else:
+        run.append("    return sympile_run_nodes(self);")
+    run += ["}", ""]
     parts.append("\n".join(run))
     parts.append(render(prelude.MODULE_INIT, {"BLAS_LOADS": prelude.blas_loader(blas)}))
     return "\n".join(parts)

@@ -3,7 +3,7 @@ Program type that holds a compiled function's storage and runs it."""
 
 from __future__ import annotations
 
-from sympile.graph.ccode import c_file
+from sympile.graph.ccode import c_file, render
 
 _INCLUDES = c_file(__file__, "includes.h")
 _OUTPUT_HELPERS = c_file(__file__, "output_helpers.h")
@@ -77,6 +77,9 @@ def blas_loader(names: list[str]) -> str:
 # and cached, then linked into each module. It defines numpy's C-API table (no NO_IMPORT_ARRAY)
 # and reads each module's sympile_n_cells, sympile_n_nodes and sympile_run_once.
 PROGRAM_UNIT = _INCLUDES + _OUTPUT_HELPERS + _PROGRAM_DECLARATIONS + c_file(__file__, "program.c")
+
+# The thread governor of a module's main unit when it runs OpenMP code and follows the load.
+THREAD_GOVERNOR = render(c_file(__file__, "thread_governor.c"), {"PERIOD": "0.1"})
 
 # The end of each module's main unit: its init function.
 MODULE_INIT = c_file(__file__, "module_init.c")

@@ -37,23 +37,27 @@ static void sympile_blas_look_up_threads(void *routine)
    (see sympile_blas_multiply), and sets *saved to the library's thread count that
    sympile_blas_threads_restore sets back after it, or 0 when that was not changed. The
    library runs on one thread below @minsize@ multiply-adds (config.blas_parallel_minsize),
-   and above it too when OpenMP splits the call: one pool of threads for the whole module,
-   because the library's threads, spinning beside OpenMP's after their work, each wait for
-   the core the other holds (a 784 x 500 SGD update took 8 ms instead of 0.1). Without
+   and above it too when OpenMP splits the call or has one thread: one pool of threads for
+   the whole module, because the library's threads, spinning beside OpenMP's after their
+   work, each wait for the core the other holds (a 784 x 500 SGD update took 8 ms instead
+   of 0.1). Without
    OpenMP, or with a library whose threads cannot be set, the library decides above it. */
 static int sympile_blas_threads_begin(void *routine, double work, int *saved)
 {
-    int split = 1;
+    int split = 1, budget = 0;
     *saved = 0;
     if (!sympile_blas_threads_looked_up)
         sympile_blas_look_up_threads(routine);
     if (sympile_blas_get_threads == NULL)
         return 1;
 #ifdef _OPENMP
+    /* One OpenMP thread for the call (OMP_NUM_THREADS=1, or the thread governor's choice
+       while other processes hold the other cores): the library gets one too. */
+    budget = omp_get_max_threads();
     if (work >= @minsize@)
-        split = omp_get_max_threads();
+        split = budget;
 #endif
-    if (work < @minsize@ || split > 1) {
+    if (work < @minsize@ || split > 1 || budget == 1) {
         int threads = sympile_blas_get_threads();
         if (threads > 1) {
             sympile_blas_set_threads(1);

@@ -1,0 +1,95 @@
+/* Threads that follow the machine's load (config.openmp_follow_load), in a module's main
+   unit: before each call, at most every @PERIOD@ s, the time other processes kept the
+   cores busy since the last look is taken from /proc/stat (the CPUs this process may run
+   on, all but idle and iowait time, less this process's own CPU time), and the call's
+   OpenMP loops and BLAS splits run on the cores left, at least one: the calling thread's
+   OpenMP thread count (omp_set_num_threads) is lowered for the call and set back after.
+   A parallel region's threads wait at its end for the slowest; one that shares its core
+   with another process's busy thread makes every region as slow as that core's share, so
+   a step on two threads with one core taken was 2-3x slower than on one thread. */
+#include <omp.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static double sympile_governor_next = 0, sympile_governor_last = 0;
+static double sympile_governor_last_cpu = 0, sympile_governor_last_busy = -1;
+/* The cores left to this process at the last look (0: none yet). */
+static int sympile_governor_cores = 0;
+
+static double sympile_governor_seconds(clockid_t clock)
+{
+    struct timespec t;
+    clock_gettime(clock, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* The busy seconds so far of the CPUs this process may run on (/proc/stat's cpuN lines:
+   user, nice, system, irq, softirq, steal), or -1 where that cannot be read. */
+static double sympile_governor_busy_seconds(void)
+{
+    cpu_set_t allowed;
+    FILE *file;
+    char line[256];
+    unsigned long long busy = 0;
+    int found = 0;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0
+            || (file = fopen("/proc/stat", "r")) == NULL)
+        return -1;
+    while (fgets(line, sizeof line, file) != NULL && strncmp(line, "cpu", 3) == 0) {
+        unsigned long long user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0,
+                           softirq = 0, steal = 0;
+        int cpu;
+        if (sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &user,
+                   &nice, &system, &idle, &iowait, &irq, &softirq, &steal) < 5
+                || cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &allowed))
+            continue;  /* the first line, "cpu ", is the total: skipped too */
+        busy += user + nice + system + irq + softirq + steal;
+        found = 1;
+    }
+    fclose(file);
+    long ticks = sysconf(_SC_CLK_TCK);
+    return found && ticks > 0 ? (double)busy / (double)ticks : -1;
+}
+
+/* Before a call: lowers the calling thread's OpenMP thread count to the cores left, and
+   returns the count to set back after the call (sympile_restore_threads), or 0. */
+static int sympile_govern_threads(void)
+{
+    int budget = omp_get_max_threads();
+    if (budget <= 1)
+        return 0;
+    double now = sympile_governor_seconds(CLOCK_MONOTONIC);
+    if (now >= sympile_governor_next) {
+        double busy = sympile_governor_busy_seconds();
+        double cpu = sympile_governor_seconds(CLOCK_PROCESS_CPUTIME_ID);
+        double elapsed = now - sympile_governor_last;
+        /* A look after a long pause measures the pause: it only starts a new window. */
+        if (busy >= 0 && sympile_governor_last_busy >= 0 && elapsed > 0
+                && elapsed < 10 * @PERIOD@) {
+            double others = ((busy - sympile_governor_last_busy)
+                             - (cpu - sympile_governor_last_cpu)) / elapsed;
+            cpu_set_t allowed;
+            int cores = sched_getaffinity(0, sizeof allowed, &allowed) == 0
+                ? CPU_COUNT(&allowed) : budget;
+            int left = (int)((double)cores - others + 0.25);
+            sympile_governor_cores = left < 1 ? 1 : left;
+        }
+        sympile_governor_last = now;
+        sympile_governor_last_busy = busy;
+        sympile_governor_last_cpu = cpu;
+        sympile_governor_next = now + @PERIOD@;
+    }
+    if (sympile_governor_cores == 0 || sympile_governor_cores >= budget)
+        return 0;
+    omp_set_num_threads(sympile_governor_cores);
+    return budget;
+}
+
+static void sympile_restore_threads(int threads)
+{
+    if (threads > 0)
+        omp_set_num_threads(threads);
+}
