@@ -3,7 +3,8 @@
 A benchmark case is a set of implementations of one piece of work, each a callable that does
 `units` units of it (examples, elements, calls) per invocation. Every implementation is timed
 the same way in the same process (warm-up, then the median of several repeats) and reported
-as seconds per unit, units per second and its ratio to sympile's fastest style.
+as seconds per unit, units per second and its ratio to sympile's fastest style; and again
+with one core kept busy by a spinning process the harness starts and stops (busy_core).
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -106,21 +108,37 @@ class Row:
     units_per_second: float
     unit: str
     ratio_to_sympile: float
+    busy_seconds_per_call: float | None = None
+    busy_ratio_to_sympile: float | None = None
 
 
-def measure(case: Case, repeats: int) -> list[Row]:
-    """Time every implementation of `case`; ratio_to_sympile = its time / sympile's best
-    (above 1: sympile is faster)."""
-    seconds = {label: time_callable(run, repeats) for label, run in case.implementations.items()}
+def _ratios(seconds: dict[str, float]) -> dict[str, float]:
+    """Each time over sympile's best (above 1: sympile is faster)."""
     ours = [s for label, s in seconds.items() if label.startswith("sympile")]
     best = min(ours) if ours else float("nan")
-    return [Row(case.workload, case.size, label, s, case.units / s, case.unit, s / best)
-            for label, s in seconds.items()]
+    return {label: s / best for label, s in seconds.items()}
+
+
+def measure(case: Case, repeats: int, busy: bool = True) -> list[Row]:
+    """Time every implementation of `case`, idle and then (busy) with one core kept busy;
+    the ratios are each time over sympile's best time in the same condition."""
+    idle = {label: time_callable(run, repeats) for label, run in case.implementations.items()}
+    loaded: dict[str, float] = {}
+    if busy:
+        with busy_core():
+            loaded = {label: time_callable(run, repeats)
+                      for label, run in case.implementations.items()}
+    idle_ratios, loaded_ratios = _ratios(idle), _ratios(loaded)
+    return [Row(case.workload, case.size, label, s, case.units / s, case.unit,
+                idle_ratios[label], loaded.get(label), loaded_ratios.get(label))
+            for label, s in idle.items()]
 
 
 def format_table(rows: list[Row]) -> str:
+    busy = any(row.busy_seconds_per_call is not None for row in rows)
     header = (f"{'workload':<28}{'size':<20}{'implementation':<30}{'time/call':>12}"
-              f"{'throughput':>22}{'t/sympile':>10}")
+              f"{'throughput':>22}{'t/sympile':>10}"
+              + (f"{'busy time':>12}{'t/sympile':>10}" if busy else ""))
     lines = [header, "-" * len(header)]
     previous = None
     for row in rows:
@@ -129,9 +147,13 @@ def format_table(rows: list[Row]) -> str:
             lines.append("")
         previous = key
         throughput = f"{row.units_per_second:,.4g} {row.unit}/s"
-        lines.append(f"{row.workload:<28}{row.size:<20}{row.implementation:<30}"
-                     f"{format_seconds(row.seconds_per_call):>12}{throughput:>22}"
-                     f"{row.ratio_to_sympile:>10.2f}")
+        line = (f"{row.workload:<28}{row.size:<20}{row.implementation:<30}"
+                f"{format_seconds(row.seconds_per_call):>12}{throughput:>22}"
+                f"{row.ratio_to_sympile:>10.2f}")
+        if row.busy_seconds_per_call is not None:
+            line += (f"{format_seconds(row.busy_seconds_per_call):>12}"
+                     f"{row.busy_ratio_to_sympile:>10.2f}")
+        lines.append(line)
     return "\n".join(lines)
 
 
@@ -152,17 +174,28 @@ def _spin() -> None:
         pass
 
 
+@contextmanager
+def busy_core() -> Iterator[None]:
+    """One core kept busy by a spinning process (a data pipeline, a second job) while the
+    block runs; the process is stopped after."""
+    spinner = multiprocessing.Process(target=_spin, daemon=True)
+    spinner.start()
+    try:
+        time.sleep(SETTLE_SECONDS)
+        yield
+    finally:
+        spinner.terminate()
+        spinner.join()
+
+
 def run_workers(module: str, libraries: list[str], arguments: list[str], busy: bool,
                 skip_failures: bool) -> dict[str, Any]:
     """Each library's results, from `python -m <module> --worker <library> <arguments>` in a
     process of its own (its last line of output, JSON), with one core kept busy by a
     spinning process while they run when `busy`. A worker that fails raises, or with
     skip_failures is reported and left out."""
-    spinner = multiprocessing.Process(target=_spin, daemon=True) if busy else None
-    if spinner is not None:
-        spinner.start()
     results = {}
-    try:
+    with busy_core() if busy else nullcontext():
         for library in libraries:
             output = subprocess.run([sys.executable, "-m", module, "--worker", library,
                                      *arguments], capture_output=True, text=True,
@@ -171,7 +204,4 @@ def run_workers(module: str, libraries: list[str], arguments: list[str], busy: b
                 print(f"{library}: failed: {output.stderr.strip().splitlines()[-1:]}")
                 continue
             results[library] = json.loads(output.stdout.strip().splitlines()[-1])
-    finally:
-        if spinner is not None:
-            spinner.terminate()
     return results

@@ -3,14 +3,16 @@
     python -m benchmarks.run [--compare pytensor,jax,torch] [--only overhead,elemwise,mlp,rnn]
                              [--backend c|python] [--full] [--repeats 5]
                              [--rnn-sizes 54x50,3000x100] [--rnn-sequences 3]
-                             [--json benchmarks/results.json]
+                             [--json benchmarks/results.json] [--no-busy]
 
 Workloads (issue 5): call overhead of f(x) = x + 1 on 10 float32 (default call, trust_input,
 fn(n_calls)); fused elementwise exp(-x*x)*sin(x) + tanh(x)*0.5 and sum((x - mean(x))**2) on
 1e6 and 1e7 float32; the paper's MLP training (see benchmarks/mlp.py) for three models at batch
 1, 10 and 60 in each call style. Peers that are not installed are skipped with a note
 (`pip install '.[bench]'`). Prints a table of median times, throughput and each time divided
-by sympile's best time for the same work (above 1: sympile is faster), and writes it to JSON.
+by sympile's best time for the same work (above 1: sympile is faster), idle and then with one
+core kept busy by a spinning process the harness starts (--no-busy: idle only), and writes
+it to JSON.
 rnn (not run by default): the paper's RNN trained by BPTT (see benchmarks/rnn.py), vocabulary
 54 and 50 hidden units on 3 sequences of 100, the paper's whole table (100 sequences) under
 --full; --rnn-sizes picks vocabulary x hidden pairs of it and --rnn-sequences the number of
@@ -232,6 +234,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rnn-sequences", type=int, default=None,
                         help="sequences of 100 per timed call (default 3, 100 under --full)")
     parser.add_argument("--json", default="benchmarks/results.json")
+    parser.add_argument("--no-busy", action="store_true",
+                        help="skip the second timing with one core kept busy")
     arguments = parser.parse_args(argv)
     peers, notes = available_peers([p for p in arguments.compare.split(",") if p])
     workloads = set(arguments.only.split(","))
@@ -256,7 +260,7 @@ def main(argv: list[str] | None = None) -> None:
                            arguments.full, compile_times, mode)
     rows: list[Row] = []
     for case in cases:
-        rows += measure(case, arguments.repeats)
+        rows += measure(case, arguments.repeats, busy=not arguments.no_busy)
         print(f"measured {case.workload}, {case.size}", file=sys.stderr)
     print(f"sympile mode: {mode}; peers: {', '.join(peers) or 'none'}")
     for note in notes:
