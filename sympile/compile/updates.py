@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from sympile.graph.basic import Apply, Variable
+from sympile.graph.basic import Apply, Variable, io_toposort
 from sympile.graph.fgraph import Feature, FunctionGraph
 from sympile.link.python.vm import is_conditional, lazy_schedule
 from sympile.tensor.blas.gemm import Gemm, Gemv, Ger
@@ -91,7 +91,10 @@ class UpdateOrder(Feature):
     def orderings(self, fgraph: FunctionGraph) -> dict[Apply, list[Apply]]:
         late = _depending_on(fgraph, self.commits)
         after_commit = set().union(*late.values()) | set(self.commits) | self.in_branch
-        phase_one = [node for node in fgraph.apply_nodes if node not in after_commit]
+        # In data order, not apply_nodes' (a set): the same graph gets the same order, hence
+        # the same C main unit and its cache entry in every process.
+        phase_one = [node for node in io_toposort(fgraph.inputs, fgraph.outputs)
+                     if node not in after_commit]
         orderings = {}
         for node in self.commits:
             before = list(phase_one)

@@ -176,6 +176,34 @@ def test_two_processes_compile_the_same_new_source(compiledir):
     assert not [name for name in os.listdir(directory) if name.startswith(".tmp-")]
 
 
+def test_a_training_step_gets_the_same_main_unit_in_every_process():
+    """The same program, run twice, generates the same C (hence finds its module in the disk
+    cache): no order of the generated code may come from object ids (sets of nodes)."""
+    program = textwrap.dedent("""
+        import hashlib
+        import numpy as np
+        import sympile, sympile.tensor as T
+        rng = np.random.default_rng(0)
+        shapes = [(20, 30), (30,), (30, 5), (5,)]
+        params = [sympile.shared(rng.normal(size=s).astype("float32")) for s in shapes]
+        x = sympile.shared(rng.normal(size=(10, 20)).astype("float32"))
+        y = sympile.shared(rng.integers(0, 5, 10))
+        h = T.tanh(T.dot(x, params[0]) + params[1])
+        p = T.nnet.softmax(T.dot(h, params[2]) + params[3])
+        cost = -T.mean(T.log(p)[T.arange(y.shape[0]), y])
+        g = sympile.grad(cost, params)
+        f = sympile.function([], cost, updates=[(q, q - 0.01 * d) for q, d in zip(params, g)])
+        print(hashlib.sha256(f._vm.plan.source.encode()).hexdigest())
+        """)
+    digests = set()
+    for _ in range(3):
+        result = subprocess.run([sys.executable, "-c", program], cwd=REPOSITORY,
+                                capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, result.stderr
+        digests.add(result.stdout.split()[-1])
+    assert len(digests) == 1
+
+
 def run_cli(compiledir, *arguments, module=True):
     environment = dict(os.environ, SYMPILE_FLAGS=f"compiledir={compiledir}")
     command = ([sys.executable, "-W", "error", "-m", "sympile.cache"] if module
