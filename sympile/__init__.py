@@ -10,10 +10,12 @@
     g([1.0, 2.0])  # array([2., 4.])
 """
 
+# sympile.sparse registers its shared constructor: sympile.shared(a scipy.sparse matrix).
 from sympile import (  # noqa: F401
     gradient,
     printing,
     sandbox,
+    sparse,
     tensor,
 )
 from sympile.builders import OpFromGraph  # noqa: F401

@@ -315,6 +315,16 @@ def _normalize_updates(updates: Any) -> list[tuple[SharedVariable, Variable]]:
         if id(target) in seen:
             raise ValueError(f"function: shared variable {target} is updated twice")
         seen.add(id(target))
+        if not isinstance(target.type, TensorType):
+            # A shared value of another type (a sparse matrix): the update has its type.
+            if not isinstance(expression, Variable) or expression.type != target.type:
+                described = expression.type if isinstance(expression, Variable) \
+                    else repr(expression)
+                raise TypeError(f"function: the update of shared variable {target} "
+                                f"({target.type}) must be a variable of that type, got "
+                                f"{described}")
+            result.append((target, expression))
+            continue
         try:
             value = as_tensor_variable(expression)
         except TypeError as error:

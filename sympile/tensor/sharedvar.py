@@ -74,6 +74,19 @@ class TensorSharedVariable(_TensorMethods, SharedVariable):
     """A shared tensor: it supports the same operators and methods as any tensor variable."""
 
 
+# Constructors for other kinds of values (Theano's shared_constructor): each returns a shared
+# variable for a value it takes, or None; tried newest first, before the tensor one.
+_CONSTRUCTORS: list[Any] = []
+
+
+def shared_constructor(constructor: Any) -> Any:
+    """Register `constructor(value, name, strict, allow_downcast, borrow, **kwargs)`, which
+    returns a shared variable for the values it takes and None for the others (Theano's
+    theano.compile.shared_constructor); returns it, so it serves as a decorator."""
+    _CONSTRUCTORS.insert(0, constructor)
+    return constructor
+
+
 def shared(value: Any, name: str | None = None, strict: bool = False,
            allow_downcast: bool | None = None, borrow: bool = False,
            shape: tuple[int | None, ...] | None = None,
@@ -84,6 +97,11 @@ def shared(value: Any, name: str | None = None, strict: bool = False,
     set_value may change the shape) unless `shape` is given. broadcastable (Theano's form):
     True axes have static length 1 (they broadcast), the others are unknown.
     """
+    for constructor in _CONSTRUCTORS:
+        variable = constructor(value, name=name, strict=strict, allow_downcast=allow_downcast,
+                               borrow=borrow, shape=shape, broadcastable=broadcastable)
+        if variable is not None:
+            return variable
     if broadcastable is not None:
         if shape is not None:
             raise TypeError("shared: give shape or broadcastable, not both")
@@ -105,4 +123,5 @@ def shared(value: Any, name: str | None = None, strict: bool = False,
                                 strict=strict, allow_downcast=allow_downcast, borrow=borrow)
 
 
-__all__ = ["SharedVariable", "TensorSharedVariable", "shared", "Container"]
+__all__ = ["SharedVariable", "TensorSharedVariable", "shared", "shared_constructor",
+           "Container"]

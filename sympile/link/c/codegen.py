@@ -107,11 +107,13 @@ def plan_module(variables: list[Variable], nodes: list[Apply], outputs: Sequence
                       units=[prelude.PROGRAM_UNIT, *units.values()])
     produced_by_c = {v for p in plans if p.code is not None for v in p.node.outputs}
     read_by_c = {v for p in plans if p.code is not None for v in p.node.inputs}
-    # Every graph input is checked, also those only perform() reads: under trust_input a
-    # wrong dtype must still be a TypeError, not a result of the wrong type.
+    # Every tensor input is checked, also those only perform() reads: under trust_input a
+    # wrong dtype must still be a TypeError, not a result of the wrong type. (Inputs of
+    # other types, sparse matrices, only perform() reads; Function's filter checks them.)
     read = {v for p in plans for v in p.node.inputs}
     plan.checked_inputs = [v for v in variables
-                           if v in read and v.owner is None and not isinstance(v, Constant)]
+                           if v in read and v.owner is None and not isinstance(v, Constant)
+                           and isinstance(v.type, TensorType)]
     plan.source = _source(plan, read_by_c - produced_by_c)
     return plan
 

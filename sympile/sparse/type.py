@@ -1,0 +1,232 @@
+"""Sparse matrices (Theano's sympile.sparse types): SparseTensorType holds scipy.sparse CSR or
+CSC matrices of one dtype; SparseVariable gives them operators (+, -, *, .T, dot).
+
+A value of the type is a scipy.sparse csr_matrix / csc_matrix (or the sparse array classes,
+turned into matrices). Values of the other format are converted unless strict; a dense
+array is refused (dense_from_sparse and csr_from_dense convert explicitly).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse
+
+from sympile.graph.basic import Constant, Variable
+from sympile.graph.type import Type
+from sympile.scalar.basic import normalize_dtype
+
+__all__ = ["SparseConstant", "SparseTensorType", "SparseVariable", "as_sparse_variable",
+           "csc_matrix", "csr_matrix", "matrix", "sparse_formats"]
+
+_FORMATS = {"csr": scipy.sparse.csr_matrix, "csc": scipy.sparse.csc_matrix}
+sparse_formats = tuple(_FORMATS)
+
+
+def _describe(value: Any) -> str:
+    if scipy.sparse.issparse(value):
+        return f"a scipy.sparse {value.format} of dtype {value.dtype} and shape {value.shape}"
+    if isinstance(value, np.ndarray):
+        return f"a dense ndarray of dtype {value.dtype} and shape {value.shape}"
+    return f"{type(value).__name__} {value!r:.60}"
+
+
+class SparseTensorType(Type):
+    """scipy.sparse matrices of `format` ('csr' or 'csc') and `dtype`; always 2-D."""
+
+    __props__ = ("format", "dtype")
+    ndim = 2
+
+    def __init__(self, format: str, dtype: Any):
+        if format not in _FORMATS:
+            raise ValueError(f"SparseTensorType: format must be one of {sparse_formats}, got "
+                             f"{format!r}")
+        self.format = format
+        self.dtype = normalize_dtype(dtype)
+        if np.dtype(self.dtype).kind not in "iufc":
+            raise TypeError(f"SparseTensorType: dtype must be numeric, got {self.dtype}")
+
+    @property
+    def shape(self) -> tuple[None, None]:
+        return (None, None)
+
+    @property
+    def broadcastable(self) -> tuple[bool, bool]:
+        return (False, False)
+
+    def clone(self, format: str | None = None, dtype: Any = None) -> SparseTensorType:
+        return SparseTensorType(format or self.format, dtype or self.dtype)
+
+    def __str__(self):
+        return f"Sparse({self.format}, {self.dtype})"
+
+    def filter(self, value: Any, strict: bool = False, allow_downcast: bool | None = None):
+        """`value` as a scipy.sparse matrix of this format and dtype, else TypeError. strict:
+        only such a matrix, as it is. Otherwise another sparse format is converted, and a
+        dtype numpy casts safely (or any, with allow_downcast)."""
+        matrix_class = _FORMATS[self.format]
+        if type(value) is matrix_class and value.dtype.name == self.dtype:
+            return value
+        if isinstance(value, Variable):
+            raise TypeError(f"expected a value of {self}, got the symbolic variable {value}; "
+                            f"to substitute a variable, use function(..., givens=...)")
+        if strict or not scipy.sparse.issparse(value):
+            raise TypeError(f"expected a scipy.sparse {self.format}_matrix of dtype "
+                            f"{self.dtype}, got {_describe(value)}"
+                            + ("" if scipy.sparse.issparse(value) or strict else
+                               "; a dense value becomes sparse through csr_from_dense or "
+                               "csc_from_dense"))
+        if value.ndim != 2:
+            raise TypeError(f"expected a 2-D sparse matrix, got {_describe(value)}")
+        if value.dtype.name != self.dtype and not allow_downcast \
+                and not np.can_cast(value.dtype, self.dtype, "safe"):
+            raise TypeError(f"expected a sparse matrix of dtype {self.dtype}, got "
+                            f"{_describe(value)}: converting would lose precision (pass "
+                            f"allow_downcast=True to accept it)")
+        return matrix_class(value, dtype=self.dtype)
+
+    def values_eq(self, a: Any, b: Any) -> bool:
+        return a.shape == b.shape and (a != b).nnz == 0
+
+    def values_eq_approx(self, a: Any, b: Any) -> bool:
+        if a.shape != b.shape:
+            return False
+        difference = abs(a - b)
+        return difference.nnz == 0 or difference.max() <= 1e-5 * max(abs(a).max(), 1.0)
+
+    def data_signature(self, data: Any) -> Any:
+        return (data.format, data.shape, data.dtype.name, data.data.tobytes(),
+                data.indices.tobytes(), data.indptr.tobytes())
+
+    def is_super(self, other: Type) -> bool:
+        return self == other
+
+
+class _SparseMethods:
+    """The operators of sparse variables and constants (the functions of sympile.sparse)."""
+
+    type: SparseTensorType
+
+    @property
+    def format(self) -> str:
+        return self.type.format
+
+    @property
+    def dtype(self) -> str:
+        return self.type.dtype
+
+    @property
+    def ndim(self) -> int:
+        return 2
+
+    @property
+    def shape(self):
+        from sympile.sparse.basic import csm_properties
+        return csm_properties(self)[3]
+
+    @property
+    def T(self):
+        from sympile.sparse.basic import transpose
+        return transpose(self)
+
+    def toarray(self):
+        from sympile.sparse.basic import dense_from_sparse
+        return dense_from_sparse(self)
+
+    def __neg__(self):
+        from sympile.sparse.basic import neg
+        return neg(self)
+
+    def __add__(self, other):
+        from sympile.sparse.basic import add
+        return add(self, other)
+
+    def __radd__(self, other):
+        from sympile.sparse.basic import add
+        return add(other, self)
+
+    def __sub__(self, other):
+        from sympile.sparse.basic import sub
+        return sub(self, other)
+
+    def __rsub__(self, other):
+        from sympile.sparse.basic import sub
+        return sub(other, self)
+
+    def __mul__(self, other):
+        from sympile.sparse.basic import mul
+        return mul(self, other)
+
+    def __rmul__(self, other):
+        from sympile.sparse.basic import mul
+        return mul(other, self)
+
+    def __matmul__(self, other):
+        from sympile.sparse.basic import dot
+        return dot(self, other)
+
+    def __rmatmul__(self, other):
+        from sympile.sparse.basic import dot
+        return dot(other, self)
+
+    def __getitem__(self, index):
+        from sympile.sparse.basic import get_item
+        return get_item(self, index)
+
+    def sum(self, axis=None, sparse_grad=False):
+        from sympile.sparse.basic import sp_sum
+        return sp_sum(self, axis, sparse_grad)
+
+
+class SparseVariable(_SparseMethods, Variable):
+    """A symbolic sparse matrix."""
+
+
+class SparseConstant(_SparseMethods, Constant):
+    """A sparse matrix constant."""
+
+    def __str__(self):
+        return self.name if self.name is not None else \
+            f"SparseConstant{{{self.type.format}, {self.data.shape}, nnz={self.data.nnz}}}"
+
+
+SparseTensorType.variable_type = SparseVariable
+SparseTensorType.constant_type = SparseConstant
+
+
+def matrix(format: str, name: str | None = None, dtype: Any = None) -> SparseVariable:
+    """A symbolic sparse matrix of `format` (Theano's sparse.matrix); dtype config.floatX
+    by default."""
+    from sympile.config import config
+    return SparseTensorType(format, dtype or config.floatX)(name)
+
+
+def csr_matrix(name: str | None = None, dtype: Any = None) -> SparseVariable:
+    """A symbolic CSR matrix (Theano's sparse.csr_matrix)."""
+    return matrix("csr", name, dtype)
+
+
+def csc_matrix(name: str | None = None, dtype: Any = None) -> SparseVariable:
+    """A symbolic CSC matrix (Theano's sparse.csc_matrix)."""
+    return matrix("csc", name, dtype)
+
+
+def as_sparse_variable(x: Any, name: str | None = None, who: str = "as_sparse_variable",
+                       argument: str = "x") -> Variable:
+    """x as a sparse Variable: a sparse Variable as it is, a scipy.sparse matrix as a
+    constant; a dense variable or array is a TypeError naming `who` and `argument`."""
+    if isinstance(x, Variable):
+        if isinstance(x.type, SparseTensorType):
+            return x
+        raise TypeError(f"{who}: {argument} must be sparse, got the dense {x.type}; make it "
+                        f"sparse with csr_from_dense or csc_from_dense")
+    if scipy.sparse.issparse(x):
+        format = x.format if x.format in _FORMATS else "csr"
+        type_ = SparseTensorType(format, x.dtype)
+        return type_.make_constant(type_.filter(x), name)
+    raise TypeError(f"{who}: {argument} must be sparse, got {_describe(x)}")
+
+
+def is_sparse(x: Any) -> bool:
+    return isinstance(getattr(x, "type", None), SparseTensorType)
