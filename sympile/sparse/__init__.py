@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse
 
-from sympile.sparse import basic, sharedvar
+from sympile.sparse import basic, rewriting, sharedvar
 from sympile.sparse.basic import *  # noqa: F403
 from sympile.sparse.basic import __all__ as _basic_all
 from sympile.sparse.sharedvar import SparseTensorSharedVariable
@@ -74,6 +74,6 @@ def verify_grad_sparse(fun: Callable[..., Any], pt: Sequence[Any], structured: b
 
 __all__ = list(_basic_all)
 __all__ += ["SparseConstant", "SparseTensorSharedVariable", "SparseTensorType",
-            "SparseType", "SparseVariable", "as_sparse", "as_sparse_variable", "basic",
+            "SparseType", "SparseVariable", "as_sparse", "as_sparse_variable", "basic", "rewriting",
             "csc_matrix", "csr_matrix", "matrix", "sharedvar", "sparse_formats",
             "verify_grad_sparse"]

@@ -83,6 +83,8 @@ class CSM(Op):
     gradient at the stored positions)."""
 
     __props__ = ("format",)
+    # The matrix keeps the arrays it is given (as scipy does) when their dtypes fit.
+    view_map = {0: [0, 1, 2]}
 
     def __init__(self, format: str):
         if format not in ("csr", "csc"):
@@ -123,8 +125,8 @@ class CSM(Op):
         matrix_class = scipy.sparse.csr_matrix if self.format == "csr" else \
             scipy.sparse.csc_matrix
         output_storage[0][0] = matrix_class(
-            (data.copy(), indices.astype(np.int32), indptr.astype(np.int32)),
-            shape=tuple(int(s) for s in shape), dtype=node.outputs[0].type.dtype)
+            (data, np.asarray(indices, dtype=np.int32), np.asarray(indptr, dtype=np.int32)),
+            shape=tuple(int(s) for s in shape), dtype=node.outputs[0].type.dtype, copy=False)
 
     def connection_pattern(self, node):
         return [[True], [False], [False], [False]]
@@ -174,6 +176,8 @@ class CSMProperties(Op):
     the same pattern)."""
 
     __props__ = ()
+    # data, indices and indptr are the matrix's own arrays (no copy).
+    view_map = {0: [0], 1: [0], 2: [0]}
 
     def make_node(self, x):
         x = as_sparse_variable(x, who="csm_properties")
@@ -186,8 +190,11 @@ class CSMProperties(Op):
         (x,) = inputs
         if not x.has_sorted_indices:
             x = x.sorted_indices()
-        for cell, value in zip(output_storage, (x.data.copy(), x.indices.astype(np.int32),
-                                                x.indptr.astype(np.int32),
+        if max(x.nnz, x.indptr.shape[0]) > np.iinfo(np.int32).max:
+            raise ValueError(f"csm_properties: {x.nnz} stored values: more than int32 "
+                             f"indices address")
+        for cell, value in zip(output_storage, (x.data, np.asarray(x.indices, dtype=np.int32),
+                                                np.asarray(x.indptr, dtype=np.int32),
                                                 np.asarray(x.shape, dtype=np.int64))):
             cell[0] = value
 

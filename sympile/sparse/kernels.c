@@ -1,0 +1,206 @@
+/* Sparse products for @dtype@ (sympile.sparse.kernels): a CSR or CSC matrix S, given by its
+   arrays (data, indices, indptr; int32 indices) and shape, times a dense matrix, and the
+   products of two dense matrices sampled at a sparse pattern. Every index is checked
+   before it is used: a malformed matrix is a ValueError, never a read out of bounds.
+   Threads: rows (CSR) or column bands (CSC) of the result split among OpenMP threads above
+   @minsize@ multiply-adds; no two threads write the same element. */
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#ifndef SYMPILE_SPARSE_CHECK
+#define SYMPILE_SPARSE_CHECK
+/* The arrays of a sparse matrix with `major` rows (CSR) or columns (CSC) and indices below
+   `minor`: 1-D, int32 index arrays, indptr of major + 1 entries rising from 0 to at most
+   len(data) = len(indices), every index in [0, minor). 0, or -1 with a ValueError naming
+   `who`. */
+static int sympile_sparse_check(const char *who, PyArrayObject *data, PyArrayObject *indices,
+                                PyArrayObject *indptr, npy_intp major, npy_intp minor)
+{
+    if (PyArray_NDIM(data) != 1 || PyArray_NDIM(indices) != 1 || PyArray_NDIM(indptr) != 1
+            || PyArray_TYPE(indices) != NPY_INT32 || PyArray_TYPE(indptr) != NPY_INT32
+            || !PyArray_IS_C_CONTIGUOUS(data) || !PyArray_IS_C_CONTIGUOUS(indices)
+            || !PyArray_IS_C_CONTIGUOUS(indptr)) {
+        PyErr_Format(PyExc_ValueError, "%s: data, indices and indptr must be contiguous "
+                     "vectors, the indices int32", who);
+        return -1;
+    }
+    npy_intp stored = PyArray_DIM(data, 0);
+    const npy_int32 *ptr = (const npy_int32 *)PyArray_DATA(indptr);
+    const npy_int32 *index = (const npy_int32 *)PyArray_DATA(indices);
+    if (PyArray_DIM(indices, 0) != stored || PyArray_DIM(indptr, 0) != major + 1
+            || ptr[0] != 0 || ptr[major] > stored) {
+        PyErr_Format(PyExc_ValueError, "%s: indptr must have %zd entries rising from 0 to at "
+                     "most len(data) = %zd, with as many indices as values", who,
+                     (Py_ssize_t)(major + 1), (Py_ssize_t)stored);
+        return -1;
+    }
+    for (npy_intp i = 0; i < major; i++)
+        if (ptr[i + 1] < ptr[i]) {
+            PyErr_Format(PyExc_ValueError, "%s: indptr falls at entry %zd", who,
+                         (Py_ssize_t)(i + 1));
+            return -1;
+        }
+    for (npy_intp k = 0; k < ptr[major]; k++)
+        if (index[k] < 0 || index[k] >= minor) {
+            PyErr_Format(PyExc_ValueError, "%s: index %d at position %zd is outside [0, %zd)",
+                         who, (int)index[k], (Py_ssize_t)k, (Py_ssize_t)minor);
+            return -1;
+        }
+    return 0;
+}
+
+/* The OpenMP threads for `work` multiply-adds: all of them above @minsize@, else one. */
+static int sympile_sparse_threads(double work)
+{
+#ifdef _OPENMP
+    return work >= @minsize@ ? omp_get_max_threads() : 1;
+#else
+    (void)work;
+    return 1;
+#endif
+}
+
+/* The two lengths of a shape vector (int64). */
+static int sympile_sparse_shape(const char *who, PyArrayObject *shape, npy_intp *rows,
+                                npy_intp *cols)
+{
+    if (PyArray_NDIM(shape) != 1 || PyArray_DIM(shape, 0) != 2
+            || PyArray_TYPE(shape) != NPY_INT64) {
+        PyErr_Format(PyExc_ValueError, "%s: shape must be two int64 lengths", who);
+        return -1;
+    }
+    *rows = (npy_intp)*(npy_int64 *)PyArray_GETPTR1(shape, 0);
+    *cols = (npy_intp)*(npy_int64 *)PyArray_GETPTR1(shape, 1);
+    if (*rows < 0 || *cols < 0) {
+        PyErr_Format(PyExc_ValueError, "%s: shape must be lengths >= 0", who);
+        return -1;
+    }
+    return 0;
+}
+#endif
+
+/* *z = S @ y: S (rows x cols) in CSR (csr) or CSC, y a dense cols x k matrix (any aligned
+   strides); z C-contiguous rows x k. */
+static int sympile_sparse_dense_@dtype@(PyArrayObject *data, PyArrayObject *indices,
+                                        PyArrayObject *indptr, PyArrayObject *shape,
+                                        PyArrayObject *y, PyArrayObject **z, int csr)
+{
+    const char *who = csr ? "structured_dot (CSR)" : "structured_dot (CSC)";
+    npy_intp rows, cols;
+    if (sympile_sparse_shape(who, shape, &rows, &cols) < 0)
+        return -1;
+    if (PyArray_NDIM(y) != 2 || PyArray_DIM(y, 0) != cols) {
+        PyErr_Format(PyExc_ValueError, "%s: the shapes (%zd, %zd) and (%zd, %zd) do not "
+                     "multiply", who, (Py_ssize_t)rows, (Py_ssize_t)cols,
+                     (Py_ssize_t)PyArray_DIM(y, 0),
+                     (Py_ssize_t)(PyArray_NDIM(y) == 2 ? PyArray_DIM(y, 1) : -1));
+        return -1;
+    }
+    if (sympile_sparse_check(who, data, indices, indptr, csr ? rows : cols,
+                             csr ? cols : rows) < 0)
+        return -1;
+    npy_intp k = PyArray_DIM(y, 1), dims[2] = {rows, k};
+    if (sympile_prepare_output(z, 2, dims, @npy@) < 0)
+        return -1;
+    const @T@ *values = (const @T@ *)PyArray_DATA(data);
+    const npy_int32 *index = (const npy_int32 *)PyArray_DATA(indices);
+    const npy_int32 *ptr = (const npy_int32 *)PyArray_DATA(indptr);
+    const @T@ *ydata = (const @T@ *)PyArray_DATA(y);
+    npy_intp ys0 = PyArray_STRIDE(y, 0) / (npy_intp)sizeof(@T@);
+    npy_intp ys1 = PyArray_STRIDE(y, 1) / (npy_intp)sizeof(@T@);
+    @T@ *zdata = (@T@ *)PyArray_DATA(*z);
+    npy_intp major = csr ? rows : cols;
+    int threads = sympile_sparse_threads((double)ptr[major] * (double)k);
+    if (csr) {
+        #pragma omp parallel for schedule(dynamic, 64) num_threads(threads) if (threads > 1)
+        for (npy_intp i = 0; i < rows; i++) {
+            @T@ *zrow = zdata + i * k;
+            for (npy_intp c = 0; c < k; c++)
+                zrow[c] = 0;
+            for (npy_int32 s = ptr[i]; s < ptr[i + 1]; s++) {
+                const @T@ value = values[s];
+                const @T@ *yrow = ydata + (npy_intp)index[s] * ys0;
+                if (ys1 == 1)
+                    for (npy_intp c = 0; c < k; c++)
+                        zrow[c] += value * yrow[c];
+                else
+                    for (npy_intp c = 0; c < k; c++)
+                        zrow[c] += value * yrow[c * ys1];
+            }
+        }
+    } else {
+        for (npy_intp i = 0; i < rows * k; i++)
+            zdata[i] = 0;
+        /* Each thread adds into its own band of z's columns. */
+        #pragma omp parallel num_threads(threads) if (threads > 1 && k > 1)
+        {
+#ifdef _OPENMP
+            npy_intp parts = omp_get_num_threads(), part = omp_get_thread_num();
+#else
+            npy_intp parts = 1, part = 0;
+#endif
+            npy_intp first = k * part / parts, last = k * (part + 1) / parts;
+            for (npy_intp j = 0; j < cols; j++) {
+                const @T@ *yrow = ydata + j * ys0;
+                for (npy_int32 s = ptr[j]; s < ptr[j + 1]; s++) {
+                    const @T@ value = values[s];
+                    @T@ *zrow = zdata + (npy_intp)index[s] * k;
+                    for (npy_intp c = first; c < last; c++)
+                        zrow[c] += value * yrow[c * ys1];
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+/* *out[s] = x[i] · y[j] (times p's value when scaled) for each stored position s = (i, j)
+   of the pattern (indices, indptr) of a rows x cols matrix in CSR (csr) or CSC; x is
+   rows x k and y cols x k (any aligned strides). */
+static int sympile_sampling_dot_@dtype@(PyArrayObject *x, PyArrayObject *y,
+                                        PyArrayObject *data, PyArrayObject *indices,
+                                        PyArrayObject *indptr, PyArrayObject **out, int csr,
+                                        int scaled)
+{
+    const char *who = "sampling_dot";
+    if (PyArray_NDIM(x) != 2 || PyArray_NDIM(y) != 2 || PyArray_DIM(x, 1) != PyArray_DIM(y, 1)) {
+        PyErr_Format(PyExc_ValueError, "%s: x and y must be matrices with as many columns", who);
+        return -1;
+    }
+    npy_intp rows = PyArray_DIM(x, 0), cols = PyArray_DIM(y, 0), k = PyArray_DIM(x, 1);
+    if (sympile_sparse_check(who, data, indices, indptr, csr ? rows : cols,
+                             csr ? cols : rows) < 0)
+        return -1;
+    const npy_int32 *index = (const npy_int32 *)PyArray_DATA(indices);
+    const npy_int32 *ptr = (const npy_int32 *)PyArray_DATA(indptr);
+    npy_intp major = csr ? rows : cols, stored = PyArray_DIM(data, 0);
+    if (sympile_prepare_output(out, 1, &stored, @npy@) < 0)
+        return -1;
+    const @T@ *values = (const @T@ *)PyArray_DATA(data);
+    const @T@ *xdata = (const @T@ *)PyArray_DATA(x), *ydata = (const @T@ *)PyArray_DATA(y);
+    npy_intp xs0 = PyArray_STRIDE(x, 0) / (npy_intp)sizeof(@T@);
+    npy_intp xs1 = PyArray_STRIDE(x, 1) / (npy_intp)sizeof(@T@);
+    npy_intp ys0 = PyArray_STRIDE(y, 0) / (npy_intp)sizeof(@T@);
+    npy_intp ys1 = PyArray_STRIDE(y, 1) / (npy_intp)sizeof(@T@);
+    @T@ *result = (@T@ *)PyArray_DATA(*out);
+    for (npy_intp s = ptr[major]; s < stored; s++)
+        result[s] = 0;
+    int threads = sympile_sparse_threads((double)ptr[major] * (double)k);
+    #pragma omp parallel for schedule(dynamic, 64) num_threads(threads) if (threads > 1)
+    for (npy_intp m = 0; m < major; m++) {
+        for (npy_int32 s = ptr[m]; s < ptr[m + 1]; s++) {
+            npy_intp i = csr ? m : index[s], j = csr ? index[s] : m;
+            const @T@ *xrow = xdata + i * xs0, *yrow = ydata + j * ys0;
+            @T@ total = 0;
+            if (xs1 == 1 && ys1 == 1)
+                for (npy_intp c = 0; c < k; c++)
+                    total += xrow[c] * yrow[c];
+            else
+                for (npy_intp c = 0; c < k; c++)
+                    total += xrow[c * xs1] * yrow[c * ys1];
+            result[s] = scaled ? values[s] * total : total;
+        }
+    }
+    return 0;
+}

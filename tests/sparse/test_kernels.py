@@ -1,0 +1,141 @@
+"""The sparse products' C kernels (sympile.sparse.kernels) and the rewrites that use them
+(sympile.sparse.rewriting): values against scipy for both formats and dtypes, strided and
+empty operands, malformed arrays, the graphs before and after, and AddressSanitizer."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import sympile
+import sympile.tensor as T
+from sympile import sparse
+from sympile.sparse.kernels import SampledProducts, SparseDenseProduct
+from tests.link.c.utils import C_MODE, PYTHON_MODE, compile_c, requires_compiler
+
+pytestmark = requires_compiler
+
+
+def _kinds(f):
+    return [type(node.op).__name__ for node in f.maker.fgraph.toposort()]
+
+
+def _matrix(rng, shape, format, dtype, density=0.3):
+    matrix = sp.random(*shape, density=density, format=format, random_state=rng,
+                       dtype=dtype)
+    matrix.sort_indices()
+    return matrix
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("format", ["csr", "csc"])
+@pytest.mark.parametrize("shape, k", [((7, 5), 3), ((40, 30), 1), ((0, 4), 2), ((3, 0), 2),
+                                      ((5, 4), 0), ((300, 200), 64)])
+def test_products_run_in_c_and_match_scipy(shape, k, format, dtype):
+    rng = np.random.default_rng(0)
+    a = _matrix(rng, shape, format, dtype)
+    w = rng.normal(size=(shape[1], k)).astype(dtype)
+    v = rng.normal(size=(k, shape[0])).astype(dtype)
+    u = rng.normal(size=(k, shape[1])).astype(dtype)
+    x = sparse.matrix(format, "x", dtype=dtype)
+    right, left, rows = (T.matrix(name, dtype=dtype) for name in ("right", "left", "rows"))
+    # The last operand is strided: a transposed view.
+    outputs = [sparse.structured_dot(x, right), sparse.dot(left, x), sparse.dot(x, rows.T)]
+    f = sympile.function([x, right, left, rows], outputs, mode=C_MODE)
+    assert "SparseDenseProduct" in _kinds(f)
+    assert not any(isinstance(node.op, SparseDenseProduct) for node in f._vm.fallback_nodes)
+    tolerance = 1e-5 if dtype == "float32" else 1e-12
+    results = f(a, w, v, u)
+    for result, expected in zip(results, [a @ w, v @ a, a @ u.T]):
+        np.testing.assert_allclose(result, expected, rtol=tolerance, atol=tolerance)
+        assert result.dtype == np.dtype(dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("format", ["csr", "csc"])
+def test_sampling_dot_runs_in_c_and_matches_scipy(format, dtype):
+    rng = np.random.default_rng(1)
+    p = _matrix(rng, (30, 20), format, dtype)
+    xv, yv = (rng.normal(size=(n, 4)).astype(dtype) for n in (30, 20))
+    x, y = T.matrix("x", dtype=dtype), T.matrix("y", dtype=dtype)
+    pattern = sparse.matrix(format, "p", dtype=dtype)
+    f = sympile.function([x, y, pattern], sparse.sampling_dot(x, y.T.T, pattern), mode=C_MODE)
+    assert "SampledProducts" in _kinds(f) and "SamplingDot" not in _kinds(f)
+    result = f(xv, yv, p)
+    assert result.format == format
+    np.testing.assert_allclose(result.toarray(), p.multiply(xv @ yv.T).toarray(),
+                               rtol=1e-5 if dtype == "float32" else 1e-12)
+
+
+def test_kernels_agree_with_perform_and_reject_malformed_arrays():
+    data, y = T.dvector("data"), T.dmatrix("y")
+    indices, indptr, shape = T.ivector("indices"), T.ivector("indptr"), T.lvector("shape")
+    product = SparseDenseProduct("csr")(data, indices, indptr, shape, y)
+    sampled = SampledProducts("csr", True)(y, y, data, indices, indptr)
+    inputs = [data, indices, indptr, shape, y]
+    c = compile_c(inputs, [product, sampled])
+    python = sympile.function(inputs, [product, sampled], mode=PYTHON_MODE)
+    good = (np.array([1.0, 2.0, 3.0]), np.array([0, 2, 1], "int32"),
+            np.array([0, 2, 3, 3], "int32"), np.array([3, 3]), np.arange(6.0).reshape(3, 2))
+    for got, expected in zip(c(*good), python(*good)):
+        np.testing.assert_allclose(got, expected)
+    with pytest.raises(ValueError, match=r"index 3 at position 1 is outside \[0, 3\)"):
+        c(good[0], np.array([0, 3, 1], "int32"), *good[2:])
+    with pytest.raises(ValueError, match="indptr falls"):
+        c(good[0], good[1], np.array([0, 2, 1, 3], "int32"), *good[3:])
+    with pytest.raises(ValueError, match="indptr must have 4 entries"):
+        c(good[0], good[1], np.array([0, 2, 3], "int32"), *good[3:])
+    with pytest.raises(ValueError, match="do not multiply"):
+        c(*good[:4], np.ones((2, 2)))
+
+
+def test_rewrites_before_and_after():
+    rng = np.random.default_rng(2)
+    a = _matrix(rng, (6, 5), "csr", "float64", 0.5)
+    w = rng.normal(size=(5, 3))
+    x, weights = sparse.csr_matrix("x", dtype="float64"), T.dmatrix("w")
+    # dot(dense_from_sparse(S), W): the sparse product, the zeros never multiplied.
+    f = sympile.function([x, weights], T.dot(sparse.dense_from_sparse(x), weights))
+    assert "DenseFromSparse" not in _kinds(f) and "SparseDenseProduct" in _kinds(f)
+    np.testing.assert_allclose(f(a, w), a @ w)
+    # A structured op of a structured op: one CSM and one loop on the stored values.
+    g = sympile.function([x], sparse.structured_exp(sparse.structured_pow(x, 2.0)))
+    assert _kinds(g).count("CSM") == 1 and _kinds(g).count("CSMProperties") == 1
+    assert _kinds(g).count("Elemwise") == 1
+    expected = a.copy()
+    expected.data = np.exp(expected.data ** 2)
+    np.testing.assert_allclose(g(a).toarray(), expected.toarray())
+    # CSM(csm_properties(x)) is x.
+    h = sympile.function([x], sparse.CSM("csr")(*sparse.csm_properties(x)))
+    assert _kinds(h) == [] or "CSM" not in _kinds(h)
+    assert (h(a) != a).nnz == 0
+
+
+SANITIZER_SCRIPT = """
+import numpy as np, scipy.sparse as sp
+import sympile.tensor as T
+from sympile import sparse
+from tests.link.c.utils import compile_c
+
+rng = np.random.default_rng(0)
+for format in ("csr", "csc"):
+    x = sparse.matrix(format, "x", dtype="float64")
+    w, v = T.dmatrix("w"), T.dmatrix("v")
+    f = compile_c([x, w, v], [sparse.structured_dot(x, w), sparse.dot(v, x),
+                              sparse.sampling_dot(v.T, w, x)])
+    for shape, k in [((7, 5), 3), ((0, 4), 2), ((3, 0), 2), ((5, 4), 0), ((50, 40), 9)]:
+        a = sp.random(*shape, density=0.3, format=format, random_state=rng)
+        f(a, rng.normal(size=(shape[1], k)), rng.normal(size=(k, shape[0])))
+    try:
+        f(sp.random(3, 3, density=0.5, format=format), np.ones((2, 1)), np.ones((1, 3)))
+    except ValueError:
+        pass
+print("clean")
+"""
+
+
+@pytest.mark.slow
+def test_kernels_are_clean_under_address_sanitizer(tmp_path):
+    from tests.link.c.utils import assert_clean_under_address_sanitizer
+    assert_clean_under_address_sanitizer(SANITIZER_SCRIPT, tmp_path)
