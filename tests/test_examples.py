@@ -58,3 +58,12 @@ def test_gaussian_process_fits_the_diabetes_data(tmp_path):
     assert history["nll"][-1] < history["nll"][0] - 10
     assert history["test rmse"] < 0.95 * history["baseline rmse"]
     assert plot.stat().st_size > 1000
+
+
+def test_sparse_logistic_regression_learns_the_topics(tmp_path):
+    plot = tmp_path / "sparse.png"
+    history = _example("sparse_logistic_regression.py")["main"](
+        ["--epochs", "3", "--train", "4000", "--test", "500", "--plot", str(plot)])
+    assert sum(history["loss"][-20:]) / 20 < history["loss"][0] - 1.0
+    assert history["test accuracy"] > 0.7
+    assert plot.stat().st_size > 1000

@@ -80,8 +80,57 @@ static int sympile_sparse_shape(const char *who, PyArrayObject *shape, npy_intp 
 }
 #endif
 
-/* *z = S @ y: S (rows x cols) in CSR (csr) or CSC, y a dense cols x k matrix (any aligned
-   strides); z C-contiguous rows x k. */
+/* Rows [first, last) of z = S @ y for a CSR S and C-contiguous y and z (k columns). */
+static @vectorize@ void sympile_sparse_csr_rows_@dtype@(
+    npy_intp first, npy_intp last, const @T@ *restrict values,
+    const npy_int32 *restrict index, const npy_int32 *restrict ptr, const @T@ *restrict y,
+    npy_intp k, @T@ *restrict z)
+{
+    for (npy_intp i = first; i < last; i++) {
+        @T@ *restrict zrow = z + i * k;
+        for (npy_intp c = 0; c < k; c++)
+            zrow[c] = 0;
+        for (npy_int32 s = ptr[i]; s < ptr[i + 1]; s++) {
+            const @T@ value = values[s];
+            const @T@ *restrict yrow = y + (npy_intp)index[s] * k;
+            for (npy_intp c = 0; c < k; c++)
+                zrow[c] += value * yrow[c];
+        }
+    }
+}
+
+/* Columns [first, last) of z = S @ y for a CSC S (rows x cols) and C-contiguous y and z. */
+static @vectorize@ void sympile_sparse_csc_band_@dtype@(
+    npy_intp first, npy_intp last, npy_intp rows, npy_intp cols,
+    const @T@ *restrict values, const npy_int32 *restrict index,
+    const npy_int32 *restrict ptr, const @T@ *restrict y, npy_intp k, @T@ *restrict z)
+{
+    for (npy_intp i = 0; i < rows; i++)
+        for (npy_intp c = first; c < last; c++)
+            z[i * k + c] = 0;
+    for (npy_intp j = 0; j < cols; j++) {
+        const @T@ *restrict yrow = y + j * k;
+        for (npy_int32 s = ptr[j]; s < ptr[j + 1]; s++) {
+            const @T@ value = values[s];
+            @T@ *restrict zrow = z + (npy_intp)index[s] * k;
+            for (npy_intp c = first; c < last; c++)
+                zrow[c] += value * yrow[c];
+        }
+    }
+}
+
+/* x[i] · y[j] of two rows of k elements. */
+static @vectorize@ @T@ sympile_sparse_dot_@dtype@(const @T@ *restrict x,
+                                                  const @T@ *restrict y, npy_intp k)
+{
+    @T@ total = 0;
+    for (npy_intp c = 0; c < k; c++)
+        total += x[c] * y[c];
+    return total;
+}
+
+/* *z = S @ y: S (rows x cols) in CSR (csr) or CSC, y a dense C-contiguous cols x k
+   matrix; z C-contiguous rows x k. */
 static int sympile_sparse_dense_@dtype@(PyArrayObject *data, PyArrayObject *indices,
                                         PyArrayObject *indptr, PyArrayObject *shape,
                                         PyArrayObject *y, PyArrayObject **z, int csr)
@@ -107,31 +156,16 @@ static int sympile_sparse_dense_@dtype@(PyArrayObject *data, PyArrayObject *indi
     const npy_int32 *index = (const npy_int32 *)PyArray_DATA(indices);
     const npy_int32 *ptr = (const npy_int32 *)PyArray_DATA(indptr);
     const @T@ *ydata = (const @T@ *)PyArray_DATA(y);
-    npy_intp ys0 = PyArray_STRIDE(y, 0) / (npy_intp)sizeof(@T@);
-    npy_intp ys1 = PyArray_STRIDE(y, 1) / (npy_intp)sizeof(@T@);
     @T@ *zdata = (@T@ *)PyArray_DATA(*z);
     npy_intp major = csr ? rows : cols;
     int threads = sympile_sparse_threads((double)ptr[major] * (double)k);
     if (csr) {
-        #pragma omp parallel for schedule(dynamic, 64) num_threads(threads) if (threads > 1)
-        for (npy_intp i = 0; i < rows; i++) {
-            @T@ *zrow = zdata + i * k;
-            for (npy_intp c = 0; c < k; c++)
-                zrow[c] = 0;
-            for (npy_int32 s = ptr[i]; s < ptr[i + 1]; s++) {
-                const @T@ value = values[s];
-                const @T@ *yrow = ydata + (npy_intp)index[s] * ys0;
-                if (ys1 == 1)
-                    for (npy_intp c = 0; c < k; c++)
-                        zrow[c] += value * yrow[c];
-                else
-                    for (npy_intp c = 0; c < k; c++)
-                        zrow[c] += value * yrow[c * ys1];
-            }
+        #pragma omp parallel for schedule(dynamic, 16) num_threads(threads) if (threads > 1)
+        for (npy_intp block = 0; block < (rows + 63) / 64; block++) {
+            npy_intp first = block * 64, last = first + 64 < rows ? first + 64 : rows;
+            sympile_sparse_csr_rows_@dtype@(first, last, values, index, ptr, ydata, k, zdata);
         }
     } else {
-        for (npy_intp i = 0; i < rows * k; i++)
-            zdata[i] = 0;
         /* Each thread adds into its own band of z's columns. */
         #pragma omp parallel num_threads(threads) if (threads > 1 && k > 1)
         {
@@ -140,16 +174,8 @@ static int sympile_sparse_dense_@dtype@(PyArrayObject *data, PyArrayObject *indi
 #else
             npy_intp parts = 1, part = 0;
 #endif
-            npy_intp first = k * part / parts, last = k * (part + 1) / parts;
-            for (npy_intp j = 0; j < cols; j++) {
-                const @T@ *yrow = ydata + j * ys0;
-                for (npy_int32 s = ptr[j]; s < ptr[j + 1]; s++) {
-                    const @T@ value = values[s];
-                    @T@ *zrow = zdata + (npy_intp)index[s] * k;
-                    for (npy_intp c = first; c < last; c++)
-                        zrow[c] += value * yrow[c * ys1];
-                }
-            }
+            sympile_sparse_csc_band_@dtype@(k * part / parts, k * (part + 1) / parts, rows,
+                                            cols, values, index, ptr, ydata, k, zdata);
         }
     }
     return 0;
@@ -157,7 +183,7 @@ static int sympile_sparse_dense_@dtype@(PyArrayObject *data, PyArrayObject *indi
 
 /* *out[s] = x[i] · y[j] (times p's value when scaled) for each stored position s = (i, j)
    of the pattern (indices, indptr) of a rows x cols matrix in CSR (csr) or CSC; x is
-   rows x k and y cols x k (any aligned strides). */
+   rows x k and y cols x k, their rows contiguous. */
 static int sympile_sampling_dot_@dtype@(PyArrayObject *x, PyArrayObject *y,
                                         PyArrayObject *data, PyArrayObject *indices,
                                         PyArrayObject *indptr, PyArrayObject **out, int csr,
@@ -180,9 +206,7 @@ static int sympile_sampling_dot_@dtype@(PyArrayObject *x, PyArrayObject *y,
     const @T@ *values = (const @T@ *)PyArray_DATA(data);
     const @T@ *xdata = (const @T@ *)PyArray_DATA(x), *ydata = (const @T@ *)PyArray_DATA(y);
     npy_intp xs0 = PyArray_STRIDE(x, 0) / (npy_intp)sizeof(@T@);
-    npy_intp xs1 = PyArray_STRIDE(x, 1) / (npy_intp)sizeof(@T@);
     npy_intp ys0 = PyArray_STRIDE(y, 0) / (npy_intp)sizeof(@T@);
-    npy_intp ys1 = PyArray_STRIDE(y, 1) / (npy_intp)sizeof(@T@);
     @T@ *result = (@T@ *)PyArray_DATA(*out);
     for (npy_intp s = ptr[major]; s < stored; s++)
         result[s] = 0;
@@ -191,14 +215,7 @@ static int sympile_sampling_dot_@dtype@(PyArrayObject *x, PyArrayObject *y,
     for (npy_intp m = 0; m < major; m++) {
         for (npy_int32 s = ptr[m]; s < ptr[m + 1]; s++) {
             npy_intp i = csr ? m : index[s], j = csr ? index[s] : m;
-            const @T@ *xrow = xdata + i * xs0, *yrow = ydata + j * ys0;
-            @T@ total = 0;
-            if (xs1 == 1 && ys1 == 1)
-                for (npy_intp c = 0; c < k; c++)
-                    total += xrow[c] * yrow[c];
-            else
-                for (npy_intp c = 0; c < k; c++)
-                    total += xrow[c * xs1] * yrow[c * ys1];
+            @T@ total = sympile_sparse_dot_@dtype@(xdata + i * xs0, ydata + j * ys0, k);
             result[s] = scaled ? values[s] * total : total;
         }
     }

@@ -23,6 +23,7 @@ from sympile.graph.ccode import CCode, c_file, render
 from sympile.graph.op import Op
 from sympile.graph.utils import MethodNotDefined
 from sympile.tensor.basic import as_tensor_variable
+from sympile.tensor.blas.blas_c import VECTORIZE
 from sympile.tensor.type import tensor_type
 
 __all__ = ["SampledProducts", "SparseDenseProduct"]
@@ -34,7 +35,7 @@ _SUBSTITUTIONS = {"float32": {"T": "npy_float32", "npy": "NPY_FLOAT32"},
 
 def _support(dtype: str) -> str:
     return render(_KERNELS, {"dtype": dtype, "minsize": f"{config.blas_parallel_minsize}.0",
-                             **_SUBSTITUTIONS[dtype]})
+                             "vectorize": VECTORIZE, **_SUBSTITUTIONS[dtype]})
 
 
 def _owned(name: str, flags: str) -> str:
@@ -59,8 +60,9 @@ if (status < 0) {{
 }}"""
 
 
+# The kernels read rows of the dense operands as contiguous vectors: a strided operand (a
+# transposed view) is copied first.
 _CONTIGUOUS = "NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED"
-_ALIGNED = "NPY_ARRAY_ALIGNED"
 
 
 def _matrix(format: str, data, indices, indptr, shape):
@@ -96,7 +98,7 @@ class SparseDenseProduct(Op):
             return None
         data, indices, indptr, shape, y = names.inputs
         arrays = [(data, _CONTIGUOUS), (indices, _CONTIGUOUS), (indptr, _CONTIGUOUS),
-                  (y, _ALIGNED)]
+                  (y, _CONTIGUOUS)]
         call = (f"sympile_sparse_dense_{dtype}({data}_owned, {indices}_owned, "
                 f"{indptr}_owned, {shape}, {y}_owned, &{names.outputs[0]}, "
                 f"{int(self.format == 'csr')})")
@@ -138,8 +140,8 @@ class SampledProducts(Op):
                                               for v in node.inputs[:3]):
             return None
         x, y, data, indices, indptr = names.inputs
-        arrays = [(x, _ALIGNED), (y, _ALIGNED), (data, _CONTIGUOUS), (indices, _CONTIGUOUS),
-                  (indptr, _CONTIGUOUS)]
+        arrays = [(x, _CONTIGUOUS), (y, _CONTIGUOUS), (data, _CONTIGUOUS),
+                  (indices, _CONTIGUOUS), (indptr, _CONTIGUOUS)]
         call = (f"sympile_sampling_dot_{dtype}({x}_owned, {y}_owned, {data}_owned, "
                 f"{indices}_owned, {indptr}_owned, &{names.outputs[0]}, "
                 f"{int(self.format == 'csr')}, {int(self.scaled)})")

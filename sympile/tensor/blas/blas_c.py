@@ -83,14 +83,14 @@ _SUBSTITUTIONS = {
 
 # The short-line loop vectorized (gcc's -O2 leaves loops of unknown length scalar), also
 # compiled for AVX2 and AVX-512 machines on x86-64, the one for the CPU picked at load.
-_VECTORIZE = '__attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic")' + (
+VECTORIZE = '__attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic")' + (
     ', target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))'
     if platform.machine().lower() in ("x86_64", "amd64") else "))")
 
 
 def _specialize(text: str, dtype: str) -> str:
     return render(text, {**_SUBSTITUTIONS[dtype], "minsize": f"{config.blas_parallel_minsize}.0",
-                         "vectorize": _VECTORIZE})
+                         "vectorize": VECTORIZE})
 
 
 def _collect(name: str, dtype: str, support: list[str], blas: list[str],
