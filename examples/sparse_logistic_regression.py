@@ -7,9 +7,10 @@ No text corpus ships with scikit-learn (20 newsgroups and RCV1 are downloads), s
 are generated, the same for a given seed: 20 topics over a 20000-word vocabulary; the
 words follow one Zipf law (the language's), and each topic gives 200 words of its own
 more weight (16% of its mass); a document takes 20-100 words from one topic, and its row
-holds the counts (about 0.25% of the row is stored). 8000 documents train, 2000 test. Each minibatch of 100
-documents is a scipy.sparse.csr_matrix given to the compiled step; the weights are shared
-variables updated in place. The training loss is saved as a plot (sparse_logreg.png).
+holds the counts (about 0.25% of the row is stored). 8000 documents train, 2000 test.
+Each minibatch of 100 documents is a scipy.sparse.csr_matrix given to the compiled step;
+the weights are shared variables updated in place. The training loss is saved as a plot
+(sparse_logreg.png).
 """
 
 from __future__ import annotations
