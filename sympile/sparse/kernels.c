@@ -99,21 +99,34 @@ static @vectorize@ void sympile_sparse_csr_rows_@dtype@(
     }
 }
 
-/* Columns [first, last) of z = S @ y for a CSC S (rows x cols) and C-contiguous y and z. */
-static @vectorize@ void sympile_sparse_csc_band_@dtype@(
-    npy_intp first, npy_intp last, npy_intp rows, npy_intp cols,
-    const @T@ *restrict values, const npy_int32 *restrict index,
-    const npy_int32 *restrict ptr, const @T@ *restrict y, npy_intp k, @T@ *restrict z)
+/* Rows [first, last) of z = S @ y for a CSC S (rows x cols) and C-contiguous y and z: the
+   stored values of those rows, found in each column (its indices are sorted) by a binary
+   search, so that threads write disjoint rows (not parts of rows: those share cache
+   lines). */
+static @vectorize@ void sympile_sparse_csc_rows_@dtype@(
+    npy_intp first, npy_intp last, npy_intp cols, const @T@ *restrict values,
+    const npy_int32 *restrict index, const npy_int32 *restrict ptr, const @T@ *restrict y,
+    npy_intp k, @T@ *restrict z)
 {
-    for (npy_intp i = 0; i < rows; i++)
-        for (npy_intp c = first; c < last; c++)
+    for (npy_intp i = first; i < last; i++)
+        for (npy_intp c = 0; c < k; c++)
             z[i * k + c] = 0;
     for (npy_intp j = 0; j < cols; j++) {
+        npy_int32 low = ptr[j], high = ptr[j + 1];
+        if (low == high || index[high - 1] < first || index[low] >= last)
+            continue;
+        while (low < high && index[low] < first) {
+            npy_int32 middle = low + (high - low) / 2;
+            if (index[middle] < first)
+                low = middle + 1;
+            else
+                high = middle;
+        }
         const @T@ *restrict yrow = y + j * k;
-        for (npy_int32 s = ptr[j]; s < ptr[j + 1]; s++) {
+        for (npy_int32 s = low; s < ptr[j + 1] && index[s] < last; s++) {
             const @T@ value = values[s];
             @T@ *restrict zrow = z + (npy_intp)index[s] * k;
-            for (npy_intp c = first; c < last; c++)
+            for (npy_intp c = 0; c < k; c++)
                 zrow[c] += value * yrow[c];
         }
     }
@@ -166,15 +179,15 @@ static int sympile_sparse_dense_@dtype@(PyArrayObject *data, PyArrayObject *indi
             sympile_sparse_csr_rows_@dtype@(first, last, values, index, ptr, ydata, k, zdata);
         }
     } else {
-        /* Each thread adds into its own band of z's columns. */
-        #pragma omp parallel num_threads(threads) if (threads > 1 && k > 1)
+        /* Each thread adds into its own rows of z. */
+        #pragma omp parallel num_threads(threads) if (threads > 1 && rows > 1)
         {
 #ifdef _OPENMP
             npy_intp parts = omp_get_num_threads(), part = omp_get_thread_num();
 #else
             npy_intp parts = 1, part = 0;
 #endif
-            sympile_sparse_csc_band_@dtype@(k * part / parts, k * (part + 1) / parts, rows,
+            sympile_sparse_csc_rows_@dtype@(rows * part / parts, rows * (part + 1) / parts,
                                             cols, values, index, ptr, ydata, k, zdata);
         }
     }
