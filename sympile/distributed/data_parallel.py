@@ -1,0 +1,122 @@
+"""Data-parallel training: every rank holds the same parameters, computes the gradient of
+its own batch's cost, and the gradients are averaged across ranks in one all-reduce of a
+single buffer (all of them flattened and concatenated), so every rank applies the same
+update.
+
+    from sympile import distributed
+    distributed.init()
+    parallel = distributed.DataParallel(params)        # rank 0's values everywhere
+    step = sympile.function([x, y], cost,
+                            updates=parallel.sgd_updates(cost, learning_rate=0.1))
+    ...
+    parallel.save("model.npz")                          # rank 0 writes
+
+With each rank's cost the mean over an equal share of the batch, the averaged gradient is
+the gradient of the whole batch's mean cost: a step on 2 ranks gives the parameters one
+process gives on the concatenated batch (to float rounding).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from sympile.distributed.collectives import all_reduce
+from sympile.distributed.world import rank, size, wait, world
+from sympile.graph.basic import Variable
+from sympile.tensor.basic import concatenate
+from sympile.tensor.sharedvar import SharedVariable
+
+__all__ = ["DataParallel"]
+
+
+class DataParallel:
+    """Data-parallel helper for shared-variable parameters (see the module docstring).
+
+    On creation (every rank, collectively): the parameters' names, shapes and dtypes are
+    compared across ranks (a ValueError naming the first difference), then rank 0's values
+    are broadcast to every rank."""
+
+    def __init__(self, params: Sequence[SharedVariable]):
+        self.params = list(params)
+        for index, param in enumerate(self.params):
+            if not isinstance(param, SharedVariable):
+                raise TypeError(f"DataParallel: params[{index}] must be a shared variable, "
+                                f"got {param!r}")
+        self._check_same_parameters()
+        self.broadcast_parameters()
+
+    def _signature(self) -> list[tuple[str, tuple[int, ...], str]]:
+        return [(param.name or f"params[{i}]", tuple(np.shape(param.get_value(borrow=True))),
+                 str(param.type.dtype)) for i, param in enumerate(self.params)]
+
+    def _check_same_parameters(self) -> None:
+        mine = self._signature()
+        everyone = world().allgather(mine) if size() > 1 else [mine]
+        for other_rank, theirs in enumerate(everyone):
+            if theirs == mine:
+                continue
+            if len(theirs) != len(mine):
+                raise ValueError(f"DataParallel: rank {rank()} has {len(mine)} parameters, "
+                                 f"rank {other_rank} {len(theirs)}: the ranks must build the "
+                                 f"same model")
+            for (name, shape, dtype), (other_name, other_shape, other_dtype) in zip(mine,
+                                                                                 theirs):
+                if (shape, dtype) != (other_shape, other_dtype):
+                    raise ValueError(f"DataParallel: parameter {name} is {shape} {dtype} on "
+                                     f"rank {rank()} but {other_name} is {other_shape} "
+                                     f"{other_dtype} on rank {other_rank}: the ranks must "
+                                     f"build the same model")
+
+    def broadcast_parameters(self, root: int = 0) -> None:
+        """Every rank takes the root's parameter values."""
+        for param in self.params:
+            buffer = np.array(param.get_value(borrow=True), order="C")
+            wait(world().Ibcast(buffer, root=root), "DataParallel.broadcast_parameters")
+            param.set_value(buffer, borrow=True)
+
+    def gradients(self, cost: Variable, **grad_kwargs: Any) -> list[Variable]:
+        """This rank's gradients of `cost`, averaged across ranks by one all-reduce of one
+        buffer (bucketed), reshaped back to each parameter."""
+        from sympile.gradient import grad
+        local = grad(cost, self.params, **grad_kwargs)
+        if size() == 1:
+            return local
+        dtype = np.result_type(*[g.type.dtype for g in local]).name
+        flat = concatenate([g.flatten().astype(dtype) for g in local])
+        averaged = all_reduce(flat, "mean")
+        result, start = [], 0
+        for param, gradient in zip(self.params, local):
+            length = int(np.prod(param.get_value(borrow=True).shape, dtype=np.int64))
+            piece = averaged[start:start + length].reshape(param.shape,
+                                                            ndim=param.type.ndim)
+            result.append(piece.astype(gradient.type.dtype))
+            start += length
+        return result
+
+    def sgd_updates(self, cost: Variable, learning_rate: float,
+                    momentum: float = 0.0) -> list[tuple[SharedVariable, Variable]]:
+        """SGD updates (with momentum when given) from the averaged gradients."""
+        updates = []
+        for param, gradient in zip(self.params, self.gradients(cost)):
+            rate = np.asarray(learning_rate, dtype=param.type.dtype)
+            if momentum:
+                from sympile.tensor.sharedvar import shared
+                velocity = shared(np.zeros_like(param.get_value(borrow=True)),
+                                  name=f"velocity of {param.name or 'a parameter'}")
+                new_velocity = np.asarray(momentum, dtype=param.type.dtype) * velocity \
+                    - rate * gradient
+                updates += [(velocity, new_velocity), (param, param + new_velocity)]
+            else:
+                updates.append((param, param - rate * gradient))
+        return updates
+
+    def save(self, path: str) -> None:
+        """Rank 0 writes the parameters to `path` (numpy .npz, by name); the others wait
+        until it is written."""
+        if rank() == 0:
+            np.savez(path, **{name: param.get_value() for (name, _, _), param in
+                              zip(self._signature(), self.params)})
+        wait(world().Ibarrier(), "DataParallel.save")

@@ -1,0 +1,189 @@
+"""sympile.distributed under `mpiexec -n 2` and `-n 3` (loopback): collectives' values and
+gradients (checked by finite differences of the sum of every rank's cost), a
+data-parallel step against one process on the whole batch, and the fault cases: a rank
+that raises, one that dies, one that never joins, and ranks whose models differ."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+REPOSITORY = Path(__file__).resolve().parent.parent.parent
+
+
+def _mpiexec() -> str | None:
+    beside = Path(sys.executable).parent / "mpiexec"
+    return str(beside) if beside.exists() else shutil.which("mpiexec")
+
+
+try:
+    import mpi4py  # noqa: F401
+    HAVE_MPI = _mpiexec() is not None
+except ImportError:
+    HAVE_MPI = False
+
+pytestmark = pytest.mark.skipif(not HAVE_MPI, reason="needs mpi4py and mpiexec "
+                                                     "(pip install '.[mpi]')")
+
+
+def run_ranks(program: str, ranks: int, tmp_path, timeout: float = 120):
+    """Runs `program` on `ranks` processes; (return code, output, seconds)."""
+    script = tmp_path / "program.py"
+    script.write_text(textwrap.dedent(program))
+    environment = dict(os.environ, PYTHONPATH=str(REPOSITORY))
+    start = time.monotonic()
+    result = subprocess.run([_mpiexec(), "-n", str(ranks), sys.executable, str(script)],
+                            cwd=REPOSITORY, env=environment, capture_output=True, text=True,
+                            timeout=timeout)
+    return result.returncode, result.stdout + result.stderr, time.monotonic() - start
+
+
+COLLECTIVES = """
+import numpy as np, sympile, sympile.tensor as T
+from sympile import distributed as D
+D.init(timeout=60)
+rank, size = D.rank(), D.size()
+x = T.dvector("x")
+mine = np.random.default_rng(rank).normal(size=3)
+everyone = [np.random.default_rng(r).normal(size=3) for r in range(size)]
+f = sympile.function([x], [D.all_reduce(x), D.all_reduce(x, "mean"), D.all_reduce(x, "max"),
+                           D.all_reduce(x, "min"), D.all_gather(x[:rank + 1]),
+                           D.broadcast(x, size - 1)])
+got = f(mine)
+expected = [sum(everyone), sum(everyone) / size, np.max(everyone, 0), np.min(everyone, 0),
+            np.concatenate([e[:r + 1] for r, e in enumerate(everyone)]), everyone[-1]]
+for g, e in zip(got, expected):
+    np.testing.assert_allclose(g, e, rtol=1e-12)
+
+# Gradients: of the sum of every rank's cost, by central differences, every rank taking
+# part in each evaluation (the cost has collectives in it).
+cost = ((D.all_reduce(x) ** 2).sum() + (D.all_reduce(x, "max") * x).sum()
+        + (D.all_gather(x[:2]) ** 3).sum() + (D.broadcast(x, 0) * x).sum()
+        + D.all_reduce(x, "mean").sum() ** 2)
+total = D.all_reduce(cost)
+value = sympile.function([x], total)
+gradient = sympile.function([x], sympile.grad(cost, x))(mine)
+eps = 1e-6
+for r in range(size):
+    for i in range(3):
+        shifted = []
+        for sign in (1, -1):
+            point = mine.copy()
+            if rank == r:
+                point[i] += sign * eps
+            shifted.append(float(value(point)))
+        numeric = (shifted[0] - shifted[1]) / (2 * eps)
+        if rank == r:
+            assert abs(numeric - gradient[i]) < 1e-5 * max(1, abs(numeric)), \\
+                (rank, i, numeric, gradient[i])
+print(f"rank {rank} ok")
+"""
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_collectives_values_and_gradients(ranks, tmp_path):
+    code, output, _ = run_ranks(COLLECTIVES, ranks, tmp_path)
+    assert code == 0, output
+    assert all(f"rank {r} ok" in output for r in range(ranks))
+
+
+DATA_PARALLEL = """
+import numpy as np, sympile, sympile.tensor as T
+from sympile import distributed as D
+D.init(timeout=60)
+rank, size = D.rank(), D.size()
+rng = np.random.default_rng(0)
+data = rng.normal(size=(60, 8)).astype("float64")
+labels = rng.integers(0, 3, 60)
+
+
+def model(seed):
+    init = np.random.default_rng(seed)
+    return [sympile.shared(init.normal(size=(8, 16)) * 0.3, name="W1"),
+            sympile.shared(np.zeros(16), name="b1"),
+            sympile.shared(init.normal(size=(16, 3)) * 0.3, name="W2"),
+            sympile.shared(np.zeros(3), name="b2")]
+
+
+def cost_of(params, x, y):
+    h = T.tanh(T.dot(x, params[0]) + params[1])
+    p = T.nnet.softmax(T.dot(h, params[2]) + params[3])
+    return -T.log(p[T.arange(y.shape[0]), y]).mean()
+
+
+x, y = T.dmatrix("x"), T.lvector("y")
+# Every rank starts from a different draw: DataParallel takes rank 0's.
+params = model(seed=rank + 1)
+parallel = D.DataParallel(params)
+cost = cost_of(params, x, y)
+step = sympile.function([x, y], cost, updates=parallel.sgd_updates(cost, 0.5, momentum=0.9))
+share = 60 // size
+for _ in range(5):
+    step(data[rank * share:(rank + 1) * share], labels[rank * share:(rank + 1) * share])
+
+# One process, the whole batch (no collective: size 1 would not average).
+single = model(seed=1)
+single_cost = cost_of(single, x, y)
+grads = sympile.grad(single_cost, single)
+velocities = [sympile.shared(np.zeros_like(p.get_value())) for p in single]
+updates = []
+for p, g, v in zip(single, grads, velocities):
+    updates += [(v, 0.9 * v - 0.5 * g), (p, p + 0.9 * v - 0.5 * g)]
+reference = sympile.function([x, y], single_cost, updates=updates)
+for _ in range(5):
+    reference(data, labels)
+for p, q in zip(params, single):
+    np.testing.assert_allclose(p.get_value(), q.get_value(), rtol=1e-9, atol=1e-12)
+parallel.save(f"{__import__('sys').argv[1] if len(__import__('sys').argv) > 1 else 'm'}.npz")
+print(f"rank {rank} ok")
+"""
+
+
+@pytest.mark.parametrize("ranks", [2, 3])
+def test_data_parallel_step_matches_one_process_on_the_whole_batch(ranks, tmp_path):
+    code, output, _ = run_ranks(DATA_PARALLEL, ranks, tmp_path)
+    assert code == 0, output
+    assert all(f"rank {r} ok" in output for r in range(ranks))
+
+
+FAULTS = {
+    "raises": ("""
+        if D.rank() == 1:
+            raise RuntimeError("rank 1 breaks")
+        f(np.ones(3))
+        """, "rank 1 breaks"),
+    "dies": ("""
+        if D.rank() == 1:
+            os._exit(3)
+        f(np.ones(3))
+        """, ""),
+    "never joins": ("""
+        if D.rank() == 1:
+            time.sleep(60)
+        f(np.ones(3))
+        """, "waited 3 s for the other ranks"),
+    "different models": ("""
+        D.DataParallel([sympile.shared(np.zeros((3, 4 + D.rank())), name="W")])
+        """, "parameter W is (3, 4) float64 on rank 0 but W is (3, 5) float64 on rank 1"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(FAULTS))
+def test_faults_end_the_job_with_a_clear_error(case, tmp_path):
+    body, message = FAULTS[case]
+    program = ("import os, time, numpy as np, sympile, sympile.tensor as T\n"
+               "from sympile import distributed as D\n"
+               "D.init(timeout=3)\n"
+               "x = T.dvector('x')\n"
+               "f = sympile.function([x], D.all_reduce(x))\n" + textwrap.dedent(body))
+    code, output, seconds = run_ranks(program, 2, tmp_path, timeout=60)
+    assert code != 0, output
+    assert message in output, output
+    assert seconds < 30, f"the job took {seconds:.0f} s to end"
