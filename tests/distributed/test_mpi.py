@@ -187,3 +187,19 @@ def test_faults_end_the_job_with_a_clear_error(case, tmp_path):
     assert code != 0, output
     assert message in output, output
     assert seconds < 30, f"the job took {seconds:.0f} s to end"
+
+
+def test_data_parallel_example_trains_on_two_ranks(tmp_path):
+    checkpoint = tmp_path / "model.npz"
+    environment = dict(os.environ, PYTHONPATH=str(REPOSITORY))
+    result = subprocess.run(
+        [_mpiexec(), "-n", "2", sys.executable, "examples/data_parallel_mlp.py", "--epochs",
+         "5", "--checkpoint", str(checkpoint)], cwd=REPOSITORY, env=environment,
+        capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    summary = [line for line in result.stdout.splitlines() if line.startswith("2 ranks")]
+    assert len(summary) == 1, result.stdout  # rank 0 alone reports
+    assert float(summary[0].rsplit("test accuracy ", 1)[1].split(";")[0]) > 0.9
+    import numpy as np
+    with np.load(checkpoint) as saved:
+        assert sorted(saved.files) == ["W1", "W2", "b1", "b2"]
