@@ -23,14 +23,28 @@ def _mpiexec() -> str | None:
     return str(beside) if beside.exists() else shutil.which("mpiexec")
 
 
-try:
-    import mpi4py  # noqa: F401
-    HAVE_MPI = _mpiexec() is not None
-except ImportError:
-    HAVE_MPI = False
+def _mpi_missing() -> str | None:
+    """Why MPI programs cannot run here (None when they can): no mpi4py, no mpiexec, or an
+    mpiexec that cannot start two processes on this machine."""
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        return "needs mpi4py (pip install '.[mpi]')"
+    if _mpiexec() is None:
+        return "needs mpiexec (pip install '.[mpi]')"
+    try:
+        probe = subprocess.run([_mpiexec(), "-n", "2", sys.executable, "-c",
+                                "from mpi4py import MPI; MPI.COMM_WORLD.Barrier()"],
+                               capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        return "mpiexec -n 2 did not finish a barrier in 60 s on this machine"
+    if probe.returncode != 0:
+        return f"mpiexec -n 2 fails on this machine: {(probe.stderr or probe.stdout)[-300:]}"
+    return None
 
-pytestmark = pytest.mark.skipif(not HAVE_MPI, reason="needs mpi4py and mpiexec "
-                                                     "(pip install '.[mpi]')")
+
+MISSING = _mpi_missing()
+pytestmark = pytest.mark.skipif(MISSING is not None, reason=str(MISSING))
 
 
 def run_ranks(program: str, ranks: int, tmp_path, timeout: float = 120):
