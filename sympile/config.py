@@ -183,6 +183,9 @@ _FLAGS: dict[str, tuple[Any, Callable[[Any], Any], str]] = {
             "C compiler of the C backend ('' : no compiler, use the Python backend)"),
     "compiledir": (_default_compiledir(), str, "where compiled C modules are cached"),
     "cxxflags": ("", str, "extra C compiler flags, space-separated (e.g. -fsanitize=address)"),
+    "compile_progress": (True, _boolean,
+                         "show a progress bar on stderr (on a terminal only) while the C of a "
+                         "function compiles for more than a second"),
     "openmp": ((os.cpu_count() or 1) > 1, _boolean,
                "run large elementwise loops and reductions on several threads (OpenMP)"),
     "openmp_follow_load": (True, _boolean,

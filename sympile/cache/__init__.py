@@ -50,6 +50,7 @@ from types import ModuleType
 
 import numpy
 
+from sympile.cache.progress import CompileProgress
 from sympile.config import config
 from sympile.graph.ccode import resolve_resume_lines
 
@@ -488,6 +489,7 @@ def _build_module(source: str, flags: tuple[str, ...], main_flags: tuple[str, ..
 
     jobs = [(source, compile_main)]
     jobs += [(unit, functools.partial(compile_unit, unit)) for unit in units]
+    progress = CompileProgress(len(jobs), enabled=config.compile_progress)
     try:
         pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 1)
         try:
@@ -497,7 +499,9 @@ def _build_module(source: str, flags: tuple[str, ...], main_flags: tuple[str, ..
                 def run() -> str:
                     if text.startswith(include):
                         header.result()
-                    return job()
+                    result = job()
+                    progress.advance()
+                    return result
                 return run
 
             futures = {index: pool.submit(after_header(*jobs[index]))
@@ -515,6 +519,7 @@ def _build_module(source: str, flags: tuple[str, ...], main_flags: tuple[str, ..
         _check_product(linked, "module", link)
         os.replace(linked, library_path(directory, key))
     finally:
+        progress.close()
         _unlink_quietly(main_object)
         _unlink_quietly(linked)
     _write_meta(directory, key, inputs, SOURCE_NAME, source, library_path(directory, key))
