@@ -10,10 +10,10 @@ rank's input, so that each rank's grad of its local cost is the data-parallel gr
   broadcast        x̄ = all_reduce_sum(ȳ) on the root, zeros elsewhere
 R_op: all_reduce of the tangents, the same way.
 
-perform calls mpi4py's non-blocking collectives on the arrays' buffers (no pickling) and
-waits with init()'s timeout. Collectives are matched by order: every rank must run them
-in the same order, which the same program gives (graphs compile to the same order of
-nodes in every process).
+perform calls mpi4py on the arrays' buffers (no pickling): a barrier waited for with
+init()'s timeout, then the blocking collective. Collectives are matched by order: every
+rank must run them in the same order, which the same program gives (graphs compile to the
+same order of nodes in every process).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from sympile.distributed.world import size, wait, world
+from sympile.distributed.world import joined, size, wait, world
 from sympile.graph.basic import Apply, Variable
 from sympile.graph.gradient_types import disconnected_type, is_disconnected
 from sympile.graph.op import Op
@@ -72,7 +72,8 @@ class AllReduce(CollectiveOp):
     def perform(self, node, inputs, output_storage):
         send = _buffer(inputs[0])
         result = np.empty_like(send)
-        wait(world().Iallreduce(send, result, op=_mpi_op(self.op)), f"all_reduce({self.op})")
+        joined(f"all_reduce({self.op})")
+        world().Allreduce(send, result, op=_mpi_op(self.op))
         if self.op == "mean":
             result /= size()
         output_storage[0][0] = result
@@ -134,7 +135,8 @@ class AllGather(CollectiveOp):
                              f"{shapes.reshape(size(), -1).tolist()}")
         result = np.empty((int(lengths.sum()), *send.shape[1:]), dtype=send.dtype)
         counts = lengths * row
-        wait(world().Iallgatherv(send, [result, counts]), "all_gather")
+        joined("all_gather")
+        world().Allgatherv(send, [result, counts])
         output_storage[0][0] = result
 
     def L_op(self, inputs, outputs, output_grads):
@@ -206,7 +208,8 @@ class Broadcast(CollectiveOp):
         if result.ndim != value.ndim:
             raise ValueError(f"broadcast: the root's array has {result.ndim} dimensions, this "
                              f"rank's type {value.ndim}")
-        wait(world().Ibcast(result, root=self.root), "broadcast")
+        joined("broadcast")
+        world().Bcast(result, root=self.root)
         output_storage[0][0] = result
 
     def L_op(self, inputs, outputs, output_grads):

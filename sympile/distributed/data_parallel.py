@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from sympile.distributed.collectives import all_reduce
-from sympile.distributed.world import rank, size, wait, world
+from sympile.distributed.world import joined, rank, size, wait, world
 from sympile.graph.basic import Variable
 from sympile.tensor.basic import concatenate
 from sympile.tensor.sharedvar import SharedVariable
@@ -74,7 +74,8 @@ class DataParallel:
         """Every rank takes the root's parameter values."""
         for param in self.params:
             buffer = np.array(param.get_value(borrow=True), order="C")
-            wait(world().Ibcast(buffer, root=root), "DataParallel.broadcast_parameters")
+            joined("DataParallel.broadcast_parameters")
+            world().Bcast(buffer, root=root)
             param.set_value(buffer, borrow=True)
 
     def gradients(self, cost: Variable, **grad_kwargs: Any) -> list[Variable]:

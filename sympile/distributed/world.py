@@ -11,8 +11,8 @@ import sys
 import time
 from typing import Any
 
-__all__ = ["CollectiveTimeout", "barrier", "init", "is_initialized", "rank", "size", "wait",
-           "world"]
+__all__ = ["CollectiveTimeout", "barrier", "init", "is_initialized", "joined", "rank", "size",
+           "wait", "world"]
 
 
 class CollectiveTimeout(RuntimeError):
@@ -80,16 +80,26 @@ def wait(request: Any, who: str) -> None:
     if timeout is None:
         request.Wait()
         return
-    deadline = time.monotonic() + timeout
-    spins = 0
+    start = time.monotonic()
+    deadline = start + timeout
+    # MPI makes progress inside its calls only: Test() back to back while the collective
+    # is likely still moving data; after 0.2 s some rank is late, and polling every
+    # millisecond leaves the core to the others.
     while not request.Test():
-        spins += 1
-        if spins > 1000:
-            time.sleep(0.0005)  # a long wait: stop spinning on a core the others need
-        if time.monotonic() > deadline:
+        now = time.monotonic()
+        if now - start > 0.2:
+            time.sleep(0.001)
+        if now > deadline:
             raise CollectiveTimeout(
                 f"{who}: rank {rank()} of {size()} waited {timeout:g} s for the other ranks; "
                 f"one of them failed, stopped, or runs a different program")
+
+
+def joined(who: str) -> None:
+    """Waits (with the timeout) until every rank has reached this collective; the blocking
+    collective that follows then finishes, and MPI's blocking collectives are its most
+    tuned ones."""
+    wait(world().Ibarrier(), who)
 
 
 def barrier() -> None:
