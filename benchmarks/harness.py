@@ -188,6 +188,20 @@ def busy_core() -> Iterator[None]:
         spinner.join()
 
 
+def print_ratio_table(results: dict[str, dict[str, float]], peers: list[str],
+                      width: int = 10) -> None:
+    """One line per case of sympile's results: each library's milliseconds and, for the
+    peers, their ratio to sympile (above 1: sympile is faster)."""
+    reference = results.get("sympile", {})
+    for case in reference:
+        cells = [f"sympile {reference[case] * 1e3:9.2f} ms"]
+        for name in peers:
+            if case in results.get(name, {}):
+                seconds = results[name][case]
+                cells.append(f"{name} {seconds * 1e3:9.2f} ms ({seconds / reference[case]:.2f})")
+        print(f"{case:{width}s} " + "   ".join(cells))
+
+
 def run_workers(module: str, libraries: list[str], arguments: list[str], busy: bool,
                 skip_failures: bool) -> dict[str, Any]:
     """Each library's results, from `python -m <module> --worker <library> <arguments>` in a

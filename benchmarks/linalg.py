@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.harness import available_peers, run_workers, time_callable
+from benchmarks.harness import available_peers, print_ratio_table, run_workers, time_callable
 
 THETA = np.array([0.1, 0.2, -1.0])
 
@@ -167,15 +167,7 @@ def main() -> None:
                           arguments.busy, skip_failures=True)
     print(f"float64; one core busy: {arguments.busy}; seconds per call, ratio = peer / "
           f"sympile")
-    reference = results.get("sympile", {})
-    for case in reference:
-        cells = [f"sympile {reference[case] * 1e3:8.2f} ms"]
-        for name in peers:
-            if case in results.get(name, {}):
-                seconds = results[name][case]
-                cells.append(f"{name} {seconds * 1e3:8.2f} ms ({seconds / reference[case]:.2f})")
-        print(f"{case:10s} " + "   ".join(cells))
-
+    print_ratio_table(results, peers, width=10)
 
 if __name__ == "__main__":
     main()

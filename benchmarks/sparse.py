@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse
 
-from benchmarks.harness import available_peers, run_workers, time_callable
+from benchmarks.harness import available_peers, print_ratio_table, run_workers, time_callable
 
 CLASSES, BATCH, WORDS, LEARNING_RATE = 20, 1000, 100, np.float32(0.1)
 
@@ -225,15 +225,7 @@ def main() -> None:
                           args.busy, skip_failures=True)
     print(f"float32, S {args.rows} x {args.cols} at density {args.density}; one core busy: "
           f"{args.busy}; seconds per call, ratio = peer / sympile")
-    reference = results.get("sympile", {})
-    for case in reference:
-        cells = [f"sympile {reference[case] * 1e3:9.2f} ms"]
-        for name in peers:
-            if case in results.get(name, {}):
-                seconds = results[name][case]
-                cells.append(f"{name} {seconds * 1e3:9.2f} ms ({seconds / reference[case]:.2f})")
-        print(f"{case:8s} " + "   ".join(cells))
-
+    print_ratio_table(results, peers, width=8)
 
 if __name__ == "__main__":
     main()

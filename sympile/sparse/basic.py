@@ -382,21 +382,35 @@ def neg(x: Any) -> Variable:
 # ---------------------------------------------------------------------------------------------
 # Arithmetic
 
-class AddSS(Op):
-    """x + y of two sparse matrices (the format of x)."""
+class _SparseSparse(Op):
+    """An elementwise op of two sparse matrices of one shape: sparse, the format of x."""
 
     __props__ = ()
+    who = ""
+
+    def combine(self, x, y):
+        raise NotImplementedError
 
     def make_node(self, x, y):
-        x = as_sparse_variable(x, who="add", argument="x")
-        y = as_sparse_variable(y, who="add", argument="y")
+        x = as_sparse_variable(x, who=self.who, argument="x")
+        y = as_sparse_variable(y, who=self.who, argument="y")
         return Apply(self, [x, y], [_sparse_like(x.type.format, _result_dtype(x, y))])
 
     def perform(self, node, inputs, output_storage):
         x, y = inputs
-        _check_same_shape("add", x, y)
-        output_storage[0][0] = _as_matrix(x + y, node.outputs[0].type.format,
+        if x.shape != y.shape:
+            raise ValueError(f"{self.who}: the shapes {x.shape} and {y.shape} differ")
+        output_storage[0][0] = _as_matrix(self.combine(x, y), node.outputs[0].type.format,
                                           node.outputs[0].type.dtype)
+
+
+class AddSS(_SparseSparse):
+    """x + y of two sparse matrices (the format of x)."""
+
+    who = "add"
+
+    def combine(self, x, y):
+        return x + y
 
     def L_op(self, inputs, outputs, output_grads):
         (g,) = output_grads
@@ -436,11 +450,6 @@ def _reduce_to(g: Variable, y: Variable) -> Variable:
     return g
 
 
-def _check_same_shape(who: str, x, y) -> None:
-    if x.shape != y.shape:
-        raise ValueError(f"{who}: the shapes {x.shape} and {y.shape} differ")
-
-
 class AddSD(Op):
     """x + y of a sparse x and a dense y: dense. The gradient of x is structured (x's
     pattern), as Theano's."""
@@ -476,21 +485,13 @@ class AddSD(Op):
         return [self(dx, dy) if dy is not None else dense_from_sparse(dx)]
 
 
-class MulSS(Op):
+class MulSS(_SparseSparse):
     """x ∘ y of two sparse matrices (elementwise; the format of x)."""
 
-    __props__ = ()
+    who = "mul"
 
-    def make_node(self, x, y):
-        x = as_sparse_variable(x, who="mul", argument="x")
-        y = as_sparse_variable(y, who="mul", argument="y")
-        return Apply(self, [x, y], [_sparse_like(x.type.format, _result_dtype(x, y))])
-
-    def perform(self, node, inputs, output_storage):
-        x, y = inputs
-        _check_same_shape("mul", x, y)
-        output_storage[0][0] = _as_matrix(x.multiply(y), node.outputs[0].type.format,
-                                          node.outputs[0].type.dtype)
+    def combine(self, x, y):
+        return x.multiply(y)
 
     def L_op(self, inputs, outputs, output_grads):
         (g,) = output_grads

@@ -47,16 +47,21 @@ MISSING = _mpi_missing()
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=str(MISSING))
 
 
-def run_ranks(program: str, ranks: int, tmp_path, timeout: float = 120):
-    """Runs `program` on `ranks` processes; (return code, output, seconds)."""
-    script = tmp_path / "program.py"
-    script.write_text(textwrap.dedent(program))
+def launch(arguments: list[str], ranks: int, timeout: float = 120):
+    """`python arguments...` on `ranks` processes; (return code, output, seconds)."""
     environment = dict(os.environ, PYTHONPATH=str(REPOSITORY))
     start = time.monotonic()
-    result = subprocess.run([_mpiexec(), "-n", str(ranks), sys.executable, str(script)],
+    result = subprocess.run([_mpiexec(), "-n", str(ranks), sys.executable, *arguments],
                             cwd=REPOSITORY, env=environment, capture_output=True, text=True,
                             timeout=timeout)
     return result.returncode, result.stdout + result.stderr, time.monotonic() - start
+
+
+def run_ranks(program: str, ranks: int, tmp_path, timeout: float = 120):
+    """Runs the Python source `program` on `ranks` processes (see launch)."""
+    script = tmp_path / "program.py"
+    script.write_text(textwrap.dedent(program))
+    return launch([str(script)], ranks, timeout)
 
 
 COLLECTIVES = """
@@ -205,14 +210,11 @@ def test_faults_end_the_job_with_a_clear_error(case, tmp_path):
 
 def test_data_parallel_example_trains_on_two_ranks(tmp_path):
     checkpoint = tmp_path / "model.npz"
-    environment = dict(os.environ, PYTHONPATH=str(REPOSITORY))
-    result = subprocess.run(
-        [_mpiexec(), "-n", "2", sys.executable, "examples/data_parallel_mlp.py", "--epochs",
-         "5", "--checkpoint", str(checkpoint)], cwd=REPOSITORY, env=environment,
-        capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stdout + result.stderr
-    summary = [line for line in result.stdout.splitlines() if line.startswith("2 ranks")]
-    assert len(summary) == 1, result.stdout  # rank 0 alone reports
+    code, output, _ = launch(["examples/data_parallel_mlp.py", "--epochs", "5",
+                              "--checkpoint", str(checkpoint)], 2, timeout=300)
+    assert code == 0, output
+    summary = [line for line in output.splitlines() if line.startswith("2 ranks")]
+    assert len(summary) == 1, output  # rank 0 alone reports
     assert float(summary[0].rsplit("test accuracy ", 1)[1].split(";")[0]) > 0.9
     import numpy as np
     with np.load(checkpoint) as saved:
