@@ -45,7 +45,11 @@ def init(comm: Any = None, timeout: float = 300.0, abort_on_error: bool = True) 
             previous(kind, value, trace)
             sys.stderr.write(f"sympile.distributed: rank {_STATE['comm'].Get_rank()} failed; "
                              f"aborting the job\n")
+            sys.stdout.flush()
             sys.stderr.flush()
+            # The launcher forwards output through pipes it stops reading at the abort: give
+            # it the time to pass on this rank's traceback.
+            time.sleep(0.5)
             _STATE["comm"].Abort(1)
 
         abort_on_uncaught._sympile_aborts = True
