@@ -5,12 +5,15 @@ canonicalize (tags canonicalize, fast_run):
                                   structured op of a structured op is then one elementwise
                                   loop on the stored values (fusion does the rest)
   local_csm_of_csm_properties     CSM(csm_properties(x)) -> x (the same format)
+  local_csm_properties_of_transpose
+                                  csm_properties(transpose(x)) -> x's arrays, the shape
+                                  reversed
   local_dense_product_of_sparse   dot(dense_from_sparse(S), W), and W @ dense_from_sparse(S)
                                   -> the sparse product (structured_dot for a structured
                                   dense_from_sparse, else dot): the zeros are never
                                   multiplied
-specialize (tags specialize, fast_run), after the gradients are built (with
-local_csm_properties_of_csm again, for the CSM nodes these make):
+specialize (tags specialize, fast_run), after the gradients are built (with the two
+csm_properties rules again, for the CSM and Transpose nodes these make):
   local_sparse_product_to_kernel  structured_dot(S, y), dot(S, y) and dot(y, S) for a dense y
                                   -> SparseDenseProduct on S's arrays (C, threaded)
   local_sampling_dot_to_kernel    sampling_dot(x, y, P) -> CSM(SampledProducts(x, y, P's
@@ -28,6 +31,7 @@ from sympile.sparse.basic import (
     Dot,
     SamplingDot,
     StructuredDot,
+    Transpose,
     csm_properties,
     is_sparse,
 )
@@ -40,6 +44,7 @@ from sympile.tensor.rewriting.specialize import specialize_db
 from sympile.tensor.rewriting.stabilize import _as_type_of
 
 __all__ = ["local_csm_of_csm_properties", "local_csm_properties_of_csm",
+           "local_csm_properties_of_transpose",
            "local_dense_product_of_sparse", "local_sampling_dot_to_kernel",
            "local_sparse_product_to_kernel"]
 
@@ -56,6 +61,19 @@ def local_csm_properties_of_csm(fgraph: FunctionGraph, node):
         return None
     replacements = [_as_type_of(value, output) for value, output in zip(owner.inputs,
                                                                        node.outputs)]
+    return None if any(r is None for r in replacements) else [r[0] for r in replacements]
+
+
+@node_rewriter([CSMProperties])
+def local_csm_properties_of_transpose(fgraph: FunctionGraph, node):
+    """csm_properties(transpose(x)) -> csm_properties(x) with the shape reversed: a CSR
+    matrix's transpose is the CSC matrix of the same arrays (one Python call less)."""
+    owner = node.inputs[0].owner
+    if owner is None or not isinstance(owner.op, Transpose):
+        return None
+    data, indices, indptr, shape = csm_properties(owner.inputs[0])
+    replacements = [_as_type_of(value, output) for value, output in
+                    zip((data, indices, indptr, shape[::-1]), node.outputs)]
     return None if any(r is None for r in replacements) else [r[0] for r in replacements]
 
 
@@ -137,10 +155,10 @@ def local_sampling_dot_to_kernel(fgraph: FunctionGraph, node):
 
 
 for _rule in (local_csm_properties_of_csm, local_csm_of_csm_properties,
-              local_dense_product_of_sparse):
+              local_csm_properties_of_transpose, local_dense_product_of_sparse):
     canonicalize_db.register(_rule.name, _rule, "canonicalize", "fast_run")
-# Specialize makes csm_properties of new CSM nodes: the first rule again there.
+# Specialize makes csm_properties of new CSM and Transpose nodes: those rules again there.
 for _rule in (local_sparse_product_to_kernel, local_sampling_dot_to_kernel,
-              local_csm_properties_of_csm):
+              local_csm_properties_of_csm, local_csm_properties_of_transpose):
     specialize_db.register(_rule.name, _rule, "specialize", "fast_run")
 del _rule

@@ -106,6 +106,11 @@ def test_rewrites_before_and_after():
     expected = a.copy()
     expected.data = np.exp(expected.data ** 2)
     np.testing.assert_allclose(g(a).toarray(), expected.toarray())
+    # The gradient Sᵀ g reads S's own arrays: no transpose, one csm_properties.
+    cost = sparse.structured_dot(x, weights).sum()
+    k = sympile.function([x, weights], sympile.grad(cost, weights))
+    assert "Transpose" not in _kinds(k) and _kinds(k).count("CSMProperties") == 1
+    np.testing.assert_allclose(k(a, w), a.T @ np.ones((6, 3)))
     # CSM(csm_properties(x)) is x.
     h = sympile.function([x], sparse.CSM("csr")(*sparse.csm_properties(x)))
     assert _kinds(h) == [] or "CSM" not in _kinds(h)
