@@ -67,3 +67,12 @@ def test_sparse_logistic_regression_learns_the_topics(tmp_path):
     assert sum(history["loss"][-20:]) / 20 < history["loss"][0] - 1.0
     assert history["test accuracy"] > 0.7
     assert plot.stat().st_size > 1000
+
+
+def test_char_rnn_learns_and_samples(tmp_path):
+    plot = tmp_path / "char_rnn.png"
+    history = _example("char_rnn.py")["main"](
+        ["--steps", "200", "--hidden", "64", "--plot", str(plot)])
+    assert sum(history["loss"][-20:]) / 20 < history["uniform loss"] - 1.0
+    assert all(len(sample) == 301 for sample in history["samples"])
+    assert plot.stat().st_size > 1000
