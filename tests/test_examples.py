@@ -76,3 +76,11 @@ def test_char_rnn_learns_and_samples(tmp_path):
     assert sum(history["loss"][-20:]) / 20 < history["uniform loss"] - 1.0
     assert all(len(sample) == 301 for sample in history["samples"])
     assert plot.stat().st_size > 1000
+
+
+def test_hessian_free_fits_the_digits(tmp_path):
+    plot = tmp_path / "hf.png"
+    history = _example("hessian_free.py")["main"](["--steps", "10", "--plot", str(plot)])
+    assert history["loss"][-1] < 0.1 * history["loss"][0]
+    assert history["test accuracy"] > 0.9
+    assert plot.stat().st_size > 1000
