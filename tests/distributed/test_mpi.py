@@ -114,7 +114,7 @@ def test_collectives_values_and_gradients(ranks, tmp_path):
 
 
 DATA_PARALLEL = """
-import numpy as np, sympile, sympile.tensor as T
+import os, numpy as np, sympile, sympile.tensor as T
 from sympile import distributed as D
 D.init(timeout=60)
 rank, size = D.rank(), D.size()
@@ -160,7 +160,11 @@ for _ in range(5):
     reference(data, labels)
 for p, q in zip(params, single):
     np.testing.assert_allclose(p.get_value(), q.get_value(), rtol=1e-9, atol=1e-12)
-parallel.save(f"{__import__('sys').argv[1] if len(__import__('sys').argv) > 1 else 'm'}.npz")
+checkpoint = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model.npz")
+parallel.save(checkpoint)
+saved = np.load(checkpoint)
+for p in params:
+    np.testing.assert_array_equal(saved[p.name], p.get_value())
 print(f"rank {rank} ok")
 """
 
