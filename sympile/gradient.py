@@ -5,6 +5,7 @@ The rules live on the Ops (L_op for reverse mode, R_op for forward mode, DESIGN.
 only walks graphs.
 
 Rules' conventions:
+
 - L_op(inputs, outputs, output_grads) returns one gradient per input. An output that does not
   lead to the cost has a DisconnectedType gradient. An input the output does not depend on
   gets `disconnected_type()`; one where the gradient is not defined gets

@@ -8,9 +8,12 @@ from typing import Any
 import numpy as np
 
 from sympile.graph.basic import Apply, Constant, Variable, io_toposort
-from sympile.graph.debugprint import debugprint, op_text  # noqa: F401 - Theano's path
+from sympile.graph.debugprint import debugprint, op_text
 from sympile.graph.op import Op
 from sympile.tensor.variable import as_tensor_variable
+
+# debugprint lives in graph (run-time errors use it); Theano's users import it from here.
+__all__ = ["debugprint", "pp", "pydotprint", "Print", "op_text"]
 
 _INFIX = {"add": "+", "sub": "-", "mul": "*", "true_div": "/", "int_div": "//", "mod": "%",
           "pow": "**", "lt": "<", "gt": ">", "le": "<=", "ge": ">=", "eq": "==", "neq": "!=",

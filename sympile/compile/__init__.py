@@ -1,6 +1,6 @@
 """Compilation: function(), shared variables and modes."""
 
-from sympile.compile.function import (  # noqa: F401
+from sympile.compile.function import (
     Function,
     In,
     Out,
@@ -8,8 +8,12 @@ from sympile.compile.function import (  # noqa: F401
     UnusedInputError,
     function,
 )
-from sympile.compile.mode import Mode, get_mode  # noqa: F401
-from sympile.compile.monitormode import MonitorMode, NanGuardError, NanGuardMode  # noqa: F401
-from sympile.compile.ops import as_op  # noqa: F401
-from sympile.compile.profiling import ProfileMode, ProfileStats  # noqa: F401
-from sympile.compile.shared import SharedVariable, shared  # noqa: F401
+from sympile.compile.mode import Mode, get_mode
+from sympile.compile.monitormode import MonitorMode, NanGuardError, NanGuardMode
+from sympile.compile.ops import as_op
+from sympile.compile.profiling import ProfileMode, ProfileStats
+from sympile.compile.shared import SharedVariable, shared
+
+__all__ = ["function", "Function", "In", "Out", "Param", "UnusedInputError", "Mode", "get_mode",
+           "MonitorMode", "NanGuardMode", "NanGuardError", "ProfileMode", "ProfileStats", "as_op",
+           "shared", "SharedVariable"]

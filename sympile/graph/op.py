@@ -15,16 +15,16 @@ from sympile.graph.utils import MethodNotDefined, user_creation_site
 
 class Op:
     """An operation. Immutable; equal and hashed by its class and the values of the attributes
-    named in `__props__` (an Op without props equals every instance of its class).
+    named in `__props__` (an Op without props equals every instance of its class)::
 
-    make_node(*inputs) -> Apply            check and convert inputs, build output Types
-    perform(node, inputs, output_storage)  numpy implementation; writes output_storage[i][0]
-    infer_shape(fgraph, node, input_shapes) -> list of output shapes (tuples of scalars)
-    L_op(inputs, outputs, output_grads)    reverse mode
-    R_op(inputs, eval_points)              forward mode
-    c_code(node, names)                    C implementation, or None to call perform()
-    destroy_map / view_map                 {output index: [input index]} for inplace and views
-    default_output                         the output index that calling the op returns
+      make_node(*inputs) -> Apply            check and convert inputs, build output Types
+      perform(node, inputs, output_storage)  numpy implementation; writes output_storage[i][0]
+      infer_shape(fgraph, node, input_shapes) -> list of output shapes (tuples of scalars)
+      L_op(inputs, outputs, output_grads)    reverse mode
+      R_op(inputs, eval_points)              forward mode
+      c_code(node, names)                    C implementation, or None to call perform()
+      destroy_map / view_map                 {output index: [input index]} for inplace and views
+      default_output                         the output index that calling the op returns
     """
 
     __props__: tuple[str, ...] = ()

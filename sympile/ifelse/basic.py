@@ -33,7 +33,7 @@ __all__ = ["IfElse", "ifelse"]
 
 
 class IfElse(Op):
-    """IfElse(n_outs)(condition, *then_values, *else_values): the n_outs then values when the
+    """`IfElse(n_outs)(condition, *then_values, *else_values)`: the n_outs then values when the
     scalar condition is nonzero, else the n_outs else values (each output a view of the value
     chosen). `name` only labels the op in printouts."""
 

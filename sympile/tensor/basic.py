@@ -154,7 +154,7 @@ def transpose(x: Any, axes: Sequence[int] | None = None) -> Variable:
 # Alloc and the functions built on it
 
 class Alloc(Op):
-    """alloc(value, *shape): a new array of `shape` holding `value` broadcast to it (numpy's
+    """`alloc(value, *shape)`: a new array of `shape` holding `value` broadcast to it (numpy's
     rules, value's axes aligned with the last ones). As in Elemwise, an axis of value is
     broadcast only if its type says it has length 1; an axis of unknown length must match."""
 
@@ -585,7 +585,7 @@ def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = None) -> Va
 # Join, concatenate, stack
 
 class Join(Op):
-    """join(axis, *tensors): the tensors concatenated along `axis` (numpy.concatenate). axis is
+    """`join(axis, *tensors)`: the tensors concatenated along `axis` (numpy.concatenate). axis is
     an integer scalar, constant or computed, negative counting from the end. The tensors have
     the same number of dimensions (at least 1) and equal lengths on the other axes; the dtype
     is numpy's promotion of theirs."""

@@ -982,7 +982,7 @@ def xlogy0(x: Any, y: Any) -> Variable:
 
 def isclose(a: Any, b: Any, rtol: float = 1e-5, atol: float = 1e-8,
             equal_nan: bool = False) -> Variable:
-    """numpy.isclose: |a - b| <= atol + rtol |b| elementwise, equal infinities close, NaNs
+    """numpy.isclose: `|a - b| <= atol + rtol |b|` elementwise, equal infinities close, NaNs
     close to each other only with equal_nan."""
     a = as_tensor_variable(a, op="isclose", argument="a")
     b = as_tensor_variable(b, op="isclose", argument="b")

@@ -2,7 +2,8 @@
 slogdet, eigh, svd, qr, pinv, and matrix_power, matrix_dot, kron built from products; each
 over a matrix or a stack of them.
 
-Derivatives (L_op and R_op):
+Derivatives (L_op and R_op)::
+
   matrix_inverse  X = A⁻¹: Ā = -Xᵀ X̄ Xᵀ, dX = -X dA X
   det             d = det A: Ā = d̄ d A⁻ᵀ, dd = d tr(A⁻¹ dA)
   slogdet         (sign, log|det A|): Ā = l̄ A⁻ᵀ, dl = tr(A⁻¹ dA), the sign constant
@@ -12,6 +13,7 @@ Derivatives (L_op and R_op):
   svd             distinct nonzero singular values, vectors included (SVD's docstring)
   qr              A's leading min(m, n) columns of full rank (QR's docstring)
   pinv            where the rank is constant (PInv's docstring)
+
 eig and lstsq have none (grad raises, naming the op); norm is built from sums and products
 (matrix norms 2, -2 and nuc from the singular values).
 
@@ -266,12 +268,14 @@ def _leading_rows(x: Variable, k: Variable) -> Variable:
 class SVD(Op):
     """numpy.linalg.svd: [u, s, vh] (compute_uv) or s; full_matrices as numpy.
 
-    With distinct nonzero singular values s, k = min(m, n) and V = vhᵀ (Townsend 2016):
+    With distinct nonzero singular values s, k = min(m, n) and V = vhᵀ (Townsend 2016)::
+
       Ā = U [(F ∘ (J - Jᵀ)) S + diag(s̄) + S (F ∘ (K - Kᵀ))] Vᵀ
           + (Ū - U J) S⁻¹ Vᵀ + U S⁻¹ (V̄ᵀ - Kᵀ Vᵀ),    J = Uᵀ Ū, K = Vᵀ V̄,
       F_ij = 1 / (s_j² - s_i²) (i ≠ j);
       dP = Uᵀ dA V: ds = diag(dP), dU = U (F ∘ (dP S + S dPᵀ)) + (dA V - U dP) S⁻¹,
       dV = V (F ∘ (S dP + dPᵀ S)) + (dAᵀ U - V dPᵀ) S⁻¹.
+
     With full_matrices the columns of u and rows of vh past k are any basis of the
     complements: their gradients are ignored (as torch does) and their tangents are not
     defined (Rop raises where they are needed; use full_matrices=False)."""
@@ -369,10 +373,12 @@ class QR(Op):
     """numpy.linalg.qr: [q, r] (mode 'reduced' or 'complete') or r ('r').
 
     With k = min(m, n), A = [A₁ | A₂] (A₁ its first k columns), R = [R₁ | R₂] (R₁ k × k)
-    and Q̄' = Q̄ + A₂ R̄₂ᵀ:
+    and Q̄' = Q̄ + A₂ R̄₂ᵀ::
+
       Ā = [(Q̄' + Q N) R₁⁻ᵀ | Q R̄₂], N = triu(M) + triu(M, 1)ᵀ, M = R̄₁ R₁ᵀ - Qᵀ Q̄';
       B = Qᵀ dA₁ R₁⁻¹, C = tril(B, -1) - tril(B, -1)ᵀ: dR₁ = (B - C) R₁,
       dQ = dA₁ R₁⁻¹ - Q (B - C), dR₂ = dQᵀ A₂ + Qᵀ dA₂.
+
     A₁ must have full rank. In 'complete' mode the columns of q past k are any basis of the
     complement: their gradients are ignored (as torch does) and their tangents are not
     defined (Rop raises where they are needed)."""

@@ -294,7 +294,7 @@ class CAReduce(Op):
 
 
 class FusedCAReduce(Op):
-    """CAReduce(scalar_op, axis, dtype, acc_dtype) of Elemwise(pre_op)(*inputs), each
+    """CAReduce(scalar_op, axis, dtype, acc_dtype) of `Elemwise(pre_op)(*inputs)`, each
     elementwise value computed where it is folded and never stored: sum((x - m)**2) reads x
     once and writes no temporary. The fusion rewrite local_careduce_fusion forms it.
 
@@ -593,7 +593,7 @@ def _variance(x: Any, axis: Any, ddof: Any, keepdims: bool, function: str) -> Va
 
 def var(x: Any, axis: Any = None, ddof: Any = 0, keepdims: bool = False,
         corrected: bool = False) -> Variable:
-    """Variance of x over `axis` (numpy.var): the mean of |x - mean(x)|**2, with the sum
+    """Variance of x over `axis` (numpy.var): the mean of `|x - mean(x)|**2`, with the sum
     divided by N - ddof (clipped at 0). float64 for integer and bool inputs, the real dtype
     for complex ones (complex64 -> float32), else the input's dtype. corrected=True
     (Theano's name) is ddof=1, the unbiased estimate."""

@@ -210,7 +210,7 @@ class SpecifyShape(Op):
 
 
 class LengthsAgree(Op):
-    """LengthsAgree(pairs, what)(target, *sources): target itself (a view), after checking
+    """`LengthsAgree(pairs, what)(target, *sources)`: target itself (a view), after checking
     that the lengths each pair names are equal: a pair ((i, a), (j, b)) compares axis a of
     input i with axis b of input j (0 is target). Raises the ValueError `what` would raise.
 
@@ -497,7 +497,7 @@ def _normalize_axes(axis: Any, ndim: int, function: str) -> tuple[int, ...]:
 # MakeVector and Reshape
 
 class MakeVector(Op):
-    """make_vector(*scalars): the 1-d tensor of `dtype` holding the given 0-d tensors (each of
+    """`make_vector(*scalars)`: the 1-d tensor of `dtype` holding the given 0-d tensors (each of
     a dtype that converts to `dtype` without loss). Builds shape vectors and stack()s
     scalars."""
 

@@ -1,7 +1,8 @@
 """scipy.linalg's decompositions and solvers (PyTensor's pytensor.tensor.slinalg): cholesky,
 solve, solve_triangular, cho_solve, eigvalsh, each over a matrix or a stack of them.
 
-Derivatives (L_op and R_op):
+Derivatives (L_op and R_op)::
+
   cholesky          A = L Lᵀ: Ā = L⁻ᵀ Φ(Lᵀ L̄) L⁻¹ (Φ: the lower triangle, diagonal halved),
                     dL = L Φ(L⁻¹ dA L⁻ᵀ); A's lower triangle is what is read
   solve             x = A⁻¹ b: b̄ = A⁻ᵀ x̄, Ā = -b̄ xᵀ; dx = A⁻¹ (db - dA x)
@@ -14,9 +15,10 @@ Derivatives (L_op and R_op):
   solve_continuous_lyapunov
                     A X + X Aᵀ = Q: Q̄ = S = lyap(Aᵀ, X̄), Ā = -(S Xᵀ + Sᵀ X);
                     dX = lyap(A, dQ - dA X - X dAᵀ)
-lu, lu_factor, lu_solve
-                  A = P L U: Ā = P L⁻ᵀ [tril(Lᵀ L̄, -1) + triu(Ū Uᵀ)] U⁻ᵀ; lu_solve as
-                  solve, its Ā reaching the packed factors through A = P L U
+  lu, lu_factor, lu_solve
+                    A = P L U: Ā = P L⁻ᵀ [tril(Lᵀ L̄, -1) + triu(Ū Uᵀ)] U⁻ᵀ; lu_solve as
+                    solve, its Ā reaching the packed factors through A = P L U
+
 Where an op reads one triangle of a symmetric matrix, its gradient lies on that triangle
 (linalg_common.read_triangle_grad), so that it matches finite differences of every entry.
 

@@ -507,7 +507,7 @@ def hard_sigmoid(x: Any) -> Variable:
 
 
 def ultra_fast_sigmoid(x: Any) -> Variable:
-    """Theano's piecewise approximation of sigmoid (error below 0.03): with a = |x| / 2,
+    """Theano's piecewise approximation of sigmoid (error below 0.03): with `a = |x| / 2`,
     z = 1.5 a / (1 + a) below a = 1.7, 0.9354... + 0.0459 (a - 1.7) below 3, 0.99505...
     above; the result is (1 + sign(x) z) / 2."""
     x = _float_input("ultra_fast_sigmoid", x, "x")
@@ -522,6 +522,6 @@ def ultra_fast_sigmoid(x: Any) -> Variable:
 
 
 def softsign(x: Any) -> Variable:
-    """x / (1 + |x|)."""
+    """`x / (1 + |x|)`."""
     x = as_tensor_variable(x, op="softsign")
     return math.true_div(x, math.add(1, math.abs(x)))

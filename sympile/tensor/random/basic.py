@@ -137,7 +137,7 @@ class RandomStreams:
 
     def truncated_normal(self, size=None, avg=0.0, std=1.0, ndim=None, dtype=None) -> Variable:
         """Normal samples truncated at two standard deviations: avg + std * eps with eps a
-        standard normal conditioned on |eps| <= 2 (as MRG_RandomStreams' truncated_normal,
+        standard normal conditioned on `|eps| <= 2` (as MRG_RandomStreams' truncated_normal,
         without its rescaling: here std is the scale of the normal before truncation)."""
         return self._location_scale("truncated_normal", size, avg, std, ndim, dtype)
 

@@ -148,7 +148,7 @@ class MRG_RandomStreams:
     def normal(self, size, avg=0.0, std=1.0, ndim=None, dtype=None, nstreams=None,
                truncate=False):
         """Normal samples by Box-Muller on MRG uniforms, avg + std * z; truncate=True keeps
-        |z| <= 2 by drawing the outliers' radii again (Theano's scheme)."""
+        `|z| <= 2` by drawing the outliers' radii again (Theano's scheme)."""
         label = f"{_LABEL}.{'truncated_normal' if truncate else 'normal'}"
         size_variable, length = normalize_size(size, ndim, label)
         if size_variable is None:

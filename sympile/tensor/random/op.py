@@ -75,7 +75,7 @@ def _shape_of(size: np.ndarray, label: str) -> tuple[int, ...]:
 
 class RandomDraw(_RandomOp):
     """A draw of RandomStreams' `distribution` (see DISTRIBUTIONS and philox.py) of
-    `dtype`, with `ndim` dimensions: inputs (state, size, *parameters), outputs (new state,
+    `dtype`, with `ndim` dimensions: inputs `(state, size, *parameters)`, outputs (new state,
     sample). Parameters of kind "element" are scalars or have the sample's shape (the
     streams broadcast them)."""
 
