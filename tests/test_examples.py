@@ -84,3 +84,11 @@ def test_hessian_free_fits_the_digits(tmp_path):
     assert history["loss"][-1] < 0.1 * history["loss"][0]
     assert history["test accuracy"] > 0.9
     assert plot.stat().st_size > 1000
+
+
+def test_logistic_regression_classifies_the_tumours(tmp_path):
+    plot = tmp_path / "logistic_regression.png"
+    history = _example("logistic_regression.py")["main"](["--steps", "60", "--plot", str(plot)])
+    assert history["cost"][-1] < history["cost"][0] / 4
+    assert history["test"][-1] > 0.9
+    assert plot.stat().st_size > 1000

@@ -8,8 +8,7 @@ import pytest
 
 import sympile
 import sympile.tensor as T
-from benchmarks import mlp
-from benchmarks.run import _sympile_softmax
+from sympile.benchmarks import mlp
 
 LAYERS = [784, 20, 10]
 STEPS = 4
@@ -24,7 +23,7 @@ def _assert_same_parameters(steps, reference):
 
 @pytest.mark.parametrize("style", ["default", "trust_input", "n_calls"])
 def test_sympile_styles_train_like_numpy(style):
-    steps = mlp.theano_style_steps(sympile, T, _sympile_softmax(), LAYERS, 10, STEPS, style)
+    steps = mlp.theano_style_steps(sympile, T, T.nnet.softmax, LAYERS, 10, STEPS, style)
     _assert_same_parameters(steps, mlp.numpy_steps(LAYERS, 10, STEPS))
 
 
@@ -59,18 +58,18 @@ def test_pytensor_trains_like_numpy():
 
 @pytest.mark.parametrize("streams", ["RandomStreams", "MRG_RandomStreams"])
 def test_sympile_dropout_training_is_reproducible_and_differs_from_plain(streams):
-    """benchmarks/random_streams.py's dropout MLP: a masked step is not the plain one, and a
+    """sympile/benchmarks/random_streams.py's dropout MLP: a masked step is not the plain one, and a
     stream of one seed trains to the same parameters twice."""
     from sympile.tensor import random
 
     def trained(seed):
-        steps = mlp.theano_style_steps(sympile, T, _sympile_softmax(), LAYERS, 10, STEPS,
+        steps = mlp.theano_style_steps(sympile, T, T.nnet.softmax, LAYERS, 10, STEPS,
                                        "trust_input", dropout=0.5,
                                        streams=getattr(random, streams)(seed=seed))
         steps()
         return steps.parameters()
 
-    plain = mlp.theano_style_steps(sympile, T, _sympile_softmax(), LAYERS, 10, STEPS,
+    plain = mlp.theano_style_steps(sympile, T, T.nnet.softmax, LAYERS, 10, STEPS,
                                    "trust_input")
     plain()
     first, again = trained(3), trained(3)

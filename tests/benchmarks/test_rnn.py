@@ -8,7 +8,7 @@ import pytest
 
 import sympile
 import sympile.tensor as T
-from benchmarks import rnn
+from sympile.benchmarks import rnn
 
 SIZE = dict(vocabulary=7, hidden=5, n_sequences=2, length=6)
 

@@ -1,14 +1,23 @@
-"""The benchmark harness (benchmarks/run.py's command line, benchmarks/harness.py's timing)."""
+"""The benchmark harness (sympile/benchmarks/run.py's command line, harness.py's timing)."""
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from benchmarks.harness import Case, format_table, measure
-from benchmarks.run import rnn_sizes
+from sympile.benchmarks.__main__ import SUITES
+from sympile.benchmarks.__main__ import main as bench_main
+from sympile.benchmarks.harness import Case, format_table, matching_sympile, rows_of, time_case
+from sympile.benchmarks.run import rnn_sizes
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_rnn_sizes_parses_vocabulary_by_hidden_pairs():
@@ -22,17 +31,68 @@ def test_rnn_sizes_rejects_what_is_not_a_pair(text):
         rnn_sizes(text)
 
 
-def test_measure_times_idle_and_with_a_busy_core():
-    case = Case("sum", "100", "calls", 1)
+def test_rows_compare_each_peer_with_sympile_in_the_matching_call_style():
+    case = Case("overhead", "x + 1", "calls", 1000, "call", 1000)
+    idle = {"sympile default": 2e-6, "sympile trust_input": 1e-6, "sympile n_calls": 1e-7,
+            "pytensor default": 4e-6, "pytensor trust_input": 3e-6, "jax jit": 5e-6,
+            "jax fori_loop": 2e-7}
+    rows = {row.implementation: row for row in rows_of(case, idle, {})}
+    assert rows["pytensor default"].compared_with == "sympile default"
+    assert rows["pytensor default"].ratio == pytest.approx(2.0)
+    assert rows["pytensor trust_input"].ratio == pytest.approx(3.0)
+    assert rows["jax jit"].compared_with == "sympile trust_input"
+    assert rows["jax fori_loop"].compared_with == "sympile n_calls"
+    assert rows["sympile n_calls"].ratio is None
+    assert rows["sympile default"].units_per_second == pytest.approx(5e5)
+    assert matching_sympile("numpy (by hand)", ["sympile scan"]) == "sympile scan"
+
+
+def test_time_case_gives_seconds_per_call_and_the_table_lines_up():
     values = np.arange(100.0)
-    case.implementations["sympile sum"] = lambda: values.sum()
-    case.implementations["numpy sum"] = lambda: np.add.reduce(values)
-    rows = measure(case, repeats=1)
-    assert [row.implementation for row in rows] == ["sympile sum", "numpy sum"]
-    for row in rows:
-        assert row.seconds_per_call > 0 and row.busy_seconds_per_call > 0
-    assert rows[0].ratio_to_sympile == rows[0].busy_ratio_to_sympile == 1.0
-    assert "busy time" in format_table(rows)
-    idle_only = measure(case, repeats=1, busy=False)
-    assert idle_only[0].busy_seconds_per_call is None
-    assert "busy time" not in format_table(idle_only)
+    case = Case("sum", "100", "calls", 10, "call", 10)
+    case.implementations["sympile sum"] = lambda: [values.sum() for _ in range(10)]
+    case.implementations["numpy sum"] = lambda: [np.add.reduce(values) for _ in range(10)]
+    idle = time_case(case, repeats=1)
+    assert all(0 < seconds < 1e-3 for seconds in idle.values())
+    rows = rows_of(case, idle, idle)
+    table = format_table(rows).splitlines()
+    assert "busy time" in table[0] and "/call" in table[2]
+    assert len({line.index("/call") for line in table[2:]}) == 1   # the columns line up
+    assert "busy time" not in format_table(rows_of(case, idle, {}))
+
+
+@pytest.mark.slow
+def test_sympile_bench_runs_each_library_in_its_own_process(tmp_path):
+    """From another directory, as an installed tool: the table, the JSON with its units and
+    the ratio plot."""
+    output = tmp_path / "results.json"
+    result = subprocess.run(
+        [sys.executable, "-m", "sympile.benchmarks", "--only", "overhead", "--compare", "",
+         "--repeats", "1", "--no-busy", "--json", str(output)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=600,
+        env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert result.returncode == 0, result.stderr
+    assert "us/call" in result.stdout or "ns/call" in result.stdout
+    saved = json.loads(output.read_text())
+    assert "per row's `per`" in saved["units"]
+    implementations = {row["implementation"]: row for row in saved["rows"]}
+    assert implementations["numpy"]["compared_with"] == "sympile trust_input"
+    assert implementations["sympile n_calls"]["per"] == "call"
+    assert (tmp_path / "results.png").stat().st_size > 1000
+
+
+@pytest.mark.parametrize("suite", sorted(SUITES))
+def test_every_option_of_every_suite_is_documented(suite, monkeypatch, capsys):
+    undocumented = []
+    add_argument = argparse._ActionsContainer.add_argument
+
+    def recording(self, *names, **options):
+        if not options.get("help") and names[0].startswith("--"):
+            undocumented.append(names[0])
+        return add_argument(self, *names, **options)
+
+    monkeypatch.setattr(argparse._ActionsContainer, "add_argument", recording)
+    with pytest.raises(SystemExit):
+        bench_main([suite, "--help"])
+    assert "usage: sympile-bench" in capsys.readouterr().out
+    assert undocumented == []

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.harness import Steps
+from sympile.benchmarks.harness import Steps
 
 LEARNING_RATE = 0.01
 SMALL = {"vocabularies": (54,), "hiddens": (50,), "n_sequences": 3, "length": 100}

@@ -9,7 +9,7 @@ the per-call cost of the Scan node spread over the steps), and of the numpy loop
 CPU time of this thread (time.thread_time), the least of several repeats: on a busy machine
 wall time mostly measures the other processes.
 
-    python -m benchmarks.scan_step [--repeats 7]
+    sympile-bench scan_step [--repeats 7]
 """
 
 from __future__ import annotations
@@ -102,7 +102,8 @@ CASES = {"h + 1": _plus_one, "tanh(x_t + h W)": _tanh_rnn,
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--repeats", type=int, default=7,
+                        help="timed repeats; the median is reported (default: %(default)s)")
     arguments = parser.parse_args(argv)
     print(f"{'case':26s} {'100 steps':>10s} {'1000 steps':>11s} {'numpy loop':>11s}  us/step")
     for name, build in CASES.items():

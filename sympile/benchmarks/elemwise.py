@@ -1,6 +1,6 @@
 """Elementwise loops and reductions of the C backend against numpy.
 
-    python -m benchmarks.elemwise [--repeats 7]
+    sympile-bench elemwise [--repeats 7]
 
 Prints median times of: exp(-x*x)*sin(x) + tanh(x)*0.5 and (x-1)*(x+2)*0.5 + x*x on 1e6 and
 1e7 float32, compiled in FAST_RUN on the C backend (one fused loop), serial and with OpenMP,
@@ -78,7 +78,8 @@ def compiled(expression: Callable, openmp: bool,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--repeats", type=int, default=7,
+                        help="timed repeats; the median is reported (default: %(default)s)")
     arguments = parser.parse_args()
     repeats = arguments.repeats
     rows: list[tuple[str, str, float, float]] = []

@@ -1,7 +1,7 @@
 """Compile time of the MLP training step on the C backend (issue 5): cold, warm, and a new
 function whose ops are cached.
 
-    python -m benchmarks.compile_time [--models "mlp 784-500-10,logreg 784-10"] [--repeats 3]
+    sympile-bench compile_time [--models "mlp 784-500-10,logreg 784-10"] [--repeats 3]
 
 Each repeat uses a new empty cache directory and runs in fresh processes, so 'cold' compiles
 everything (precompiled header, program unit, op units, main unit), 'warm' is a new process
@@ -24,7 +24,7 @@ import tempfile
 MEASURE = r"""
 import json, os, resource, subprocess, sys, time
 import sympile, sympile.tensor as tt
-from benchmarks.mlp import MODELS, theano_style_steps
+from sympile.benchmarks.mlp import MODELS, theano_style_steps
 from sympile import cache
 from sympile.link.c import linker
 from sympile.tensor.nnet import softmax
@@ -72,8 +72,11 @@ def measure(model: str, batch: int, compiledir: str) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default="mlp 784-500-10")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--models", default="mlp 784-500-10",
+                        help="comma-separated 'kind layers' models, e.g. 'mlp 784-500-10,logreg "
+                             "784-10' (default: %(default)s)")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="timed repeats of each measure (default: %(default)s)")
     options = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.2f}, {os.cpu_count()} cores")
     for model in options.models.split(","):

@@ -7,7 +7,7 @@ reported as seconds per call and as ratios to sympile (issue 21's benchmark).
   logreg   one SGD step of a bag-of-words softmax regression: a CSR batch X (1000 x cols,
            100 words a document), 20 classes, W (cols x 20) and b updated
 
-    python -m benchmarks.sparse [--compare scipy,pytensor,jax,torch] [--rows 100000]
+    sympile-bench sparse [--compare scipy,pytensor,jax,torch] [--rows 100000]
                                 [--cols 50000] [--density 0.001] [--repeats 3] [--busy]
 
 Ratios above 1: sympile is faster.
@@ -23,7 +23,12 @@ from typing import Any
 import numpy as np
 import scipy.sparse
 
-from benchmarks.harness import available_peers, print_ratio_table, run_workers, time_callable
+from sympile.benchmarks.harness import (
+    available_peers,
+    print_ratio_table,
+    run_workers,
+    time_callable,
+)
 
 CLASSES, BATCH, WORDS, LEARNING_RATE = 20, 1000, 100, np.float32(0.1)
 
@@ -203,11 +208,17 @@ def _worker(name: str, args: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--compare", default="scipy,pytensor,jax,torch")
-    parser.add_argument("--rows", type=int, default=100_000)
-    parser.add_argument("--cols", type=int, default=50_000)
-    parser.add_argument("--density", type=float, default=0.001)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--compare", default="scipy,pytensor,jax,torch",
+                        help="peers, comma-separated, from scipy, pytensor, jax, torch (default: "
+                             "%(default)s)")
+    parser.add_argument("--rows", type=int, default=100_000,
+                        help="rows of the sparse matrix (default: %(default)s)")
+    parser.add_argument("--cols", type=int, default=50_000,
+                        help="columns of the sparse matrix (default: %(default)s)")
+    parser.add_argument("--density", type=float, default=0.001,
+                        help="fraction of the entries stored (default: %(default)s)")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="timed repeats; the median is reported (default: %(default)s)")
     parser.add_argument("--busy", action="store_true", help="keep one core busy")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -219,7 +230,7 @@ def main() -> None:
     peers = (["scipy"] if "scipy" in requested else []) + peers
     for note in notes:
         print(note)
-    results = run_workers("benchmarks.sparse", ["sympile", *peers],
+    results = run_workers(__spec__.name, ["sympile", *peers],
                           ["--rows", str(args.rows), "--cols", str(args.cols),
                            "--density", str(args.density), "--repeats", str(args.repeats)],
                           args.busy, skip_failures=True)

@@ -1,6 +1,6 @@
 """The reference backend on rewritten (FAST_RUN) against unrewritten graphs.
 
-    python -m benchmarks.rewrites [--repeats 7]
+    sympile-bench rewrites [--repeats 7]
 
 Workload: one SGD step of a 784-500-10 tanh MLP with softmax cross-entropy written naively
 (as the paper's benchmark), batch 60, float32, data in shared variables. Prints node counts and
@@ -106,7 +106,8 @@ def median_time(step, repeats: int, calls: int = 20) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--repeats", type=int, default=7,
+                        help="timed repeats; the median is reported (default: %(default)s)")
     arguments = parser.parse_args()
     results = {}
     for name, mode in [("unrewritten", Mode(rewriter=None, name="none")),

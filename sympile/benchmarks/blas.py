@@ -14,7 +14,7 @@ with trust_input and borrowed outputs, as a training loop would; numpy computes 
 arrays (writing the update in place, its fastest form). Note that numpy and scipy may link
 different BLAS builds.
 
-    python -m benchmarks.blas [--repeats 7] [--only dot,mlp,skinny]
+    sympile-bench blas [--repeats 7] [--only dot,mlp,skinny]
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import numpy as np
 
 import sympile
 import sympile.tensor as T
-from benchmarks.harness import time_callable
+from sympile.benchmarks.harness import time_callable
 from sympile.compile.function import Out
 from sympile.compile.mode import Mode
 from sympile.graph.rewriting.db import RewriteQuery
@@ -132,9 +132,13 @@ def _skinny_case(product: str, batch: int, inputs: int, units: int):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--size", type=int, default=1000)
-    parser.add_argument("--only", default="dot,mlp,skinny")
+    parser.add_argument("--repeats", type=int, default=7,
+                        help="timed repeats; the best is reported (default: %(default)s)")
+    parser.add_argument("--size", type=int, default=1000,
+                        help="side of the square products of the dot section (default: "
+                             "%(default)s)")
+    parser.add_argument("--only", default="dot,mlp,skinny",
+                        help="comma-separated sections: dot, mlp, skinny (default: %(default)s)")
     arguments = parser.parse_args()
     parts = set(arguments.only.split(","))
     cases = []

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.harness import Steps
+from sympile.benchmarks.harness import Steps
 
 N_EXAMPLES, N_INPUTS, N_CLASSES = 6000, 784, 10
 LEARNING_RATE = 0.01

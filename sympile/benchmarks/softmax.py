@@ -11,7 +11,7 @@ trust_input, as a training loop would; numpy computes the same formulas in the i
 dtype; jax runs its jitted jax.nn functions (block_until_ready), torch its torch.softmax /
 log_softmax (no gradient recorded).
 
-    python -m benchmarks.softmax [--repeats 7] [--compare jax,torch]
+    sympile-bench softmax [--repeats 7] [--compare jax,torch]
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ import numpy as np
 
 import sympile
 import sympile.tensor as T
-from benchmarks.harness import available_peers, time_callable
+from sympile.benchmarks.harness import available_peers, time_callable
 from sympile.compile.mode import Mode
 from sympile.graph.rewriting.db import RewriteQuery
 from sympile.tensor import nnet
@@ -95,8 +95,10 @@ def _peer_arrays(name: str, arrays: list[np.ndarray]) -> list[Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--compare", default="jax,torch")
+    parser.add_argument("--repeats", type=int, default=7,
+                        help="timed repeats; the median is reported (default: %(default)s)")
+    parser.add_argument("--compare", default="jax,torch",
+                        help="peers, comma-separated, from jax, torch (default: %(default)s)")
     arguments = parser.parse_args()
     # float64 in jax (read when jax is first imported).
     os.environ.setdefault("JAX_ENABLE_X64", "1")

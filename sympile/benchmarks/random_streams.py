@@ -8,9 +8,9 @@ ratios to sympile's time.
                     torch.rand / torch.randn)
   dropout MLP       one SGD step (50 per timed call) of 784-500-500-10, tanh, dropout
                     p=0.5 (inverted) on both hidden layers, batch 10 and 60, on the MLP
-                    benchmark's data (benchmarks/mlp.py); sympile with trust_input
+                    benchmark's data (sympile/benchmarks/mlp.py); sympile with trust_input
 
-    python -m benchmarks.random_streams [--compare numpy,jax,torch] [--repeats 7] [--busy]
+    sympile-bench random_streams [--compare numpy,jax,torch] [--repeats 7] [--busy]
 
 --busy keeps one core busy (a spinning process) while every library is timed, as a
 training job shares a machine. Ratios above 1: sympile is faster.
@@ -24,8 +24,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from benchmarks import mlp
-from benchmarks.harness import available_peers, format_seconds, run_workers, time_callable
+from sympile.benchmarks import mlp
+from sympile.benchmarks.harness import available_peers, format_seconds, run_workers, time_callable
 
 SIZES = (1_000_000, 10_000_000)
 LAYERS = [784, 500, 500, 10]
@@ -126,8 +126,11 @@ def _worker(name: str, repeats: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--compare", default="numpy,jax,torch")
-    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--compare", default="numpy,jax,torch",
+                        help="peers, comma-separated, from numpy, jax, torch (default: "
+                             "%(default)s)")
+    parser.add_argument("--repeats", type=int, default=7,
+                        help="timed repeats; the median is reported (default: %(default)s)")
     parser.add_argument("--busy", action="store_true", help="keep one core busy")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     arguments = parser.parse_args()
@@ -139,7 +142,7 @@ def main() -> None:
     libraries = ["sympile"] + (["numpy"] if "numpy" in arguments.compare else []) + peers
     for note in notes:
         print(note)
-    results = run_workers("benchmarks.random_streams", libraries,
+    results = run_workers(__spec__.name, libraries,
                           ["--repeats", str(arguments.repeats)], arguments.busy,
                           skip_failures=False)
     print(f"one core busy: {arguments.busy}")

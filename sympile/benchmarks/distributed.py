@@ -7,7 +7,7 @@ SGD step on one process with the whole batch, and on each of 2 processes with ha
 for sympile, the time of the all-reduce of the step's gradients alone (one bucket of all
 the parameters), its share of the 2-process step and its cost per megabyte.
 
-    python -m benchmarks.distributed [--compare torch] [--repeats 5]
+    sympile-bench distributed [--compare torch] [--repeats 5]
 
 Needs mpi4py and mpiexec (`pip install '.[mpi]'`); this machine has 2 cores, so 2
 processes share them with nothing left over.
@@ -130,12 +130,12 @@ def _mpiexec() -> str:
     beside = Path(sys.executable).parent / "mpiexec"
     found = str(beside) if beside.exists() else shutil.which("mpiexec")
     if found is None:
-        raise SystemExit("benchmarks.distributed needs mpiexec: pip install '.[mpi]'")
+        raise SystemExit("sympile-bench distributed needs mpiexec: pip install '.[mpi]'")
     return found
 
 
 def _launch(library: str, processes: int, model: str, batch: int, repeats: int) -> dict:
-    arguments = ["-m", "benchmarks.distributed", "--worker", library, "--model", model,
+    arguments = ["-m", __spec__.name, "--worker", library, "--model", model,
                  "--batch", str(batch), "--repeats", str(repeats)]
     if library == "sympile":
         command = [_mpiexec(), "-n", str(processes), sys.executable, *arguments]
@@ -159,8 +159,12 @@ def _launch(library: str, processes: int, model: str, batch: int, repeats: int) 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--compare", default="torch")
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--compare", default="torch",
+                        help="peers, comma-separated: torch (torch.distributed, gloo) or '' "
+                             "(default: %(default)s)")
+    parser.add_argument("--repeats", type=int, default=5,
+                        help="timed repeats of 10 steps; the median is reported (default: "
+                             "%(default)s)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--model", help=argparse.SUPPRESS)
     parser.add_argument("--batch", type=int, help=argparse.SUPPRESS)

@@ -1,7 +1,7 @@
 """Reductions of elementwise expressions on the C backend, with and without the fused
 reduction (local_careduce_fusion), against numpy and JAX.
 
-    python -m benchmarks.reduction_fusion [--repeats 7] [--no-jax]
+    sympile-bench reduction_fusion [--repeats 7] [--no-jax]
 
 Workloads: sum((x - mean(x))**2), sum(exp(x)) and max(abs(x)) on 1e6 and 1e7 float32, and the
 row-wise sum((a - b)**2, axis=1) and column-wise sum((a - b)**2, axis=0) of 1000x1000 float32
@@ -69,8 +69,10 @@ def _compiled(expression: Callable, kind: str, mode: Mode):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=40)
-    parser.add_argument("--no-jax", action="store_true")
+    parser.add_argument("--repeats", type=int, default=40,
+                        help="timed repeats; the median is reported (default: %(default)s)")
+    parser.add_argument("--no-jax", action="store_true",
+                        help="leave jax out")
     arguments = parser.parse_args()
     jax = None
     if not arguments.no_jax:

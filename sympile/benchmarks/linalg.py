@@ -7,7 +7,7 @@ reported as seconds per call and as ratios to sympile (issue 20's benchmark), fl
   solve  a batched solve, 64 x (32x32) with 4 right-hand sides each, and the gradient of
          sum(x * w) in the matrices and the right-hand sides
 
-    python -m benchmarks.linalg [--compare pytensor,jax,torch] [--sizes 500,2000]
+    sympile-bench linalg [--compare pytensor,jax,torch] [--sizes 500,2000]
                                 [--repeats 5] [--busy]
 
 Ratios above 1: sympile is faster.
@@ -23,7 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.harness import available_peers, print_ratio_table, run_workers, time_callable
+from sympile.benchmarks.harness import (
+    available_peers,
+    print_ratio_table,
+    run_workers,
+    time_callable,
+)
 
 THETA = np.array([0.1, 0.2, -1.0])
 
@@ -149,9 +154,12 @@ def _worker(name: str, sizes: list[int], repeats: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--compare", default="pytensor,jax,torch")
+    parser.add_argument("--compare", default="pytensor,jax,torch",
+                        help="peers, comma-separated, from pytensor, jax, torch (default: "
+                             "%(default)s)")
     parser.add_argument("--sizes", default="500,2000", help="GP sizes n")
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=5,
+                        help="timed repeats; the median is reported (default: %(default)s)")
     parser.add_argument("--busy", action="store_true", help="keep one core busy")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     arguments = parser.parse_args()
@@ -162,7 +170,7 @@ def main() -> None:
     peers, notes = available_peers([name for name in arguments.compare.split(",") if name])
     for note in notes:
         print(note)
-    results = run_workers("benchmarks.linalg", ["sympile", *peers],
+    results = run_workers(__spec__.name, ["sympile", *peers],
                           ["--sizes", arguments.sizes, "--repeats", str(arguments.repeats)],
                           arguments.busy, skip_failures=True)
     print(f"float64; one core busy: {arguments.busy}; seconds per call, ratio = peer / "

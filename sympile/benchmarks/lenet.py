@@ -11,7 +11,7 @@ tanh units, softmax cross-entropy, SGD with learning rate 0.01; convolutions are
 cross-correlations. A timed call runs STEPS consecutive minibatch steps over 600 random
 examples held by the library.
 
-    python -m benchmarks.lenet [--net lenet|large] [--compare torch,torch.compile,jax]
+    sympile-bench lenet [--net lenet|large] [--compare torch,torch.compile,jax]
                                [--batches 1,10,60] [--repeats 5] [--busy]
 
 Ratios above 1: sympile is faster.
@@ -25,7 +25,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from benchmarks.harness import available_peers, run_workers, time_callable
+from sympile.benchmarks.harness import available_peers, run_workers, time_callable
 
 N_EXAMPLES = 600
 STEPS = 20
@@ -196,10 +196,16 @@ def _worker(name: str, net: str, batches: list[int], repeats: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--net", default="lenet", choices=sorted(NETS))
-    parser.add_argument("--compare", default="torch,torch.compile,jax")
-    parser.add_argument("--batches", default="1,10,60")
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--net", default="lenet", choices=sorted(NETS),
+                        help="the network: lenet (LeNet-5 on 32x32) or large (default: "
+                             "%(default)s)")
+    parser.add_argument("--compare", default="torch,torch.compile,jax",
+                        help="peers, comma-separated, from torch, torch.compile, jax (default: "
+                             "%(default)s)")
+    parser.add_argument("--batches", default="1,10,60",
+                        help="minibatch sizes, comma-separated (default: %(default)s)")
+    parser.add_argument("--repeats", type=int, default=5,
+                        help="timed repeats; the median is reported (default: %(default)s)")
     parser.add_argument("--busy", action="store_true", help="keep one core busy")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     arguments = parser.parse_args()
@@ -212,7 +218,7 @@ def main() -> None:
     peers = [name for name in requested if name.split(".")[0] in importable]
     for note in notes:
         print(note)
-    results = run_workers("benchmarks.lenet", ["sympile", *peers],
+    results = run_workers(__spec__.name, ["sympile", *peers],
                           ["--net", arguments.net, "--batches", arguments.batches,
                            "--repeats", str(arguments.repeats)], arguments.busy,
                           skip_failures=True)
