@@ -245,7 +245,9 @@ def _source(plan: ModulePlan, normalized: set[Variable]) -> str:
         run.append("    return sympile_run_nodes(self);")
     run += ["}", ""]
     parts.append("\n".join(run))
-    parts.append(render(prelude.MODULE_INIT, {"BLAS_LOADS": prelude.blas_loader(blas)}))
+    parts.append(render(prelude.MODULE_INIT, {
+        "BLAS_LOADS": prelude.blas_loader(blas),
+        "GOVERNOR_START": "sympile_governor_start();" if governed else ""}))
     return "\n".join(parts)
 
 

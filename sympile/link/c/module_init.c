@@ -1,5 +1,6 @@
 /* The end of each module's main unit: its init function. @BLAS_LOADS@ loads the BLAS
-   routines its nodes call (one line). */
+   routines its nodes call (one line); @GOVERNOR_START@ starts the thread governor's first
+   window where the module has one (thread_governor.c). */
 static struct PyModuleDef sympile_module = {
     PyModuleDef_HEAD_INIT, SYMPILE_MODULE_NAME, NULL, -1, NULL
 };
@@ -14,6 +15,7 @@ PyMODINIT_FUNC SYMPILE_PYINIT(void)
     if (module == NULL)
         return NULL;
 @BLAS_LOADS@
+    @GOVERNOR_START@
     Py_INCREF(&sympile_ProgramType);
     if (PyModule_AddObject(module, "Program", (PyObject *)&sympile_ProgramType) < 0)
         goto fail;

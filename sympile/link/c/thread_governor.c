@@ -54,6 +54,40 @@ static double sympile_governor_busy_seconds(void)
     return found && ticks > 0 ? (double)busy / (double)ticks : -1;
 }
 
+/* Looks at the load since the last look (at most every @PERIOD@ s, called with the
+   monotonic time `now`): updates sympile_governor_cores and starts the next window. */
+static void sympile_governor_look(double now, int budget)
+{
+    double busy = sympile_governor_busy_seconds();
+    double cpu = sympile_governor_seconds(CLOCK_PROCESS_CPUTIME_ID);
+    double elapsed = now - sympile_governor_last;
+    /* A look after a long pause measures the pause: it only starts a new window, unless
+       there is no estimate yet (a function called long after its module was loaded), for
+       which the pause's load is the best one there is. */
+    if (busy >= 0 && sympile_governor_last_busy >= 0 && elapsed > 0
+            && (elapsed < 10 * @PERIOD@ || sympile_governor_cores == 0)) {
+        double others = ((busy - sympile_governor_last_busy)
+                         - (cpu - sympile_governor_last_cpu)) / elapsed;
+        cpu_set_t allowed;
+        int cores = sched_getaffinity(0, sizeof allowed, &allowed) == 0
+            ? CPU_COUNT(&allowed) : budget;
+        int left = (int)((double)cores - others + 0.25);
+        sympile_governor_cores = left < 1 ? 1 : left;
+    }
+    sympile_governor_last = now;
+    sympile_governor_last_busy = busy;
+    sympile_governor_last_cpu = cpu;
+    sympile_governor_next = now + @PERIOD@;
+}
+
+/* At module init: the first window starts when the module is loaded, so that a first call
+   made a while later already knows the load (it ran on every thread until the next look,
+   @PERIOD@ s later: most of a short benchmark on a busy machine). */
+static void sympile_governor_start(void)
+{
+    sympile_governor_look(sympile_governor_seconds(CLOCK_MONOTONIC), omp_get_max_threads());
+}
+
 /* Before a call: lowers the calling thread's OpenMP thread count to the cores left, and
    returns the count to set back after the call (sympile_restore_threads), or 0. */
 static int sympile_govern_threads(void)
@@ -62,26 +96,8 @@ static int sympile_govern_threads(void)
     if (budget <= 1)
         return 0;
     double now = sympile_governor_seconds(CLOCK_MONOTONIC);
-    if (now >= sympile_governor_next) {
-        double busy = sympile_governor_busy_seconds();
-        double cpu = sympile_governor_seconds(CLOCK_PROCESS_CPUTIME_ID);
-        double elapsed = now - sympile_governor_last;
-        /* A look after a long pause measures the pause: it only starts a new window. */
-        if (busy >= 0 && sympile_governor_last_busy >= 0 && elapsed > 0
-                && elapsed < 10 * @PERIOD@) {
-            double others = ((busy - sympile_governor_last_busy)
-                             - (cpu - sympile_governor_last_cpu)) / elapsed;
-            cpu_set_t allowed;
-            int cores = sched_getaffinity(0, sizeof allowed, &allowed) == 0
-                ? CPU_COUNT(&allowed) : budget;
-            int left = (int)((double)cores - others + 0.25);
-            sympile_governor_cores = left < 1 ? 1 : left;
-        }
-        sympile_governor_last = now;
-        sympile_governor_last_busy = busy;
-        sympile_governor_last_cpu = cpu;
-        sympile_governor_next = now + @PERIOD@;
-    }
+    if (now >= sympile_governor_next)
+        sympile_governor_look(now, budget);
     if (sympile_governor_cores == 0 || sympile_governor_cores >= budget)
         return 0;
     omp_set_num_threads(sympile_governor_cores);
