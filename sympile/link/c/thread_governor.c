@@ -61,11 +61,9 @@ static void sympile_governor_look(double now, int budget)
     double busy = sympile_governor_busy_seconds();
     double cpu = sympile_governor_seconds(CLOCK_PROCESS_CPUTIME_ID);
     double elapsed = now - sympile_governor_last;
-    /* A look after a long pause measures the pause: it only starts a new window, unless
-       there is no estimate yet (a function called long after its module was loaded), for
-       which the pause's load is the best one there is. */
-    if (busy >= 0 && sympile_governor_last_busy >= 0 && elapsed > 0
-            && (elapsed < 10 * @PERIOD@ || sympile_governor_cores == 0)) {
+    /* A look after a long pause measures the pause's load: the latest there is, and a
+       better guess than the estimate from before the pause. */
+    if (busy >= 0 && sympile_governor_last_busy >= 0 && elapsed > 0) {
         double others = ((busy - sympile_governor_last_busy)
                          - (cpu - sympile_governor_last_cpu)) / elapsed;
         cpu_set_t allowed;

@@ -98,9 +98,10 @@ def test_calls_run_on_the_cores_another_process_leaves():
 
 
 def test_a_first_call_long_after_loading_already_knows_the_load():
-    """The governor's first window starts when the module is loaded: a function first called
-    well after that, while another process keeps a core busy, runs its first call on the
-    cores left (before, the first 0.1 s of calls ran on every thread)."""
+    """The governor's first window starts when the module is loaded, and a look after a long
+    pause uses the pause's load: a function first called well after loading, while another
+    process keeps a core busy, runs its first call on the cores left (before, the first
+    0.1 s of calls ran on every thread)."""
     budget = _openmp().omp_get_max_threads()
     if budget < 2:
         pytest.skip("one OpenMP thread (OMP_NUM_THREADS)")
@@ -108,7 +109,7 @@ def test_a_first_call_long_after_loading_already_knows_the_load():
     spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
         f = compile_c([x], ThreadsInCall()(x))
-        time.sleep(1.5)        # longer than the 1 s after which a window is a pause
+        time.sleep(1.5)
         first = int(f(np.ones(1000)))
     finally:
         spinner.kill()
