@@ -1,9 +1,10 @@
 /* Threads that follow the machine's load (config.openmp_follow_load), in a module's main
    unit: before each call, at most every @PERIOD@ s, the time other processes kept the
    cores busy since the last look is taken from /proc/stat (the CPUs this process may run
-   on, all but idle and iowait time, less this process's own CPU time), and the call's
-   OpenMP loops and BLAS splits run on the cores left, at least one: the calling thread's
-   OpenMP thread count (omp_set_num_threads) is lowered for the call and set back after.
+   on, all but idle and iowait time, less the CPU time of this process and of its ended
+   children, the C compiler's runs), and the call's OpenMP loops and BLAS splits run on the
+   cores left, at least one: the calling thread's OpenMP thread count (omp_set_num_threads)
+   is lowered for the call and set back after.
    A parallel region's threads wait at its end for the slowest; one that shares its core
    with another process's busy thread makes every region as slow as that core's share, so
    a step on two threads with one core taken was 2-3x slower than on one thread. */
@@ -11,6 +12,7 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,6 +26,18 @@ static double sympile_governor_seconds(clockid_t clock)
     struct timespec t;
     clock_gettime(clock, &t);
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* CPU seconds used so far by this process and by its children that have ended (the C
+   compiler's runs: compiling another function is this process's work, not other load). */
+static double sympile_governor_own_seconds(void)
+{
+    struct rusage children;
+    double seconds = sympile_governor_seconds(CLOCK_PROCESS_CPUTIME_ID);
+    if (getrusage(RUSAGE_CHILDREN, &children) == 0)
+        seconds += (double)children.ru_utime.tv_sec + 1e-6 * (double)children.ru_utime.tv_usec
+                   + (double)children.ru_stime.tv_sec + 1e-6 * (double)children.ru_stime.tv_usec;
+    return seconds;
 }
 
 /* The busy seconds so far of the CPUs this process may run on (/proc/stat's cpuN lines:
@@ -59,7 +73,7 @@ static double sympile_governor_busy_seconds(void)
 static void sympile_governor_look(double now, int budget)
 {
     double busy = sympile_governor_busy_seconds();
-    double cpu = sympile_governor_seconds(CLOCK_PROCESS_CPUTIME_ID);
+    double cpu = sympile_governor_own_seconds();
     double elapsed = now - sympile_governor_last;
     /* A look after a long pause measures the pause's load: the latest there is, and a
        better guess than the estimate from before the pause. */

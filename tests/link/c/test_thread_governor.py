@@ -115,3 +115,16 @@ def test_a_first_call_long_after_loading_already_knows_the_load():
         spinner.kill()
         spinner.wait()
     assert first < budget, f"the first call saw {first} of {budget} threads"
+
+
+def test_compiling_other_functions_is_not_load():
+    """The C compiler's runs for the next function are this process's work: a function called
+    first after them, on an idle machine, runs on every thread."""
+    budget = _openmp().omp_get_max_threads()
+    if budget < 2:
+        pytest.skip("one OpenMP thread (OMP_NUM_THREADS)")
+    x = T.dvector("x")
+    f = compile_c([x], ThreadsInCall()(x))
+    # A constant no earlier run used, so that the compiler runs.
+    compile_c([x], T.cosh(x * float(np.random.default_rng().uniform(3, 4))))
+    assert int(f(np.ones(1000))) == budget
