@@ -22,6 +22,7 @@ import numpy as np
 
 import sympile
 import sympile.tensor as T
+from sympile.benchmarks.harness import add_common_options
 from sympile.compile.mode import Mode
 from sympile.graph.rewriting.db import RewriteQuery
 
@@ -78,8 +79,7 @@ def compiled(expression: Callable, openmp: bool,
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=7,
-                        help="timed repeats; the median is reported (default: %(default)s)")
+    add_common_options(parser, 7)
     arguments = parser.parse_args()
     repeats = arguments.repeats
     rows: list[tuple[str, str, float, float]] = []

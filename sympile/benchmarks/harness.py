@@ -39,6 +39,18 @@ class Steps:
         self.run()
 
 
+def add_common_options(parser: Any, repeats: int, compare: str | None = None,
+                       peers: str = "") -> None:
+    """The options most suites share: --repeats (the median of that many timings is
+    reported) and, when the suite has peers, --compare (the peers from `peers`)."""
+    parser.add_argument("--repeats", type=int, default=repeats,
+                        help="timed repeats; the median is reported (default: %(default)s)")
+    if compare is not None:
+        parser.add_argument("--compare", default=compare,
+                            help=f"peers, comma-separated, from {peers} (default: "
+                                 f"%(default)s)")
+
+
 def available_peers(requested: list[str]) -> tuple[list[str], list[str]]:
     """(importable peers, notes on those skipped), in the requested order."""
     found, notes = [], []

@@ -25,7 +25,12 @@ from collections.abc import Callable
 
 import numpy as np
 
-from sympile.benchmarks.harness import available_peers, run_workers, time_callable
+from sympile.benchmarks.harness import (
+    add_common_options,
+    available_peers,
+    run_workers,
+    time_callable,
+)
 
 N_EXAMPLES = 600
 STEPS = 20
@@ -196,16 +201,12 @@ def _worker(name: str, net: str, batches: list[int], repeats: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_common_options(parser, 5, "torch,torch.compile,jax", "torch, torch.compile, jax")
     parser.add_argument("--net", default="lenet", choices=sorted(NETS),
                         help="the network: lenet (LeNet-5 on 32x32) or large (default: "
                              "%(default)s)")
-    parser.add_argument("--compare", default="torch,torch.compile,jax",
-                        help="peers, comma-separated, from torch, torch.compile, jax (default: "
-                             "%(default)s)")
     parser.add_argument("--batches", default="1,10,60",
                         help="minibatch sizes, comma-separated (default: %(default)s)")
-    parser.add_argument("--repeats", type=int, default=5,
-                        help="timed repeats; the median is reported (default: %(default)s)")
     parser.add_argument("--busy", action="store_true", help="keep one core busy")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     arguments = parser.parse_args()

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from sympile.benchmarks.harness import (
+    add_common_options,
     available_peers,
     print_ratio_table,
     run_workers,
@@ -154,12 +155,8 @@ def _worker(name: str, sizes: list[int], repeats: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--compare", default="pytensor,jax,torch",
-                        help="peers, comma-separated, from pytensor, jax, torch (default: "
-                             "%(default)s)")
+    add_common_options(parser, 5, "pytensor,jax,torch", "pytensor, jax, torch")
     parser.add_argument("--sizes", default="500,2000", help="GP sizes n")
-    parser.add_argument("--repeats", type=int, default=5,
-                        help="timed repeats; the median is reported (default: %(default)s)")
     parser.add_argument("--busy", action="store_true", help="keep one core busy")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     arguments = parser.parse_args()

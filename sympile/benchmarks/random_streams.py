@@ -25,7 +25,13 @@ from collections.abc import Callable
 import numpy as np
 
 from sympile.benchmarks import mlp
-from sympile.benchmarks.harness import available_peers, format_seconds, run_workers, time_callable
+from sympile.benchmarks.harness import (
+    add_common_options,
+    available_peers,
+    format_seconds,
+    run_workers,
+    time_callable,
+)
 
 SIZES = (1_000_000, 10_000_000)
 LAYERS = [784, 500, 500, 10]
@@ -126,11 +132,7 @@ def _worker(name: str, repeats: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--compare", default="numpy,jax,torch",
-                        help="peers, comma-separated, from numpy, jax, torch (default: "
-                             "%(default)s)")
-    parser.add_argument("--repeats", type=int, default=7,
-                        help="timed repeats; the median is reported (default: %(default)s)")
+    add_common_options(parser, 7, "numpy,jax,torch", "numpy, jax, torch")
     parser.add_argument("--busy", action="store_true", help="keep one core busy")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     arguments = parser.parse_args()

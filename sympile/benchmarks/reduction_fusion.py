@@ -22,6 +22,7 @@ import numpy as np
 
 import sympile
 import sympile.tensor as T
+from sympile.benchmarks.harness import add_common_options
 from sympile.compile.mode import Mode
 from sympile.graph.rewriting.db import RewriteQuery
 
@@ -69,8 +70,7 @@ def _compiled(expression: Callable, kind: str, mode: Mode):
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=40,
-                        help="timed repeats; the median is reported (default: %(default)s)")
+    add_common_options(parser, 40)
     parser.add_argument("--no-jax", action="store_true",
                         help="leave jax out")
     arguments = parser.parse_args()

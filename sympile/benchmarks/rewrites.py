@@ -28,6 +28,7 @@ import numpy as np
 
 import sympile
 import sympile.tensor as T
+from sympile.benchmarks.harness import add_common_options
 from sympile.compile.mode import Mode
 
 
@@ -106,8 +107,7 @@ def median_time(step, repeats: int, calls: int = 20) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=7,
-                        help="timed repeats; the median is reported (default: %(default)s)")
+    add_common_options(parser, 7)
     arguments = parser.parse_args()
     results = {}
     for name, mode in [("unrewritten", Mode(rewriter=None, name="none")),

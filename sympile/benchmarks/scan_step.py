@@ -23,6 +23,7 @@ import numpy as np
 
 import sympile
 import sympile.tensor as T
+from sympile.benchmarks.harness import add_common_options
 from sympile.compile.mode import Mode
 from sympile.graph.rewriting.db import RewriteQuery
 from sympile.scan import scan
@@ -102,8 +103,7 @@ CASES = {"h + 1": _plus_one, "tanh(x_t + h W)": _tanh_rnn,
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=7,
-                        help="timed repeats; the median is reported (default: %(default)s)")
+    add_common_options(parser, 7)
     arguments = parser.parse_args(argv)
     print(f"{'case':26s} {'100 steps':>10s} {'1000 steps':>11s} {'numpy loop':>11s}  us/step")
     for name, build in CASES.items():

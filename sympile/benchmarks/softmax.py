@@ -26,7 +26,7 @@ import numpy as np
 
 import sympile
 import sympile.tensor as T
-from sympile.benchmarks.harness import available_peers, time_callable
+from sympile.benchmarks.harness import add_common_options, available_peers, time_callable
 from sympile.compile.mode import Mode
 from sympile.graph.rewriting.db import RewriteQuery
 from sympile.tensor import nnet
@@ -95,10 +95,7 @@ def _peer_arrays(name: str, arrays: list[np.ndarray]) -> list[Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=7,
-                        help="timed repeats; the median is reported (default: %(default)s)")
-    parser.add_argument("--compare", default="jax,torch",
-                        help="peers, comma-separated, from jax, torch (default: %(default)s)")
+    add_common_options(parser, 7, "jax,torch", "jax, torch")
     arguments = parser.parse_args()
     # float64 in jax (read when jax is first imported).
     os.environ.setdefault("JAX_ENABLE_X64", "1")

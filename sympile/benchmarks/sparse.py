@@ -24,6 +24,7 @@ import numpy as np
 import scipy.sparse
 
 from sympile.benchmarks.harness import (
+    add_common_options,
     available_peers,
     print_ratio_table,
     run_workers,
@@ -208,17 +209,13 @@ def _worker(name: str, args: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--compare", default="scipy,pytensor,jax,torch",
-                        help="peers, comma-separated, from scipy, pytensor, jax, torch (default: "
-                             "%(default)s)")
+    add_common_options(parser, 3, "scipy,pytensor,jax,torch", "scipy, pytensor, jax, torch")
     parser.add_argument("--rows", type=int, default=100_000,
                         help="rows of the sparse matrix (default: %(default)s)")
     parser.add_argument("--cols", type=int, default=50_000,
                         help="columns of the sparse matrix (default: %(default)s)")
     parser.add_argument("--density", type=float, default=0.001,
                         help="fraction of the entries stored (default: %(default)s)")
-    parser.add_argument("--repeats", type=int, default=3,
-                        help="timed repeats; the median is reported (default: %(default)s)")
     parser.add_argument("--busy", action="store_true", help="keep one core busy")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
