@@ -11,9 +11,11 @@ rank's input, so that each rank's grad of its local cost is the data-parallel gr
 R_op: all_reduce of the tangents, the same way.
 
 perform calls mpi4py on the arrays' buffers (no pickling): a barrier waited for with
-init()'s timeout, then the blocking collective. Collectives are matched by order: every
-rank must run them in the same order, which the same program gives (graphs compile to the
-same order of nodes in every process).
+init()'s timeout, then the blocking collective. all_reduce reduces in place in one buffer
+kept for the process (see _work_buffer), not in a new array each call, and takes several
+tensors in one call (a bucket). Collectives are matched by order: every rank must run them
+in the same order, which the same program gives (graphs compile to the same order of nodes
+in every process).
 """
 
 from __future__ import annotations
@@ -45,6 +47,20 @@ def _buffer(value: np.ndarray) -> np.ndarray:
     return np.asarray(value, order="C")
 
 
+# One buffer, reused by every all_reduce of this process: MPICH maps a buffer it has not
+# seen before into the other processes' address space (about 4 ms for 11 MB here, against
+# 1.7 ms for the whole in-place all-reduce of a buffer it knows). Calls run one at a time
+# (collectives are matched by order across ranks).
+_WORK: list[np.ndarray] = [np.empty(0, np.uint8)]
+
+
+def _work_buffer(nbytes: int) -> np.ndarray:
+    """The process's all-reduce buffer, at least `nbytes` long (grown, never shrunk)."""
+    if _WORK[0].nbytes < nbytes:
+        _WORK[0] = np.empty(nbytes, np.uint8)
+    return _WORK[0][:nbytes]
+
+
 class CollectiveOp(Op):
     """An op whose value depends on the other ranks (or on this rank's number): never
     computed while compiling, whatever its inputs."""
@@ -54,7 +70,10 @@ class CollectiveOp(Op):
 
 
 class AllReduce(CollectiveOp):
-    """The elementwise sum, mean, max or min of x over every rank."""
+    """The elementwise sum, mean, max or min over every rank of each input: one tensor, or
+    several of one dtype reduced in one collective (a bucket: they are packed into the
+    process's work buffer, reduced in place and unpacked, so that many small tensors cost
+    one call)."""
 
     __props__ = ("op",)
 
@@ -63,43 +82,72 @@ class AllReduce(CollectiveOp):
             raise ValueError(f"all_reduce: op must be one of {_OPS}, got {op!r}")
         self.op = op
 
-    def make_node(self, x):
-        x = as_tensor_variable(x, op="all_reduce", argument="x")
-        if self.op == "mean" and x.type.dtype[0] in "iub":
-            raise TypeError(f"all_reduce: 'mean' needs a float tensor, got {x.type}")
-        return Apply(self, [x], [x.type()])
+    def make_node(self, *tensors):
+        if not tensors:
+            raise ValueError("all_reduce: needs at least one tensor")
+        tensors = [as_tensor_variable(t, op="all_reduce",
+                                      argument="x" if len(tensors) == 1 else f"tensors[{i}]")
+                   for i, t in enumerate(tensors)]
+        dtypes = sorted({t.type.dtype for t in tensors})
+        if len(dtypes) > 1:
+            raise TypeError(f"all_reduce: the tensors of one bucket need one dtype, got "
+                            f"{', '.join(dtypes)}")
+        if self.op == "mean" and dtypes[0][0] in "iub":
+            raise TypeError(f"all_reduce: 'mean' needs float tensors, got {tensors[0].type}")
+        return Apply(self, tensors, [t.type() for t in tensors])
 
     def perform(self, node, inputs, output_storage):
-        send = _buffer(inputs[0])
-        result = np.empty_like(send)
+        from mpi4py import MPI
+        values = [_buffer(value) for value in inputs]
+        dtype = values[0].dtype
+        work = _work_buffer(sum(value.nbytes for value in values)).view(dtype)
+        start = 0
+        for value in values:
+            work[start:start + value.size] = value.reshape(-1)
+            start += value.size
         joined(f"all_reduce({self.op})")
-        world().Allreduce(send, result, op=_mpi_op(self.op))
-        if self.op == "mean":
-            result /= size()
-        output_storage[0][0] = result
+        world().Allreduce(MPI.IN_PLACE, work, op=_mpi_op(self.op))
+        start = 0
+        for cell, value in zip(output_storage, values):
+            piece = work[start:start + value.size].reshape(value.shape)
+            cell[0] = np.divide(piece, size()) if self.op == "mean" else piece.copy()
+            start += value.size
 
     def infer_shape(self, fgraph, node, input_shapes):
-        return [input_shapes[0]]
+        return list(input_shapes)
+
+    def _reduced(self, op: str, tensors: list[Variable | None]) -> list[Variable | None]:
+        """AllReduce(op) of the tensors that are not None, in one bucket; None stays."""
+        given = [t for t in tensors if t is not None]
+        if not given:
+            return list(tensors)
+        reduced = AllReduce(op)(*given)
+        reduced = iter([reduced] if len(given) == 1 else reduced)
+        return [None if t is None else next(reduced) for t in tensors]
 
     def L_op(self, inputs, outputs, output_grads):
-        (g,) = output_grads
-        if is_disconnected(g):
-            return [disconnected_type()]
-        if self.op in ("sum", "mean"):
-            return [AllReduce(self.op)(g)]
-        return [AllReduce("sum")(g) * eq(inputs[0], outputs[0])]
+        gradients = self._reduced("sum" if self.op in ("max", "min") else self.op,
+                                  [None if is_disconnected(g) else g for g in output_grads])
+        if self.op in ("max", "min"):
+            gradients = [None if g is None else g * eq(x, y)
+                         for g, x, y in zip(gradients, inputs, outputs)]
+        return [disconnected_type() if g is None else g for g in gradients]
 
     def R_op(self, inputs, eval_points):
-        (dx,) = eval_points
-        if dx is None:
-            return [None]
         if self.op in ("sum", "mean"):
-            return [AllReduce(self.op)(dx)]
-        return [AllReduce("sum")(dx * eq(inputs[0], self(inputs[0])))]
+            return self._reduced(self.op, list(eval_points))
+        outputs = self(*inputs)
+        outputs = [outputs] if len(inputs) == 1 else outputs
+        return self._reduced("sum", [None if dx is None else dx * eq(x, y)
+                                     for dx, x, y in zip(eval_points, inputs, outputs)])
 
 
-def all_reduce(x: Any, op: str = "sum") -> Variable:
-    """x reduced elementwise over every rank ('sum', 'mean', 'max' or 'min')."""
+def all_reduce(x: Any, op: str = "sum") -> Variable | list[Variable]:
+    """x reduced elementwise over every rank ('sum', 'mean', 'max' or 'min'); x a tensor, or
+    a list of tensors of one dtype, reduced in one collective (a list of results)."""
+    if isinstance(x, (list, tuple)):
+        reduced = AllReduce(op)(*x)
+        return [reduced] if len(x) == 1 else list(reduced)
     return AllReduce(op)(x)
 
 

@@ -26,7 +26,6 @@ import numpy as np
 from sympile.distributed.collectives import all_reduce
 from sympile.distributed.world import joined, rank, size, wait, world
 from sympile.graph.basic import Variable
-from sympile.tensor.basic import concatenate
 from sympile.tensor.sharedvar import SharedVariable
 
 __all__ = ["DataParallel"]
@@ -79,22 +78,19 @@ class DataParallel:
             param.set_value(buffer, borrow=True)
 
     def gradients(self, cost: Variable, **grad_kwargs: Any) -> list[Variable]:
-        """This rank's gradients of `cost`, averaged across ranks by one all-reduce of one
-        buffer (bucketed), reshaped back to each parameter."""
+        """This rank's gradients of `cost`, averaged across ranks by one all-reduce of all of
+        them (a bucket per dtype)."""
         from sympile.gradient import grad
         local = grad(cost, self.params, **grad_kwargs)
         if size() == 1:
             return local
-        dtype = np.result_type(*[g.type.dtype for g in local]).name
-        flat = concatenate([g.flatten().astype(dtype) for g in local])
-        averaged = all_reduce(flat, "mean")
-        result, start = [], 0
-        for param, gradient in zip(self.params, local):
-            length = int(np.prod(param.get_value(borrow=True).shape, dtype=np.int64))
-            piece = averaged[start:start + length].reshape(param.shape,
-                                                            ndim=param.type.ndim)
-            result.append(piece.astype(gradient.type.dtype))
-            start += length
+        # One bucket per dtype (one for the usual model).
+        result: list[Variable | None] = [None] * len(local)
+        for dtype in sorted({g.type.dtype for g in local}):
+            positions = [i for i, g in enumerate(local) if g.type.dtype == dtype]
+            for i, averaged in zip(positions, all_reduce([local[i] for i in positions],
+                                                         "mean")):
+                result[i] = averaged
         return result
 
     def sgd_updates(self, cost: Variable, learning_rate: float,

@@ -7,6 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+import sympile.tensor as T
+from sympile import distributed
+
 REPOSITORY = Path(__file__).resolve().parent.parent.parent
 
 
@@ -25,3 +30,13 @@ def test_init_without_mpi4py_says_how_to_install_it():
     result = subprocess.run([sys.executable, "-c", program], cwd=REPOSITORY,
                             capture_output=True, text=True, timeout=120)
     assert "pip install 'sympile[mpi]'" in result.stdout, result.stdout + result.stderr
+
+
+def test_a_bucket_needs_tensors_of_one_dtype():
+    """Checked where the graph is built, before any rank runs it."""
+    with pytest.raises(TypeError, match="one bucket need one dtype, got float32, float64"):
+        distributed.all_reduce([T.fvector("a"), T.dvector("b")])
+    with pytest.raises(TypeError, match="'mean' needs float tensors"):
+        distributed.all_reduce([T.lvector("n")], "mean")
+    with pytest.raises(ValueError, match="at least one tensor"):
+        distributed.all_reduce([])

@@ -81,11 +81,25 @@ expected = [sum(everyone), sum(everyone) / size, np.max(everyone, 0), np.min(eve
 for g, e in zip(got, expected):
     np.testing.assert_allclose(g, e, rtol=1e-12)
 
+# A bucket: several tensors in one collective, each reduced as on its own.
+m = T.dmatrix("m")
+bucket = sympile.function([x, m], D.all_reduce([x, m, x[0]], "mean")
+                          + D.all_reduce([x * 2, m], "max"))
+matrix = np.random.default_rng(10 + rank).normal(size=(2, 3))
+matrices = [np.random.default_rng(10 + r).normal(size=(2, 3)) for r in range(size)]
+got = bucket(mine, matrix)
+expected = [sum(everyone) / size, sum(matrices) / size, sum(e[0] for e in everyone) / size,
+            2 * np.max(everyone, 0), np.max(matrices, 0)]
+for g, e in zip(got, expected):
+    np.testing.assert_allclose(g, e, rtol=1e-12)
+
 # Gradients: of the sum of every rank's cost, by central differences, every rank taking
 # part in each evaluation (the cost has collectives in it).
 cost = ((D.all_reduce(x) ** 2).sum() + (D.all_reduce(x, "max") * x).sum()
         + (D.all_gather(x[:2]) ** 3).sum() + (D.broadcast(x, 0) * x).sum()
-        + D.all_reduce(x, "mean").sum() ** 2)
+        + D.all_reduce(x, "mean").sum() ** 2
+        + sum((b ** 2).sum() for b in D.all_reduce([x, x[1:] * x[0]], "sum"))
+        + sum((b * x[:b.shape[0]]).sum() for b in D.all_reduce([x, x[:2]], "max")))
 total = D.all_reduce(cost)
 value = sympile.function([x], total)
 gradient = sympile.function([x], sympile.grad(cost, x))(mine)
