@@ -1,6 +1,7 @@
 /* Sparse products for @dtype@ (sympile.sparse.kernels): a CSR or CSC matrix S, given by its
-   arrays (data, indices, indptr; int32 indices) and shape, times a dense matrix, and the
-   products of two dense matrices sampled at a sparse pattern. Every index is checked
+   arrays (data, indices, indptr; int32 indices) and shape, times a dense matrix (into a new
+   matrix, or added with a scale into one: z + alpha S @ y), and the products of two dense
+   matrices sampled at a sparse pattern. Every index is checked
    before it is used: a malformed matrix is a ValueError, never a read out of bounds.
    Threads: rows (CSR) or column bands (CSC) of the result split among OpenMP threads above
    @minsize@ multiply-adds; no two threads write the same element. */
@@ -80,18 +81,20 @@ static int sympile_sparse_shape(const char *who, PyArrayObject *shape, npy_intp 
 }
 #endif
 
-/* Rows [first, last) of z = S @ y for a CSR S and C-contiguous y and z (k columns). */
+/* Rows [first, last) of z = S @ y (zero) or z += alpha S @ y for a CSR S and C-contiguous
+   y and z (k columns). */
 static @vectorize@ void sympile_sparse_csr_rows_@dtype@(
     npy_intp first, npy_intp last, const @T@ *restrict values,
     const npy_int32 *restrict index, const npy_int32 *restrict ptr, const @T@ *restrict y,
-    npy_intp k, @T@ *restrict z)
+    npy_intp k, @T@ *restrict z, @T@ alpha, int zero)
 {
     for (npy_intp i = first; i < last; i++) {
         @T@ *restrict zrow = z + i * k;
-        for (npy_intp c = 0; c < k; c++)
-            zrow[c] = 0;
+        if (zero)
+            for (npy_intp c = 0; c < k; c++)
+                zrow[c] = 0;
         for (npy_int32 s = ptr[i]; s < ptr[i + 1]; s++) {
-            const @T@ value = values[s];
+            const @T@ value = alpha * values[s];
             const @T@ *restrict yrow = y + (npy_intp)index[s] * k;
             for (npy_intp c = 0; c < k; c++)
                 zrow[c] += value * yrow[c];
@@ -99,18 +102,19 @@ static @vectorize@ void sympile_sparse_csr_rows_@dtype@(
     }
 }
 
-/* Rows [first, last) of z = S @ y for a CSC S (rows x cols) and C-contiguous y and z: the
-   stored values of those rows, found in each column (its indices are sorted) by a binary
-   search, so that threads write disjoint rows (not parts of rows: those share cache
-   lines). */
+/* Rows [first, last) of z = S @ y (zero) or z += alpha S @ y for a CSC S (rows x cols) and
+   C-contiguous y and z: the stored values of those rows, found in each column (its indices
+   are sorted) by a binary search, so that threads write disjoint rows (not parts of rows:
+   those share cache lines). */
 static @vectorize@ void sympile_sparse_csc_rows_@dtype@(
     npy_intp first, npy_intp last, npy_intp cols, const @T@ *restrict values,
     const npy_int32 *restrict index, const npy_int32 *restrict ptr, const @T@ *restrict y,
-    npy_intp k, @T@ *restrict z)
+    npy_intp k, @T@ *restrict z, @T@ alpha, int zero)
 {
-    for (npy_intp i = first; i < last; i++)
-        for (npy_intp c = 0; c < k; c++)
-            z[i * k + c] = 0;
+    if (zero)
+        for (npy_intp i = first; i < last; i++)
+            for (npy_intp c = 0; c < k; c++)
+                z[i * k + c] = 0;
     for (npy_intp j = 0; j < cols; j++) {
         npy_int32 low = ptr[j], high = ptr[j + 1];
         if (low == high || index[high - 1] < first || index[low] >= last)
@@ -124,7 +128,7 @@ static @vectorize@ void sympile_sparse_csc_rows_@dtype@(
         }
         const @T@ *restrict yrow = y + j * k;
         for (npy_int32 s = low; s < ptr[j + 1] && index[s] < last; s++) {
-            const @T@ value = values[s];
+            const @T@ value = alpha * values[s];
             @T@ *restrict zrow = z + (npy_intp)index[s] * k;
             for (npy_intp c = 0; c < k; c++)
                 zrow[c] += value * yrow[c];
@@ -142,41 +146,45 @@ static @vectorize@ @T@ sympile_sparse_dot_@dtype@(const @T@ *restrict x,
     return total;
 }
 
-/* *z = S @ y: S (rows x cols) in CSR (csr) or CSC, y a dense C-contiguous cols x k
-   matrix; z C-contiguous rows x k. */
-static int sympile_sparse_dense_@dtype@(PyArrayObject *data, PyArrayObject *indices,
-                                        PyArrayObject *indptr, PyArrayObject *shape,
-                                        PyArrayObject *y, PyArrayObject **z, int csr)
+/* Checks S's arrays and shape against y (cols x k): rows and cols of S, or -1 with a
+   ValueError naming `who`. */
+static int sympile_sparse_operands_@dtype@(const char *who, PyArrayObject *data,
+                                           PyArrayObject *indices, PyArrayObject *indptr,
+                                           PyArrayObject *shape, PyArrayObject *y,
+                                           npy_intp *rows, npy_intp *cols, int csr)
 {
-    const char *who = csr ? "structured_dot (CSR)" : "structured_dot (CSC)";
-    npy_intp rows, cols;
-    if (sympile_sparse_shape(who, shape, &rows, &cols) < 0)
+    if (sympile_sparse_shape(who, shape, rows, cols) < 0)
         return -1;
-    if (PyArray_NDIM(y) != 2 || PyArray_DIM(y, 0) != cols) {
+    if (PyArray_NDIM(y) != 2 || PyArray_DIM(y, 0) != *cols) {
         PyErr_Format(PyExc_ValueError, "%s: the shapes (%zd, %zd) and (%zd, %zd) do not "
-                     "multiply", who, (Py_ssize_t)rows, (Py_ssize_t)cols,
+                     "multiply", who, (Py_ssize_t)*rows, (Py_ssize_t)*cols,
                      (Py_ssize_t)PyArray_DIM(y, 0),
                      (Py_ssize_t)(PyArray_NDIM(y) == 2 ? PyArray_DIM(y, 1) : -1));
         return -1;
     }
-    if (sympile_sparse_check(who, data, indices, indptr, csr ? rows : cols,
-                             csr ? cols : rows) < 0)
-        return -1;
-    npy_intp k = PyArray_DIM(y, 1), dims[2] = {rows, k};
-    if (sympile_prepare_output(z, 2, dims, @npy@) < 0)
-        return -1;
+    return sympile_sparse_check(who, data, indices, indptr, csr ? *rows : *cols,
+                                csr ? *cols : *rows);
+}
+
+/* z = S @ y (zero) or z += alpha S @ y into the C-contiguous rows x k z, S checked. */
+static void sympile_sparse_product_@dtype@(PyArrayObject *data, PyArrayObject *indices,
+                                           PyArrayObject *indptr, PyArrayObject *y,
+                                           npy_intp rows, npy_intp cols, @T@ *zdata,
+                                           @T@ alpha, int zero, int csr)
+{
     const @T@ *values = (const @T@ *)PyArray_DATA(data);
     const npy_int32 *index = (const npy_int32 *)PyArray_DATA(indices);
     const npy_int32 *ptr = (const npy_int32 *)PyArray_DATA(indptr);
     const @T@ *ydata = (const @T@ *)PyArray_DATA(y);
-    @T@ *zdata = (@T@ *)PyArray_DATA(*z);
+    npy_intp k = PyArray_DIM(y, 1);
     npy_intp major = csr ? rows : cols;
     int threads = sympile_sparse_threads((double)ptr[major] * (double)k);
     if (csr) {
         #pragma omp parallel for schedule(dynamic, 16) num_threads(threads) if (threads > 1)
         for (npy_intp block = 0; block < (rows + 63) / 64; block++) {
             npy_intp first = block * 64, last = first + 64 < rows ? first + 64 : rows;
-            sympile_sparse_csr_rows_@dtype@(first, last, values, index, ptr, ydata, k, zdata);
+            sympile_sparse_csr_rows_@dtype@(first, last, values, index, ptr, ydata, k, zdata,
+                                            alpha, zero);
         }
     } else {
         /* Each thread adds into its own rows of z. */
@@ -188,10 +196,72 @@ static int sympile_sparse_dense_@dtype@(PyArrayObject *data, PyArrayObject *indi
             npy_intp parts = 1, part = 0;
 #endif
             sympile_sparse_csc_rows_@dtype@(rows * part / parts, rows * (part + 1) / parts,
-                                            cols, values, index, ptr, ydata, k, zdata);
+                                            cols, values, index, ptr, ydata, k, zdata,
+                                            alpha, zero);
         }
     }
+}
+
+/* *z = S @ y: S (rows x cols) in CSR (csr) or CSC, y a dense C-contiguous cols x k
+   matrix; z C-contiguous rows x k. */
+static int sympile_sparse_dense_@dtype@(PyArrayObject *data, PyArrayObject *indices,
+                                        PyArrayObject *indptr, PyArrayObject *shape,
+                                        PyArrayObject *y, PyArrayObject **z, int csr)
+{
+    const char *who = csr ? "structured_dot (CSR)" : "structured_dot (CSC)";
+    npy_intp rows, cols;
+    if (sympile_sparse_operands_@dtype@(who, data, indices, indptr, shape, y, &rows, &cols,
+                                        csr) < 0)
+        return -1;
+    npy_intp dims[2] = {rows, PyArray_DIM(y, 1)};
+    if (sympile_prepare_output(z, 2, dims, @npy@) < 0)
+        return -1;
+    sympile_sparse_product_@dtype@(data, indices, indptr, y, rows, cols,
+                                   (@T@ *)PyArray_DATA(*z), 1, 1, csr);
     return 0;
+}
+
+/* *out = z + alpha S @ y (Theano's Usmm), over z itself when `inplace` (through a contiguous
+   copy written back when z is strided); alpha a 0-d array. */
+static int sympile_sparse_accumulate_@dtype@(PyArrayObject *z, PyArrayObject *alpha,
+                                             PyArrayObject *data, PyArrayObject *indices,
+                                             PyArrayObject *indptr, PyArrayObject *shape,
+                                             PyArrayObject *y, PyArrayObject **out, int csr,
+                                             int inplace)
+{
+    const char *who = csr ? "z + alpha structured_dot (CSR)"
+                          : "z + alpha structured_dot (CSC)";
+    npy_intp rows, cols;
+    if (sympile_sparse_operands_@dtype@(who, data, indices, indptr, shape, y, &rows, &cols,
+                                        csr) < 0)
+        return -1;
+    if (PyArray_NDIM(z) != 2 || PyArray_DIM(z, 0) != rows
+            || PyArray_DIM(z, 1) != PyArray_DIM(y, 1) || PyArray_TYPE(z) != @npy@
+            || PyArray_NDIM(alpha) != 0
+            || PyArray_TYPE(alpha) != @npy@) {
+        PyErr_Format(PyExc_ValueError, "%s: z must be a (%zd, %zd) @dtype@ matrix and alpha "
+                     "a @dtype@ scalar", who, (Py_ssize_t)rows, (Py_ssize_t)PyArray_DIM(y, 1));
+        return -1;
+    }
+    const int direct = inplace && PyArray_IS_C_CONTIGUOUS(z) && PyArray_ISALIGNED(z)
+                       && PyArray_ISWRITEABLE(z);
+    PyArrayObject *target = direct ? z : (PyArrayObject *)PyArray_NewCopy(z, NPY_CORDER);
+    if (target == NULL)
+        return -1;
+    if (direct)
+        Py_INCREF(z);
+    sympile_sparse_product_@dtype@(data, indices, indptr, y, rows, cols,
+                                   (@T@ *)PyArray_DATA(target), *(@T@ *)PyArray_DATA(alpha),
+                                   0, csr);
+    if (inplace && !direct) {
+        int copied = PyArray_CopyInto(z, target);
+        Py_DECREF(target);
+        if (copied < 0)
+            return -1;
+        Py_INCREF(z);
+        target = z;
+    }
+    return sympile_assign_output(out, target);
 }
 
 /* *out[s] = x[i] · y[j] (times p's value when scaled) for each stored position s = (i, j)

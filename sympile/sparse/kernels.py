@@ -4,6 +4,10 @@ the gradients are built. They take (data, indices, indptr, shape) rather than a 
 matrix, so that the C backend sees arrays only.
 
   SparseDenseProduct(format)   S @ y for S given by its arrays, y dense: dense
+  SparseDenseAccumulate(format)
+                               z + alpha S @ y (Theano's Usmm); its _Inplace form writes
+                               over z: a gradient step W - lr Sᵀ g adds into W at S's
+                               stored positions, without a dense gradient matrix
   SampledProducts(format, scaled)
                                x[i] · y[j] at each stored position (i, j) of a pattern,
                                times the pattern's value when scaled: the data of
@@ -24,9 +28,11 @@ from sympile.graph.op import Op
 from sympile.graph.utils import MethodNotDefined
 from sympile.tensor.basic import as_tensor_variable
 from sympile.tensor.blas.blas_c import VECTORIZE
+from sympile.tensor.inplace import register_inplace_form
 from sympile.tensor.type import tensor_type
 
-__all__ = ["SampledProducts", "SparseDenseProduct"]
+__all__ = ["SampledProducts", "SparseDenseAccumulate", "SparseDenseAccumulateInplace",
+           "SparseDenseProduct"]
 
 _KERNELS = c_file(__file__, "kernels.c")
 _SUBSTITUTIONS = {"float32": {"T": "npy_float32", "npy": "NPY_FLOAT32"},
@@ -107,6 +113,61 @@ class SparseDenseProduct(Op):
 
     def L_op(self, inputs, outputs, output_grads):
         raise MethodNotDefined("SparseDenseProduct is made after differentiation")
+
+
+class SparseDenseAccumulate(Op):
+    """z + alpha * (S @ y), S (format) given by data, indices, indptr (int32) and shape
+    (int64), z, y and the 0-d alpha dense, all of z's dtype."""
+
+    __props__ = ("format",)
+
+    def __init__(self, format: str):
+        self.format = format
+
+    def make_node(self, z, alpha, data, indices, indptr, shape, y):
+        inputs = [as_tensor_variable(v, op=type(self).__name__)
+                  for v in (z, alpha, data, indices, indptr, shape, y)]
+        dtype = inputs[0].type.dtype
+        if inputs[0].type.ndim != 2 or inputs[1].type.ndim != 0 or any(
+                inputs[i].type.dtype != dtype for i in (1, 2, 6)):
+            raise TypeError(f"{type(self).__name__}: z must be a matrix, alpha a scalar, and "
+                            f"alpha, data and y of z's dtype {dtype}")
+        return Apply(self, inputs, [inputs[0].type()])
+
+    def perform(self, node, inputs, output_storage):
+        z, alpha, data, indices, indptr, shape, y = inputs
+        if y.ndim != 2 or y.shape[0] != shape[1] or z.shape != (shape[0], y.shape[1]):
+            raise ValueError(f"z + alpha structured_dot: the shapes {z.shape}, "
+                             f"{tuple(shape)} and {y.shape} do not fit")
+        result = z if self.destroy_map else z.copy()
+        result += alpha * (_matrix(self.format, data, indices, indptr, shape) @ y)
+        output_storage[0][0] = result
+
+    def c_code(self, node, names):
+        dtype = node.outputs[0].type.dtype
+        if dtype not in _SUBSTITUTIONS:
+            return None
+        z, alpha, data, indices, indptr, shape, y = names.inputs
+        arrays = [(data, _CONTIGUOUS), (indices, _CONTIGUOUS), (indptr, _CONTIGUOUS),
+                  (y, _CONTIGUOUS)]
+        # z as it is: the inplace form writes over the caller's array.
+        call = (f"sympile_sparse_accumulate_{dtype}({z}, {alpha}, {data}_owned, "
+                f"{indices}_owned, {indptr}_owned, {shape}, {y}_owned, &{names.outputs[0]}, "
+                f"{int(self.format == 'csr')}, {int(bool(self.destroy_map))})")
+        return CCode(body=_call(arrays, call, names.fail), support=(_support(dtype),),
+                     openmp=True)
+
+    def L_op(self, inputs, outputs, output_grads):
+        raise MethodNotDefined(f"{type(self).__name__} is made after differentiation")
+
+
+class SparseDenseAccumulateInplace(SparseDenseAccumulate):
+    """SparseDenseAccumulate written over z (input 0)."""
+
+    destroy_map = {0: [0]}
+
+
+register_inplace_form(SparseDenseAccumulate, SparseDenseAccumulateInplace)
 
 
 class SampledProducts(Op):

@@ -18,12 +18,19 @@ csm_properties rules again, for the CSM and Transpose nodes these make):
                                   -> SparseDenseProduct on S's arrays (C, threaded)
   local_sampling_dot_to_kernel    sampling_dot(x, y, P) -> CSM(SampledProducts(x, y, P's
                                   arrays), P's pattern)
+blas (tags blas, fast_run), with the dense products' rules:
+  local_sparse_accumulate         z + alpha * SparseDenseProduct(S, y) (also z - ...) ->
+                                  SparseDenseAccumulate(z, alpha, S, y), which the inplace
+                                  pass writes over z: W - lr * structured_dot(Xᵀ, g) adds
+                                  into W at X's stored positions, with no dense gradient
+                                  matrix zeroed, filled and read again
 """
 
 from __future__ import annotations
 
 from sympile.graph.fgraph import FunctionGraph
 from sympile.graph.rewriting.basic import node_rewriter
+from sympile.scalar import basic as scalar
 from sympile.sparse.basic import (
     CSM,
     CSMProperties,
@@ -35,10 +42,12 @@ from sympile.sparse.basic import (
     csm_properties,
     is_sparse,
 )
-from sympile.sparse.kernels import SampledProducts, SparseDenseProduct
+from sympile.sparse.kernels import SampledProducts, SparseDenseAccumulate, SparseDenseProduct
 from sympile.tensor.blas.basic import Dot as DenseDot
 from sympile.tensor.blas.basic import MatMul
+from sympile.tensor.elemwise import Elemwise
 from sympile.tensor.math import cast
+from sympile.tensor.rewriting.blas import blas_db, declared_replacement, sum_of_product_and_z
 from sympile.tensor.rewriting.canonicalize import canonicalize_db
 from sympile.tensor.rewriting.specialize import specialize_db
 from sympile.tensor.rewriting.stabilize import _as_type_of
@@ -46,7 +55,7 @@ from sympile.tensor.rewriting.stabilize import _as_type_of
 __all__ = ["local_csm_of_csm_properties", "local_csm_properties_of_csm",
            "local_csm_properties_of_transpose",
            "local_dense_product_of_sparse", "local_sampling_dot_to_kernel",
-           "local_sparse_product_to_kernel"]
+           "local_sparse_accumulate", "local_sparse_product_to_kernel"]
 
 
 def _as(variable, dtype: str):
@@ -154,6 +163,25 @@ def local_sampling_dot_to_kernel(fgraph: FunctionGraph, node):
     return [CSM(format)(values, indices, indptr, shape)]
 
 
+@node_rewriter([Elemwise(scalar.add), Elemwise(scalar.sub)])
+def local_sparse_accumulate(fgraph: FunctionGraph, node):
+    """z + alpha * SparseDenseProduct(S, y) -> SparseDenseAccumulate(z, alpha, S, y), the
+    product used by this sum only and z unscaled (alpha from the 0-d factors and signs)."""
+    for product, z, dtype in sum_of_product_and_z(fgraph, node, 2):
+        core = product.core
+        if not isinstance(core.owner.op, SparseDenseProduct) or not z.is_unscaled \
+                or dtype not in ("float32", "float64"):
+            continue
+        data, indices, indptr, shape, y = core.owner.inputs
+        if data.type.dtype != dtype or y.type.dtype != dtype:
+            continue
+        accumulate = SparseDenseAccumulate(core.owner.op.format)
+        return declared_replacement(node, accumulate(z.core, product.scale(dtype), data,
+                                                     indices, indptr, shape, y))
+    return None
+
+
+blas_db.register(local_sparse_accumulate.name, local_sparse_accumulate, "blas", "fast_run")
 for _rule in (local_csm_properties_of_csm, local_csm_of_csm_properties,
               local_csm_properties_of_transpose, local_dense_product_of_sparse):
     canonicalize_db.register(_rule.name, _rule, "canonicalize", "fast_run")

@@ -30,7 +30,7 @@ from sympile.tensor.subtensor import (
 )
 
 __all__ = ["AdvancedIncSubtensorInplace", "GemmInplace", "GemvInplace", "GerInplace",
-           "IncSubtensorInplace", "base_form", "inplace_form"]
+           "IncSubtensorInplace", "base_form", "inplace_form", "register_inplace_form"]
 
 
 class GemmInplace(Gemm):
@@ -147,6 +147,13 @@ _INPLACE_CLASSES = {Gemm: GemmInplace, Gemv: GemvInplace, Ger: GerInplace,
                     IncSubtensor: IncSubtensorInplace,
                     AdvancedIncSubtensor: AdvancedIncSubtensorInplace}
 _BASE_CLASSES = {inplace: base for base, inplace in _INPLACE_CLASSES.items()}
+
+
+def register_inplace_form(base: type, inplace: type) -> None:
+    """Make `inplace` (which overwrites input 0 and takes `base`'s props) the overwriting
+    form of `base`, for an op family above this layer (the sparse products)."""
+    _INPLACE_CLASSES[base] = inplace
+    _BASE_CLASSES[inplace] = base
 
 
 def inplace_form(op: Op) -> Op | None:

@@ -11,7 +11,12 @@ import scipy.sparse as sp
 import sympile
 import sympile.tensor as T
 from sympile import sparse
-from sympile.sparse.kernels import SampledProducts, SparseDenseProduct
+from sympile.sparse.kernels import (
+    SampledProducts,
+    SparseDenseAccumulate,
+    SparseDenseAccumulateInplace,
+    SparseDenseProduct,
+)
 from tests.link.c.utils import C_MODE, PYTHON_MODE, compile_c, requires_compiler
 
 pytestmark = requires_compiler
@@ -90,6 +95,83 @@ def test_kernels_agree_with_perform_and_reject_malformed_arrays():
         c(*good[:4], np.ones((2, 2)))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("format", ["csr", "csc"])
+@pytest.mark.parametrize("op", [SparseDenseAccumulate, SparseDenseAccumulateInplace])
+def test_accumulate_matches_scipy_in_c_and_perform(op, format, dtype):
+    """z + alpha S @ y, z contiguous and strided (a transposed view); the inplace form
+    writes over z itself, also when z is strided."""
+    rng = np.random.default_rng(3)
+    a = _matrix(rng, (30, 20), format, dtype)
+    data, indices, indptr = (T.vector(n, dtype=d) for n, d in
+                             (("data", dtype), ("indices", "int32"), ("indptr", "int32")))
+    shape, z, y = T.lvector("shape"), T.matrix("z", dtype=dtype), T.matrix("y", dtype=dtype)
+    alpha = T.scalar("alpha", dtype=dtype)
+    inputs = [sympile.In(z, mutable=True), alpha, data, indices, indptr, shape, y]
+    result = op(format)(z, alpha, data, indices, indptr, shape, y)
+    tolerance = 1e-5 if dtype == "float32" else 1e-12
+    yv = rng.normal(size=(20, 4)).astype(dtype)
+    for mode in (C_MODE, PYTHON_MODE):
+        f = sympile.function(inputs, result, mode=mode, accept_inplace=True)
+        for zv in (rng.normal(size=(30, 4)).astype(dtype),
+                   np.asfortranarray(rng.normal(size=(30, 4)).astype(dtype))):
+            expected = zv + dtype_scalar(dtype, -0.5) * (a @ yv)
+            got = f(zv, dtype_scalar(dtype, -0.5), a.data, a.indices, a.indptr,
+                    np.array(a.shape), yv)
+            np.testing.assert_allclose(got, expected, rtol=tolerance, atol=tolerance)
+            if op is SparseDenseAccumulateInplace:
+                np.testing.assert_allclose(zv, expected, rtol=tolerance, atol=tolerance)
+
+
+def dtype_scalar(dtype: str, value: float) -> np.ndarray:
+    return np.asarray(value, dtype=dtype)
+
+
+def test_accumulate_rejects_shapes_that_do_not_fit():
+    data, y, z = T.dvector("data"), T.dmatrix("y"), T.dmatrix("z")
+    indices, indptr, shape = T.ivector("indices"), T.ivector("indptr"), T.lvector("shape")
+    alpha = T.dscalar("alpha")
+    inputs = [z, alpha, data, indices, indptr, shape, y]
+    c = compile_c(inputs, SparseDenseAccumulate("csr")(*inputs))
+    good = (np.zeros((3, 2)), 1.0, np.array([1.0, 2.0, 3.0]), np.array([0, 2, 1], "int32"),
+            np.array([0, 2, 3, 3], "int32"), np.array([3, 3]), np.arange(6.0).reshape(3, 2))
+    np.testing.assert_allclose(c(*good), sp.csr_matrix(good[2:5], shape=(3, 3)) @ good[6])
+    with pytest.raises(ValueError, match=r"z must be a \(3, 2\) float64 matrix"):
+        c(np.zeros((2, 2)), *good[1:])
+    with pytest.raises(ValueError, match=r"index 3 at position 1 is outside \[0, 3\)"):
+        c(*good[:3], np.array([0, 3, 1], "int32"), *good[4:])
+    with pytest.raises(TypeError, match="alpha, data and y of z's dtype float64"):
+        SparseDenseAccumulate("csr")(z, T.fscalar("a"), data, indices, indptr, shape, y)
+
+
+def test_a_gradient_step_adds_into_the_weights():
+    """W - lr * (gradient through structured_dot) becomes one SparseDenseAccumulate written
+    over W, with the values of the unfused step."""
+    rng = np.random.default_rng(4)
+    a = _matrix(rng, (40, 300), "csr", "float32", 0.05)
+    labels_value = rng.integers(0, 5, 40)
+    x = sparse.csr_matrix("x", dtype="float32")
+    labels = T.lvector("labels")
+
+    def step(mode):
+        w = sympile.shared(np.zeros((300, 5), "float32"), name="w")
+        p = T.nnet.softmax(sparse.structured_dot(x, w))
+        loss = -T.log(p[T.arange(labels.shape[0]), labels]).mean()
+        f = sympile.function([x, labels], loss, mode=mode,
+                             updates=[(w, w - np.float32(0.5) * sympile.grad(loss, w))])
+        return f, w
+
+    fused, w_fused = step(C_MODE)
+    unfused, w_unfused = step(C_MODE.excluding("local_sparse_accumulate"))
+    assert "SparseDenseAccumulateInplace" in _kinds(fused)
+    assert "SparseDenseAccumulate" not in "".join(_kinds(unfused))
+    for _ in range(3):
+        np.testing.assert_allclose(fused(a, labels_value), unfused(a, labels_value),
+                                   rtol=1e-5)
+    np.testing.assert_allclose(w_fused.get_value(), w_unfused.get_value(), rtol=1e-5,
+                               atol=1e-7)
+
+
 def test_rewrites_before_and_after():
     rng = np.random.default_rng(2)
     a = _matrix(rng, (6, 5), "csr", "float64", 0.5)
@@ -119,6 +201,7 @@ def test_rewrites_before_and_after():
 
 SANITIZER_SCRIPT = """
 import numpy as np, scipy.sparse as sp
+import sympile
 import sympile.tensor as T
 from sympile import sparse
 from tests.link.c.utils import compile_c
@@ -127,13 +210,23 @@ rng = np.random.default_rng(0)
 for format in ("csr", "csc"):
     x = sparse.matrix(format, "x", dtype="float64")
     w, v = T.dmatrix("w"), T.dmatrix("v")
-    f = compile_c([x, w, v], [sparse.structured_dot(x, w), sparse.dot(v, x),
-                              sparse.sampling_dot(v.T, w, x)])
+    z = T.dmatrix("z")
+    f = compile_c([x, w, v, z], [sparse.structured_dot(x, w), sparse.dot(v, x),
+                                 sparse.sampling_dot(v.T, w, x),
+                                 z - 0.5 * sparse.structured_dot(x, w[:, ::-1])])
     for shape, k in [((7, 5), 3), ((0, 4), 2), ((3, 0), 2), ((5, 4), 0), ((50, 40), 9)]:
         a = sp.random(*shape, density=0.3, format=format, random_state=rng)
-        f(a, rng.normal(size=(shape[1], k)), rng.normal(size=(k, shape[0])))
+        f(a, rng.normal(size=(shape[1], k)), rng.normal(size=(k, shape[0])),
+          rng.normal(size=(shape[0], k)))
+    # Written over a mutable z (the inplace form), contiguous and strided.
+    g = compile_c([x, w, sympile.In(z, mutable=True)], z - 0.5 * sparse.structured_dot(x, w))
+    assert "SparseDenseAccumulateInplace" in str(g.maker.fgraph.toposort())
+    a = sp.random(50, 40, density=0.3, format=format, random_state=rng)
+    for zv in (rng.normal(size=(50, 9)), np.asfortranarray(rng.normal(size=(50, 9)))):
+        g(a, rng.normal(size=(40, 9)), zv)
     try:
-        f(sp.random(3, 3, density=0.5, format=format), np.ones((2, 1)), np.ones((1, 3)))
+        f(sp.random(3, 3, density=0.5, format=format), np.ones((2, 1)), np.ones((1, 3)),
+          np.ones((3, 1)))
     except ValueError:
         pass
 print("clean")

@@ -45,7 +45,8 @@ from sympile.tensor.rewriting.basic import rewrite_db
 from sympile.tensor.shape import declared_like
 from sympile.tensor.variable import as_tensor_variable
 
-__all__ = ["BLAS_POSITION", "blas_db", "local_gemm", "local_gemv", "local_ger"]
+__all__ = ["BLAS_POSITION", "blas_db", "declared_replacement", "local_gemm", "local_gemv",
+           "local_ger", "sum_of_product_and_z"]
 
 # After stabilize (1.5) and before final_merge (100).
 BLAS_POSITION = 40
@@ -145,7 +146,7 @@ def _same_pattern(a: Variable, b: Variable) -> bool:
         and all((m == 1) == (n == 1) for m, n in zip(a.type.shape, b.type.shape))
 
 
-def _candidates(fgraph: FunctionGraph, node: Apply, rank: int):
+def sum_of_product_and_z(fgraph: FunctionGraph, node: Apply, rank: int):
     """(product term, z term, dtype) for each way of reading the sum as product + z: the
     product's core has the node's dtype and rank and is used only by this sum, z has the
     node's dtype and the product's shape pattern."""
@@ -164,7 +165,7 @@ def _candidates(fgraph: FunctionGraph, node: Apply, rank: int):
         yield product, z, dtype
 
 
-def _replacement(node: Apply, new: Variable) -> list[Variable] | None:
+def declared_replacement(node: Apply, new: Variable) -> list[Variable] | None:
     """[new] declared with the lengths the node's output knows, if its Type then fits."""
     old = node.outputs[0]
     new = declared_like(new, old)
@@ -184,7 +185,7 @@ def _vector_of(variable: Variable, order: tuple) -> Variable | None:
 def local_ger(fgraph: FunctionGraph, node: Apply):
     """z + alpha * outer(x, y) -> Ger(z, alpha, x, y), the outer product as the mul or the dot
     of x[:, None] and y[None, :]."""
-    for product, z, dtype in _candidates(fgraph, node, 2):
+    for product, z, dtype in sum_of_product_and_z(fgraph, node, 2):
         core = product.core
         if not z.is_unscaled:
             continue
@@ -195,14 +196,14 @@ def local_ger(fgraph: FunctionGraph, node: Apply):
         x, y = _vector_of(column, (0, "x")), _vector_of(row, ("x", 0))
         if x is None or y is None or x.type.dtype != dtype or y.type.dtype != dtype:
             continue
-        return _replacement(node, ger(z.core, product.scale(dtype), x, y))
+        return declared_replacement(node, ger(z.core, product.scale(dtype), x, y))
     return None
 
 
 @node_rewriter([_add, _sub])
 def local_gemm(fgraph: FunctionGraph, node: Apply):
     """alpha * dot(x, y) + beta * z -> Gemm(z, alpha, x, y, beta) for matrices."""
-    for product, z, dtype in _candidates(fgraph, node, 2):
+    for product, z, dtype in sum_of_product_and_z(fgraph, node, 2):
         core = product.core
         if not isinstance(core.owner.op, Dot):
             continue
@@ -210,7 +211,8 @@ def local_gemm(fgraph: FunctionGraph, node: Apply):
         if x.type.ndim != 2 or y.type.ndim != 2 or x.type.dtype != dtype \
                 or y.type.dtype != dtype:
             continue
-        return _replacement(node, gemm(z.core, product.scale(dtype), x, y, z.scale(dtype)))
+        return declared_replacement(node, gemm(z.core, product.scale(dtype), x, y,
+                                               z.scale(dtype)))
     return None
 
 
@@ -218,7 +220,7 @@ def local_gemm(fgraph: FunctionGraph, node: Apply):
 def local_gemv(fgraph: FunctionGraph, node: Apply):
     """alpha * dot(a, x) + beta * y -> Gemv(y, alpha, a, x, beta) for a matrix a and vectors
     x and y; dot(x, a) is dot(aᵀ, x)."""
-    for product, y, dtype in _candidates(fgraph, node, 1):
+    for product, y, dtype in sum_of_product_and_z(fgraph, node, 1):
         core = product.core
         if not isinstance(core.owner.op, Dot):
             continue
@@ -228,7 +230,8 @@ def local_gemv(fgraph: FunctionGraph, node: Apply):
         if a.type.ndim != 2 or x.type.ndim != 1 or a.type.dtype != dtype \
                 or x.type.dtype != dtype:
             continue
-        return _replacement(node, gemv(y.core, product.scale(dtype), a, x, y.scale(dtype)))
+        return declared_replacement(node, gemv(y.core, product.scale(dtype), a, x,
+                                               y.scale(dtype)))
     return None
 
 
