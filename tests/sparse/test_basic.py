@@ -1,4 +1,5 @@
-"""sympile.sparse: every op against scipy.sparse, in both formats and on both backends;
+"""sympile.sparse: every op against scipy.sparse, in both formats, float64 and float32, and on
+both backends;
 structured and regular gradients checked numerically in float64 (verify_grad_sparse); Rop;
 shared sparse matrices; bad input."""
 
@@ -104,7 +105,7 @@ CASES = {
     "sp_sum axis 1 structured": (lambda a: sparse.sp_sum(a, 1, sparse_grad=True),
                                  lambda a: np.asarray(a.sum(1)).ravel(),
                                  [lambda r, f: _sparse(r, (5, 4), f)], True, False),
-    "sp_ones_like": (sparse.sp_ones_like, lambda a: (a != 0).astype(float),
+    "sp_ones_like": (sparse.sp_ones_like, lambda a: (a != 0).astype(a.dtype),
                      [lambda r, f: _sparse(r, (5, 4), f)], False, False),
     "hstack": (lambda a, b: sparse.hstack([a, b]), lambda a, b: sp.hstack([a, b]),
                [lambda r, f: _sparse(r, (5, 4), f), lambda r, f: _sparse(r, (5, 2), f)],
@@ -151,21 +152,34 @@ def _on_data(a, function):
     return result
 
 
+def _as_dtype(value, dtype: str):
+    """A float value (sparse or dense) in `dtype`; integer values as they are."""
+    if value.dtype.kind != "f":
+        return value
+    return value.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("format", FORMATS)
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_values_match_scipy(name, format, mode):
+def test_values_match_scipy(name, format, mode, dtype):
     function, reference, makers, _, _ = CASES[name]
     rng = np.random.default_rng(0)
-    values = [make(rng, format) for make in makers]
+    values = [_as_dtype(make(rng, format), dtype) for make in makers]
     inputs = [_symbolic(v) for v in values]
     output = function(*inputs)
     result = sympile.function(inputs, output, mode=mode)(*values)
     expected = reference(*values)
     if sp.issparse(expected):
         assert sp.issparse(result) and result.format == output.type.format
-        assert result.dtype == np.dtype(output.type.dtype)
-    np.testing.assert_allclose(_array(result), _array(expected), rtol=1e-12, atol=1e-12)
+    assert _array(result).dtype == np.dtype(output.type.dtype)
+    if dtype == "float32":
+        # float32 in, float32 out, as scipy and numpy (NEP 50) give it.
+        assert _array(result).dtype == _array(expected).dtype
+    tolerance = 1e-12 if dtype == "float64" else 2e-6
+    np.testing.assert_allclose(_array(result), _array(expected), rtol=tolerance,
+                               atol=tolerance)
 
 
 @pytest.mark.parametrize("format", FORMATS)
