@@ -80,16 +80,21 @@ class CSM(Op):
     CSR, rows for CSC) in the rows (columns) `indptr` delimits, of `shape` (Theano's CSM).
     The indices must be in range and sorted within each row (column); a malformed matrix is
     a ValueError naming the op. Derivative: with respect to data only (the values of the
-    gradient at the stored positions)."""
+    gradient at the stored positions).
 
-    __props__ = ("format",)
+    checked=False skips the O(stored values) checks of the indices' range and order (scipy's
+    own checks of the arrays' lengths still run): for a pattern taken whole from another
+    sparse matrix (see sympile.sparse.rewriting), which had them when it was made."""
+
+    __props__ = ("format", "checked")
     # The matrix keeps the arrays it is given (as scipy does) when their dtypes fit.
     view_map = {0: [0, 1, 2]}
 
-    def __init__(self, format: str):
+    def __init__(self, format: str, checked: bool = True):
         if format not in ("csr", "csc"):
             raise ValueError(f"CSM: format must be 'csr' or 'csc', got {format!r}")
         self.format = format
+        self.checked = bool(checked)
 
     def make_node(self, data, indices, indptr, shape):
         data = _dense(data, "CSM", "data", 1)
@@ -104,6 +109,15 @@ class CSM(Op):
         if len(shape) != 2 or (shape < 0).any():
             raise ValueError(f"CSM: shape must be two lengths >= 0, got {list(shape)}")
         major, minor = (shape[0], shape[1]) if self.format == "csr" else (shape[1], shape[0])
+        if self.checked:
+            self._check_pattern(data, indices, indptr, major, minor)
+        matrix_class = scipy.sparse.csr_matrix if self.format == "csr" else \
+            scipy.sparse.csc_matrix
+        output_storage[0][0] = matrix_class(
+            (data, np.asarray(indices, dtype=np.int32), np.asarray(indptr, dtype=np.int32)),
+            shape=tuple(int(s) for s in shape), dtype=node.outputs[0].type.dtype, copy=False)
+
+    def _check_pattern(self, data, indices, indptr, major, minor) -> None:
         if len(indptr) != major + 1 or indptr[0] != 0 or (np.diff(indptr) < 0).any() \
                 or indptr[-1] != len(data) or len(indices) != len(data):
             raise ValueError(f"CSM: indptr must rise from 0 to len(data) = {len(data)} in "
@@ -122,11 +136,6 @@ class CSM(Op):
         if (steps[~breaks] <= 0).any():
             raise ValueError("CSM: indices must be sorted (and without repeats) within each "
                              "row" if self.format == "csr" else "column")
-        matrix_class = scipy.sparse.csr_matrix if self.format == "csr" else \
-            scipy.sparse.csc_matrix
-        output_storage[0][0] = matrix_class(
-            (data, np.asarray(indices, dtype=np.int32), np.asarray(indptr, dtype=np.int32)),
-            shape=tuple(int(s) for s in shape), dtype=node.outputs[0].type.dtype, copy=False)
 
     def connection_pattern(self, node):
         return [[True], [False], [False], [False]]

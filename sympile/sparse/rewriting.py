@@ -5,6 +5,9 @@ canonicalize (tags canonicalize, fast_run):
                                   structured op of a structured op is then one elementwise
                                   loop on the stored values (fusion does the rest)
   local_csm_of_csm_properties     CSM(csm_properties(x)) -> x (the same format)
+  local_csm_of_known_pattern      CSM(d, i, p, s) with (i, p, s) all x's, x of the CSM's
+                                  format -> CSM(checked=False)(d, i, p, s): a structured op's
+                                  result skips the O(nnz) index checks x passed already
   local_csm_properties_of_transpose
                                   csm_properties(transpose(x)) -> x's arrays, the shape
                                   reversed
@@ -52,7 +55,8 @@ from sympile.tensor.rewriting.canonicalize import canonicalize_db
 from sympile.tensor.rewriting.specialize import specialize_db
 from sympile.tensor.rewriting.stabilize import _as_type_of
 
-__all__ = ["local_csm_of_csm_properties", "local_csm_properties_of_csm",
+__all__ = ["local_csm_of_csm_properties", "local_csm_of_known_pattern",
+           "local_csm_properties_of_csm",
            "local_csm_properties_of_transpose",
            "local_dense_product_of_sparse", "local_sampling_dot_to_kernel",
            "local_sparse_accumulate", "local_sparse_product_to_kernel"]
@@ -98,6 +102,22 @@ def local_csm_of_csm_properties(fgraph: FunctionGraph, node):
             for index, value in enumerate(node.inputs)):
         return None
     return [x]
+
+
+@node_rewriter([CSM])
+def local_csm_of_known_pattern(fgraph: FunctionGraph, node):
+    """CSM(d, i, p, s) -> CSM(checked=False)(d, i, p, s) when (i, p, s) are the indices,
+    indptr and shape of one matrix of the CSM's format."""
+    if not node.op.checked:
+        return None
+    pattern = [value.owner for value in node.inputs[1:]]
+    source = pattern[0]
+    if source is None or not isinstance(source.op, CSMProperties) \
+            or source.inputs[0].type.format != node.op.format \
+            or any(owner is not source for owner in pattern) \
+            or [value.index for value in node.inputs[1:]] != [1, 2, 3]:
+        return None
+    return [CSM(node.op.format, checked=False)(*node.inputs)]
 
 
 @node_rewriter([DenseDot, MatMul])
@@ -183,10 +203,12 @@ def local_sparse_accumulate(fgraph: FunctionGraph, node):
 
 blas_db.register(local_sparse_accumulate.name, local_sparse_accumulate, "blas", "fast_run")
 for _rule in (local_csm_properties_of_csm, local_csm_of_csm_properties,
-              local_csm_properties_of_transpose, local_dense_product_of_sparse):
+              local_csm_properties_of_transpose, local_dense_product_of_sparse,
+              local_csm_of_known_pattern):
     canonicalize_db.register(_rule.name, _rule, "canonicalize", "fast_run")
 # Specialize makes csm_properties of new CSM and Transpose nodes: those rules again there.
 for _rule in (local_sparse_product_to_kernel, local_sampling_dot_to_kernel,
-              local_csm_properties_of_csm, local_csm_properties_of_transpose):
+              local_csm_properties_of_csm, local_csm_properties_of_transpose,
+              local_csm_of_known_pattern):
     specialize_db.register(_rule.name, _rule, "specialize", "fast_run")
 del _rule

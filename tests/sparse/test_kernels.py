@@ -185,6 +185,17 @@ def test_rewrites_before_and_after():
     g = sympile.function([x], sparse.structured_exp(sparse.structured_pow(x, 2.0)))
     assert _kinds(g).count("CSM") == 1 and _kinds(g).count("CSMProperties") == 1
     assert _kinds(g).count("Elemwise") == 1
+    # The result's pattern is x's, checked when x was made: its CSM skips the O(nnz) checks.
+    (csm,) = [n.op for n in g.maker.fgraph.toposort() if isinstance(n.op, sparse.CSM)]
+    assert not csm.checked
+    # A pattern only partly x's is checked.
+    indptr = T.ivector("indptr")
+    data, indices, _, shape = sparse.csm_properties(x)
+    mixed = sympile.function([x, indptr], sparse.CSM("csr")(data * 2, indices, indptr, shape))
+    (csm,) = [n.op for n in mixed.maker.fgraph.toposort() if isinstance(n.op, sparse.CSM)]
+    assert csm.checked
+    with pytest.raises(ValueError, match="indptr must rise"):
+        mixed(a, np.zeros(7, "int32"))
     expected = a.copy()
     expected.data = np.exp(expected.data ** 2)
     np.testing.assert_allclose(g(a).toarray(), expected.toarray())
