@@ -71,6 +71,13 @@ if (status < 0) {{
 _CONTIGUOUS = "NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED"
 
 
+def _kernel_code(dtype: str, operands: tuple[str, ...], call: str, fail: str) -> CCode:
+    """The CCode running `call` (kernels.c's, for `dtype`) on the `operands` taken as
+    contiguous arrays (their _owned names)."""
+    return CCode(body=_call([(name, _CONTIGUOUS) for name in operands], call, fail),
+                 support=(_support(dtype),), openmp=True)
+
+
 def _matrix(format: str, data, indices, indptr, shape):
     matrix_class = scipy.sparse.csr_matrix if format == "csr" else scipy.sparse.csc_matrix
     return matrix_class((data, indices, indptr), shape=tuple(int(s) for s in shape))
@@ -103,13 +110,10 @@ class SparseDenseProduct(Op):
         if dtype not in _SUBSTITUTIONS or node.inputs[0].type.dtype != dtype:
             return None
         data, indices, indptr, shape, y = names.inputs
-        arrays = [(data, _CONTIGUOUS), (indices, _CONTIGUOUS), (indptr, _CONTIGUOUS),
-                  (y, _CONTIGUOUS)]
         call = (f"sympile_sparse_dense_{dtype}({data}_owned, {indices}_owned, "
                 f"{indptr}_owned, {shape}, {y}_owned, &{names.outputs[0]}, "
                 f"{int(self.format == 'csr')})")
-        return CCode(body=_call(arrays, call, names.fail), support=(_support(dtype),),
-                     openmp=True)
+        return _kernel_code(dtype, (data, indices, indptr, y), call, names.fail)
 
     def L_op(self, inputs, outputs, output_grads):
         raise MethodNotDefined("SparseDenseProduct is made after differentiation")
@@ -148,14 +152,11 @@ class SparseDenseAccumulate(Op):
         if dtype not in _SUBSTITUTIONS:
             return None
         z, alpha, data, indices, indptr, shape, y = names.inputs
-        arrays = [(data, _CONTIGUOUS), (indices, _CONTIGUOUS), (indptr, _CONTIGUOUS),
-                  (y, _CONTIGUOUS)]
         # z as it is: the inplace form writes over the caller's array.
         call = (f"sympile_sparse_accumulate_{dtype}({z}, {alpha}, {data}_owned, "
                 f"{indices}_owned, {indptr}_owned, {shape}, {y}_owned, &{names.outputs[0]}, "
                 f"{int(self.format == 'csr')}, {int(bool(self.destroy_map))})")
-        return CCode(body=_call(arrays, call, names.fail), support=(_support(dtype),),
-                     openmp=True)
+        return _kernel_code(dtype, (data, indices, indptr, y), call, names.fail)
 
     def L_op(self, inputs, outputs, output_grads):
         raise MethodNotDefined(f"{type(self).__name__} is made after differentiation")
@@ -201,13 +202,10 @@ class SampledProducts(Op):
                                               for v in node.inputs[:3]):
             return None
         x, y, data, indices, indptr = names.inputs
-        arrays = [(x, _CONTIGUOUS), (y, _CONTIGUOUS), (data, _CONTIGUOUS),
-                  (indices, _CONTIGUOUS), (indptr, _CONTIGUOUS)]
         call = (f"sympile_sampling_dot_{dtype}({x}_owned, {y}_owned, {data}_owned, "
                 f"{indices}_owned, {indptr}_owned, &{names.outputs[0]}, "
                 f"{int(self.format == 'csr')}, {int(self.scaled)})")
-        return CCode(body=_call(arrays, call, names.fail), support=(_support(dtype),),
-                     openmp=True)
+        return _kernel_code(dtype, (x, y, data, indices, indptr), call, names.fail)
 
     def L_op(self, inputs, outputs, output_grads):
         raise MethodNotDefined("SampledProducts is made after differentiation")
