@@ -1,7 +1,6 @@
 """Data-parallel training: every rank holds the same parameters, computes the gradient of
-its own batch's cost, and the gradients are averaged across ranks in one all-reduce of a
-single buffer (all of them flattened and concatenated), so every rank applies the same
-update.
+its own batch's cost, and the gradients are averaged across ranks in one all-reduce of all
+of them (a bucket), so every rank applies the same update.
 
     from sympile import distributed
     distributed.init()
@@ -13,7 +12,10 @@ update.
 
 With each rank's cost the mean over an equal share of the batch, the averaged gradient is
 the gradient of the whole batch's mean cost: a step on 2 ranks gives the parameters one
-process gives on the concatenated batch (to float rounding).
+process gives on the concatenated batch (to float rounding). When the shares differ (the
+last batch of an epoch), pass each rank's batch size (`batch_size=x.shape[0]`): the
+gradients are then weighted by it, sum(n_r g_r) / sum(n_r), which is again the whole
+batch's.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ import numpy as np
 from sympile.distributed.collectives import all_reduce
 from sympile.distributed.world import joined, rank, size, wait, world
 from sympile.graph.basic import Variable
+from sympile.tensor.basic import as_tensor_variable
+from sympile.tensor.math import cast
 from sympile.tensor.sharedvar import SharedVariable
 
 __all__ = ["DataParallel"]
@@ -77,27 +81,36 @@ class DataParallel:
             world().Bcast(buffer, root=root)
             param.set_value(buffer, borrow=True)
 
-    def gradients(self, cost: Variable, **grad_kwargs: Any) -> list[Variable]:
+    def gradients(self, cost: Variable, batch_size: Any = None,
+                  **grad_kwargs: Any) -> list[Variable]:
         """This rank's gradients of `cost`, averaged across ranks by one all-reduce of all of
-        them (a bucket per dtype)."""
+        them (a bucket per dtype); weighted by each rank's `batch_size` (a scalar, symbolic
+        or not) when given."""
         from sympile.gradient import grad
         local = grad(cost, self.params, **grad_kwargs)
         if size() == 1:
             return local
-        # One bucket per dtype (one for the usual model).
         result: list[Variable | None] = [None] * len(local)
         for dtype in sorted({g.type.dtype for g in local}):
             positions = [i for i, g in enumerate(local) if g.type.dtype == dtype]
-            for i, averaged in zip(positions, all_reduce([local[i] for i in positions],
-                                                         "mean")):
-                result[i] = averaged
+            bucket = [local[i] for i in positions]
+            if batch_size is None:
+                averaged = all_reduce(bucket, "mean")
+            else:
+                # The rank's weight rides in the same bucket: one collective still.
+                weight = cast(as_tensor_variable(batch_size), dtype)
+                *totals, weights = all_reduce([g * weight for g in bucket] + [weight], "sum")
+                averaged = [total / weights for total in totals]
+            for i, gradient in zip(positions, averaged):
+                result[i] = gradient
         return result
 
-    def sgd_updates(self, cost: Variable, learning_rate: float,
-                    momentum: float = 0.0) -> list[tuple[SharedVariable, Variable]]:
-        """SGD updates (with momentum when given) from the averaged gradients."""
+    def sgd_updates(self, cost: Variable, learning_rate: float, momentum: float = 0.0,
+                    batch_size: Any = None) -> list[tuple[SharedVariable, Variable]]:
+        """SGD updates (with momentum when given) from the averaged gradients (weighted by
+        each rank's `batch_size` when given, see gradients)."""
         updates = []
-        for param, gradient in zip(self.params, self.gradients(cost)):
+        for param, gradient in zip(self.params, self.gradients(cost, batch_size)):
             rate = np.asarray(learning_rate, dtype=param.type.dtype)
             if momentum:
                 from sympile.tensor.sharedvar import shared

@@ -174,6 +174,25 @@ for _ in range(5):
     reference(data, labels)
 for p, q in zip(params, single):
     np.testing.assert_allclose(p.get_value(), q.get_value(), rtol=1e-9, atol=1e-12)
+
+# Unequal shares (10, 20, 30 rows...; the last rank takes the rest), weighted by batch size:
+# again the whole batch's step.
+bounds = [0] + [10 * r * (r + 1) // 2 for r in range(1, size)] + [60]
+mine = slice(bounds[rank], bounds[rank + 1])
+weighted_params = model(seed=rank + 1)
+weighted = D.DataParallel(weighted_params)
+weighted_cost = cost_of(weighted_params, x, y)
+weighted_step = sympile.function([x, y], weighted_cost, updates=weighted.sgd_updates(
+    weighted_cost, 0.5, batch_size=x.shape[0]))
+plain = model(seed=1)
+plain_cost = cost_of(plain, x, y)
+plain_step = sympile.function([x, y], plain_cost, updates=[
+    (p, p - 0.5 * g) for p, g in zip(plain, sympile.grad(plain_cost, plain))])
+for _ in range(3):
+    weighted_step(data[mine], labels[mine])
+    plain_step(data, labels)
+for p, q in zip(weighted_params, plain):
+    np.testing.assert_allclose(p.get_value(), q.get_value(), rtol=1e-9, atol=1e-12)
 checkpoint = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model.npz")
 parallel.save(checkpoint)
 saved = np.load(checkpoint)
