@@ -248,3 +248,21 @@ print("clean")
 def test_kernels_are_clean_under_address_sanitizer(tmp_path):
     from tests.link.c.utils import assert_clean_under_address_sanitizer
     assert_clean_under_address_sanitizer(SANITIZER_SCRIPT, tmp_path)
+
+
+def test_a_failed_step_leaves_the_weights_as_they_were():
+    """The inplace accumulate writes over W; when another update of the same call fails, W
+    keeps its old value (all-or-nothing updates, sympile.compile.updates)."""
+    rng = np.random.default_rng(5)
+    a = _matrix(rng, (6, 8), "csr", "float64", 0.5)
+    x, g, v = sparse.csr_matrix("x", dtype="float64"), T.dmatrix("g"), T.dvector("v")
+    w = sympile.shared(np.ones((8, 3)), name="w")
+    b = sympile.shared(np.zeros(3), name="b")
+    step = sympile.function([x, g, v], [], mode=C_MODE, updates=[
+        (w, w - 0.5 * sparse.structured_dot(x.T, g)), (b, b + v)])
+    assert "SparseDenseAccumulateInplace" in _kinds(step)
+    with pytest.raises(ValueError):
+        step(a, np.ones((6, 3)), np.ones(4))         # b + v: lengths 3 and 4
+    np.testing.assert_array_equal(w.get_value(), np.ones((8, 3)))
+    step(a, np.ones((6, 3)), np.ones(3))
+    np.testing.assert_allclose(w.get_value(), np.ones((8, 3)) - 0.5 * (a.T @ np.ones((6, 3))))
