@@ -118,33 +118,20 @@ CASES = {
     "svd full_matrices u s vh": (
         lambda a: _sum_of_scaled_products(*nlinalg.svd(a)),
         lambda a: _sum_of_scaled_products(*np.linalg.svd(a)), [_general], False),
-    "svd u (sign-free)": (
-        lambda a: nlinalg.svd(a, full_matrices=False)[0] ** 2,
-        lambda a: np.linalg.svd(a, full_matrices=False)[0] ** 2, [_general], True),
-    "svd vh (sign-free)": (
-        lambda a: nlinalg.svd(a, full_matrices=False)[2] ** 2,
-        lambda a: np.linalg.svd(a, full_matrices=False)[2] ** 2, [_general], True),
-    "qr q": (lambda a: nlinalg.qr(a)[0], lambda a: np.linalg.qr(a)[0], [_general], True),
-    "qr r": (lambda a: nlinalg.qr(a)[1], lambda a: np.linalg.qr(a)[1], [_general], True),
-    "svd tall u (sign-free)": (
-        lambda a: nlinalg.svd(a, full_matrices=False)[0] ** 2,
-        lambda a: np.linalg.svd(a, full_matrices=False)[0] ** 2, [_tall], True),
-    "svd tall vh (sign-free)": (
-        lambda a: nlinalg.svd(a, full_matrices=False)[2] ** 2,
-        lambda a: np.linalg.svd(a, full_matrices=False)[2] ** 2, [_tall], True),
-    "qr tall q": (lambda a: nlinalg.qr(a)[0], lambda a: np.linalg.qr(a)[0], [_tall], True),
-    "qr tall r": (lambda a: nlinalg.qr(a)[1], lambda a: np.linalg.qr(a)[1], [_tall], True),
-    "svd wide u (sign-free)": (
-        lambda a: nlinalg.svd(a, full_matrices=False)[0] ** 2,
-        lambda a: np.linalg.svd(a, full_matrices=False)[0] ** 2, [_wide], True),
-    "svd wide vh (sign-free)": (
-        lambda a: nlinalg.svd(a, full_matrices=False)[2] ** 2,
-        lambda a: np.linalg.svd(a, full_matrices=False)[2] ** 2, [_wide], True),
-    "qr wide q": (lambda a: nlinalg.qr(a)[0], lambda a: np.linalg.qr(a)[0], [_wide], True),
-    "qr wide r": (lambda a: nlinalg.qr(a)[1], lambda a: np.linalg.qr(a)[1], [_wide], True),
     "qr r only": (lambda a: nlinalg.qr(a, mode="r"), lambda a: np.linalg.qr(a, mode="r"),
                   [_tall], True),
 }
+
+# The vectors of svd (squared: their signs are arbitrary) and qr's factors, for square, tall
+# and wide matrices.
+for _label, _maker in (("", _general), ("tall ", _tall), ("wide ", _wide)):
+    for _index, _name in ((0, "u"), (2, "vh")):
+        CASES[f"svd {_label}{_name} (sign-free)"] = (
+            lambda a, i=_index: nlinalg.svd(a, full_matrices=False)[i] ** 2,
+            lambda a, i=_index: np.linalg.svd(a, full_matrices=False)[i] ** 2, [_maker], True)
+    for _index, _name in ((0, "q"), (1, "r")):
+        CASES[f"qr {_label}{_name}"] = (lambda a, i=_index: nlinalg.qr(a)[i],
+                                        lambda a, i=_index: np.linalg.qr(a)[i], [_maker], True)
 
 
 @pytest.mark.parametrize("mode", MODES)
