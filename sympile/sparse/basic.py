@@ -459,6 +459,16 @@ def _reduce_to(g: Variable, y: Variable) -> Variable:
     return g
 
 
+def _sparse_and_dense(x, y, who: str):
+    """(x, y) for an op of a sparse x and a dense y of at most 2 dimensions."""
+    x = as_sparse_variable(x, who=who, argument="x")
+    y = _dense(y, who, "y")
+    if y.type.ndim > 2:
+        raise TypeError(f"{who}: the dense operand must have at most 2 dimensions, got "
+                        f"{y.type}")
+    return x, y
+
+
 class AddSD(Op):
     """x + y of a sparse x and a dense y: dense. The gradient of x is structured (x's
     pattern), as Theano's."""
@@ -466,11 +476,7 @@ class AddSD(Op):
     __props__ = ()
 
     def make_node(self, x, y):
-        x = as_sparse_variable(x, who="add", argument="x")
-        y = _dense(y, "add", "y")
-        if y.type.ndim > 2:
-            raise TypeError(f"add: the dense operand must have at most 2 dimensions, got "
-                            f"{y.type}")
+        x, y = _sparse_and_dense(x, y, "add")
         return Apply(self, [x, y], [tensor_type(_result_dtype(x, y), (None, None))()])
 
     def perform(self, node, inputs, output_storage):
@@ -527,11 +533,7 @@ class MulSD(Op):
     __props__ = ()
 
     def make_node(self, x, y):
-        x = as_sparse_variable(x, who="mul", argument="x")
-        y = _dense(y, "mul", "y")
-        if y.type.ndim > 2:
-            raise TypeError(f"mul: the dense operand must have at most 2 dimensions, got "
-                            f"{y.type}")
+        x, y = _sparse_and_dense(x, y, "mul")
         return Apply(self, [x, y], [_sparse_like(x.type.format, _result_dtype(x, y))])
 
     def perform(self, node, inputs, output_storage):
