@@ -36,6 +36,19 @@ static int sympile_linalg_status(int out_of_memory, npy_intp failed, const char 
     }
     return 0;
 }
+
+/* 0 if the matrices of a (its last two axes) are square, else -1 with a ValueError. */
+static int sympile_linalg_square(PyArrayObject *a)
+{
+    int ndim = PyArray_NDIM(a);
+    if (PyArray_DIM(a, ndim - 2) != PyArray_DIM(a, ndim - 1)) {
+        PyErr_Format(PyExc_ValueError, "a must be square, got %zd x %zd",
+                     (Py_ssize_t)PyArray_DIM(a, ndim - 2),
+                     (Py_ssize_t)PyArray_DIM(a, ndim - 1));
+        return -1;
+    }
+    return 0;
+}
 #endif
 
 /* The OpenMP threads for `work` multiply-adds in all; the library runs on one thread (set
@@ -53,11 +66,8 @@ static int sympile_cholesky_@dtype@(PyArrayObject *a, PyArrayObject **out, int l
 {
     int ndim = PyArray_NDIM(a);
     npy_intp n = PyArray_DIM(a, ndim - 1);
-    if (PyArray_DIM(a, ndim - 2) != n) {
-        PyErr_Format(PyExc_ValueError, "a must be square, got %zd x %zd",
-                     (Py_ssize_t)PyArray_DIM(a, ndim - 2), (Py_ssize_t)n);
+    if (sympile_linalg_square(a) < 0)
         return -1;
-    }
     if (sympile_prepare_output(out, ndim, PyArray_DIMS(a), @npy@) < 0
             || PyArray_CopyInto(*out, a) < 0)
         return -1;
@@ -377,11 +387,8 @@ static int sympile_lu_reduction_@dtype@(PyArrayObject *a, int kind, PyArrayObjec
 {
     int ndim = PyArray_NDIM(a);
     npy_intp n = PyArray_DIM(a, ndim - 1);
-    if (PyArray_DIM(a, ndim - 2) != n) {
-        PyErr_Format(PyExc_ValueError, "a must be square, got %zd x %zd",
-                     (Py_ssize_t)PyArray_DIM(a, ndim - 2), (Py_ssize_t)n);
+    if (sympile_linalg_square(a) < 0)
         return -1;
-    }
     int out_ndim = kind == 0 ? ndim : ndim - 2;
     if (sympile_prepare_output(out, out_ndim, PyArray_DIMS(a), @npy@) < 0
             || (kind == 2 && sympile_prepare_output(second, out_ndim, PyArray_DIMS(a),
@@ -486,11 +493,8 @@ static int sympile_eigh_@dtype@(PyArrayObject *a, int lower, PyArrayObject **val
 {
     int ndim = PyArray_NDIM(a);
     npy_intp n = PyArray_DIM(a, ndim - 1);
-    if (PyArray_DIM(a, ndim - 2) != n) {
-        PyErr_Format(PyExc_ValueError, "a must be square, got %zd x %zd",
-                     (Py_ssize_t)PyArray_DIM(a, ndim - 2), (Py_ssize_t)n);
+    if (sympile_linalg_square(a) < 0)
         return -1;
-    }
     if (sympile_prepare_output(values, ndim - 1, PyArray_DIMS(a), @npy@) < 0
             || (vectors != NULL
                 && sympile_prepare_output(vectors, ndim, PyArray_DIMS(a), @npy@) < 0))
