@@ -398,7 +398,8 @@ class _SparseSparse(Op):
     who = ""
 
     def combine(self, x, y):
-        raise NotImplementedError
+        """The scipy result of x and y (each subclass's operation)."""
+        raise NotImplementedError(f"{type(self).__name__}.combine")
 
     def make_node(self, x, y):
         x = as_sparse_variable(x, who=self.who, argument="x")
