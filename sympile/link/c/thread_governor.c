@@ -40,17 +40,15 @@ static double sympile_governor_own_seconds(void)
     return seconds;
 }
 
-/* The busy seconds so far of the CPUs this process may run on (/proc/stat's cpuN lines:
-   user, nice, system, irq, softirq, steal), or -1 where that cannot be read. */
-static double sympile_governor_busy_seconds(void)
+/* The busy seconds so far of the CPUs in `allowed` (/proc/stat's cpuN lines: user, nice,
+   system, irq, softirq, steal), or -1 where that cannot be read. */
+static double sympile_governor_busy_seconds(const cpu_set_t *allowed)
 {
-    cpu_set_t allowed;
     FILE *file;
     char line[256];
     unsigned long long busy = 0;
     int found = 0;
-    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0
-            || (file = fopen("/proc/stat", "r")) == NULL)
+    if ((file = fopen("/proc/stat", "r")) == NULL)
         return -1;
     while (fgets(line, sizeof line, file) != NULL && strncmp(line, "cpu", 3) == 0) {
         unsigned long long user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0,
@@ -58,7 +56,7 @@ static double sympile_governor_busy_seconds(void)
         int cpu;
         if (sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &user,
                    &nice, &system, &idle, &iowait, &irq, &softirq, &steal) < 5
-                || cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &allowed))
+                || cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, allowed))
             continue;  /* the first line, "cpu ", is the total: skipped too */
         busy += user + nice + system + irq + softirq + steal;
         found = 1;
@@ -70,9 +68,12 @@ static double sympile_governor_busy_seconds(void)
 
 /* Looks at the load since the last look (at most every @PERIOD@ s, called with the
    monotonic time `now`): updates sympile_governor_cores and starts the next window. */
-static void sympile_governor_look(double now, int budget)
+static void sympile_governor_look(double now)
 {
-    double busy = sympile_governor_busy_seconds();
+    /* The CPUs this process may run on (busy is -1, no estimate, where unknown). */
+    cpu_set_t allowed;
+    double busy = sched_getaffinity(0, sizeof allowed, &allowed) == 0
+        ? sympile_governor_busy_seconds(&allowed) : -1;
     double cpu = sympile_governor_own_seconds();
     double elapsed = now - sympile_governor_last;
     /* A look after a long pause measures the pause's load: the latest there is, and a
@@ -80,10 +81,7 @@ static void sympile_governor_look(double now, int budget)
     if (busy >= 0 && sympile_governor_last_busy >= 0 && elapsed > 0) {
         double others = ((busy - sympile_governor_last_busy)
                          - (cpu - sympile_governor_last_cpu)) / elapsed;
-        cpu_set_t allowed;
-        int cores = sched_getaffinity(0, sizeof allowed, &allowed) == 0
-            ? CPU_COUNT(&allowed) : budget;
-        int left = (int)((double)cores - others + 0.25);
+        int left = (int)((double)CPU_COUNT(&allowed) - others + 0.25);
         sympile_governor_cores = left < 1 ? 1 : left;
     }
     sympile_governor_last = now;
@@ -97,7 +95,7 @@ static void sympile_governor_look(double now, int budget)
    @PERIOD@ s later: most of a short benchmark on a busy machine). */
 static void sympile_governor_start(void)
 {
-    sympile_governor_look(sympile_governor_seconds(CLOCK_MONOTONIC), omp_get_max_threads());
+    sympile_governor_look(sympile_governor_seconds(CLOCK_MONOTONIC));
 }
 
 /* Before a call: lowers the calling thread's OpenMP thread count to the cores left, and
@@ -109,7 +107,7 @@ static int sympile_govern_threads(void)
         return 0;
     double now = sympile_governor_seconds(CLOCK_MONOTONIC);
     if (now >= sympile_governor_next)
-        sympile_governor_look(now, budget);
+        sympile_governor_look(now);
     if (sympile_governor_cores == 0 || sympile_governor_cores >= budget)
         return 0;
     omp_set_num_threads(sympile_governor_cores);
