@@ -279,6 +279,14 @@ def worker(library: str, arguments: argparse.Namespace) -> None:
     print(json.dumps({"results": results, "compile_seconds": compile_times}))
 
 
+def _case_seconds(workers: dict[str, Any], key: str) -> dict[str, float]:
+    """Every library's seconds for the case `key`, from run_workers' results."""
+    seconds: dict[str, float] = {}
+    for result in workers.values():
+        seconds.update(result["results"].get(key, {}).get("seconds", {}))
+    return seconds
+
+
 def parser() -> argparse.ArgumentParser:
     described = argparse.ArgumentParser(
         prog="sympile-bench",
@@ -333,15 +341,9 @@ def main(argv: list[str] | None = None) -> None:
             run_workers(__spec__.name, libraries, forwarded, busy=True, skip_failures=True))
     rows: list[Row] = []
     for key, result in idle.get("sympile", {}).get("results", {}).items():
-        case = Case(*result["case"])
-        idle_seconds, busy_seconds = {}, {}
-        for library in libraries:
-            idle_seconds.update(idle.get(library, {}).get("results", {}).get(key, {})
-                                .get("seconds", {}))
-            busy_seconds.update(busy.get(library, {}).get("results", {}).get(key, {})
-                                .get("seconds", {}))
-        rows += rows_of(case, idle_seconds, busy_seconds)
-    backend = "c" if arguments.backend == "c" else "python"
+        rows += rows_of(Case(*result["case"]), _case_seconds(idle, key),
+                        _case_seconds(busy, key))
+    backend = arguments.backend
     print(f"sympile: FAST_RUN on the {backend} backend; peers: {', '.join(peers) or 'none'}; "
           f"each library in its own process")
     for note in notes:
