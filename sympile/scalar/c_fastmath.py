@@ -2,12 +2,15 @@
 reduction, a polynomial, selects instead of ifs), so that gcc inlines them into an elementwise
 loop and vectorises it, where a libm call per element cannot be.
 
-float32 exp, log and tanh compute in float (Cephes' polynomials, within 2 ulp); float32 sin and
-cos reduce and evaluate in double (within 1 ulp) for |x| <= FALLBACK_LIMIT_FLOAT32 and report
-larger, infinite or NaN arguments through FALLBACK_FLAG: the loop then recomputes its block with
-libm (`precise_statements`). float64 exp and log are Taylor polynomials of enough degree in
-double (within 2 ulp). Edge values follow libm: NaN in, NaN out; exp overflows to inf and
-underflows through the subnormals to 0; log of 0 is -inf, of a negative number NaN.
+float32 exp, log and tanh compute in float (Cephes' polynomials, within 2 ulp). float32 sin and
+cos (within 1 ulp) work for |x| <= FALLBACK_LIMIT_FLOAT32 and report larger, infinite or NaN
+arguments through FALLBACK_FLAG: the loop then recomputes its block with libm
+(`precise_statements`). Where the kernels' target has fused multiply-adds (graph.ccode.has_fma)
+sin and cos compute in float, the reduced argument kept in two floats, and the polynomials
+use the fused operations; elsewhere sin and cos compute in double, at half the vector width.
+float64 exp and log are Taylor polynomials of enough degree in double (within 2 ulp). Edge
+values follow libm: NaN in, NaN out; exp overflows to inf and underflows through the
+subnormals to 0; log of 0 is -inf, of a negative number NaN.
 
 The measured maximum ulp errors are in tests/scalar/test_c_fastmath.py.
 """
@@ -16,14 +19,15 @@ from __future__ import annotations
 
 import re
 
-from sympile.graph.ccode import c_file
+from sympile.graph.ccode import c_file, has_fma, render
 
 __all__ = ["FALLBACK_FLAG", "FALLBACK_LIMIT_FLOAT32", "FAST_MATH_SUPPORT", "FAST_PREFIX",
            "NEEDS_FALLBACK", "fast_function", "precise_statements"]
 
 # The int the statements or-in a nonzero into when an element left the fast path's range.
 FALLBACK_FLAG = "sympile_fallback"
-# Largest |x| float32 sin and cos reduce in double: j * pi/2 (33 bits) is exact for j < 2^20.
+# Largest |x| of float32 sin and cos's fast path. In double, j * pi/2 (33 bits) is exact for
+# j < 2^20; in float, x - j * P1 (P1 = pi/2 in a float) is a multiple of 2^-23 below 2.
 FALLBACK_LIMIT_FLOAT32 = 65536.0
 
 # (C function name, dtype) -> the name of its fast version; the fast name is the libm name
@@ -34,7 +38,7 @@ _FAST = {("exp", "float32"), ("log", "float32"), ("tanh", "float32"), ("sin", "f
 # sin and cos: whose fast version needs the fallback.
 NEEDS_FALLBACK = frozenset({"sin", "cos"})
 
-FAST_MATH_SUPPORT = c_file(__file__, "fastmath.h")
+FAST_MATH_SUPPORT = render(c_file(__file__, "fastmath.h"), {"fma": int(has_fma())})
 
 
 def fast_function(name: str, dtype: str) -> str | None:

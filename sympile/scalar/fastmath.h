@@ -1,6 +1,17 @@
 /* Inlined whatever gcc's heuristics say: a call left in a loop stops its vectorisation. */
 #define SYMPILE_INLINE __attribute__((always_inline))
 
+/* a * b + c in one rounding where the kernels' target has fused multiply-adds: their
+   polynomials then take half the instructions. Elsewhere two roundings (a call to libm's fma
+   per term would stop the vectorisation). */
+#if @fma@
+#define SYMPILE_FMAF(a, b, c) __builtin_fmaf(a, b, c)
+#define SYMPILE_FMA(a, b, c) __builtin_fma(a, b, c)
+#else
+#define SYMPILE_FMAF(a, b, c) ((a) * (b) + (c))
+#define SYMPILE_FMA(a, b, c) ((a) * (b) + (c))
+#endif
+
 /* Bit casts the vectoriser keeps in registers. */
 static inline SYMPILE_INLINE npy_uint32 sympile_float32_bits(npy_float32 value)
 { npy_uint32 bits; __builtin_memcpy(&bits, &value, 4); return bits; }
@@ -22,9 +33,12 @@ static inline SYMPILE_INLINE npy_float32 sympile_fast_expf(npy_float32 x)
     const npy_float32 n = shifted - 12582912.0f;
     npy_float32 r = clamped - n * 0.693359375f;
     r = r + n * 2.12194440e-4f;
-    npy_float32 p = ((((1.9875691500e-4f * r + 1.3981999507e-3f) * r + 8.3334519073e-3f) * r
-                      + 4.1665795894e-2f) * r + 1.6666665459e-1f) * r + 5.0000001201e-1f;
-    p = p * r * r + r + 1.0f;
+    npy_float32 p = SYMPILE_FMAF(1.9875691500e-4f, r, 1.3981999507e-3f);
+    p = SYMPILE_FMAF(p, r, 8.3334519073e-3f);
+    p = SYMPILE_FMAF(p, r, 4.1665795894e-2f);
+    p = SYMPILE_FMAF(p, r, 1.6666665459e-1f);
+    p = SYMPILE_FMAF(p, r, 5.0000001201e-1f);
+    p = SYMPILE_FMAF(p, r * r, r) + 1.0f;
     const npy_int32 k = (npy_int32)n;
     const npy_int32 half = k >> 1;
     const npy_float32 first = sympile_float32_of_bits((npy_uint32)(half + 127) << 23);
@@ -47,10 +61,14 @@ static inline SYMPILE_INLINE npy_float32 sympile_fast_logf(npy_float32 x)
     m = above ? halved : m;
     e = above ? e + 1 : e;
     const npy_float32 f = m - 1.0f, z = f * f, fe = (npy_float32)e;
-    npy_float32 y = ((((((((7.0376836292e-2f * f - 1.1514610310e-1f) * f + 1.1676998740e-1f)
-                         * f - 1.2420140846e-1f) * f + 1.4249322787e-1f) * f
-                       - 1.6668057665e-1f) * f + 2.0000714765e-1f) * f - 2.4999993993e-1f)
-                    * f + 3.3333331174e-1f) * f * z;
+    npy_float32 y = SYMPILE_FMAF(7.0376836292e-2f, f, -1.1514610310e-1f);
+    y = SYMPILE_FMAF(y, f, 1.1676998740e-1f);
+    y = SYMPILE_FMAF(y, f, -1.2420140846e-1f);
+    y = SYMPILE_FMAF(y, f, 1.4249322787e-1f);
+    y = SYMPILE_FMAF(y, f, -1.6668057665e-1f);
+    y = SYMPILE_FMAF(y, f, 2.0000714765e-1f);
+    y = SYMPILE_FMAF(y, f, -2.4999993993e-1f);
+    y = SYMPILE_FMAF(y, f, 3.3333331174e-1f) * f * z;
     y = y - 2.12194440e-4f * fe - 0.5f * z;
     const npy_float32 result = f + y + 0.693359375f * fe;
     const npy_float32 special = x == 0.0f ? -INFINITY : (x == INFINITY ? x : NAN);
@@ -62,15 +80,57 @@ static inline SYMPILE_INLINE npy_float32 sympile_fast_logf(npy_float32 x)
 static inline SYMPILE_INLINE npy_float32 sympile_fast_tanhf(npy_float32 x)
 {
     const npy_float32 magnitude = fabsf(x), z = x * x;
-    const npy_float32 small = ((((-5.70498872745e-3f * z + 2.06390887954e-2f) * z
-                                 - 5.37397155531e-2f) * z + 1.33314422036e-1f) * z
-                               - 3.33332819422e-1f) * z * x + x;
+    npy_float32 small = SYMPILE_FMAF(-5.70498872745e-3f, z, 2.06390887954e-2f);
+    small = SYMPILE_FMAF(small, z, -5.37397155531e-2f);
+    small = SYMPILE_FMAF(small, z, 1.33314422036e-1f);
+    small = SYMPILE_FMAF(small, z, -3.33332819422e-1f);
+    small = SYMPILE_FMAF(small * z, x, x);
     /* x + ... gives +0 for x = -0; tanh is odd and keeps the sign of x. */
     const npy_float32 large = copysignf(
         1.0f - 2.0f / (sympile_fast_expf(2.0f * magnitude) + 1.0f), x);
     return magnitude < 0.625f ? copysignf(small, x) : large;
 }
 
+#if @fma@
+/* sin(x + quarter_turns pi/2) of a float32 x, |x| <= the fallback limit, in float (16 lanes
+   of AVX-512, not 8 of double): j = rint(x 2/pi) (the 1.5 * 2^23 trick); r = x - j pi/2 with
+   pi/2 in three floats P1 + P2 + P3, kept as hi + lo: x - j P1 is exact (a multiple of
+   2^-23 below 2, by a fused multiply-add), j P2 is split exactly into two floats, and the
+   rounding error of the subtraction is recovered (Fast2Sum). Taylor polynomials of sin to
+   degree 9 and cos to degree 10 in hi, corrected by lo: sin(hi + lo) = sin(hi) + lo,
+   cos(hi + lo) = cos(hi) - lo hi, to the first order that lo (below an ulp of hi) needs.
+   Within 1 ulp for every float32 |x| <= 65536 (tested exhaustively). */
+static inline SYMPILE_INLINE npy_float32 sympile_fast_sincosf(npy_float32 x, npy_int32 quarter_turns)
+{
+    const npy_float32 shifted = x * 0.636619772f + 12582912.0f;
+    const npy_float32 j = shifted - 12582912.0f;
+    const npy_float32 first = __builtin_fmaf(-j, 0x1.921fb6p+0f, x);
+    const npy_float32 product = j * -0x1.777a5cp-25f;
+    const npy_float32 product_error = __builtin_fmaf(j, -0x1.777a5cp-25f, -product);
+    const npy_float32 hi = first - product;
+    const npy_float32 lo = ((first - hi) - product)
+                           - __builtin_fmaf(j, -0x1.ee59dap-50f, product_error);
+    const npy_float32 s = hi * hi;
+    npy_float32 sine = __builtin_fmaf(s, 1.0f / 362880, -1.0f / 5040);
+    sine = __builtin_fmaf(sine, s, 1.0f / 120);
+    sine = __builtin_fmaf(sine, s, -1.0f / 6);
+    /* sin keeps the sign of r on |r| <= pi/4, -0 included (which hi + ... would lose). */
+    sine = copysignf(hi + __builtin_fmaf(hi * s, sine, lo), hi);
+    npy_float32 cosine = __builtin_fmaf(s, -1.0f / 3628800, 1.0f / 40320);
+    cosine = __builtin_fmaf(cosine, s, -1.0f / 720);
+    cosine = __builtin_fmaf(cosine, s, 1.0f / 24);
+    /* 1 - hi^2 / 2 as a float plus its exact error (hi^2's by a fused multiply-add, the
+       difference's by Fast2Sum): the one rounding left is the last addition's. */
+    const npy_float32 s_error = __builtin_fmaf(hi, hi, -s);
+    const npy_float32 head = __builtin_fmaf(s, -0.5f, 1.0f);
+    const npy_float32 head_error = (1.0f - head) - 0.5f * s;
+    const npy_float32 tail = __builtin_fmaf(-lo, hi, __builtin_fmaf(-0.5f, s_error, head_error));
+    cosine = head + __builtin_fmaf(s * s, cosine, tail);
+    const npy_int32 quadrant = (npy_int32)j + quarter_turns;
+    const npy_float32 value = (quadrant & 1) ? cosine : sine;
+    return (quadrant & 2) ? -value : value;
+}
+#else
 /* sin(x + quarter_turns pi/2) of a float32 x, |x| <= the fallback limit, in double:
    j = rint(x 2/pi) (the 1.5 * 2^52 trick), r = x - j pi/2 in
    three parts (fdlibm's), Taylor polynomials of sin and cos on |r| <= pi/4. */
@@ -84,14 +144,20 @@ static inline SYMPILE_INLINE npy_float32 sympile_fast_sincosf(npy_float32 x, npy
     r = r - j * 2.02226624879595063154e-21;
     const npy_float64 s = r * r;
     /* sin keeps the sign of r on |r| <= pi/4, -0 included (which r + ... would lose). */
-    const npy_float64 sine = copysign(r + r * s * (-1.0 / 6 + s * (1.0 / 120 + s * (-1.0 / 5040
-                                      + s * (1.0 / 362880 + s * (-1.0 / 39916800))))), r);
-    const npy_float64 cosine = 1.0 - 0.5 * s + s * s * (1.0 / 24 + s * (-1.0 / 720
-                                      + s * (1.0 / 40320 + s * (-1.0 / 3628800))));
+    npy_float64 sine = SYMPILE_FMA(s, -1.0 / 39916800, 1.0 / 362880);
+    sine = SYMPILE_FMA(sine, s, -1.0 / 5040);
+    sine = SYMPILE_FMA(sine, s, 1.0 / 120);
+    sine = SYMPILE_FMA(sine, s, -1.0 / 6);
+    sine = copysign(SYMPILE_FMA(r * s, sine, r), r);
+    npy_float64 cosine = SYMPILE_FMA(s, -1.0 / 3628800, 1.0 / 40320);
+    cosine = SYMPILE_FMA(cosine, s, -1.0 / 720);
+    cosine = SYMPILE_FMA(cosine, s, 1.0 / 24);
+    cosine = SYMPILE_FMA(s * s, cosine, 1.0 - 0.5 * s);
     const npy_int32 quadrant = (npy_int32)j + quarter_turns;
     const npy_float64 value = (quadrant & 1) ? cosine : sine;
     return (npy_float32)((quadrant & 2) ? -value : value);
 }
+#endif
 
 static inline SYMPILE_INLINE npy_float32 sympile_fast_sinf(npy_float32 x)
 { return sympile_fast_sincosf(x, 0); }
@@ -111,18 +177,18 @@ static inline SYMPILE_INLINE npy_float64 sympile_fast_exp(npy_float64 x)
     const npy_float64 r = (clamped - n * 6.93147180369123816490e-01)
                           - n * 1.90821492927058770002e-10;
     npy_float64 p = 1.0 / 6227020800.0;
-    p = p * r + 1.0 / 479001600.0;
-    p = p * r + 1.0 / 39916800.0;
-    p = p * r + 1.0 / 3628800.0;
-    p = p * r + 1.0 / 362880.0;
-    p = p * r + 1.0 / 40320.0;
-    p = p * r + 1.0 / 5040.0;
-    p = p * r + 1.0 / 720.0;
-    p = p * r + 1.0 / 120.0;
-    p = p * r + 1.0 / 24.0;
-    p = p * r + 1.0 / 6.0;
-    p = p * r + 0.5;
-    p = 1.0 + (r + r * r * p);
+    p = SYMPILE_FMA(p, r, 1.0 / 479001600.0);
+    p = SYMPILE_FMA(p, r, 1.0 / 39916800.0);
+    p = SYMPILE_FMA(p, r, 1.0 / 3628800.0);
+    p = SYMPILE_FMA(p, r, 1.0 / 362880.0);
+    p = SYMPILE_FMA(p, r, 1.0 / 40320.0);
+    p = SYMPILE_FMA(p, r, 1.0 / 5040.0);
+    p = SYMPILE_FMA(p, r, 1.0 / 720.0);
+    p = SYMPILE_FMA(p, r, 1.0 / 120.0);
+    p = SYMPILE_FMA(p, r, 1.0 / 24.0);
+    p = SYMPILE_FMA(p, r, 1.0 / 6.0);
+    p = SYMPILE_FMA(p, r, 0.5);
+    p = 1.0 + SYMPILE_FMA(r * r, p, r);
     const npy_float64 half_shifted = n * 0.5 + magic;
     const npy_uint64 magic_bits = sympile_float64_bits(magic);
     const npy_uint64 half = sympile_float64_bits(half_shifted) - magic_bits;
@@ -152,16 +218,16 @@ static inline SYMPILE_INLINE npy_float64 sympile_fast_log(npy_float64 x)
     e = above ? incremented : e;
     const npy_float64 f = m - 1.0, s = f / (2.0 + f), z = s * s, half_square = 0.5 * f * f;
     npy_float64 series = 2.0 / 23;
-    series = series * z + 2.0 / 21;
-    series = series * z + 2.0 / 19;
-    series = series * z + 2.0 / 17;
-    series = series * z + 2.0 / 15;
-    series = series * z + 2.0 / 13;
-    series = series * z + 2.0 / 11;
-    series = series * z + 2.0 / 9;
-    series = series * z + 2.0 / 7;
-    series = series * z + 2.0 / 5;
-    series = series * z + 2.0 / 3;
+    series = SYMPILE_FMA(series, z, 2.0 / 21);
+    series = SYMPILE_FMA(series, z, 2.0 / 19);
+    series = SYMPILE_FMA(series, z, 2.0 / 17);
+    series = SYMPILE_FMA(series, z, 2.0 / 15);
+    series = SYMPILE_FMA(series, z, 2.0 / 13);
+    series = SYMPILE_FMA(series, z, 2.0 / 11);
+    series = SYMPILE_FMA(series, z, 2.0 / 9);
+    series = SYMPILE_FMA(series, z, 2.0 / 7);
+    series = SYMPILE_FMA(series, z, 2.0 / 5);
+    series = SYMPILE_FMA(series, z, 2.0 / 3);
     series = series * z;
     const npy_float64 result = e * 6.93147180369123816490e-01
         + (f - (half_square - (s * (half_square + series) + e * 1.90821492927058770002e-10)));

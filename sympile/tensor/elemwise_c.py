@@ -27,12 +27,11 @@ block (and its recomputation), so it reads its inputs untouched and keeps the fa
 from __future__ import annotations
 
 import hashlib
-import platform
 from collections.abc import Sequence
 
 from sympile.config import config
 from sympile.graph.basic import Apply
-from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_file
+from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_file, vector_target
 from sympile.scalar.c_fastmath import FALLBACK_FLAG, FAST_PREFIX, precise_statements
 from sympile.scalar.c_rules import C_ERROR_FLAG, C_ERRORS
 
@@ -51,24 +50,18 @@ _BLOCK = 1024
 # a * b + c two roundings, as numpy computes it.
 _KERNEL_OPTIMIZE = ('optimize("tree-vectorize", "vect-cost-model=dynamic", "no-trapping-math", '
                     '"fp-contract=off")')
-# Kernels calling c_fastmath's functions are compute-bound: compiled also for AVX2 and AVX-512
-# machines, the one for the CPU picked when the module loads.
-_TARGET_CLONES = 'target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")'
 
 
 def _kernel_attribute(statements: str) -> str:
     return vectorized_kernel_attribute(FAST_PREFIX in statements)
 
 
-def vectorized_kernel_attribute(uses_fast_math: bool) -> str:
+def vectorized_kernel_attribute(compute_bound: bool) -> str:
     """The attribute of a loop kernel written for the vectoriser (see _KERNEL_OPTIMIZE),
-    cloned for AVX2 and AVX-512 when it calls c_fastmath's functions."""
-    clones = f", {_TARGET_CLONES}" if uses_fast_math and _x86_64() else ""
-    return f"__attribute__(({_KERNEL_OPTIMIZE}{clones}))"
-
-
-def _x86_64() -> bool:
-    return platform.machine().lower() in ("x86_64", "amd64")
+    compiled for this machine's widest vectors when it is `compute_bound` (calls
+    c_fastmath's functions, folds by compares); a loop bound by memory gains nothing."""
+    target = vector_target() if compute_bound else ""
+    return f"__attribute__(({_KERNEL_OPTIMIZE}{', ' + target if target else ''}))"
 
 
 def c_string(text: str) -> str:

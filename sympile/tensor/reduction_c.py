@@ -31,7 +31,7 @@ import hashlib
 from sympile.graph.basic import Apply
 from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames
 from sympile.scalar import basic as scalar
-from sympile.tensor.elemwise_c import _KERNEL_OPTIMIZE, _TARGET_CLONES, _x86_64
+from sympile.tensor.elemwise_c import vectorized_kernel_attribute
 
 __all__ = ["careduce_c_code", "argreduce_c_code"]
 
@@ -186,10 +186,9 @@ if (output_size > 0) {{
 """
 
 
-# Vectorisation of the helper kernels (see sympile.tensor.elemwise_c), compiled also for AVX2
-# and AVX-512 machines: a max or min fold is compute-bound on SSE2's compares and selects.
-_KERNEL_ATTRIBUTE = (f"__attribute__(({_KERNEL_OPTIMIZE}, {_TARGET_CLONES}))" if _x86_64()
-                     else f"__attribute__(({_KERNEL_OPTIMIZE}))")
+# Vectorisation of the helper kernels (see sympile.tensor.elemwise_c), compiled for this
+# machine's widest vectors: a max or min fold is compute-bound on SSE2's compares and selects.
+_KERNEL_ATTRIBUTE = vectorized_kernel_attribute(compute_bound=True)
 # Independent accumulators of a contiguous sum or product: as many as an AVX-512 register of
 # float32 holds, so the fold vectorises without reassociating one accumulator's sum.
 _LANES = 16

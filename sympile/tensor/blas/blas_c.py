@@ -35,11 +35,10 @@ code that shares the library (scipy.linalg) keeps its own.
 from __future__ import annotations
 
 import json
-import platform
 from collections.abc import Sequence
 
 from sympile.config import config
-from sympile.graph.ccode import CCode, c_file, render
+from sympile.graph.ccode import CCode, c_file, render, vector_target
 from sympile.tensor.blas.skinny import skinny_code
 
 __all__ = ["BLAS_C_DTYPES", "blas_call", "blas_threads_support", "c_string", "update_c_code"]
@@ -81,11 +80,10 @@ _SUBSTITUTIONS = {
 }
 
 
-# The short-line loop vectorized (gcc's -O2 leaves loops of unknown length scalar), also
-# compiled for AVX2 and AVX-512 machines on x86-64, the one for the CPU picked at load.
+# The short-line loop vectorized (gcc's -O2 leaves loops of unknown length scalar), for this
+# machine's widest vectors.
 VECTORIZE = '__attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic")' + (
-    ', target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))'
-    if platform.machine().lower() in ("x86_64", "amd64") else "))")
+    f", {vector_target()}))" if vector_target() else "))")
 
 
 def _specialize(text: str, dtype: str) -> str:

@@ -36,9 +36,8 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import platform
 
-from sympile.graph.ccode import c_file, render
+from sympile.graph.ccode import c_file, cpu_level, render
 
 __all__ = ["SKINNY_ROWS", "SKINNY_STEPS", "skinny_code"]
 
@@ -140,8 +139,24 @@ def _instance(isa: str, dtype: str) -> str:
     return render(_HELPERS + _ROWS + _DOT, values)
 
 
-def _x86_64() -> bool:
-    return platform.machine().lower() in ("x86_64", "amd64")
+def _built_isas(setting: str) -> tuple[str, ...]:
+    """The instruction sets to build kernels for, best first, under config.blas_skinny's
+    `setting` ('avx2' leaves AVX-512 out): where the CPU's level is known, the best one it
+    runs (a third of the compile time of building every one); else all, picked at run
+    time."""
+    allowed = [isa for isa in _ISAS if setting == "auto" or isa != "avx512"]
+    level = cpu_level()
+    if level is None:
+        return tuple(allowed)
+    runs = {"x86-64-v4": ("avx512", "avx2"), "x86-64-v3": ("avx2",)}.get(level, ())
+    return tuple(isa for isa in allowed if isa in runs)[:1]
+
+
+def _chosen(kernel: str, dtype: str, isas: tuple[str, ...]) -> str:
+    """A C function designator for the `kernel` ('dot' or 'rows') of the best of `isas`
+    that the CPU runs (the dispatcher's `isa`: 2 for AVX-512, 1 for AVX2)."""
+    names = [f"sympile_skinny_{kernel}_{isa}_{dtype}" for isa in isas]
+    return names[0] if len(names) == 1 else f"(isa == 2 ? {names[0]} : {names[1]})"
 
 
 @functools.cache
@@ -153,19 +168,21 @@ def skinny_code(dtype: str, minsize: float, setting: str = "auto") -> tuple[str,
     c, c_row, c_column, accumulate)` (see _DISPATCH), declared by `support` and defined in
     the library unit `unit` (None where there are no kernels: `support` then defines it as
     0, BLAS). Cached: every BLAS node's C code asks for it."""
-    if setting == "off" or not _x86_64():
+    isas = _built_isas(setting) if setting != "off" else ()
+    if not isas:
         name = f"sympile_no_skinny_{dtype}"
         return name, render(_NO_KERNELS, {"name": name, "T": _TYPES[dtype]}), None
-    common = render(_COMMON, {"avx512_check": _ISAS["avx512"]["check"]
-                               if setting == "auto" else "0",
-                               "avx2_check": _ISAS["avx2"]["check"], "minsize": minsize})
-    kernels = "".join(_instance(isa, dtype) for isa in _ISAS)
+    common = render(_COMMON, {f"{isa}_check": _ISAS[isa]["check"] if isa in isas else "0"
+                              for isa in _ISAS} | {"minsize": minsize})
+    kernels = "".join(_instance(isa, dtype) for isa in isas)
     # Lanes of the widest vectors: the rows kernel wants c's rows to fill two of them, the
     # dot kernel the inner length to fill one.
     lanes = _primitives("avx512", dtype)["W"]
     unit = common + kernels + render(_DISPATCH, {"dtype": dtype, "T": _TYPES[dtype],
                                                   "rows_max": SKINNY_ROWS, "steps": SKINNY_STEPS,
-                                                  "lanes": lanes})
+                                                  "lanes": lanes,
+                                                  "dot": _chosen("dot", dtype, isas),
+                                                  "rows": _chosen("rows", dtype, isas)})
     # Named by the unit's text: a module links the one unit its op units were made for.
     name = f"sympile_skinny_{dtype}_{hashlib.sha256(unit.encode()).hexdigest()[:16]}"
     values = {"name": name, "T": _TYPES[dtype]}

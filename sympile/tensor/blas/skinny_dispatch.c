@@ -25,12 +25,7 @@ int @name@(npy_intp m, npy_intp n, npy_intp k, @T@ alpha, const @T@ *a, npy_intp
         return 0;
     int threads = sympile_skinny_threads((double)m * n * k);
     if (b_row == 1 && a_column == 1 && m <= @rows_max@ && k >= @lanes@ && n >= 4) {
-        if (isa == 2)
-            sympile_skinny_dot_avx512_@dtype@(m, n, k, alpha, a, a_row, b, b_column, c, c_row,
-                                             accumulate, threads);
-        else
-            sympile_skinny_dot_avx2_@dtype@(m, n, k, alpha, a, a_row, b, b_column, c, c_row,
-                                           accumulate, threads);
+        @dot@(m, n, k, alpha, a, a_row, b, b_column, c, c_row, accumulate, threads);
         return 1;
     }
     /* The rows kernel reads b's rows: b of another layout is copied row by row first (k x
@@ -44,11 +39,8 @@ int @name@(npy_intp m, npy_intp n, npy_intp k, @T@ alpha, const @T@ *a, npy_intp
                 rows[p * n + j] = b[p * b_row + j * b_column];
         b = rows, b_row = n;
     }
-    int status = isa == 2
-        ? sympile_skinny_rows_avx512_@dtype@(m, n, k, alpha, a, a_row, a_column, b, b_row, c,
-                                             c_row, accumulate, threads)
-        : sympile_skinny_rows_avx2_@dtype@(m, n, k, alpha, a, a_row, a_column, b, b_row, c,
-                                           c_row, accumulate, threads);
+    int status = @rows@(m, n, k, alpha, a, a_row, a_column, b, b_row, c, c_row, accumulate,
+                        threads);
     free(rows);
     return status == 0;
 }

@@ -26,27 +26,14 @@ Edge values as perform: a slice without a finite maximum (all -inf, or a +inf) i
 
 from __future__ import annotations
 
-import platform
-
 from sympile.graph.ccode import C_TYPES
 from sympile.scalar.c_fastmath import FAST_MATH_SUPPORT, fast_function
+from sympile.tensor.elemwise_c import vectorized_kernel_attribute
 
 __all__ = ["kernel_name", "row_kernels"]
 
 # Partial results per reduction: one AVX-512 vector of float32, two of float64.
 _LANES = 16
-
-# -O2 vectorises loops of known trip count only, hence tree-vectorize; no-trapping-math turns
-# the maximum's selects into blends; fp-contract=off keeps every product and sum rounded as
-# written, which the two-sum correction relies on.
-_OPTIMIZE = ('optimize("tree-vectorize", "vect-cost-model=dynamic", "no-trapping-math", '
-             '"fp-contract=off")')
-_TARGET_CLONES = 'target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")'
-
-
-def _attribute() -> str:
-    clones = platform.machine().lower() in ("x86_64", "amd64")
-    return f"__attribute__(({_OPTIMIZE}{', ' + _TARGET_CLONES if clones else ''}))"
 
 
 def kernel_name(kind: str, dtype: str) -> str:
@@ -264,7 +251,7 @@ def row_kernels(kind: str, dtype: str) -> tuple[str, ...]:
     """The support C of the row kernel of `kind` for `dtype` (named by kernel_name): c_fastmath's
     functions, the helpers it uses, the kernel."""
     T = C_TYPES[dtype]
-    kernel = _ROWS[kind](dtype, _attribute())
+    kernel = _ROWS[kind](dtype, vectorized_kernel_attribute(compute_bound=True))
     if kind == "softmax_grad":
         return (kernel,)
     return (FAST_MATH_SUPPORT,
@@ -277,7 +264,7 @@ def scaled_row_kernel(input_dtype: str, output_dtype: str) -> tuple[str, str]:
     name = f"sympile_scaled_row_{input_dtype}_{output_dtype}"
     source, target = C_TYPES[input_dtype], C_TYPES[output_dtype]
     return name, f"""
-{_attribute()}
+{vectorized_kernel_attribute(compute_bound=True)}
 static void {name}(npy_intp length, const {source} *restrict values, {target} *restrict out,
                    {target} scale)
 {{

@@ -25,7 +25,7 @@ _COMMON = c_file(__file__, "random_common.h")
 # cloned for AVX2 and AVX-512, picked when the module loads).
 RANDOM_SUPPORT = (FAST_MATH_SUPPORT, _COMMON,
                   render(c_file(__file__, "philox.h"),
-                         {"kernel": vectorized_kernel_attribute(uses_fast_math=True)}),
+                         {"kernel": vectorized_kernel_attribute(compute_bound=True)}),
                   c_file(__file__, "random_draws.c"))
 MRG_SUPPORT = (_COMMON, c_file(__file__, "mrg.h"))
 

@@ -23,6 +23,7 @@ import sympile
 import sympile.tensor as T
 from sympile.config import config
 from sympile.link.c.cmodule import compile_flags
+from sympile.tensor.blas import skinny
 from sympile.tensor.blas.skinny import SKINNY_ROWS, SKINNY_STEPS, skinny_code
 from tests.link.c.utils import assert_clean_under_address_sanitizer, compile_c, requires_compiler
 
@@ -188,6 +189,26 @@ def test_nan_and_inf_propagate(kernels):
     expected = a @ b
     np.testing.assert_array_equal(np.isnan(c), np.isnan(expected))
     np.testing.assert_array_equal(c[np.isfinite(expected)], expected[np.isfinite(expected)])
+
+
+def test_a_cpu_of_unknown_level_gets_both_kernel_sets(tmp_path, monkeypatch, kernels):
+    """Where the CPU's level cannot be read, the unit holds the AVX-512 and the AVX2 kernels
+    and picks one when it runs: the dot and the rows kernel, on numpy's values."""
+    monkeypatch.setattr(skinny, "cpu_level", lambda: None)
+    skinny_code.cache_clear()
+    try:
+        unit = skinny_code("float32", 1e18)[2]
+        run = _build(tmp_path, "float32", 1e18, avx512=True)
+    finally:
+        skinny_code.cache_clear()
+    assert "sympile_skinny_rows_avx2_float32" in unit
+    assert "(isa == 2 ? sympile_skinny_rows_avx512_float32" in unit
+    rng = np.random.default_rng(2)
+    for (m, k, n), b_layout in (((10, 784, 50), "C"), ((10, 100, 7), "F")):
+        a, b = _layout(rng, (m, k), "float32", "C"), _layout(rng, (k, n), "float32", b_layout)
+        c = np.zeros((m, n), "float32")
+        assert run(a, b, c, 1.0, False) == 1
+        _assert_close(c, _expected(a, b, c, 1.0, False), k, "float32")
 
 
 # -- as the C backend runs them ------------------------------------------------------------
