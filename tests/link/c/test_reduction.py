@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import sympile.tensor as T
 from tests.link.c.utils import compare_backends, compile_c, requires_compiler
@@ -185,3 +187,28 @@ def test_argmax_argmin_blocks_and_rows_give_numpy_s_first_index(dtype):
             assert_like_numpy(np.asarray(actual), reference)
         for actual, reference in zip(function(np.asfortranarray(value)), expected):
             assert_like_numpy(np.asarray(actual), reference)
+
+
+@pytest.fixture(scope="module")
+def extremes():
+    """max, min, argmax and argmin of a vector, compiled per dtype."""
+    compiled = {}
+    for dtype in ("int8", "uint16", "int64", "float32", "float64"):
+        x = T.vector("x", dtype=dtype)
+        compiled[dtype] = compile_c([x], [T.max(x), T.min(x), T.argmax(x), T.argmin(x)])
+    return compiled
+
+
+@settings(max_examples=120, deadline=None)
+@given(dtype=st.sampled_from(["int8", "uint16", "int64", "float32", "float64"]),
+       length=st.integers(1, 700), nans=st.lists(st.integers(0, 699), max_size=3),
+       seed=st.integers(0, 2**32 - 1))
+def test_extremes_of_a_run_of_any_length(extremes, dtype, length, nans, seed):
+    """The contiguous extreme: four vectors at a time, then one, then single elements, with
+    NaN anywhere among them (numpy's: NaN wins, the first NaN's index)."""
+    value = _values(dtype, (length,), seed)
+    if dtype.startswith("float"):
+        value[[position % length for position in nans]] = np.nan
+    expected = [np.max(value), np.min(value), np.argmax(value), np.argmin(value)]
+    for result, wanted in zip(extremes[dtype](value), expected):
+        np.testing.assert_array_equal(result, wanted)
