@@ -67,8 +67,7 @@ static void sympile_blas_multiply_one_@dtype@(const sympile_blas_matrix *a,
 
 /* sympile_blas_multiply_one, or a skinny kernel in place of gemm (see
    sympile.tensor.blas.skinny); a large BLAS call is split among OpenMP threads, each
-   calling the library, on one thread, for a band of c's columns (or rows, when c has more
-   rows). */
+   calling the library, on one thread, for a band of c (see below). */
 static void sympile_blas_multiply_@dtype@(const sympile_blas_matrix *a,
                                           const sympile_blas_matrix *b, @type@ alpha,
                                           @type@ beta, const sympile_blas_matrix *c)
@@ -85,12 +84,20 @@ static void sympile_blas_multiply_@dtype@(const sympile_blas_matrix *a,
                                                     (double)m * n * k, &saved);
 #ifdef _OPENMP
     if (threads > 1 && (m > 1 || n > 1)) {
-        int by_columns = n >= m;
+        /* Bands of c's outer dimension (its rows when row-major), so that each thread writes
+           lines of memory of its own; its inner dimension only when the outer one is too
+           short to share (a row of c), in bands of whole cache lines. Column bands of a
+           row-major c made every row's middle line bounce between the cores: a rank-one
+           update of a 1000 x 1000 float32 W took 100 us on two threads, 86 on one. */
+        int by_columns = c->row_major ? m < 2 * threads : n >= 2 * threads;
+        int inner = by_columns == c->row_major;
+        npy_intp line = inner ? 64 / (npy_intp)sizeof(@type@) : 1;
 #pragma omp parallel num_threads(threads)
         {
             npy_intp count = omp_get_num_threads(), thread = omp_get_thread_num();
-            npy_intp length = by_columns ? n : m;
-            npy_intp first = length * thread / count, last = length * (thread + 1) / count;
+            npy_intp length = by_columns ? n : m, lines = (length + line - 1) / line;
+            npy_intp first = lines * thread / count * line;
+            npy_intp last = thread + 1 == count ? length : lines * (thread + 1) / count * line;
             sympile_blas_matrix part_a = *a, part_b = *b, part_c = *c;
             if (by_columns) {
                 part_b.data += first * SYMPILE_BLAS_COLUMN_STEP(b) * (npy_intp)sizeof(@type@);

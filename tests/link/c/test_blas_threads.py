@@ -135,10 +135,11 @@ def test_rank_one_updates(dtype, order, rows, columns, vector_step):
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("orders", ["CC", "FF", "CF"])
 @pytest.mark.parametrize("m, k, n", [(90, 80, 70), (70, 80, 90), (1, 200, 300), (300, 200, 1),
-                                     (150, 1, 40), (2, 2, 1000)])
+                                     (150, 1, 40), (2, 2, 1000), (1, 30, 10)])
 def test_calls_split_among_openmp_threads(two_blas_threads, dtype, orders, m, k, n):
     """Above the minimum, with OpenMP on (and BLAS doing every product), a call is split
-    among OpenMP threads by bands of c's columns or rows, each one BLAS call on one thread:
+    among OpenMP threads by bands of c's rows (columns when c is one row, in whole cache
+    lines, a band of no line included), each one BLAS call on one thread:
     dot/gemm, W + x.T @ y in place (gemm, ger), matrix @ vector (gemv), numpy's values, the
     library back at 2 threads after."""
     rng = np.random.default_rng(m * k + n)
