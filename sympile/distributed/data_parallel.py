@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from sympile.distributed.collectives import all_reduce
-from sympile.distributed.world import joined, rank, size, wait, world
+from sympile.distributed.world import rank, size, wait, world
 from sympile.graph.basic import Variable
 from sympile.tensor.basic import as_tensor_variable
 from sympile.tensor.math import cast
@@ -77,8 +77,7 @@ class DataParallel:
         """Every rank takes the root's parameter values."""
         for param in self.params:
             buffer = np.array(param.get_value(borrow=True), order="C")
-            joined("DataParallel.broadcast_parameters")
-            world().Bcast(buffer, root=root)
+            wait(world().Ibcast(buffer, root=root), "DataParallel.broadcast_parameters")
             param.set_value(buffer, borrow=True)
 
     def gradients(self, cost: Variable, batch_size: Any = None,

@@ -11,7 +11,7 @@ import sys
 import time
 from typing import Any
 
-__all__ = ["CollectiveTimeout", "barrier", "init", "is_initialized", "joined", "rank", "size",
+__all__ = ["CollectiveTimeout", "barrier", "init", "is_initialized", "rank", "size",
            "wait", "world"]
 
 
@@ -97,13 +97,6 @@ def wait(request: Any, who: str) -> None:
             raise CollectiveTimeout(
                 f"{who}: rank {rank()} of {size()} waited {timeout:g} s for the other ranks; "
                 f"one of them failed, stopped, or runs a different program")
-
-
-def joined(who: str) -> None:
-    """Waits (with the timeout) until every rank has reached this collective; the blocking
-    collective that follows then finishes, and MPI's blocking collectives are its most
-    tuned ones."""
-    wait(world().Ibarrier(), who)
 
 
 def barrier() -> None:
