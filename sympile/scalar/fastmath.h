@@ -75,20 +75,32 @@ static inline SYMPILE_INLINE npy_float32 sympile_fast_logf(npy_float32 x)
     return x > 0.0f && x < INFINITY ? result : (x != x ? x : special);
 }
 
-/* tanh(x): Cephes' odd polynomial below |x| = 0.625, else sign(x) (1 - 2 / (exp(2|x|) + 1)),
-   which is 1 where exp overflows. */
+/* tanh(x): Cephes' odd polynomial below |x| = 0.625, else sign(x) (1 - 2 / (e + 1)) with
+   e = exp(2 min(|x|, 9)): tanh rounds to 1 from 9 on, so e's argument lies in [1.25, 18],
+   where exp needs no clamping, no NaN test and one power of two (sympile_fast_expf's
+   reduction and polynomial otherwise). NaN is passed on at the end. */
 static inline SYMPILE_INLINE npy_float32 sympile_fast_tanhf(npy_float32 x)
 {
     const npy_float32 magnitude = fabsf(x), z = x * x;
+    const npy_float32 y = 2.0f * (magnitude < 9.0f ? magnitude : 9.0f);
+    const npy_float32 n = (y * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+    npy_float32 r = y - n * 0.693359375f;
+    r = r + n * 2.12194440e-4f;
+    npy_float32 p = SYMPILE_FMAF(1.9875691500e-4f, r, 1.3981999507e-3f);
+    p = SYMPILE_FMAF(p, r, 8.3334519073e-3f);
+    p = SYMPILE_FMAF(p, r, 4.1665795894e-2f);
+    p = SYMPILE_FMAF(p, r, 1.6666665459e-1f);
+    p = SYMPILE_FMAF(p, r, 5.0000001201e-1f);
+    p = SYMPILE_FMAF(p, r * r, r) + 1.0f;
+    const npy_float32 e = p * sympile_float32_of_bits((npy_uint32)((npy_int32)n + 127) << 23);
     npy_float32 small = SYMPILE_FMAF(-5.70498872745e-3f, z, 2.06390887954e-2f);
     small = SYMPILE_FMAF(small, z, -5.37397155531e-2f);
     small = SYMPILE_FMAF(small, z, 1.33314422036e-1f);
     small = SYMPILE_FMAF(small, z, -3.33332819422e-1f);
     small = SYMPILE_FMAF(small * z, x, x);
     /* x + ... gives +0 for x = -0; tanh is odd and keeps the sign of x. */
-    const npy_float32 large = copysignf(
-        1.0f - 2.0f / (sympile_fast_expf(2.0f * magnitude) + 1.0f), x);
-    return magnitude < 0.625f ? copysignf(small, x) : large;
+    const npy_float32 large = copysignf(1.0f - 2.0f / (e + 1.0f), x);
+    return magnitude < 0.625f ? copysignf(small, x) : (x != x ? x : large);
 }
 
 #if @fma@

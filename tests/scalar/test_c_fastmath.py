@@ -8,7 +8,8 @@ Measured maximum errors (this machine, 2e6 values per function): float32 exp 1.0
 tanh 1.2, sin 0.6, cos 0.6 (against the float64 value of the float32 argument, rounded);
 float64 exp 1.0 and log 1.0 (against numpy's float64 libm). With fused multiply-adds, float32
 sin and cos compute in float: 0.84 ulp at most over every float32 in [0, 65536], checked
-exhaustively once (sin 0.840 at 2.3753064, cos 0.844 at 3703.1443)."""
+exhaustively once (sin 0.840 at 2.3753064, cos 0.844 at 3703.1443); float32 tanh 1.33 ulp
+over every float32 in [1e-3, 12] (at 0.62830955, past the polynomial's range)."""
 
 from __future__ import annotations
 
