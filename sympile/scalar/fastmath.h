@@ -22,23 +22,29 @@ static inline SYMPILE_INLINE npy_uint64 sympile_float64_bits(npy_float64 value)
 static inline SYMPILE_INLINE npy_float64 sympile_float64_of_bits(npy_uint64 bits)
 { npy_float64 value; __builtin_memcpy(&value, &bits, 8); return value; }
 
-/* exp(x) = 2^n exp(r), n = rint(x / ln2) (by the 1.5 * 2^23 rounding trick), r = x - n ln2
-   in two parts (n * 0.693359375 is exact); Cephes' expf polynomial. 2^n is applied as two
-   factors so that results in the subnormals round once, at the last product. */
-static inline SYMPILE_INLINE npy_float32 sympile_fast_expf(npy_float32 x)
+/* exp(x - n ln2) for n = rint(x / ln2) (by the 1.5 * 2^23 rounding trick, into *n): the
+   reduced argument in two parts (n * 0.693359375 is exact), Cephes' expf polynomial. */
+static inline SYMPILE_INLINE npy_float32 sympile_expf_reduced(npy_float32 x, npy_float32 *n)
 {
-    npy_float32 clamped = x > 89.0f ? 89.0f : (x < -110.0f ? -110.0f : x);
-    clamped = clamped != clamped ? 0.0f : clamped;
-    const npy_float32 shifted = clamped * 1.44269504088896341f + 12582912.0f;
-    const npy_float32 n = shifted - 12582912.0f;
-    npy_float32 r = clamped - n * 0.693359375f;
-    r = r + n * 2.12194440e-4f;
+    *n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+    npy_float32 r = x - *n * 0.693359375f;
+    r = r + *n * 2.12194440e-4f;
     npy_float32 p = SYMPILE_FMAF(1.9875691500e-4f, r, 1.3981999507e-3f);
     p = SYMPILE_FMAF(p, r, 8.3334519073e-3f);
     p = SYMPILE_FMAF(p, r, 4.1665795894e-2f);
     p = SYMPILE_FMAF(p, r, 1.6666665459e-1f);
     p = SYMPILE_FMAF(p, r, 5.0000001201e-1f);
-    p = SYMPILE_FMAF(p, r * r, r) + 1.0f;
+    return SYMPILE_FMAF(p, r * r, r) + 1.0f;
+}
+
+/* exp(x) = 2^n exp(x - n ln2) (sympile_expf_reduced), 2^n applied as two factors so that
+   results in the subnormals round once, at the last product. */
+static inline SYMPILE_INLINE npy_float32 sympile_fast_expf(npy_float32 x)
+{
+    npy_float32 clamped = x > 89.0f ? 89.0f : (x < -110.0f ? -110.0f : x);
+    clamped = clamped != clamped ? 0.0f : clamped;
+    npy_float32 n;
+    const npy_float32 p = sympile_expf_reduced(clamped, &n);
     const npy_int32 k = (npy_int32)n;
     const npy_int32 half = k >> 1;
     const npy_float32 first = sympile_float32_of_bits((npy_uint32)(half + 127) << 23);
@@ -77,21 +83,13 @@ static inline SYMPILE_INLINE npy_float32 sympile_fast_logf(npy_float32 x)
 
 /* tanh(x): Cephes' odd polynomial below |x| = 0.625, else sign(x) (1 - 2 / (e + 1)) with
    e = exp(2 min(|x|, 9)): tanh rounds to 1 from 9 on, so e's argument lies in [1.25, 18],
-   where exp needs no clamping, no NaN test and one power of two (sympile_fast_expf's
-   reduction and polynomial otherwise). NaN is passed on at the end. */
+   where exp needs no clamping, no NaN test and one power of two (sympile_expf_reduced).
+   NaN is passed on at the end. */
 static inline SYMPILE_INLINE npy_float32 sympile_fast_tanhf(npy_float32 x)
 {
     const npy_float32 magnitude = fabsf(x), z = x * x;
-    const npy_float32 y = 2.0f * (magnitude < 9.0f ? magnitude : 9.0f);
-    const npy_float32 n = (y * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-    npy_float32 r = y - n * 0.693359375f;
-    r = r + n * 2.12194440e-4f;
-    npy_float32 p = SYMPILE_FMAF(1.9875691500e-4f, r, 1.3981999507e-3f);
-    p = SYMPILE_FMAF(p, r, 8.3334519073e-3f);
-    p = SYMPILE_FMAF(p, r, 4.1665795894e-2f);
-    p = SYMPILE_FMAF(p, r, 1.6666665459e-1f);
-    p = SYMPILE_FMAF(p, r, 5.0000001201e-1f);
-    p = SYMPILE_FMAF(p, r * r, r) + 1.0f;
+    npy_float32 n;
+    const npy_float32 p = sympile_expf_reduced(2.0f * (magnitude < 9.0f ? magnitude : 9.0f), &n);
     const npy_float32 e = p * sympile_float32_of_bits((npy_uint32)((npy_int32)n + 127) << 23);
     npy_float32 small = SYMPILE_FMAF(-5.70498872745e-3f, z, 2.06390887954e-2f);
     small = SYMPILE_FMAF(small, z, -5.37397155531e-2f);
