@@ -8,8 +8,9 @@ everything (precompiled header, program unit, op units, main unit), 'warm' is a 
 that finds the whole module on disk, and 'ops cached' is a new process building the model's
 step with another batch size (the same ops but its own main unit, and the units whose types
 carry the batch). Reported: the whole program's time (data, graph, gradient, function),
-sympile.function's time, the C VM's codegen, compile and load seconds, the compiler processes' CPU seconds, and the compiler's wall seconds per kind of
-source (summed over the processes). Minimum over the repeats; say how loaded the machine was.
+sympile.function's time, the C VM's codegen, compile and load seconds, the compiler
+processes' CPU seconds, and the compiler's wall seconds per kind of source (summed over the
+processes). Minimum over the repeats; say how loaded the machine was.
 """
 
 from __future__ import annotations
@@ -59,8 +60,9 @@ theano_style_steps(sympile, tt, softmax, MODELS[sys.argv[1]], int(sys.argv[2]), 
 total = time.perf_counter() - start
 usage = resource.getrusage(resource.RUSAGE_CHILDREN)
 times = machines[-1].build_times
-print(json.dumps({"program": total, "function": sum(in_function), "codegen": times["codegen"], "compile": times["compile"],
-                  "load": times["load"], "compiler_cpu": usage.ru_utime + usage.ru_stime,
+print(json.dumps({"program": total, "function": sum(in_function),
+                  "codegen": times["codegen"], "compile": times["compile"], "load": times["load"],
+                  "compiler_cpu": usage.ru_utime + usage.ru_stime,
                   **{"wall " + kind: seconds for kind, seconds in kinds.items()}}))
 """
 

@@ -100,7 +100,8 @@ _LEVELS = (("x86-64-v3", frozenset({"avx", "avx2", "bmi1", "bmi2", "f16c", "fma"
                                      "avx512vl"})))
 
 
-def _x86_64() -> bool:
+def is_x86_64() -> bool:
+    """Whether this machine is x86-64 (the skinny kernels' and the levels' architecture)."""
     return platform.machine().lower() in ("x86_64", "amd64")
 
 
@@ -108,7 +109,7 @@ def _x86_64() -> bool:
 def cpu_level(cpuinfo: str = "/proc/cpuinfo") -> str | None:
     """This x86-64 machine's level ('x86-64', 'x86-64-v3' or 'x86-64-v4') from the CPU flags
     Linux lists in `cpuinfo`; None elsewhere (another OS or architecture)."""
-    if not _x86_64():
+    if not is_x86_64():
         return None
     try:
         with open(cpuinfo, encoding="utf-8", errors="replace") as stream:
@@ -136,7 +137,7 @@ def vector_target() -> str:
     the module loads. Elsewhere, or on a baseline x86-64: empty."""
     level = cpu_level()
     if level is None:
-        return ('target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")' if _x86_64()
+        return ('target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")' if is_x86_64()
                 else "")
     return "" if level == "x86-64" else f'target("arch={level}")'
 

@@ -37,7 +37,7 @@ from __future__ import annotations
 import functools
 import hashlib
 
-from sympile.graph.ccode import c_file, cpu_level, render
+from sympile.graph.ccode import c_file, cpu_level, is_x86_64, render
 
 __all__ = ["SKINNY_ROWS", "SKINNY_STEPS", "skinny_code"]
 
@@ -143,7 +143,9 @@ def _built_isas(setting: str) -> tuple[str, ...]:
     """The instruction sets to build kernels for, best first, under config.blas_skinny's
     `setting` ('avx2' leaves AVX-512 out): where the CPU's level is known, the best one it
     runs (a third of the compile time of building every one); else all, picked at run
-    time."""
+    time. None off x86-64."""
+    if not is_x86_64():
+        return ()
     allowed = [isa for isa in _ISAS if setting == "auto" or isa != "avx512"]
     level = cpu_level()
     if level is None:

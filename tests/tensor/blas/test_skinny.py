@@ -211,6 +211,19 @@ def test_a_cpu_of_unknown_level_gets_both_kernel_sets(tmp_path, monkeypatch, ker
         _assert_close(c, _expected(a, b, c, 1.0, False), k, "float32")
 
 
+def test_no_kernels_off_x86_64(monkeypatch):
+    """Another architecture gets the dispatcher that leaves every product to BLAS, whatever
+    the setting."""
+    monkeypatch.setattr(skinny, "is_x86_64", lambda: False)
+    skinny_code.cache_clear()
+    try:
+        for setting in ("auto", "avx2"):
+            name, support, unit = skinny_code("float32", 1e18, setting)
+            assert unit is None and name.startswith("sympile_no_skinny_")
+    finally:
+        skinny_code.cache_clear()
+
+
 # -- as the C backend runs them ------------------------------------------------------------
 
 @pytest.mark.parametrize("setting", ["auto", "avx2", "off"])
