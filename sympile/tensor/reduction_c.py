@@ -29,7 +29,7 @@ from __future__ import annotations
 import hashlib
 
 from sympile.graph.basic import Apply
-from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames
+from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_file, render
 from sympile.scalar import basic as scalar
 from sympile.tensor.elemwise_c import vectorized_kernel_attribute
 
@@ -252,7 +252,9 @@ def _combine_lanes(acc_type: str, statement: str, lanes: int) -> str:
     return "\n    ".join(steps) + f"\n    {acc_type} acc = lanes[0];"
 
 
-# Bytes of one vector of the extreme helper: an AVX-512 register; four are folded at once.
+# The contiguous max or min (see _extreme_helper), and the bytes of one of its vectors: an
+# AVX-512 register; four are folded at once.
+_EXTREME = c_file(__file__, "reduction_extreme.c")
 _VECTOR_BYTES = 64
 _MASK_TYPES = {1: "npy_int8", 2: "npy_int16", 4: "npy_int32", 8: "npy_int64"}
 _SIZES = {"int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "int32": 4, "uint32": 4,
@@ -262,71 +264,14 @@ _SIZES = {"int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "int32": 4, "uint32": 
 def _extreme_helper(dtype: str, maximum: bool) -> tuple[str, str]:
     """(name, definition) of `T name(const T *data, npy_intp n)`: the maximum (or minimum)
     of n contiguous elements of `dtype` (not bool), the identity when n is 0, NaN when one
-    is NaN. Four accumulators of gcc's vector type, which stay in registers (the arrays of
+    is NaN (reduction_extreme.c). Its accumulators are vectors in registers: the arrays of
     _lane_loops are stored and loaded again at every step, which made max 2x slower than
-    numpy's), then one, then single elements. NaN is looked for apart, so that the
-    accumulators' chain is one compare and select."""
-    T = C_TYPES[dtype]
-    M = _MASK_TYPES[_SIZES[dtype]]
+    numpy's."""
     low, high = _LIMITS[dtype]
-    identity = low if maximum else high
-    compare = ">=" if maximum else "<="
-    floats = dtype in _FLOATS
-    keep = (f"{{ const sympile_mask keep = (a) {compare} (x); "
-            f"a = (sympile_vector)(((sympile_mask)(a) & keep) | ((sympile_mask)(x) & ~keep)); }}")
-    nan_vector = "nan |= (x0 != x0) | (x1 != x1) | (x2 != x2) | (x3 != x3);" if floats else ""
-    nan_one = "nan |= x0 != x0;" if floats else ""
-    scalar = f"acc = acc {compare} value ? acc : value;"
-    nan_scalar = "any |= value != value;" if floats else ""
-    result = f"any ? ({T})NAN : acc" if floats else "acc"
-    return _named("extreme", f"""
-{_KERNEL_ATTRIBUTE}
-static {T} @NAME@(const {T} *data, npy_intp n)
-{{
-    typedef {T} sympile_vector __attribute__((vector_size({_VECTOR_BYTES})));
-    typedef {M} sympile_mask __attribute__((vector_size({_VECTOR_BYTES})));
-#define SYMPILE_KEEP(a, x) {keep}
-    const npy_intp width = (npy_intp)(sizeof(sympile_vector) / sizeof({T}));
-    sympile_vector a0, a1, a2, a3;
-    sympile_mask nan;
-    for (npy_intp k = 0; k < width; ++k) {{
-        a0[k] = a1[k] = a2[k] = a3[k] = {identity};
-        nan[k] = 0;
-    }}
-    npy_intp i = 0;
-    for (; i + 4 * width <= n; i += 4 * width) {{
-        sympile_vector x0, x1, x2, x3;
-        memcpy(&x0, data + i, sizeof x0);
-        memcpy(&x1, data + i + width, sizeof x1);
-        memcpy(&x2, data + i + 2 * width, sizeof x2);
-        memcpy(&x3, data + i + 3 * width, sizeof x3);
-        SYMPILE_KEEP(a0, x0) SYMPILE_KEEP(a1, x1) SYMPILE_KEEP(a2, x2) SYMPILE_KEEP(a3, x3)
-        {nan_vector}
-    }}
-    SYMPILE_KEEP(a0, a1) SYMPILE_KEEP(a2, a3) SYMPILE_KEEP(a0, a2)
-    for (; i + width <= n; i += width) {{
-        sympile_vector x0;
-        memcpy(&x0, data + i, sizeof x0);
-        SYMPILE_KEEP(a0, x0)
-        {nan_one}
-    }}
-#undef SYMPILE_KEEP
-    {T} acc = {identity};
-    int any = 0;
-    for (npy_intp k = 0; k < width; ++k) {{
-        const {T} value = a0[k];
-        {scalar}
-        any |= nan[k] != 0;
-    }}
-    for (; i < n; ++i) {{
-        const {T} value = data[i];
-        {scalar}
-        {nan_scalar}
-    }}
-    (void)any;
-    return {result};
-}}
-""")
+    return _named("extreme", render(_EXTREME, {
+        "attribute": _KERNEL_ATTRIBUTE, "T": C_TYPES[dtype], "M": _MASK_TYPES[_SIZES[dtype]],
+        "bytes": _VECTOR_BYTES, "identity": low if maximum else high,
+        "compare": ">=" if maximum else "<=", "floats": int(dtype in _FLOATS)}))
 
 
 def _lane_fold(value_type: str, identity: str, statement: str) -> tuple[str, str]:
