@@ -4,13 +4,20 @@ shapes between calls, and the empty-axis errors."""
 
 from __future__ import annotations
 
+import textwrap
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import sympile.tensor as T
-from tests.link.c.utils import compare_backends, compile_c, requires_compiler
+from tests.link.c.utils import (
+    assert_clean_under_address_sanitizer,
+    compare_backends,
+    compile_c,
+    requires_compiler,
+)
 from tests.utils import assert_like_numpy
 
 pytestmark = requires_compiler
@@ -189,26 +196,60 @@ def test_argmax_argmin_blocks_and_rows_give_numpy_s_first_index(dtype):
             assert_like_numpy(np.asarray(actual), reference)
 
 
+EXTREME_DTYPES = ("bool", "int8", "uint16", "int64", "float32", "float64")
+
+
 @pytest.fixture(scope="module")
 def extremes():
     """max, min, argmax and argmin of a vector, compiled per dtype."""
     compiled = {}
-    for dtype in ("int8", "uint16", "int64", "float32", "float64"):
+    for dtype in EXTREME_DTYPES:
         x = T.vector("x", dtype=dtype)
         compiled[dtype] = compile_c([x], [T.max(x), T.min(x), T.argmax(x), T.argmin(x)])
     return compiled
 
 
-@settings(max_examples=120, deadline=None)
-@given(dtype=st.sampled_from(["int8", "uint16", "int64", "float32", "float64"]),
-       length=st.integers(1, 700), nans=st.lists(st.integers(0, 699), max_size=3),
+@settings(max_examples=150, deadline=None)
+@given(dtype=st.sampled_from(EXTREME_DTYPES),
+       length=st.integers(1, 2600), nans=st.lists(st.integers(0, 2599), max_size=3),
        seed=st.integers(0, 2**32 - 1))
 def test_extremes_of_a_run_of_any_length(extremes, dtype, length, nans, seed):
-    """The contiguous extreme: four vectors at a time, then one, then single elements, with
-    NaN anywhere among them (numpy's: NaN wins, the first NaN's index)."""
+    """The contiguous extreme and its first position: four vectors at a time, then one, then
+    single elements, over one or more blocks of argmax's 1024, with NaN anywhere among them
+    (numpy's: NaN wins, the first NaN's index) and many ties (the first one's index)."""
     value = _values(dtype, (length,), seed)
     if dtype.startswith("float"):
         value[[position % length for position in nans]] = np.nan
     expected = [np.max(value), np.min(value), np.argmax(value), np.argmin(value)]
     for result, wanted in zip(extremes[dtype](value), expected):
         np.testing.assert_array_equal(result, wanted)
+
+
+SANITIZER_SCRIPT = textwrap.dedent("""
+    import numpy as np
+    import sympile.tensor as T
+    from tests.link.c.utils import compile_c
+    rng = np.random.default_rng(0)
+    for dtype in ("bool", "int8", "uint16", "int64", "float32", "float64"):
+        x = T.vector(dtype=dtype)
+        m = T.matrix(dtype=dtype)
+        vector = compile_c([x], [T.max(x), T.min(x), T.argmax(x), T.argmin(x)])
+        rows = compile_c([m], [T.max(m, axis=1), T.argmax(m, axis=1), T.argmin(m, axis=0)])
+        for length in (1, 3, 63, 64, 65, 255, 256, 257, 1023, 1024, 1025, 3000):
+            value = (rng.random(length) * 5).astype(dtype)
+            if dtype.startswith("float"):
+                value[rng.integers(0, length)] = np.nan
+            expected = [np.max(value), np.min(value), np.argmax(value), np.argmin(value)]
+            for got, want in zip(vector(value), expected):
+                np.testing.assert_array_equal(got, want)
+            matrix = value[:length // 3 * 3].reshape(3, -1) if length >= 3 else value[None]
+            rows(matrix)
+    print("clean")
+""")
+
+
+@pytest.mark.slow
+def test_extremes_are_clean_under_address_sanitizer(tmp_path):
+    """The vector max/min and arg-extreme helpers read only their runs, at every length
+    around their vector steps and argmax's blocks."""
+    assert_clean_under_address_sanitizer(SANITIZER_SCRIPT, tmp_path)
