@@ -255,8 +255,6 @@ def _combine_lanes(acc_type: str, statement: str, lanes: int) -> str:
 # The contiguous max or min (see _extreme_helper), and the bytes of one of its vectors: an
 # AVX-512 register; four are folded at once.
 _EXTREME = c_file(__file__, "reduction_extreme.c")
-# The first position of a block's extreme (see _argreduce_helpers).
-_ARG_EXTREME = c_file(__file__, "reduction_argextreme.c")
 _VECTOR_BYTES = 64
 _MASK_TYPES = {1: "npy_int8", 2: "npy_int16", 4: "npy_int32", 8: "npy_int64"}
 _SIZES = {"int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "int32": 4, "uint32": 4,
@@ -274,6 +272,28 @@ def _extreme_helper(dtype: str, maximum: bool) -> tuple[str, str]:
         "attribute": _KERNEL_ATTRIBUTE, "T": C_TYPES[dtype], "M": _MASK_TYPES[_SIZES[dtype]],
         "bytes": _VECTOR_BYTES, "identity": low if maximum else high,
         "compare": ">=" if maximum else "<=", "floats": int(dtype in _FLOATS)}))
+
+
+def _lane_fold(value_type: str, identity: str, statement: str) -> tuple[str, str]:
+    """(name, definition) of `T name(const T *data, npy_intp n)`: the fold of n contiguous
+    elements in _WIDE_LANES accumulators (bools, which have no vector compare)."""
+    return _named("lanefold", f"""
+{_KERNEL_ATTRIBUTE}
+static {value_type} @NAME@(const {value_type} *data, npy_intp n)
+{{
+    {value_type} lanes[{_WIDE_LANES}];
+    for (int lane = 0; lane < {_WIDE_LANES}; ++lane)
+        lanes[lane] = {identity};
+    npy_intp i = 0;
+    {_lane_loops(value_type, statement, "data[i + lane]", "n", _WIDE_LANES)}
+    {_combine_lanes(value_type, statement, _WIDE_LANES)}
+    for (; i < n; ++i) {{
+        const {value_type} value = data[i];
+        {statement}
+    }}
+    return acc;
+}}
+""")
 
 
 def _fold_helpers(input_dtype: str, acc_dtype: str, identity: str, statement: str,
@@ -422,34 +442,49 @@ def _argreduce_helpers(input_dtype: str, maximum: bool) -> tuple[str, str, str, 
     reading the rows in order (an arg-reduction over the outer axis of a C-contiguous array).
     """
     value_type = C_TYPES[input_dtype]
-    identity = _fold(scalar.maximum if maximum else scalar.minimum, input_dtype)[0]
+    identity, statement = _fold(scalar.maximum if maximum else scalar.minimum, input_dtype)
     compare = ">" if maximum else "<"
     floats = input_dtype in _FLOATS
     # Whether `value` replaces `best`: strictly better, or the first NaN.
     better = (f"(value {compare} best || (value != value && best == best))" if floats
               else f"value {compare} best")
-    block_name, block = _named("argblock", render(_ARG_EXTREME, {
-        "attribute": _KERNEL_ATTRIBUTE, "T": value_type,
-        "M": _MASK_TYPES[_SIZES.get(input_dtype, 1)], "bytes": _VECTOR_BYTES,
-        "identity": identity, "compare": compare, "floats": int(floats), "block": _ARG_BLOCK}))
-    contiguous_name, contiguous = _named("argcontiguous", block + f"""
+    # Whether run[i] is the block's best (for a NaN best: the NaN).
+    hit = "run[i] == best || (best != best && run[i] != run[i])" if floats else "run[i] == best"
+    # The same of `value`, without branches.
+    chunk_hit = ("(value == best) | ((best != best) & (value != value))" if floats
+                 else "value == best")
+    extreme_name, extreme = (_extreme_helper(input_dtype, maximum) if input_dtype in _SIZES
+                             else _lane_fold(value_type, identity, statement))
+    contiguous_name, contiguous = _named("argcontiguous", extreme + f"""
 {_KERNEL_ATTRIBUTE}
 static npy_intp @NAME@(const {value_type} *data, npy_intp n)
 {{
     {value_type} best = {identity};
-    npy_intp best_position = -1;
+    npy_intp best_start = -1;
     for (npy_intp start = 0; start < n; start += {_ARG_BLOCK}) {{
+        const {value_type} *run = data + start;
         const npy_intp length = n - start < {_ARG_BLOCK} ? n - start : {_ARG_BLOCK};
-        {value_type} value;
-        const npy_intp position = {block_name}(data + start, length, &value);
-        if (best_position < 0 || {better}) {{
+        const {value_type} value = {extreme_name}(run, length);
+        if (best_start < 0 || {better}) {{
             best = value;
-            best_position = start + position;
+            best_start = start;
             /* Nothing comes before a block's first NaN. */
             if (value != value) break;
         }}
     }}
-    return best_position;
+    const {value_type} *run = data + best_start;
+    npy_intp i = 0;
+    /* Whole chunks without the best skipped by a vectorised test. */
+    for (; i + {_LANES} <= n - best_start; i += {_LANES}) {{
+        int found = 0;
+        for (int lane = 0; lane < {_LANES}; ++lane) {{
+            const {value_type} value = run[i + lane];
+            found |= {chunk_hit};
+        }}
+        if (found) break;
+    }}
+    while (!({hit})) ++i;
+    return best_start + i;
 }}
 """)
     rows_name, rows = _named("argrows", f"""
