@@ -214,33 +214,18 @@ static void {kernel_name("softmax_grad", dtype)}(npy_intp length, const {T} *res
 def _crossentropy_row(dtype: str, attribute: str) -> str:
     T = C_TYPES[dtype]
     return f"""
-/* out = softmax(x) from the exps in double (float32: rounded to float, then scaled in
-   double); returns the loss -((x[target] - peak) - log(total)). */
+/* out = softmax(x) as the softmax kernel computes it; returns the loss
+   -((x[target] - peak) - log(total)), in double. */
 {attribute}
 static double {kernel_name("crossentropy", dtype)}(npy_intp length, const {T} *restrict x,
                                                   {T} *restrict out, npy_intp target)
 {{
-    {_crossentropy_total(dtype)}
+    {_exp_total(dtype, "out")}
     const double scale = 1.0 / total;
     for (npy_intp i = 0; i < length; ++i) out[i] = ({T})((double)out[i] * scale);
     return -(((double)x[target] - (double)peak) - log(total));
 }}
 """
-
-
-def _crossentropy_total(dtype: str) -> str:
-    """C declaring `peak` and `total` as _exp_total, storing each exp in out: float32 sums
-    its exps in double, for the loss's accuracy, and stores them rounded."""
-    if dtype == "float64":
-        return _exp_total(dtype, "out")
-    term = f"{fast_function('exp', 'float64')}((double){{x}} - (double)peak)"
-    body = (f"const double term = {term}; {{out}} = (npy_float32)term; "
-            "partial[lane] += {fresh} ? term : 0;")
-    return f"""{_peak("npy_float32")}
-    double partial[{_LANES}] = {{0}};
-    {_over_lanes("npy_float32", body, {"x": "-INFINITY"}, ("out",))}
-    {_combine("partial", "partial[lane] + partial[lane + width]")}
-    const double total = partial[0];"""
 
 
 _ROWS = {"softmax": _softmax_row, "log_softmax": _log_softmax_row,

@@ -17,8 +17,9 @@ log of the fused op's softmax would not be stabilized):
 
 crossentropy is CrossentropySoftmax1Hot (x a matrix, the softmax along its rows, y integer
 targets), Dx its backward op. n must be the number of targets or of rows (y.shape[0] or
-x.shape[0]); the fused op requires one target per row, and raises where the original graph
-indexed fewer rows than x has.
+x.shape[0]), or a constant that every known static length of theirs equals; the fused op
+requires one target per row, and raises where the original graph indexed fewer rows than x
+has, or broadcast one target over n rows.
 """
 
 from __future__ import annotations
@@ -69,11 +70,12 @@ def _row_softmax_input(variable):
 
 def _is_row_arange(variable, x, targets) -> bool:
     """Whether `variable` is arange(0, n, 1) with n the length of targets or rows of x, or
-    the constant range(n) (a folded arange) with n their static length."""
+    the constant range(n) (arange of a constant, folded) with n every static length of
+    theirs that is known (none may be: arange(L) over the L steps of a scan's sequence)."""
     if isinstance(variable, Constant):
         data = np.asarray(variable.data)
         lengths = {x.type.shape[0], targets.type.shape[0]}
-        return (data.ndim == 1 and data.dtype.kind in "iu" and lengths - {None} == {len(data)}
+        return (data.ndim == 1 and data.dtype.kind in "iu" and lengths - {None} <= {len(data)}
                 and np.array_equal(data, np.arange(len(data))))
     owner = variable.owner
     if owner is None or not isinstance(owner.op, ARange):

@@ -103,6 +103,24 @@ def test_constant_range_of_another_length_is_not_fused():
     assert "CrossentropySoftmax1Hot" not in op_types(sympile.function([x], cost))
 
 
+def test_constant_range_over_unknown_lengths_is_fused():
+    """arange(L) for a known L over logits and targets of unknown length (an RNN's L steps):
+    fused, with the values and gradient of the graph as written; targets that the written
+    graph would broadcast over the rows raise instead of giving another value."""
+    x, y = T.dmatrix("x"), T.lvector("y")
+    cost = -T.log(nnet.softmax(x)[T.arange(4), y]).sum()
+    function = sympile.function([x, y], [cost, sympile.grad(cost, x)])
+    assert {"CrossentropySoftmax1Hot", "CrossentropySoftmax1HotDx"} <= op_types(function)
+    assert not {"Softmax", "SoftmaxGrad", "AdvancedIncSubtensor"} & op_types(function)
+    rng = np.random.default_rng(8)
+    values, targets = rng.standard_normal((4, 6)), np.array([5, 0, 2, 2])
+    naive = sympile.function([x, y], [cost, sympile.grad(cost, x)], mode=NAIVE)
+    for actual, expected in zip(function(values, targets), naive(values, targets)):
+        np.testing.assert_allclose(actual, expected, rtol=1e-12, atol=1e-14)
+    with pytest.raises(ValueError):
+        function(values, targets[:1])
+
+
 def test_arange_of_another_length_is_not_fused():
     x, y, n = T.dmatrix("x"), T.lvector("y"), T.lscalar("n")
     cost = -T.log(nnet.softmax(x)[T.arange(n), y]).sum()
