@@ -274,37 +274,13 @@ def _extreme_helper(dtype: str, maximum: bool) -> tuple[str, str]:
         "compare": ">=" if maximum else "<=", "floats": int(dtype in _FLOATS)}))
 
 
-def _lane_fold(value_type: str, identity: str, statement: str) -> tuple[str, str]:
-    """(name, definition) of `T name(const T *data, npy_intp n)`: the fold of n contiguous
-    elements in _WIDE_LANES accumulators (bools, which have no vector compare)."""
-    return _named("lanefold", f"""
-{_KERNEL_ATTRIBUTE}
-static {value_type} @NAME@(const {value_type} *data, npy_intp n)
-{{
-    {value_type} lanes[{_WIDE_LANES}];
-    for (int lane = 0; lane < {_WIDE_LANES}; ++lane)
-        lanes[lane] = {identity};
-    npy_intp i = 0;
-    {_lane_loops(value_type, statement, "data[i + lane]", "n", _WIDE_LANES)}
-    {_combine_lanes(value_type, statement, _WIDE_LANES)}
-    for (; i < n; ++i) {{
-        const {value_type} value = data[i];
-        {statement}
-    }}
-    return acc;
-}}
-""")
-
-
-def _fold_helpers(input_dtype: str, acc_dtype: str, identity: str, statement: str,
-                  lanes: int) -> tuple[str, str, str, str]:
-    """(contiguous name, rows name, definitions): the fold of n contiguous elements in
-    `lanes` accumulators, pairwise over blocks of _BLOCK elements; and the fold of `rows` rows of
-    `length` contiguous elements (`row_stride` bytes apart) into acc[0..length), row by row
-    (a reduction over outer axes of a C-contiguous array, reading memory in order)."""
+def _contiguous_fold(input_dtype: str, acc_dtype: str, identity: str, statement: str,
+                     lanes: int) -> tuple[str, str]:
+    """(name, definition) of `acc name(const T *data, npy_intp n)`: the fold of n contiguous
+    elements in `lanes` accumulators, pairwise over blocks of _BLOCK elements."""
     value_type, acc_type = C_TYPES[input_dtype], C_TYPES[acc_dtype]
     load = _cast("data[i + lane]", acc_dtype)
-    contiguous_name, contiguous = _named("contiguous", f"""
+    return _named("contiguous", f"""
 {_KERNEL_ATTRIBUTE}
 static {acc_type} @NAME@(const {value_type} *data, npy_intp n)
 {{
@@ -330,7 +306,15 @@ static {acc_type} @NAME@(const {value_type} *data, npy_intp n)
     return acc;
 }}
 """)
-    rows_name, rows = _named("rows", f"""
+
+
+def _rows_fold(input_dtype: str, acc_dtype: str, identity: str,
+               statement: str) -> tuple[str, str]:
+    """(name, definition): the fold of `rows` rows of `length` contiguous elements
+    (`row_stride` bytes apart) into acc[0..length), row by row (a reduction over outer axes
+    of a C-contiguous array, reading memory in order)."""
+    value_type, acc_type = C_TYPES[input_dtype], C_TYPES[acc_dtype]
+    return _named("rows", f"""
 {_KERNEL_ATTRIBUTE}
 static void @NAME@(const char *data, npy_intp rows, npy_intp row_stride, npy_intp length,
                    {acc_type} *restrict accumulators)
@@ -348,7 +332,6 @@ static void @NAME@(const char *data, npy_intp rows, npy_intp row_stride, npy_int
     }}
 }}
 """)
-    return contiguous_name, rows_name, contiguous, rows
 
 
 def _rows_path(rows_name: str, acc_dtype: str, output_dtype: str, names: CNames) -> str:
@@ -412,12 +395,14 @@ def careduce_c_code(op, node: Apply, names: CNames) -> CCode | None:
     per_value = (f"{acc_type} value = "
                  f"{_cast(f'*(const {C_TYPES[input_dtype]} *)value_pointer', acc_dtype)}; "
                  f"{statement}")
-    contiguous_name, rows_name, contiguous, rows = _fold_helpers(
-        input_dtype, acc_dtype, identity, statement, _lanes(op.scalar_op))
     if (op.scalar_op in (scalar.maximum, scalar.minimum) and input_dtype == acc_dtype
             and input_dtype in _SIZES):
         contiguous_name, contiguous = _extreme_helper(input_dtype,
                                                       op.scalar_op == scalar.maximum)
+    else:
+        contiguous_name, contiguous = _contiguous_fold(input_dtype, acc_dtype, identity,
+                                                       statement, _lanes(op.scalar_op))
+    rows_name, rows = _rows_fold(input_dtype, acc_dtype, identity, statement)
     body = _loop(node, names, _axes(op, node), check,
                  before_block=f"{acc_type} acc = {identity};",
                  per_value=per_value,
@@ -453,8 +438,9 @@ def _argreduce_helpers(input_dtype: str, maximum: bool) -> tuple[str, str, str, 
     # The same of `value`, without branches.
     chunk_hit = ("(value == best) | ((best != best) & (value != value))" if floats
                  else "value == best")
-    extreme_name, extreme = (_extreme_helper(input_dtype, maximum) if input_dtype in _SIZES
-                             else _lane_fold(value_type, identity, statement))
+    extreme_name, extreme = (
+        _extreme_helper(input_dtype, maximum) if input_dtype in _SIZES
+        else _contiguous_fold(input_dtype, input_dtype, identity, statement, _WIDE_LANES))
     contiguous_name, contiguous = _named("argcontiguous", extreme + f"""
 {_KERNEL_ATTRIBUTE}
 static npy_intp @NAME@(const {value_type} *data, npy_intp n)

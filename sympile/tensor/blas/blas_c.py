@@ -82,8 +82,9 @@ _SUBSTITUTIONS = {
 
 # The short-line loop vectorized (gcc's -O2 leaves loops of unknown length scalar), for this
 # machine's widest vectors.
-VECTORIZE = '__attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic")' + (
-    f", {vector_target()}))" if vector_target() else "))")
+_TARGET = vector_target()
+VECTORIZE = ('__attribute__((optimize("tree-vectorize", "vect-cost-model=dynamic")'
+             + (f", {_TARGET}" if _TARGET else "") + "))")
 
 
 def _specialize(text: str, dtype: str) -> str:

@@ -18,8 +18,10 @@ and keep a block of the result in registers for the whole inner loop:
   R rows of a x Q rows of W, accumulated as vectors along p and summed at the end.
 
 Products whose c has fewer columns than two vectors' lanes (a 10-class output layer) stay
-with BLAS, which wastes no lanes there. Each kernel is compiled for AVX-512 and for AVX2 with
-FMA, picked when the module loads (config.blas_skinny); other CPUs use BLAS.
+with BLAS, which wastes no lanes there. The kernels exist for AVX-512 and for AVX2 with FMA;
+a unit holds those of the best set this CPU runs (graph.ccode.cpu_level; config.blas_skinny
+'avx2' leaves AVX-512 out), or both, picked when the module loads, where the CPU's level is
+unknown. Other CPUs use BLAS.
 
 Threads (OpenMP, above config.blas_parallel_minsize multiply-adds) split the rows of the
 layer's weight matrix W in all three products: the steps of h @ W (each thread sums over its

@@ -2,11 +2,11 @@
 them over every slice along the op's axis, copying strided slices to a buffer and back).
 
 Each kernel reads and writes plain arrays of `length` elements through restrict pointers, so
-gcc vectorises its loops; it is compiled also for AVX2 and AVX-512, the version for the CPU
-picked when the module loads. Reductions run in _LANES independent partial results, combined
+gcc vectorises its loops; it is compiled for this machine's widest vectors
+(graph.ccode.vector_target). Reductions run in _LANES independent partial results, combined
 in a fixed order at the end: the vectoriser cannot reorder a single floating-point sum.
 
-Accuracy (the ulp errors measured are in tests/tensor/test_nnet_c.py):
+Accuracy (the ulp errors measured are in tests/tensor/nnet/test_basic_c.py):
 
 - exp(x - peak) uses sympile.scalar.c_fastmath's vectorisable exp on an exact argument: a
   float32 difference in double is exact; one in the input's dtype is corrected by its
@@ -14,9 +14,10 @@ Accuracy (the ulp errors measured are in tests/tensor/test_nnet_c.py):
   below the peak keeps its probability's relative accuracy.
 - Softmax stores each exp in the output and scales it by 1 / total; float32 computes its
   exps in float (the two-sum way), sums them in double and scales in double, rounding once.
-- Where the exps feed a total whose log is an output (LogSoftmax, the cross-entropy loss),
-  float32 computes them in double, so that the log stays as accurate as its inputs for a
-  class whose probability is near 1.
+- Where the exps feed a total whose log is the output (LogSoftmax), float32 computes them
+  in double, so that the log stays as accurate as its inputs for a class whose probability
+  is near 1. The cross-entropy, whose probabilities are an output too, takes Softmax's float
+  exps: its loss is then within 0.55 ulp, against 0.5 with exps in double at half the speed.
 - Sums of products (SoftmaxGrad) accumulate in double; float32 products are exact there.
 - float64 totals are compensated (see _lane_total); float32 ones, in double, need not be.
 
