@@ -14,7 +14,6 @@ over every float32 in [1e-3, 12] (at 0.62830955, past the polynomial's range).""
 from __future__ import annotations
 
 import ctypes
-import subprocess
 
 import numpy as np
 import pytest
@@ -23,14 +22,12 @@ import sympile
 import sympile.tensor as T
 from sympile.compile.function import In
 from sympile.compile.mode import Mode
-from sympile.config import config
 from sympile.graph.ccode import c_file, has_fma, render, vector_target
-from sympile.link.c.cmodule import compile_flags
 from sympile.scalar import basic as scalar
 from sympile.scalar import c_fastmath
 from sympile.scalar.c_fastmath import FALLBACK_LIMIT_FLOAT32, fast_function, precise_statements
 from sympile.tensor.elemwise import Elemwise
-from tests.link.c.utils import requires_compiler
+from tests.link.c.utils import load_c_library, requires_compiler
 
 pytestmark = requires_compiler
 
@@ -211,18 +208,14 @@ def test_both_ways_of_sin_and_cos(tmp_path, fused):
         pytest.skip("this machine's kernels have no fused multiply-adds")
     header = render(c_file(c_fastmath.__file__, "fastmath.h"), {"fma": int(fused)})
     target = vector_target() if fused else ""
-    source = tmp_path / "sincos.c"
-    source.write_text(
+    function = load_c_library(tmp_path, "sincos", (
         "#include <math.h>\n#include <stdint.h>\n"
         "typedef float npy_float32; typedef double npy_float64; typedef int32_t npy_int32;\n"
         "typedef uint32_t npy_uint32; typedef uint64_t npy_uint64;\n" + header +
         f"\n__attribute__(({target or 'used'}))\n"
         "void sincos_of(const float *x, float *out, long n, int quarter_turns)\n"
-        "{ for (long i = 0; i < n; ++i) out[i] = sympile_fast_sincosf(x[i], quarter_turns); }\n")
-    library = tmp_path / "sincos.so"
-    subprocess.run([config.cxx, *compile_flags(), "-fvisibility=default", "-shared", "-o",
-                    str(library), str(source)], check=True, capture_output=True, text=True)
-    function = ctypes.CDLL(str(library)).sincos_of
+        "{ for (long i = 0; i < n; ++i) out[i] = sympile_fast_sincosf(x[i], quarter_turns); }\n"
+    )).sincos_of
     function.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_long, ctypes.c_int]
     spread = spread_values("float32", 10 ** 5, seed=4)
     spread = spread[np.abs(spread) <= FALLBACK_LIMIT_FLOAT32]

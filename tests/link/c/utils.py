@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import subprocess
 import sys
@@ -14,9 +15,10 @@ import pytest
 
 import sympile
 from sympile.compile.mode import Mode
+from sympile.config import config
 from sympile.graph.basic import Variable
 from sympile.graph.rewriting.db import RewriteQuery
-from sympile.link.c.cmodule import compiler_available
+from sympile.link.c.cmodule import compile_flags, compiler_available
 from tests.utils import assert_like_numpy
 
 requires_compiler = pytest.mark.skipif(not compiler_available(),
@@ -31,6 +33,18 @@ LAYOUTS = {
     "strided": lambda a: np.repeat(a, 2, axis=-1)[..., ::2],
     "negative": lambda a: a[::-1].copy()[::-1],
 }
+
+
+def load_c_library(directory: Path, name: str, source: str,
+                   openmp: bool = False) -> ctypes.CDLL:
+    """`source` compiled on its own into a shared library in `directory`, with the backend's
+    flags but its functions visible to ctypes, and loaded."""
+    path = directory / f"{name}.c"
+    path.write_text(source)
+    library = directory / f"{name}.so"
+    subprocess.run([config.cxx, *compile_flags(openmp=openmp), "-fvisibility=default",
+                    "-shared", "-o", str(library), str(path)], check=True, capture_output=True)
+    return ctypes.CDLL(str(library))
 
 
 C_MODE = Mode(RewriteQuery(include=("fast_run",)), backend="c", name="FAST_RUN_C")

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import ctypes
 import platform
-import subprocess
 import textwrap
 from concurrent.futures import ThreadPoolExecutor
 
@@ -21,11 +20,14 @@ from hypothesis import strategies as st
 
 import sympile
 import sympile.tensor as T
-from sympile.config import config
-from sympile.link.c.cmodule import compile_flags
 from sympile.tensor.blas import skinny
 from sympile.tensor.blas.skinny import SKINNY_ROWS, SKINNY_STEPS, skinny_code
-from tests.link.c.utils import assert_clean_under_address_sanitizer, compile_c, requires_compiler
+from tests.link.c.utils import (
+    assert_clean_under_address_sanitizer,
+    compile_c,
+    load_c_library,
+    requires_compiler,
+)
 
 pytestmark = [
     requires_compiler,
@@ -41,13 +43,10 @@ def _build(directory, dtype: str, minsize: float, avx512: bool):
     """The dispatcher of `dtype` compiled on its own as a shared library (with OpenMP), and
     a Python function calling it on numpy arrays: run(a, b, c, alpha, accumulate) -> status."""
     name, _, unit = skinny_code(dtype, minsize, "auto" if avx512 else "avx2")
-    source = directory / f"{name}.c"
-    source.write_text("#include <stdint.h>\ntypedef intptr_t npy_intp;\n" + unit)
-    library = directory / f"{name}.so"
-    # The backend's flags, but the dispatcher visible to ctypes.
-    subprocess.run([config.cxx, *compile_flags(openmp=True), "-fvisibility=default", "-shared",
-                    "-o", str(library), str(source)], check=True, capture_output=True)
-    function = getattr(ctypes.CDLL(str(library)), name)
+    library = load_c_library(directory, name,
+                             "#include <stdint.h>\ntypedef intptr_t npy_intp;\n" + unit,
+                             openmp=True)
+    function = getattr(library, name)
     size, pointer = ctypes.c_ssize_t, ctypes.c_void_p
     function.argtypes = [size, size, size, TYPES[dtype], pointer, size, size, pointer, size,
                          size, pointer, size, size, ctypes.c_int]
