@@ -10,7 +10,9 @@ rank's input, so that each rank's grad of its local cost is the data-parallel gr
   broadcast        x̄ = all_reduce_sum(ȳ) on the root, zeros elsewhere
 R_op: all_reduce of the tangents, the same way.
 
-perform calls mpi4py on the arrays' buffers (no pickling): the non-blocking collective,
+The C backend runs them with collectives.c, which calls the MPI library mpi4py loaded with
+no Python in between; perform() calls mpi4py on the arrays' buffers (no pickling), with the
+same messages, so that the two can meet across ranks. Both use: the non-blocking collective,
 waited for with init()'s timeout (one collective: a barrier before the blocking one cost
 2 us more per call, and the blocking one was no faster at any size, 4 bytes to 11 MB on two
 ranks). all_reduce reduces in place in one buffer
@@ -26,8 +28,10 @@ from typing import Any
 
 import numpy as np
 
+from sympile.distributed.capi import DTYPES, OPERATIONS, c_types
 from sympile.distributed.world import size, wait, world
 from sympile.graph.basic import Apply, Variable
+from sympile.graph.ccode import CCode, c_file, render
 from sympile.graph.gradient_types import disconnected_type, is_disconnected
 from sympile.graph.op import Op
 from sympile.tensor.basic import as_tensor_variable
@@ -63,12 +67,44 @@ def _work_buffer(nbytes: int) -> np.ndarray:
     return _WORK[0][:nbytes]
 
 
+# Broadcast's header: ndim, then the lengths (numpy's most dimensions); collectives.c's
+# SYMPILE_MPI_HEADER.
+_HEADER = 65
+
+
+def _c_support() -> str | None:
+    """collectives.c for this process's MPI library, or None before init() (the node then
+    runs perform(), which asks for init())."""
+    types = c_types()
+    if types is None:
+        return None
+    return render(c_file(__file__, "collectives.c"), {
+        "HANDLE": types[0], "REQUEST": types[1], "INT64": DTYPES.index("int64")})
+
+
 class CollectiveOp(Op):
     """An op whose value depends on the other ranks (or on this rank's number): never
     computed while compiling, whatever its inputs."""
 
     def do_constant_folding(self, fgraph, node) -> bool:
         return False
+
+    def _c_code(self, node, names, call: str) -> CCode | None:
+        """The node's C: `call` (a collectives.c function, given `inputs`, the array of the
+        node's inputs, and `outputs`, of its outputs) under the node's names."""
+        support = _c_support()
+        if support is None or any(v.type.dtype not in DTYPES
+                                  for v in node.inputs + node.outputs):
+            return None
+        n_outputs = len(names.outputs)
+        back = " ".join(f"{name} = outputs[{i}];" for i, name in enumerate(names.outputs))
+        return CCode(body=f"""
+        PyArrayObject *const inputs[] = {{{", ".join(names.inputs)}}};
+        PyArrayObject *outputs[{n_outputs}] = {{{", ".join(names.outputs)}}};
+        const int failed = {call};
+        {back}
+        if (failed) {names.fail}
+        """, support=(support,))
 
 
 class AllReduce(CollectiveOp):
@@ -113,6 +149,13 @@ class AllReduce(CollectiveOp):
             piece = work[start:start + value.size].reshape(value.shape)
             cell[0] = np.divide(piece, size()) if self.op == "mean" else piece.copy()
             start += value.size
+
+    def c_code(self, node, names):
+        return self._c_code(node, names, (
+            f"sympile_mpi_all_reduce(inputs, outputs, {len(node.inputs)}, "
+            f"{OPERATIONS.index('sum' if self.op == 'mean' else self.op)}, "
+            f"{int(self.op == 'mean')}, {DTYPES.index(node.inputs[0].type.dtype)}, "
+            f'"all_reduce({self.op})")'))
 
     def infer_shape(self, fgraph, node, input_shapes):
         return list(input_shapes)
@@ -175,17 +218,27 @@ class AllGather(CollectiveOp):
     def perform(self, node, inputs, output_storage):
         send = _buffer(inputs[0])
         row = int(np.prod(send.shape[1:], dtype=np.int64))
-        lengths = _lengths(send.shape[0], "all_gather")
-        shapes = np.empty(size() * max(send.ndim - 1, 1), dtype=np.int64)
-        mine = np.array(send.shape[1:] or (0,), dtype=np.int64)
-        wait(world().Iallgather(mine, shapes), "all_gather")
-        if (shapes.reshape(size(), -1) != mine).any():
-            raise ValueError(f"all_gather: the ranks' arrays differ past the first axis: "
-                             f"{shapes.reshape(size(), -1).tolist()}")
+        # One header per rank: its length, then its other lengths.
+        mine = np.array(send.shape, dtype=np.int64)
+        headers = np.empty(size() * send.ndim, dtype=np.int64)
+        wait(world().Iallgather(mine, headers), "all_gather")
+        headers = headers.reshape(size(), send.ndim)
+        for other, header in enumerate(headers):
+            for axis in range(1, send.ndim):
+                if header[axis] != mine[axis]:
+                    raise ValueError(f"all_gather: the ranks' arrays differ past the first "
+                                     f"axis: rank {other}'s axis {axis} is {header[axis]} "
+                                     f"long, rank {world().Get_rank()}'s {mine[axis]}")
+        lengths = headers[:, 0]
         result = np.empty((int(lengths.sum()), *send.shape[1:]), dtype=send.dtype)
         counts = lengths * row
         wait(world().Iallgatherv(send, [result, counts]), "all_gather")
         output_storage[0][0] = result
+
+    def c_code(self, node, names):
+        return self._c_code(node, names, (
+            f"sympile_mpi_all_gather(inputs[0], &outputs[0], "
+            f'{DTYPES.index(node.inputs[0].type.dtype)}, "all_gather")'))
 
     def L_op(self, inputs, outputs, output_grads):
         (g,) = output_grads
@@ -218,6 +271,10 @@ class OwnRows(CollectiveOp):
         start = int(lengths[:world().Get_rank()].sum())
         output_storage[0][0] = np.array(total[start:start + x.shape[0]])
 
+    def c_code(self, node, names):
+        return self._c_code(node, names, "sympile_mpi_own_rows(inputs[0], inputs[1], "
+                                         '&outputs[0], "all_gather (gradient)")')
+
     def connection_pattern(self, node):
         return [[False], [True]]
 
@@ -244,20 +301,21 @@ class Broadcast(CollectiveOp):
         if self.root >= size():
             raise ValueError(f"broadcast: root {self.root} is not a rank of {size()}")
         value = _buffer(inputs[0])
-        header = np.array([value.ndim, *value.shape], dtype=np.int64)
-        lengths = np.zeros(1, dtype=np.int64)
-        lengths[0] = header.size
-        wait(world().Ibcast(lengths, root=self.root), "broadcast")
-        if world().Get_rank() != self.root:
-            header = np.empty(int(lengths[0]), dtype=np.int64)
+        header = np.zeros(_HEADER, dtype=np.int64)
+        header[:value.ndim + 1] = [value.ndim, *value.shape]
         wait(world().Ibcast(header, root=self.root), "broadcast")
-        result = value.copy() if world().Get_rank() == self.root else \
-            np.empty(tuple(int(s) for s in header[1:]), dtype=value.dtype)
-        if result.ndim != value.ndim:
-            raise ValueError(f"broadcast: the root's array has {result.ndim} dimensions, this "
+        if header[0] != value.ndim:
+            raise ValueError(f"broadcast: the root's array has {header[0]} dimensions, this "
                              f"rank's type {value.ndim}")
+        result = value.copy() if world().Get_rank() == self.root else \
+            np.empty(tuple(int(s) for s in header[1:value.ndim + 1]), dtype=value.dtype)
         wait(world().Ibcast(result, root=self.root), "broadcast")
         output_storage[0][0] = result
+
+    def c_code(self, node, names):
+        return self._c_code(node, names, (
+            f"sympile_mpi_broadcast(inputs[0], &outputs[0], {self.root}, "
+            f'{DTYPES.index(node.inputs[0].type.dtype)}, "broadcast")'))
 
     def L_op(self, inputs, outputs, output_grads):
         (g,) = output_grads
@@ -285,6 +343,10 @@ class AtRoot(CollectiveOp):
         x = inputs[0]
         output_storage[0][0] = np.array(x) if world().Get_rank() == self.root else \
             np.zeros_like(x)
+
+    def c_code(self, node, names):
+        return self._c_code(node, names, f"sympile_mpi_at_root(inputs[0], &outputs[0], "
+                                         f'{self.root}, "broadcast (gradient)")')
 
     def L_op(self, inputs, outputs, output_grads):
         return [AtRoot(self.root)(output_grads[0])]

@@ -2,6 +2,8 @@
 collective waits (with a timeout, so that a rank that failed or stopped makes the others
 fail with a clear error instead of hanging).
 
+init() also fills the table through which the collectives' C code calls MPI (capi.py).
+
 mpi4py is imported by init() only: `import sympile` never imports it.
 """
 
@@ -10,6 +12,8 @@ from __future__ import annotations
 import sys
 import time
 from typing import Any
+
+from sympile.distributed import capi
 
 __all__ = ["CollectiveTimeout", "barrier", "init", "is_initialized", "rank", "size",
            "wait", "world"]
@@ -20,7 +24,6 @@ class CollectiveTimeout(RuntimeError):
 
 
 _STATE: dict[str, Any] = {"comm": None, "timeout": None}
-
 
 def init(comm: Any = None, timeout: float = 300.0, abort_on_error: bool = True) -> Any:
     """Joins the MPI world (`mpiexec -n 4 python train.py`, or several hosts through the
@@ -38,6 +41,7 @@ def init(comm: Any = None, timeout: float = 300.0, abort_on_error: bool = True) 
         raise ValueError(f"init: timeout must be positive seconds or None, got {timeout!r}")
     _STATE["comm"] = comm if comm is not None else MPI.COMM_WORLD
     _STATE["timeout"] = timeout
+    capi.publish(_STATE["comm"], timeout)
     if abort_on_error and not getattr(sys.excepthook, "_sympile_aborts", False):
         previous = sys.excepthook
 

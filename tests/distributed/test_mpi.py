@@ -57,24 +57,33 @@ def launch(arguments: list[str], ranks: int, timeout: float = 120):
     return result.returncode, result.stdout + result.stderr, time.monotonic() - start
 
 
-def run_ranks(program: str, ranks: int, tmp_path, timeout: float = 120):
-    """Runs the Python source `program` on `ranks` processes (see launch)."""
+def run_ranks(program: str, ranks: int, tmp_path, timeout: float = 120,
+              arguments: tuple[str, ...] = ()):
+    """Runs the Python source `program` on `ranks` processes, with command-line `arguments`
+    (see launch)."""
     script = tmp_path / "program.py"
     script.write_text(textwrap.dedent(program))
-    return launch([str(script)], ranks, timeout)
+    return launch([str(script), *arguments], ranks, timeout)
 
 
 COLLECTIVES = """
-import numpy as np, sympile, sympile.tensor as T
+import sys, numpy as np, sympile, sympile.tensor as T
 from sympile import distributed as D
+from sympile.distributed.collectives import CollectiveOp
 D.init(timeout=60)
 rank, size = D.rank(), D.size()
+# 'mixed': the odd ranks run the collectives' C code, the even ones their perform().
+backend = {"c": "c", "python": "python", "mixed": "python" if rank % 2 == 0 else "c"}[
+    sys.argv[1]]
+sympile.config.backend = backend
 x = T.dvector("x")
 mine = np.random.default_rng(rank).normal(size=3)
 everyone = [np.random.default_rng(r).normal(size=3) for r in range(size)]
 f = sympile.function([x], [D.all_reduce(x), D.all_reduce(x, "mean"), D.all_reduce(x, "max"),
                            D.all_reduce(x, "min"), D.all_gather(x[:rank + 1]),
                            D.broadcast(x, size - 1)])
+if backend == "c":
+    assert not any(isinstance(n.op, CollectiveOp) for n in f._vm.fallback_nodes)
 got = f(mine)
 expected = [sum(everyone), sum(everyone) / size, np.max(everyone, 0), np.min(everyone, 0),
             np.concatenate([e[:r + 1] for r, e in enumerate(everyone)]), everyone[-1]]
@@ -92,6 +101,22 @@ expected = [sum(everyone) / size, sum(matrices) / size, sum(e[0] for e in everyo
             2 * np.max(everyone, 0), np.max(matrices, 0)]
 for g, e in zip(got, expected):
     np.testing.assert_allclose(g, e, rtol=1e-12)
+
+# Strided inputs (the C code packs them), float32 and int64, reduced, gathered, broadcast.
+m32, counts = T.fmatrix("m32"), T.lvector("counts")
+strided = sympile.function([m32, counts], D.all_reduce([m32.T, m32[:, ::2]], "mean") + [
+    D.all_reduce(counts), D.all_reduce(counts, "max"), D.all_gather(m32.T),
+    D.broadcast(m32.T, 0)])
+values = [np.random.default_rng(20 + r).normal(size=(3, 4)).astype("float32")
+          for r in range(size)]
+integers = [np.arange(5) * (r + 1) - 3 for r in range(size)]
+got = strided(values[rank], integers[rank])
+expected = [sum(v.T for v in values) / size, sum(v[:, ::2] for v in values) / size,
+            sum(integers), np.max(integers, 0), np.concatenate([v.T for v in values]),
+            values[0].T]
+for g, e in zip(got, expected):
+    assert g.dtype == e.dtype, (g.dtype, e.dtype)
+    np.testing.assert_allclose(g, e, rtol=1e-6)
 
 # Gradients: of the sum of every rank's cost, by central differences, every rank taking
 # part in each evaluation (the cost has collectives in it).
@@ -120,9 +145,10 @@ print(f"rank {rank} ok")
 """
 
 
-@pytest.mark.parametrize("ranks", [2, 3])
-def test_collectives_values_and_gradients(ranks, tmp_path):
-    code, output, _ = run_ranks(COLLECTIVES, ranks, tmp_path)
+@pytest.mark.parametrize(("ranks", "backend"), [(2, "c"), (3, "c"), (2, "python"),
+                                               (3, "mixed")])
+def test_collectives_values_and_gradients(ranks, backend, tmp_path):
+    code, output, _ = run_ranks(COLLECTIVES, ranks, tmp_path, arguments=[backend])
     assert code == 0, output
     assert all(f"rank {r} ok" in output for r in range(ranks))
 
@@ -225,6 +251,10 @@ FAULTS = {
             time.sleep(60)
         f(np.ones(3))
         """, "waited 3 s for the other ranks"),
+    "gathered arrays differ": ("""
+        g = sympile.function([x], D.all_gather(x.reshape((1, -1))))
+        g(np.ones(3 + D.rank()))
+        """, "the ranks' arrays differ past the first axis: rank 0's axis 1 is 3 long"),
     "different models": ("""
         D.DataParallel([sympile.shared(np.zeros((3, 4 + D.rank())), name="W")])
         """, "parameter W is (3, 4) float64 on rank 0 but W is (3, 5) float64 on rank 1"),
