@@ -59,7 +59,7 @@ def _median_seconds(run, repeats: int) -> float:
     return float(np.median(samples))
 
 
-def sympile_worker(model: str, batch: int, repeats: int) -> dict:
+def sympile_worker(model: str, batch: int, repeats: int, bucket_mb: float | None) -> dict:
     import sympile
     import sympile.tensor as T
     from sympile import distributed
@@ -67,7 +67,8 @@ def sympile_worker(model: str, batch: int, repeats: int) -> dict:
     rank, size = distributed.rank(), distributed.size()
     x_value, y_value = _data(batch, rank, size)
     params = [sympile.shared(value) for value in _weights(MODELS[model])]
-    parallel = distributed.DataParallel(params)
+    parallel = distributed.DataParallel(
+        params, bucket_bytes=None if bucket_mb is None else int(bucket_mb * 1e6))
     x, y = T.fmatrix("x"), T.lvector("y")
     h = x
     for index in range(0, len(params) - 2, 2):
@@ -94,7 +95,7 @@ def sympile_worker(model: str, batch: int, repeats: int) -> dict:
     return {"step": seconds, "all_reduce": reduce_seconds, "megabytes": count * 4 / 1e6}
 
 
-def torch_worker(model: str, batch: int, repeats: int) -> dict:
+def torch_worker(model: str, batch: int, repeats: int, bucket_mb: float | None) -> dict:
     import torch
     import torch.distributed as dist
     rank, size = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
@@ -138,9 +139,12 @@ def _mpiexec() -> str:
     return found
 
 
-def _launch(library: str, processes: int, model: str, batch: int, repeats: int) -> dict:
+def _launch(library: str, processes: int, model: str, batch: int, repeats: int,
+            bucket_mb: float | None) -> dict:
     arguments = ["-m", __spec__.name, "--worker", library, "--model", model,
                  "--batch", str(batch), "--repeats", str(repeats)]
+    if bucket_mb is not None:
+        arguments += ["--bucket-mb", str(bucket_mb)]
     if library == "sympile":
         command = [_mpiexec(), "-n", str(processes), sys.executable, *arguments]
         results = subprocess.run(command, capture_output=True, text=True, check=True)
@@ -169,13 +173,17 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5,
                         help="timed repeats of 10 steps; the median is reported (default: "
                              "%(default)s)")
+    parser.add_argument("--bucket-mb", type=float, default=4.194304,
+                        help="sympile's DataParallel bucket_bytes, in MB; 0: one bucket "
+                             "(no overlap with the backward pass) (default: %(default)s)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--model", help=argparse.SUPPRESS)
     parser.add_argument("--batch", type=int, help=argparse.SUPPRESS)
     arguments = parser.parse_args()
     if arguments.worker:
         worker = sympile_worker if arguments.worker == "sympile" else torch_worker
-        result = worker(arguments.model, arguments.batch, arguments.repeats)
+        bucket_mb = arguments.bucket_mb or None
+        result = worker(arguments.model, arguments.batch, arguments.repeats, bucket_mb)
         if arguments.worker == "torch" and os.environ.get("RANK") != "0":
             return
         if arguments.worker == "sympile":
@@ -191,8 +199,10 @@ def main() -> None:
             cells = []
             for library in libraries:
                 try:
-                    one = _launch(library, 1, model, batch, arguments.repeats)
-                    two = _launch(library, 2, model, batch, arguments.repeats)
+                    one = _launch(library, 1, model, batch, arguments.repeats,
+                                  arguments.bucket_mb)
+                    two = _launch(library, 2, model, batch, arguments.repeats,
+                                  arguments.bucket_mb)
                 except (subprocess.CalledProcessError, RuntimeError, ImportError) as error:
                     cells.append(f"{library}: failed ({str(error)[:80]})")
                     continue

@@ -10,6 +10,7 @@ parameters at the start and writes checkpoints from rank 0. A rank that raises a
 job; a collective some rank never joins raises CollectiveTimeout after init's timeout.
 """
 
+from sympile.distributed import rewriting  # noqa: F401 - registers its rules
 from sympile.distributed.collectives import (
     AllGather,
     AllReduce,

@@ -24,6 +24,9 @@ in every process).
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import itertools
 from typing import Any
 
 import numpy as np
@@ -36,8 +39,10 @@ from sympile.graph.gradient_types import disconnected_type, is_disconnected
 from sympile.graph.op import Op
 from sympile.tensor.basic import as_tensor_variable
 from sympile.tensor.math import eq
+from sympile.tensor.type import TensorType
 
-__all__ = ["AllGather", "AllReduce", "Broadcast", "all_gather", "all_reduce", "broadcast"]
+__all__ = ["AllGather", "AllReduce", "AllReduceStart", "AllReduceWait", "Broadcast",
+           "all_gather", "all_reduce", "broadcast"]
 
 _OPS = ("sum", "mean", "max", "min")
 
@@ -60,11 +65,35 @@ def _buffer(value: np.ndarray) -> np.ndarray:
 _WORK: list[np.ndarray] = [np.empty(0, np.uint8)]
 
 
-def _work_buffer(nbytes: int) -> np.ndarray:
-    """The process's all-reduce buffer, at least `nbytes` long (grown, never shrunk)."""
-    if _WORK[0].nbytes < nbytes:
-        _WORK[0] = np.empty(nbytes, np.uint8)
-    return _WORK[0][:nbytes]
+def _work_buffer(nbytes: int, slot: int = 0) -> np.ndarray:
+    """The process's all-reduce buffer `slot` (0: AllReduce's; one per collective in flight
+    for AllReduceStart), at least `nbytes` long (grown, never shrunk)."""
+    while len(_WORK) <= slot:
+        _WORK.append(np.empty(0, np.uint8))
+    if _WORK[slot].nbytes < nbytes:
+        _WORK[slot] = np.empty(nbytes, np.uint8)
+    return _WORK[slot][:nbytes]
+
+
+def _packed(values: list[np.ndarray], slot: int = 0) -> np.ndarray:
+    """The arrays `values` (of one dtype), one after the other in work buffer `slot`."""
+    values = [_buffer(value) for value in values]
+    work = _work_buffer(sum(value.nbytes for value in values), slot).view(values[0].dtype)
+    start = 0
+    for value in values:
+        work[start:start + value.size] = value.reshape(-1)
+        start += value.size
+    return work
+
+
+def _unpack(op: str, work: np.ndarray, values: list[np.ndarray], output_storage) -> None:
+    """The reduced `work` into arrays shaped as `values`, divided by the number of ranks
+    for 'mean'."""
+    start = 0
+    for cell, value in zip(output_storage, values):
+        piece = work[start:start + value.size].reshape(np.shape(value))
+        cell[0] = np.divide(piece, size()) if op == "mean" else piece.copy()
+        start += value.size
 
 
 # Broadcast's header: ndim, then the lengths (numpy's most dimensions); collectives.c's
@@ -107,6 +136,28 @@ class CollectiveOp(Op):
         """, support=(support,))
 
 
+def _check_op(op: str) -> str:
+    if op not in _OPS:
+        raise ValueError(f"all_reduce: op must be one of {_OPS}, got {op!r}")
+    return op
+
+
+def _bucket(op: str, tensors) -> list[Variable]:
+    """all_reduce's tensors, checked: at least one, of one dtype (a float one for 'mean')."""
+    if not tensors:
+        raise ValueError("all_reduce: needs at least one tensor")
+    tensors = [as_tensor_variable(t, op="all_reduce",
+                                  argument="x" if len(tensors) == 1 else f"tensors[{i}]")
+               for i, t in enumerate(tensors)]
+    dtypes = sorted({t.type.dtype for t in tensors})
+    if len(dtypes) > 1:
+        raise TypeError(f"all_reduce: the tensors of one bucket need one dtype, got "
+                        f"{', '.join(dtypes)}")
+    if op == "mean" and dtypes[0][0] in "iub":
+        raise TypeError(f"all_reduce: 'mean' needs float tensors, got {tensors[0].type}")
+    return tensors
+
+
 class AllReduce(CollectiveOp):
     """The elementwise sum, mean, max or min over every rank of each input: one tensor, or
     several of one dtype reduced in one collective (a bucket: they are packed into the
@@ -116,44 +167,23 @@ class AllReduce(CollectiveOp):
     __props__ = ("op",)
 
     def __init__(self, op: str = "sum"):
-        if op not in _OPS:
-            raise ValueError(f"all_reduce: op must be one of {_OPS}, got {op!r}")
-        self.op = op
+        self.op = _check_op(op)
 
     def make_node(self, *tensors):
-        if not tensors:
-            raise ValueError("all_reduce: needs at least one tensor")
-        tensors = [as_tensor_variable(t, op="all_reduce",
-                                      argument="x" if len(tensors) == 1 else f"tensors[{i}]")
-                   for i, t in enumerate(tensors)]
-        dtypes = sorted({t.type.dtype for t in tensors})
-        if len(dtypes) > 1:
-            raise TypeError(f"all_reduce: the tensors of one bucket need one dtype, got "
-                            f"{', '.join(dtypes)}")
-        if self.op == "mean" and dtypes[0][0] in "iub":
-            raise TypeError(f"all_reduce: 'mean' needs float tensors, got {tensors[0].type}")
+        tensors = _bucket(self.op, tensors)
         return Apply(self, tensors, [t.type() for t in tensors])
 
     def perform(self, node, inputs, output_storage):
         from mpi4py import MPI
-        values = [_buffer(value) for value in inputs]
-        work = _work_buffer(sum(value.nbytes for value in values)).view(values[0].dtype)
-        start = 0
-        for value in values:
-            work[start:start + value.size] = value.reshape(-1)
-            start += value.size
+        work = _packed(inputs)
         wait(world().Iallreduce(MPI.IN_PLACE, work, op=_mpi_op(self.op)),
              f"all_reduce({self.op})")
-        start = 0
-        for cell, value in zip(output_storage, values):
-            piece = work[start:start + value.size].reshape(value.shape)
-            cell[0] = np.divide(piece, size()) if self.op == "mean" else piece.copy()
-            start += value.size
+        _unpack(self.op, work, inputs, output_storage)
 
     def c_code(self, node, names):
         return self._c_code(node, names, (
             f"sympile_mpi_all_reduce(inputs, outputs, {len(node.inputs)}, "
-            f"{OPERATIONS.index('sum' if self.op == 'mean' else self.op)}, "
+            f"{OPERATIONS.index(_reduction(self.op))}, "
             f"{int(self.op == 'mean')}, {DTYPES.index(node.inputs[0].type.dtype)}, "
             f'"all_reduce({self.op})")'))
 
@@ -193,6 +223,120 @@ def all_reduce(x: Any, op: str = "sum") -> Variable | list[Variable]:
         reduced = AllReduce(op)(*x)
         return [reduced] if len(x) == 1 else list(reduced)
     return AllReduce(op)(x)
+
+
+# The collectives AllReduceStart's perform() started, by token (its work buffer's slot).
+_IN_FLIGHT: dict[int, Any] = {}
+
+
+@functools.cache
+def _in_flight_unit(handle: str, request: str) -> tuple[str, str, dict[str, str]]:
+    """The library unit of the split all-reduce (collectives.c, then in_flight.c), the
+    declarations of its functions for the op units, and their names (start, finish,
+    progress), named by the unit's text."""
+    unit = (render(c_file(__file__, "collectives.c"), {
+                "HANDLE": handle, "REQUEST": request, "INT64": DTYPES.index("int64")})
+            + c_file(__file__, "in_flight.c"))
+    digest = hashlib.sha256(unit.encode()).hexdigest()[:16]
+    names = {name: f"sympile_mpi_{name}_{digest}" for name in ("start", "finish", "progress")}
+    declarations = (
+        f"int {names['start']}(PyArrayObject *const *, int, int, int, const char *, "
+        f"npy_int64 *);\n"
+        f"int {names['finish']}(npy_int64, PyArrayObject *const *, PyArrayObject **, int, "
+        f"int, const char *);\n")
+    return render(unit, names), declarations, names
+
+
+class AllReduceStart(CollectiveOp):
+    """Starts all_reduce(op) of the tensors and gives a token for AllReduceWait, which
+    finishes it: the nodes that run between them overlap the collective. It runs as soon as
+    its inputs are computed (schedule -1); the C backend makes the collective progress
+    after every node until its wait. Made from AllReduce by the rewrite
+    split_all_reduce."""
+
+    __props__ = ("op",)
+    schedule = -1
+
+    def __init__(self, op: str = "sum"):
+        self.op = _check_op(op)
+
+    def make_node(self, *tensors):
+        tensors = _bucket(self.op, tensors)
+        return Apply(self, tensors, [TensorType("int64", shape=())()])
+
+    def perform(self, node, inputs, output_storage):
+        from mpi4py import MPI
+        slot = 1 + next(i for i in itertools.count() if i + 1 not in _IN_FLIGHT)
+        work = _packed(inputs, slot)
+        _IN_FLIGHT[slot] = (world().Iallreduce(MPI.IN_PLACE, work, op=_mpi_op(self.op)),
+                            work)
+        output_storage[0][0] = np.array(slot, dtype=np.int64)
+
+    def c_code(self, node, names):
+        types = c_types()
+        if types is None or node.inputs[0].type.dtype not in DTYPES:
+            return None
+        unit, declarations, functions = _in_flight_unit(*types)
+        n = len(node.inputs)
+        return CCode(body=f"""
+        PyArrayObject *const inputs[] = {{{", ".join(names.inputs)}}};
+        npy_int64 token;
+        if ({functions['start']}(inputs, {n}, {OPERATIONS.index(_reduction(self.op))},
+                {DTYPES.index(node.inputs[0].type.dtype)}, "all_reduce({self.op})", &token)
+                || sympile_prepare_output(&{names.outputs[0]}, 0, NULL, NPY_INT64))
+            {names.fail}
+        *(npy_int64 *)PyArray_DATA({names.outputs[0]}) = token;
+        """, support=(declarations,), units=(unit,), between_nodes=(functions["progress"],))
+
+
+class AllReduceWait(CollectiveOp):
+    """Finishes the all_reduce(op) that AllReduceStart started (its token), giving the
+    reduced tensors (shaped as `tensors`, the start's inputs). It runs only when no other
+    node can (schedule 1)."""
+
+    __props__ = ("op",)
+    schedule = 1
+
+    def __init__(self, op: str = "sum"):
+        self.op = _check_op(op)
+
+    def make_node(self, token, *tensors):
+        tensors = _bucket(self.op, tensors)
+        return Apply(self, [token, *tensors], [t.type() for t in tensors])
+
+    def perform(self, node, inputs, output_storage):
+        token, *values = inputs
+        if int(token) not in _IN_FLIGHT:
+            raise RuntimeError(f"all_reduce({self.op}): no collective in flight for token "
+                               f"{int(token)}")
+        request, work = _IN_FLIGHT.pop(int(token))
+        wait(request, f"all_reduce({self.op})")
+        _unpack(self.op, work, values, output_storage)
+
+    def c_code(self, node, names):
+        types = c_types()
+        if types is None or node.inputs[1].type.dtype not in DTYPES:
+            return None
+        unit, declarations, functions = _in_flight_unit(*types)
+        outputs = ", ".join(names.outputs)
+        back = " ".join(f"{name} = outputs[{i}];" for i, name in enumerate(names.outputs))
+        return CCode(body=f"""
+        PyArrayObject *const inputs[] = {{{", ".join(names.inputs[1:])}}};
+        PyArrayObject *outputs[{len(names.outputs)}] = {{{outputs}}};
+        const int failed = {functions['finish']}(
+            *(npy_int64 *)PyArray_DATA({names.inputs[0]}), inputs, outputs,
+            {len(names.outputs)}, {int(self.op == 'mean')}, "all_reduce({self.op})");
+        {back}
+        if (failed) {names.fail}
+        """, support=(declarations,), units=(unit,), between_nodes=(functions["progress"],))
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return list(input_shapes[1:])
+
+
+def _reduction(op: str) -> str:
+    """The MPI operation of all_reduce's `op` (a mean is a sum, divided afterwards)."""
+    return "sum" if op == "mean" else op
 
 
 def _lengths(length: int, who: str) -> np.ndarray:

@@ -40,9 +40,20 @@ class DataParallel:
 
     On creation (every rank, collectively): the parameters' names, shapes and dtypes are
     compared across ranks (a ValueError naming the first difference), then rank 0's values
-    are broadcast to every rank."""
+    are broadcast to every rank.
 
-    def __init__(self, params: Sequence[SharedVariable]):
+    bucket_bytes: the gradients are averaged in buckets of about this many bytes (None: one
+    bucket per dtype), from the last parameter's to the first's. A compiled step starts
+    each bucket's all-reduce as soon as its gradients are computed and waits for it only
+    when nothing else is left to compute, so that the all-reduce of the upper layers'
+    gradients overlaps the backward pass of the lower ones."""
+
+    def __init__(self, params: Sequence[SharedVariable], bucket_bytes: int | None = 4 << 20):
+        if bucket_bytes is not None and (not isinstance(bucket_bytes, (int, np.integer))
+                                         or bucket_bytes <= 0):
+            raise ValueError(f"DataParallel: bucket_bytes must be a positive int or None, got "
+                             f"{bucket_bytes!r}")
+        self.bucket_bytes = bucket_bytes
         self.params = list(params)
         for index, param in enumerate(self.params):
             if not isinstance(param, SharedVariable):
@@ -90,19 +101,40 @@ class DataParallel:
         if size() == 1:
             return local
         result: list[Variable | None] = [None] * len(local)
-        for dtype in sorted({g.type.dtype for g in local}):
-            positions = [i for i, g in enumerate(local) if g.type.dtype == dtype]
+        for positions in self._buckets(local):
             bucket = [local[i] for i in positions]
             if batch_size is None:
                 averaged = all_reduce(bucket, "mean")
             else:
-                # The rank's weight rides in the same bucket: one collective still.
-                weight = cast(as_tensor_variable(batch_size), dtype)
+                # The rank's weight rides in the same bucket: no collective more.
+                weight = cast(as_tensor_variable(batch_size), bucket[0].type.dtype)
                 *totals, weights = all_reduce([g * weight for g in bucket] + [weight], "sum")
                 averaged = [total / weights for total in totals]
             for i, gradient in zip(positions, averaged):
                 result[i] = gradient
         return result
+
+    def _buckets(self, gradients: list[Variable]) -> list[list[int]]:
+        """The gradients' positions in buckets: of one dtype each, filled from the last
+        parameter to the first (the order in which a backward pass computes the gradients
+        of layers given in order), each up to bucket_bytes (or one parameter larger)."""
+        buckets: list[list[int]] = []
+        for dtype in sorted({g.type.dtype for g in gradients}):
+            bucket: list[int] = []
+            filled = 0
+            for i in reversed(range(len(gradients))):
+                if gradients[i].type.dtype != dtype:
+                    continue
+                nbytes = np.asarray(self.params[i].get_value(borrow=True)).nbytes
+                if bucket and self.bucket_bytes is not None \
+                        and filled + nbytes > self.bucket_bytes:
+                    buckets.append(bucket)
+                    bucket, filled = [], 0
+                bucket.append(i)
+                filled += nbytes
+            if bucket:
+                buckets.append(bucket)
+        return buckets
 
     def sgd_updates(self, cost: Variable, learning_rate: float, momentum: float = 0.0,
                     batch_size: Any = None) -> list[tuple[SharedVariable, Variable]]:

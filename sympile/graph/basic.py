@@ -6,6 +6,7 @@ recursion limit.
 
 from __future__ import annotations
 
+import heapq
 import itertools
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -307,6 +308,56 @@ def io_toposort(inputs: Iterable[Variable], outputs: Iterable[Variable],
             owner = variable.owner
             if owner is not None and id(variable) not in stop and id(owner) not in done:
                 stack.append((owner, False))
+    return order
+
+
+def prioritized(nodes: Sequence[Apply],
+                orderings: Mapping[Apply, Sequence[Apply]] | None = None) -> list[Apply]:
+    """`nodes` (in a topological order) reordered by their ops' `schedule`. The nodes of
+    schedule -1 come as early as they can: the one that needs the fewest nodes first, right
+    after those nodes (in their order), then the next one. The nodes of schedule 1 come as
+    late as they can: each next node is, of those whose inputs and `orderings`
+    predecessors have run, the one of the smallest (schedule, position so far). The others
+    keep their order."""
+    position = {node: index for index, node in enumerate(nodes)}
+    predecessors = {node: {v.owner for v in node.inputs if v.owner in position}
+                    | {b for b in (orderings or {}).get(node, ()) if b in position}
+                    for node in nodes}
+
+    def needed(node: Apply) -> set[Apply]:
+        found = {node}
+        stack = [node]
+        while stack:
+            for predecessor in predecessors[stack.pop()]:
+                if predecessor not in found:
+                    found.add(predecessor)
+                    stack.append(predecessor)
+        return found
+
+    early = sorted(((needed(node), position[node]) for node in nodes if node.op.schedule < 0),
+                   key=lambda pair: (len(pair[0]), pair[1]))
+    base: list[Apply] = []
+    placed: set[Apply] = set()
+    for group in [closure for closure, _ in early] + [set(nodes)]:
+        fresh = sorted(group - placed, key=position.__getitem__)
+        base += fresh
+        placed.update(fresh)
+    order_of = {node: index for index, node in enumerate(base)}
+    successors: dict[Apply, list[Apply]] = {node: [] for node in nodes}
+    for node, before in predecessors.items():
+        for predecessor in before:
+            successors[predecessor].append(node)
+    waiting = {node: len(before) for node, before in predecessors.items()}
+    ready = [(node.op.schedule, order_of[node]) for node in base if not waiting[node]]
+    heapq.heapify(ready)
+    order: list[Apply] = []
+    while ready:
+        node = base[heapq.heappop(ready)[1]]
+        order.append(node)
+        for successor in successors[node]:
+            waiting[successor] -= 1
+            if not waiting[successor]:
+                heapq.heappush(ready, (successor.op.schedule, order_of[successor]))
     return order
 
 

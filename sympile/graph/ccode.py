@@ -37,6 +37,11 @@ its unit: give helpers names that say what they compute, including the dtype
 which the backend loads from scipy.linalg.cython_blas (Fortran calling convention:
 every argument by pointer, column-major). `openmp`: the body uses OpenMP pragmas.
 
+`between_nodes` names functions `void name(void)`, defined in the node's library units, that
+the module calls after each node it runs: for work that goes on while other nodes run (a
+collective in flight makes progress only in MPI's calls). They must return at once when
+there is nothing to do.
+
 `units` are the sources of library units: top-level C that the backend compiles as
 translation units of their own (after the same helpers), caches, and links into every
 module whose nodes name them, once however many nodes do. They hold code too large to
@@ -73,14 +78,15 @@ NPY_TYPES = {
 @dataclass(frozen=True)
 class CCode:
     """The C of one node: `body` statements, plus top-level `support` code, the BLAS
-    routines the body calls, whether it uses OpenMP, and the library units its support
-    calls into (see the module docstring)."""
+    routines the body calls, whether it uses OpenMP, the library units its support calls
+    into, and their functions to call between nodes (see the module docstring)."""
 
     body: str
     support: tuple[str, ...] = ()
     blas: tuple[str, ...] = ()
     openmp: bool = False
     units: tuple[str, ...] = ()
+    between_nodes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

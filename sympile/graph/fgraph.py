@@ -6,7 +6,14 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from sympile.graph.basic import Apply, Constant, Variable, clone_get_equiv, io_toposort
+from sympile.graph.basic import (
+    Apply,
+    Constant,
+    Variable,
+    clone_get_equiv,
+    io_toposort,
+    prioritized,
+)
 
 OUTPUT = "output"  # the client of a graph output: (OUTPUT, output index)
 
@@ -360,8 +367,13 @@ class FunctionGraph:
     # -- queries ----------------------------------------------------------------------------
     def toposort(self) -> list[Apply]:
         """The nodes, each after the nodes it depends on and after those that the features'
-        orderings put before it. ValueError if the orderings make a cycle."""
-        return io_toposort(self.inputs, self.outputs, self.orderings())
+        orderings put before it, nodes whose op asks (Op.schedule) as early or as late as
+        that allows. ValueError if the orderings make a cycle."""
+        orderings = self.orderings()
+        order = io_toposort(self.inputs, self.outputs, orderings)
+        if any(node.op.schedule for node in order):
+            return prioritized(order, orderings)
+        return order
 
     def orderings(self) -> dict[Apply, list[Apply]]:
         """{node: nodes that must run before it} beyond the data dependencies, from every

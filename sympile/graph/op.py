@@ -34,6 +34,10 @@ class Op:
     view_map: Mapping[int, Sequence[int]] = MappingProxyType({})
     # A random draw: the merge rewrite never makes two equal draws one.
     is_random: bool = False
+    # Where a function runs the node among the nodes it could run next (FunctionGraph.toposort):
+    # -1 as soon as its inputs are computed (a collective's start), 1 only when nothing else
+    # can run (its wait, so that the work between overlaps the collective), 0 in order.
+    schedule: int = 0
 
     def _props(self) -> tuple:
         return tuple(getattr(self, name) for name in self.__props__)

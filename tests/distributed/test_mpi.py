@@ -219,6 +219,29 @@ for _ in range(3):
     plain_step(data, labels)
 for p, q in zip(weighted_params, plain):
     np.testing.assert_allclose(p.get_value(), q.get_value(), rtol=1e-9, atol=1e-12)
+# One bucket per parameter: each all-reduce starts as soon as its gradient is computed,
+# before the backward pass's last product, and is waited for after it. Same result.
+split_params = model(seed=rank + 1)
+split = D.DataParallel(split_params, bucket_bytes=1)
+split_cost = cost_of(split_params, x, y)
+split_step = sympile.function([x, y], split_cost,
+                              updates=split.sgd_updates(split_cost, 0.5))
+names = [type(n.op).__name__ for n in split_step._vm.nodes]
+starts = [i for i, name in enumerate(names) if name == "AllReduceStart"]
+waits = [i for i, name in enumerate(names) if name == "AllReduceWait"]
+products = [i for i, name in enumerate(names) if name.startswith(("Dot", "Gemm", "Gemv"))]
+assert len(starts) == len(waits) == 4, names
+assert min(starts) < max(products) < min(waits) and max(starts) < min(waits), names
+reference = model(seed=1)
+reference_cost = cost_of(reference, x, y)
+reference_step = sympile.function([x, y], reference_cost, updates=[
+    (p, p - 0.5 * g) for p, g in zip(reference, sympile.grad(reference_cost, reference))])
+share = slice(rank * (60 // size), (rank + 1) * (60 // size))
+for _ in range(3):
+    split_step(data[share], labels[share])
+    reference_step(data, labels)
+for p, q in zip(split_params, reference):
+    np.testing.assert_allclose(p.get_value(), q.get_value(), rtol=1e-9, atol=1e-12)
 checkpoint = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model.npz")
 parallel.save(checkpoint)
 saved = np.load(checkpoint)

@@ -25,6 +25,7 @@ from sympile.graph.basic import (
     graph_inputs,
     io_toposort,
     is_in_ancestors,
+    prioritized,
     toposort,
 )
 from sympile.graph.op import Op
@@ -388,6 +389,59 @@ def test_io_toposort_orders_every_node_after_its_inputs():
     assert len(order) == 6 and order[0] is m.owner
     assert toposort(result) == order and applys_between([x, y, z], [result]) == order
     assert io_toposort([x, y, z], [result]) == order, "deterministic"
+
+
+class Early(Scale):
+    """Scale, scheduled as early as its inputs allow (as a collective's start)."""
+
+    schedule = -1
+
+
+class Late(Scale):
+    """Scale, scheduled only when nothing else can run (as a collective's wait)."""
+
+    schedule = 1
+
+
+def test_prioritized_runs_early_nodes_at_once_and_late_ones_last():
+    x = MyType()("x")
+    # Two chains from x; each "start" reads a link of the first chain, each "wait" a start.
+    a1 = Scale(2.0)(x)
+    a2 = Scale(3.0)(a1)
+    a3 = Scale(4.0)(a2)
+    b1 = Scale(5.0)(x)
+    started_late, started_soon = Early(1.0)(a3), Early(2.0)(a1)
+    waits = [Late(1.0)(started_late), Late(2.0)(started_soon)]
+    outputs = [add(w, b1) for w in waits]
+    order = io_toposort([x], outputs)
+    assert_topological(order)
+    assert prioritized(order) != order, "the hints change this graph's order"
+    schedule = prioritized(order)
+    assert_topological(schedule)
+    assert sorted(map(id, schedule)) == sorted(map(id, order))
+    names = [(type(n.op).__name__, getattr(n.op, "factor", None)) for n in schedule]
+    # The start that needs one node comes right after it, then the one that needs three.
+    assert names[:5] == [("Scale", 2.0), ("Early", 2.0), ("Scale", 3.0), ("Scale", 4.0),
+                         ("Early", 1.0)]
+    # The waits come after every node that does not depend on them (b1); what one wait
+    # makes ready (its add) runs before the next wait.
+    assert names[5] == ("Scale", 5.0)
+    assert [name for name, _ in names[6:]] == ["Late", "Add", "Late", "Add"]
+
+
+def test_prioritized_keeps_the_order_without_hints_and_honours_orderings():
+    x, y, z, m, out = small_graph()
+    first, second = two_outputs(out)
+    result = add(mul(first, m), add(second, first))
+    order = io_toposort([x, y, z], [result])
+    assert prioritized(order) == order
+    # An ordering that puts a late node before another keeps it there.
+    late = Late(1.0)(x)
+    early = Early(1.0)(y)
+    final = add(late, early)
+    order = io_toposort([x, y], [final], {early.owner: [late.owner]})
+    schedule = prioritized(order, {early.owner: [late.owner]})
+    assert schedule.index(late.owner) < schedule.index(early.owner)
 
 
 def test_io_toposort_stops_at_inputs_and_lists_shared_nodes_once():

@@ -214,6 +214,9 @@ def _source(plan: ModulePlan, normalized: set[Variable]) -> str:
              f"sympile_n_nodes = {len(plan.nodes)};"]
     parts += [prelude.blas_declaration(name) for name in blas]
     parts += [f"int {function}(PyObject *const *cells);" for function in functions]
+    between = list(dict.fromkeys(name for node_plan in plan.nodes if node_plan.code is not None
+                                 for name in node_plan.code.between_nodes))
+    parts += [f"void {name}(void);" for name in between]
     governed = plan.openmp and config.openmp and config.openmp_follow_load
     if governed:
         parts.append(prelude.THREAD_GOVERNOR)
@@ -228,6 +231,7 @@ def _source(plan: ModulePlan, normalized: set[Variable]) -> str:
            "        self->node_calls[k]++; \\",
            "        if (failed) return -1; \\",
            "    } else if (sympile_node_##k(self)) return -1; \\",
+           *[f"    {name}(); \\" for name in between],
            "} while (0)",
            "",
            "static int sympile_run_nodes(Program *self)", "{"]

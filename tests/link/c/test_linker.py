@@ -270,3 +270,40 @@ def test_profile_counts_each_node():
     profile = vm.node_profile()
     assert [calls for _, calls in profile] == [4, 4, 4]
     assert all(seconds >= 0 for seconds, _ in profile)
+
+
+# A library unit with a counter that the module ticks after every node it runs.
+_TICKS_UNIT = """
+static long test_ticks;
+void test_tick_between_nodes(void) { test_ticks++; }
+long test_ticks_so_far(void) { return test_ticks; }
+"""
+
+
+class TicksSoFar(Op):
+    """How many nodes the module ran before this one, over every call (CCode.between_nodes:
+    test_tick_between_nodes runs after each node); x only orders it after x's nodes."""
+
+    __props__ = ()
+
+    def make_node(self, x):
+        x = as_tensor_variable(x)
+        return Apply(self, [x], [T.TensorType("int64", shape=())()])
+
+    def c_code(self, node, names):
+        (z,) = names.outputs
+        return CCode(f"""
+        if (sympile_prepare_output(&{z}, 0, NULL, NPY_INT64)) {names.fail}
+        *(npy_int64 *)PyArray_DATA({z}) = test_ticks_so_far();
+        """, support=("long test_ticks_so_far(void);",), units=(_TICKS_UNIT,),
+                     between_nodes=("test_tick_between_nodes",))
+
+
+def test_between_nodes_functions_run_after_every_node():
+    x = T.dvector("x")
+    f = c_function([x], TicksSoFar()(add_one(add_one(add_one(x)))))
+    assert f._vm.fallback_nodes == []
+    # Three nodes before it in the first call; in the second, those of the first call after
+    # it (one) and three again.
+    assert int(f(np.zeros(2))) == 3
+    assert int(f(np.zeros(2))) == 7
