@@ -117,6 +117,10 @@ expected = [sum(v.T for v in values) / size, sum(v[:, ::2] for v in values) / si
 for g, e in zip(got, expected):
     assert g.dtype == e.dtype, (g.dtype, e.dtype)
     np.testing.assert_allclose(g, e, rtol=1e-6)
+# Nothing to overlap: the all-reduce stays one node (split_all_reduce leaves it).
+alone = sympile.function([m32], D.all_reduce(m32.T, "mean"))
+assert [type(n.op).__name__ for n in alone._vm.nodes] == ["DimShuffle", "AllReduce"]
+np.testing.assert_allclose(alone(values[rank]), sum(v.T for v in values) / size, rtol=1e-6)
 
 # Gradients: of the sum of every rank's cost, by central differences, every rank taking
 # part in each evaluation (the cost has collectives in it).
