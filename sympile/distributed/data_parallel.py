@@ -1,6 +1,9 @@
 """Data-parallel training: every rank holds the same parameters, computes the gradient of
-its own batch's cost, and the gradients are averaged across ranks in one all-reduce of all
-of them (a bucket), so every rank applies the same update.
+its own batch's cost, and the gradients are averaged across ranks in all-reduces of many of
+them at once (buckets of about 4 MiB, the last layers' first), so every rank applies the
+same update. A compiled step starts each bucket's all-reduce as soon as its gradients are
+computed and waits for it when nothing else is left to compute (sympile.distributed's
+rewriting), so that it overlaps the backward pass of the layers below.
 
     from sympile import distributed
     distributed.init()

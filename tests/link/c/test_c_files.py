@@ -15,6 +15,7 @@ import pytest
 import sympile
 from sympile.cache import CompileError
 from sympile.config import config
+from sympile.distributed import collectives
 from sympile.graph.ccode import RESUME_LINE, c_file, render, resolve_resume_lines
 from sympile.link.c import prelude
 from sympile.link.c.cmodule import compile_flags, load_module
@@ -111,6 +112,9 @@ def _kernel_sources() -> dict[str, str]:
     sources["indexing"] = op_unit(elemwise_c._SHAPE_ERROR, advanced_index_c._SLICE_SUPPORT,
                                   advanced_index_c._BROADCAST_ERROR_SUPPORT,
                                   indexing_c.VALUE_CHECK_SUPPORT)
+    for handle in ("int", "void *"):
+        sources[f"collectives.c, in_flight.c ({handle} handles)"] = op_unit(
+            collectives._in_flight_unit(handle, handle)[0])
     return sources
 
 
