@@ -15,11 +15,12 @@ no Python in between; perform() calls mpi4py on the arrays' buffers (no pickling
 same messages, so that the two can meet across ranks. Both use: the non-blocking collective,
 waited for with init()'s timeout (one collective: a barrier before the blocking one cost
 2 us more per call, and the blocking one was no faster at any size, 4 bytes to 11 MB on two
-ranks). all_reduce reduces in place in one buffer
-kept for the process (see _work_buffer), not in a new array each call, and takes several
-tensors in one call (a bucket). Collectives are matched by order: every rank must run them
-in the same order, which the same program gives (graphs compile to the same order of nodes
-in every process).
+ranks). all_reduce reduces in place in buffers kept for the process (see _work_buffer), not
+in a new array each call, and takes several tensors in one call (a bucket). Where other
+work can overlap it, a compiled all_reduce is two nodes, AllReduceStart and AllReduceWait
+(rewriting.py, in_flight.c). Collectives are matched by order: every rank must run them in
+the same order, which the same program gives (graphs compile to the same order of nodes in
+every process, on either backend).
 """
 
 from __future__ import annotations

@@ -210,7 +210,7 @@ for p, q in zip(params, single):
 bounds = [0] + [10 * r * (r + 1) // 2 for r in range(1, size)] + [60]
 mine = slice(bounds[rank], bounds[rank + 1])
 weighted_params = model(seed=rank + 1)
-weighted = D.DataParallel(weighted_params)
+weighted = D.DataParallel(weighted_params, bucket_bytes=500)  # buckets of 1-2 parameters
 weighted_cost = cost_of(weighted_params, x, y)
 weighted_step = sympile.function([x, y], weighted_cost, updates=weighted.sgd_updates(
     weighted_cost, 0.5, batch_size=x.shape[0]))
