@@ -141,6 +141,15 @@ static int sympile_mpi_count(npy_intp elements, const char *who)
     return (int)elements;
 }
 
+/* The number of elements of n tensors, as MPI's int count, or -1 with a ValueError. */
+static int sympile_mpi_bucket_count(PyArrayObject *const *inputs, int n, const char *who)
+{
+    npy_intp elements = 0;
+    for (int i = 0; i < n; i++)
+        elements += PyArray_SIZE(inputs[i]);
+    return sympile_mpi_count(elements, who);
+}
+
 /* Copies src's elements, in C order, to dst (PyArray_NBYTES(src) bytes). */
 static int sympile_mpi_pack(void *dst, PyArrayObject *src)
 {
@@ -178,6 +187,45 @@ static __attribute__((optimize("tree-vectorize"))) void sympile_mpi_unpack(
     }
 }
 
+/* The n tensors (of one dtype, `bytes` in all) packed one after the other into *work, a
+   numpy array of bytes grown to fit (and kept: its address stays the same from call to
+   call); their start, or NULL with an exception set. */
+static char *sympile_mpi_pack_bucket(PyObject **work, PyArrayObject *const *inputs, int n,
+                                     npy_intp bytes)
+{
+    if (*work == NULL || PyArray_NBYTES((PyArrayObject *)*work) < bytes) {
+        PyObject *grown = PyArray_EMPTY(1, &bytes, NPY_UINT8, 0);
+        if (grown == NULL)
+            return NULL;
+        Py_XDECREF(*work);
+        *work = grown;
+    }
+    char *buffer = PyArray_DATA((PyArrayObject *)*work);
+    for (int i = 0; i < n; i++) {
+        if (sympile_mpi_pack(buffer, inputs[i]))
+            return NULL;
+        buffer += PyArray_NBYTES(inputs[i]);
+    }
+    return PyArray_DATA((PyArrayObject *)*work);
+}
+
+/* The reduced `buffer` into n outputs shaped as the inputs (divided by `ranks` when it is
+   not 0). */
+static int sympile_mpi_unpack_bucket(const char *buffer, PyArrayObject *const *inputs,
+                                     PyArrayObject **outputs, int n, int ranks)
+{
+    const int typenum = PyArray_TYPE(inputs[0]);
+    for (int i = 0; i < n; i++) {
+        if (sympile_prepare_output(&outputs[i], PyArray_NDIM(inputs[i]),
+                                   PyArray_DIMS(inputs[i]), typenum))
+            return -1;
+        sympile_mpi_unpack(PyArray_DATA(outputs[i]), buffer, PyArray_SIZE(outputs[i]),
+                           typenum, PyArray_ITEMSIZE(outputs[i]), ranks);
+        buffer += PyArray_NBYTES(outputs[i]);
+    }
+    return 0;
+}
+
 /* all_reduce of n tensors of one dtype: one tensor is copied to its output and reduced
    there in place (reducing from the input into the output was no faster with MPICH), a
    bucket in place in the process's work buffer (packed, reduced, unpacked). */
@@ -188,10 +236,7 @@ static int sympile_mpi_all_reduce(PyArrayObject *const *inputs, PyArrayObject **
     if (api == NULL)
         return -1;
     const int typenum = PyArray_TYPE(inputs[0]);
-    npy_intp elements = 0;
-    for (int i = 0; i < n; i++)
-        elements += PyArray_SIZE(inputs[i]);
-    const int count = sympile_mpi_count(elements, who);
+    const int count = sympile_mpi_bucket_count(inputs, n, who);
     if (count < 0)
         return -1;
     char *buffer;
@@ -203,21 +248,10 @@ static int sympile_mpi_all_reduce(PyArrayObject *const *inputs, PyArrayObject **
         if (sympile_mpi_pack(buffer, inputs[0]))
             return -1;
     } else {
-        const npy_intp bytes = elements * PyArray_ITEMSIZE(inputs[0]);
-        if (api->work == NULL || PyArray_NBYTES((PyArrayObject *)api->work) < bytes) {
-            PyObject *grown = PyArray_EMPTY(1, (npy_intp *)&bytes, NPY_UINT8, 0);
-            if (grown == NULL)
-                return -1;
-            Py_XDECREF(api->work);
-            api->work = grown;
-        }
-        buffer = PyArray_DATA((PyArrayObject *)api->work);
-        for (int i = 0; i < n; i++) {
-            if (sympile_mpi_pack(buffer, inputs[i]))
-                return -1;
-            buffer += PyArray_NBYTES(inputs[i]);
-        }
-        buffer = PyArray_DATA((PyArrayObject *)api->work);
+        buffer = sympile_mpi_pack_bucket(&api->work, inputs, n,
+                                         (npy_intp)count * PyArray_ITEMSIZE(inputs[0]));
+        if (buffer == NULL)
+            return -1;
     }
     sympile_mpi_request request;
     const int code = api->iallreduce(api->in_place, buffer, count, api->types[type],
@@ -228,18 +262,10 @@ static int sympile_mpi_all_reduce(PyArrayObject *const *inputs, PyArrayObject **
         return -1;
     const int ranks = mean ? api->size : 0;
     if (n == 1) {
-        sympile_mpi_unpack(buffer, buffer, elements, typenum, 0, ranks);
+        sympile_mpi_unpack(buffer, buffer, count, typenum, 0, ranks);
         return 0;
     }
-    for (int i = 0; i < n; i++) {
-        if (sympile_prepare_output(&outputs[i], PyArray_NDIM(inputs[i]),
-                                   PyArray_DIMS(inputs[i]), typenum))
-            return -1;
-        sympile_mpi_unpack(PyArray_DATA(outputs[i]), buffer, PyArray_SIZE(outputs[i]),
-                           typenum, PyArray_ITEMSIZE(outputs[i]), ranks);
-        buffer += PyArray_NBYTES(outputs[i]);
-    }
-    return 0;
+    return sympile_mpi_unpack_bucket(buffer, inputs, outputs, n, ranks);
 }
 
 /* The root's x on every rank: its header (ndim and lengths), then its data. */

@@ -36,29 +36,15 @@ int @start@(PyArrayObject *const *inputs, int n, int operation, int type, const 
         return -1;
     }
     struct sympile_mpi_slot *slot = &sympile_mpi_slots[index];
-    npy_intp elements = 0;
-    for (int i = 0; i < n; i++)
-        elements += PyArray_SIZE(inputs[i]);
-    const int count = sympile_mpi_count(elements, who);
+    const int count = sympile_mpi_bucket_count(inputs, n, who);
     if (count < 0)
         return -1;
-    const npy_intp bytes = elements * PyArray_ITEMSIZE(inputs[0]);
-    if (slot->work == NULL || PyArray_NBYTES((PyArrayObject *)slot->work) < bytes) {
-        PyObject *grown = PyArray_EMPTY(1, (npy_intp *)&bytes, NPY_UINT8, 0);
-        if (grown == NULL)
-            return -1;
-        Py_XDECREF(slot->work);
-        slot->work = grown;
-    }
-    char *buffer = PyArray_DATA((PyArrayObject *)slot->work);
-    for (int i = 0; i < n; i++) {
-        if (sympile_mpi_pack(buffer, inputs[i]))
-            return -1;
-        buffer += PyArray_NBYTES(inputs[i]);
-    }
-    const int code = api->iallreduce(api->in_place, PyArray_DATA((PyArrayObject *)slot->work),
-                                     count, api->types[type], api->operations[operation],
-                                     api->comm, &slot->request);
+    char *buffer = sympile_mpi_pack_bucket(&slot->work, inputs, n,
+                                           (npy_intp)count * PyArray_ITEMSIZE(inputs[0]));
+    if (buffer == NULL)
+        return -1;
+    const int code = api->iallreduce(api->in_place, buffer, count, api->types[type],
+                                     api->operations[operation], api->comm, &slot->request);
     if (code != 0)
         return sympile_mpi_failed(api, code, who);
     slot->state = SYMPILE_MPI_IN_FLIGHT;
@@ -116,15 +102,6 @@ int @finish@(npy_int64 token, PyArrayObject *const *inputs, PyArrayObject **outp
     slot->state = SYMPILE_MPI_FREE;
     if (slot->code != 0)
         return sympile_mpi_failed(api, slot->code, who);
-    const int typenum = PyArray_TYPE(inputs[0]);
-    const char *buffer = PyArray_DATA((PyArrayObject *)slot->work);
-    for (int i = 0; i < n; i++) {
-        if (sympile_prepare_output(&outputs[i], PyArray_NDIM(inputs[i]),
-                                   PyArray_DIMS(inputs[i]), typenum))
-            return -1;
-        sympile_mpi_unpack(PyArray_DATA(outputs[i]), buffer, PyArray_SIZE(outputs[i]),
-                           typenum, PyArray_ITEMSIZE(outputs[i]), mean ? api->size : 0);
-        buffer += PyArray_NBYTES(outputs[i]);
-    }
-    return 0;
+    return sympile_mpi_unpack_bucket(PyArray_DATA((PyArrayObject *)slot->work), inputs,
+                                     outputs, n, mean ? api->size : 0);
 }
