@@ -25,6 +25,7 @@ class CollectiveTimeout(RuntimeError):
 
 _STATE: dict[str, Any] = {"comm": None, "timeout": None}
 
+
 def init(comm: Any = None, timeout: float = 300.0, abort_on_error: bool = True) -> Any:
     """Joins the MPI world (`mpiexec -n 4 python train.py`, or several hosts through the
     launcher's host list) and returns the communicator (MPI.COMM_WORLD by default).
