@@ -122,6 +122,19 @@ alone = sympile.function([m32], D.all_reduce(m32.T, "mean"))
 assert [type(n.op).__name__ for n in alone._vm.nodes] == ["DimShuffle", "AllReduce"]
 np.testing.assert_allclose(alone(values[rank]), sum(v.T for v in values) / size, rtol=1e-6)
 
+# In a lazy branch, a split all-reduce runs only when its branch is taken: the untaken
+# calls start nothing (65 of them would fill a module's 64 slots of collectives in flight).
+from sympile.ifelse import ifelse
+branch = D.all_reduce(x).sum() + (x * 2).sum()
+lazy = sympile.function([x], ifelse(x.sum() > 0, branch, x.sum() * 0 - 1))
+if backend == "c":
+    assert "AllReduceStart" in [type(n.op).__name__ for n in lazy._vm.nodes]
+for taken in (True,) + (False,) * 65 + (True,):
+    got = float(lazy(np.abs(mine) if taken else -np.abs(mine)))
+    expected = (sum(np.abs(e) for e in everyone).sum() + 2 * np.abs(mine).sum() if taken
+                else -1.0)
+    assert abs(got - expected) < 1e-9, (got, expected)
+
 # Gradients: of the sum of every rank's cost, by central differences, every rank taking
 # part in each evaluation (the cost has collectives in it).
 cost = ((D.all_reduce(x) ** 2).sum() + (D.all_reduce(x, "max") * x).sum()
