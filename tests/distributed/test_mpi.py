@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.link.c.utils import address_sanitizer_environment, requires_compiler
+
 REPOSITORY = Path(__file__).resolve().parent.parent.parent
 
 
@@ -47,9 +49,11 @@ MISSING = _mpi_missing()
 pytestmark = pytest.mark.skipif(MISSING is not None, reason=str(MISSING))
 
 
-def launch(arguments: list[str], ranks: int, timeout: float = 120):
-    """`python arguments...` on `ranks` processes; (return code, output, seconds)."""
-    environment = dict(os.environ, PYTHONPATH=str(REPOSITORY))
+def launch(arguments: list[str], ranks: int, timeout: float = 120,
+           environment: dict[str, str] | None = None):
+    """`python arguments...` on `ranks` processes (in `environment`, else this one's with
+    the repository on the path); (return code, output, seconds)."""
+    environment = environment or dict(os.environ, PYTHONPATH=str(REPOSITORY))
     start = time.monotonic()
     result = subprocess.run([_mpiexec(), "-n", str(ranks), sys.executable, *arguments],
                             cwd=REPOSITORY, env=environment, capture_output=True, text=True,
@@ -58,12 +62,12 @@ def launch(arguments: list[str], ranks: int, timeout: float = 120):
 
 
 def run_ranks(program: str, ranks: int, tmp_path, timeout: float = 120,
-              arguments: tuple[str, ...] = ()):
+              arguments: tuple[str, ...] = (), environment: dict[str, str] | None = None):
     """Runs the Python source `program` on `ranks` processes, with command-line `arguments`
     (see launch)."""
     script = tmp_path / "program.py"
     script.write_text(textwrap.dedent(program))
-    return launch([str(script), *arguments], ranks, timeout)
+    return launch([str(script), *arguments], ranks, timeout, environment)
 
 
 COLLECTIVES = """
@@ -168,6 +172,22 @@ def test_collectives_values_and_gradients(ranks, backend, tmp_path):
     code, output, _ = run_ranks(COLLECTIVES, ranks, tmp_path, arguments=[backend])
     assert code == 0, output
     assert all(f"rank {r} ok" in output for r in range(ranks))
+
+
+@requires_compiler
+@pytest.mark.slow
+@pytest.mark.parametrize("program", ["collectives", "data parallel"])
+def test_collectives_c_is_clean_under_address_sanitizer(program, tmp_path):
+    """The collectives' C (collectives.c, in_flight.c) built with -fsanitize=address, on 3
+    ranks: AddressSanitizer reports nothing."""
+    environment = address_sanitizer_environment(tmp_path / "cache")
+    source, arguments = {"collectives": (COLLECTIVES, ["c"]),
+                         "data parallel": (DATA_PARALLEL, [])}[program]
+    code, output, _ = run_ranks(source, 3, tmp_path, timeout=900, arguments=arguments,
+                                environment=environment)
+    assert "AddressSanitizer" not in output, output[-4000:]
+    assert code == 0, output[-4000:]
+    assert all(f"rank {r} ok" in output for r in range(3)), output[-4000:]
 
 
 DATA_PARALLEL = """
