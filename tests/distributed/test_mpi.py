@@ -311,6 +311,13 @@ FAULTS = {
             time.sleep(60)
         f(np.ones(3))
         """, "waited 3 s for the other ranks"),
+    "never joins a split all-reduce": ("""
+        split = sympile.function([x], [D.all_reduce(x), x * 2])
+        assert "AllReduceWait" in [type(n.op).__name__ for n in split._vm.nodes]
+        if D.rank() == 1:
+            time.sleep(60)
+        split(np.ones(3))
+        """, "all_reduce(sum): rank 0 of 2 waited 3 s for the other ranks"),
     "gathered arrays differ": ("""
         g = sympile.function([x], D.all_gather(x.reshape((1, -1))))
         g(np.ones(3 + D.rank()))
