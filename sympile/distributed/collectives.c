@@ -13,11 +13,11 @@
 typedef @HANDLE@ sympile_mpi_handle;
 typedef @REQUEST@ sympile_mpi_request;
 
-/* The order of sympile.distributed.world's _DTYPES and _OPERATIONS. */
+/* The order of capi.py's OPERATIONS; types[] has one handle for each of its DTYPES. */
 enum { SYMPILE_MPI_SUM, SYMPILE_MPI_MAX, SYMPILE_MPI_MIN, SYMPILE_MPI_N_OPERATIONS };
-#define SYMPILE_MPI_N_TYPES 11
+#define SYMPILE_MPI_N_TYPES @N_TYPES@
 /* Broadcast's header: ndim, then the lengths (numpy's most dimensions). */
-#define SYMPILE_MPI_HEADER 65
+#define SYMPILE_MPI_HEADER @HEADER@
 
 struct sympile_mpi_api {
     int rank, size;

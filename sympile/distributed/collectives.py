@@ -97,19 +97,32 @@ def _unpack(op: str, work: np.ndarray, values: list[np.ndarray], output_storage)
         start += value.size
 
 
-# Broadcast's header: ndim, then the lengths (numpy's most dimensions); collectives.c's
-# SYMPILE_MPI_HEADER.
+# Broadcast's header: ndim, then the lengths (numpy's most dimensions).
 _HEADER = 65
 
 
-def _c_support() -> str | None:
-    """collectives.c for this process's MPI library, or None before init() (the node then
-    runs perform(), which asks for init())."""
-    types = c_types()
-    if types is None:
-        return None
+@functools.cache
+def _collectives_c(handle: str, request: str) -> str:
+    """collectives.c for an MPI library whose handles and requests have these C types."""
     return render(c_file(__file__, "collectives.c"), {
-        "HANDLE": types[0], "REQUEST": types[1], "INT64": DTYPES.index("int64")})
+        "HANDLE": handle, "REQUEST": request, "INT64": DTYPES.index("int64"),
+        "N_TYPES": len(DTYPES), "HEADER": _HEADER})
+
+
+@functools.cache
+def _in_flight_unit(handle: str, request: str) -> tuple[str, str, dict[str, str]]:
+    """The library unit of the split all-reduce (collectives.c, then in_flight.c), the
+    declarations of its start and finish functions for the op units, and the names of its
+    functions (start, finish, progress), named by the unit's text."""
+    unit = _collectives_c(handle, request) + c_file(__file__, "in_flight.c")
+    digest = hashlib.sha256(unit.encode()).hexdigest()[:16]
+    names = {name: f"sympile_mpi_{name}_{digest}" for name in ("start", "finish", "progress")}
+    declarations = (
+        f"int {names['start']}(PyArrayObject *const *, int, int, int, const char *, "
+        f"PyArrayObject **);\n"
+        f"int {names['finish']}(PyArrayObject *, PyArrayObject *const *, PyArrayObject **, "
+        f"int, int, const char *);\n")
+    return render(unit, names), declarations, names
 
 
 class CollectiveOp(Op):
@@ -119,13 +132,22 @@ class CollectiveOp(Op):
     def do_constant_folding(self, fgraph, node) -> bool:
         return False
 
-    def _c_code(self, node, names, call: str) -> CCode | None:
-        """The node's C: `call` (a collectives.c function, given `inputs`, the array of the
-        node's inputs, and `outputs`, of its outputs) under the node's names."""
-        support = _c_support()
-        if support is None or any(v.type.dtype not in DTYPES
-                                  for v in node.inputs + node.outputs):
+    def _c_code(self, node, names, call: str, in_flight: bool = False) -> CCode | None:
+        """The node's C: `call`, given `inputs`, the array of the node's inputs, and
+        `outputs`, of its outputs, under the node's names; a collectives.c function, or with
+        `in_flight` one of in_flight.c's, its name given by `call`'s {start} or {finish}.
+        None before init() (the node then runs perform(), which asks for init())."""
+        types = c_types()
+        if types is None or any(v.type.dtype not in DTYPES
+                                for v in node.inputs + node.outputs):
             return None
+        if in_flight:
+            unit, declarations, functions = _in_flight_unit(*types)
+            call = call.format(**functions)
+            extra = {"support": (declarations,), "units": (unit,),
+                     "between_nodes": (functions["progress"],)}
+        else:
+            extra = {"support": (_collectives_c(*types),)}
         n_outputs = len(names.outputs)
         back = " ".join(f"{name} = outputs[{i}];" for i, name in enumerate(names.outputs))
         return CCode(body=f"""
@@ -134,7 +156,7 @@ class CollectiveOp(Op):
         const int failed = {call};
         {back}
         if (failed) {names.fail}
-        """, support=(support,))
+        """, **extra)
 
 
 def _check_op(op: str) -> str:
@@ -230,24 +252,6 @@ def all_reduce(x: Any, op: str = "sum") -> Variable | list[Variable]:
 _IN_FLIGHT: dict[int, Any] = {}
 
 
-@functools.cache
-def _in_flight_unit(handle: str, request: str) -> tuple[str, str, dict[str, str]]:
-    """The library unit of the split all-reduce (collectives.c, then in_flight.c), the
-    declarations of its functions for the op units, and their names (start, finish,
-    progress), named by the unit's text."""
-    unit = (render(c_file(__file__, "collectives.c"), {
-                "HANDLE": handle, "REQUEST": request, "INT64": DTYPES.index("int64")})
-            + c_file(__file__, "in_flight.c"))
-    digest = hashlib.sha256(unit.encode()).hexdigest()[:16]
-    names = {name: f"sympile_mpi_{name}_{digest}" for name in ("start", "finish", "progress")}
-    declarations = (
-        f"int {names['start']}(PyArrayObject *const *, int, int, int, const char *, "
-        f"npy_int64 *);\n"
-        f"int {names['finish']}(npy_int64, PyArrayObject *const *, PyArrayObject **, int, "
-        f"int, const char *);\n")
-    return render(unit, names), declarations, names
-
-
 class AllReduceStart(CollectiveOp):
     """Starts all_reduce(op) of the tensors and gives a token for AllReduceWait, which
     finishes it: the nodes that run between them overlap the collective. It runs as soon as
@@ -267,27 +271,17 @@ class AllReduceStart(CollectiveOp):
 
     def perform(self, node, inputs, output_storage):
         from mpi4py import MPI
-        slot = 1 + next(i for i in itertools.count() if i + 1 not in _IN_FLIGHT)
+        slot = next(slot for slot in itertools.count(1) if slot not in _IN_FLIGHT)
         work = _packed(inputs, slot)
         _IN_FLIGHT[slot] = (world().Iallreduce(MPI.IN_PLACE, work, op=_mpi_op(self.op)),
                             work)
         output_storage[0][0] = np.array(slot, dtype=np.int64)
 
     def c_code(self, node, names):
-        types = c_types()
-        if types is None or node.inputs[0].type.dtype not in DTYPES:
-            return None
-        unit, declarations, functions = _in_flight_unit(*types)
-        n = len(node.inputs)
-        return CCode(body=f"""
-        PyArrayObject *const inputs[] = {{{", ".join(names.inputs)}}};
-        npy_int64 token;
-        if ({functions['start']}(inputs, {n}, {OPERATIONS.index(_reduction(self.op))},
-                {DTYPES.index(node.inputs[0].type.dtype)}, "all_reduce({self.op})", &token)
-                || sympile_prepare_output(&{names.outputs[0]}, 0, NULL, NPY_INT64))
-            {names.fail}
-        *(npy_int64 *)PyArray_DATA({names.outputs[0]}) = token;
-        """, support=(declarations,), units=(unit,), between_nodes=(functions["progress"],))
+        return self._c_code(node, names, (
+            f"{{start}}(inputs, {len(node.inputs)}, {OPERATIONS.index(_reduction(self.op))}, "
+            f"{DTYPES.index(node.inputs[0].type.dtype)}, \"all_reduce({self.op})\", "
+            f"&outputs[0])"), in_flight=True)
 
 
 class AllReduceWait(CollectiveOp):
@@ -315,21 +309,9 @@ class AllReduceWait(CollectiveOp):
         _unpack(self.op, work, values, output_storage)
 
     def c_code(self, node, names):
-        types = c_types()
-        if types is None or node.inputs[1].type.dtype not in DTYPES:
-            return None
-        unit, declarations, functions = _in_flight_unit(*types)
-        outputs = ", ".join(names.outputs)
-        back = " ".join(f"{name} = outputs[{i}];" for i, name in enumerate(names.outputs))
-        return CCode(body=f"""
-        PyArrayObject *const inputs[] = {{{", ".join(names.inputs[1:])}}};
-        PyArrayObject *outputs[{len(names.outputs)}] = {{{outputs}}};
-        const int failed = {functions['finish']}(
-            *(npy_int64 *)PyArray_DATA({names.inputs[0]}), inputs, outputs,
-            {len(names.outputs)}, {int(self.op == 'mean')}, "all_reduce({self.op})");
-        {back}
-        if (failed) {names.fail}
-        """, support=(declarations,), units=(unit,), between_nodes=(functions["progress"],))
+        return self._c_code(node, names, (
+            f"{{finish}}(inputs[0], inputs + 1, outputs, {len(node.outputs)}, "
+            f'{int(self.op == "mean")}, "all_reduce({self.op})")'), in_flight=True)
 
     def infer_shape(self, fgraph, node, input_shapes):
         return list(input_shapes[1:])

@@ -16,12 +16,12 @@ static struct sympile_mpi_slot {
     PyObject *work;        /* the slot's buffer: a numpy array of bytes, only grown */
 } sympile_mpi_slots[SYMPILE_MPI_SLOTS];
 static int sympile_mpi_in_flight;
-static struct sympile_mpi_api *sympile_mpi_started_api;
 
 /* Packs the n tensors (one dtype) into a free slot's buffer and starts their all-reduce
-   (`operation` of sympile_mpi_api's, of types[type]); *token is the slot. */
+   (`operation` of sympile_mpi_api's, of types[type]); *token becomes a 0-d int64 array
+   holding the slot. */
 int @start@(PyArrayObject *const *inputs, int n, int operation, int type, const char *who,
-            npy_int64 *token)
+            PyArrayObject **token)
 {
     struct sympile_mpi_api *api = sympile_mpi_api_get(who);
     if (api == NULL)
@@ -37,7 +37,7 @@ int @start@(PyArrayObject *const *inputs, int n, int operation, int type, const 
     }
     struct sympile_mpi_slot *slot = &sympile_mpi_slots[index];
     const int count = sympile_mpi_bucket_count(inputs, n, who);
-    if (count < 0)
+    if (count < 0 || sympile_prepare_output(token, 0, NULL, NPY_INT64))
         return -1;
     char *buffer = sympile_mpi_pack_bucket(&slot->work, inputs, n,
                                            (npy_intp)count * PyArray_ITEMSIZE(inputs[0]));
@@ -50,8 +50,7 @@ int @start@(PyArrayObject *const *inputs, int n, int operation, int type, const 
     slot->state = SYMPILE_MPI_IN_FLIGHT;
     slot->code = 0;
     sympile_mpi_in_flight++;
-    sympile_mpi_started_api = api;
-    *token = index;
+    *(npy_int64 *)PyArray_DATA(*token) = index;
     return 0;
 }
 
@@ -60,7 +59,8 @@ void @progress@(void)
 {
     if (sympile_mpi_in_flight == 0)
         return;
-    struct sympile_mpi_api *api = sympile_mpi_started_api;
+    /* A start ran, so the table is found (no exception can be set). */
+    struct sympile_mpi_api *api = sympile_mpi_api_get("all_reduce");
     long long status[32];
     for (int index = 0; index < SYMPILE_MPI_SLOTS; index++) {
         struct sympile_mpi_slot *slot = &sympile_mpi_slots[index];
@@ -75,14 +75,16 @@ void @progress@(void)
     }
 }
 
-/* Waits for the collective of slot `token` (with the timeout) and unpacks it into n
-   outputs shaped as the inputs, divided by the number of ranks when `mean`. */
-int @finish@(npy_int64 token, PyArrayObject *const *inputs, PyArrayObject **outputs, int n,
-             int mean, const char *who)
+/* Waits for the collective of the slot in `token_array` (a start's token, with the
+   timeout) and unpacks it into n outputs shaped as the inputs, divided by the number of
+   ranks when `mean`. */
+int @finish@(PyArrayObject *token_array, PyArrayObject *const *inputs,
+             PyArrayObject **outputs, int n, int mean, const char *who)
 {
     struct sympile_mpi_api *api = sympile_mpi_api_get(who);
     if (api == NULL)
         return -1;
+    const npy_int64 token = *(const npy_int64 *)PyArray_DATA(token_array);
     if (token < 0 || token >= SYMPILE_MPI_SLOTS
             || sympile_mpi_slots[token].state == SYMPILE_MPI_FREE
             || sympile_mpi_slots[token].state == SYMPILE_MPI_LOST) {
