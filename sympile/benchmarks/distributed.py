@@ -95,7 +95,7 @@ def sympile_worker(model: str, batch: int, repeats: int, bucket_mb: float | None
     return {"step": seconds, "all_reduce": reduce_seconds, "megabytes": count * 4 / 1e6}
 
 
-def torch_worker(model: str, batch: int, repeats: int, bucket_mb: float | None) -> dict:
+def torch_worker(model: str, batch: int, repeats: int) -> dict:
     import torch
     import torch.distributed as dist
     rank, size = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
@@ -140,12 +140,11 @@ def _mpiexec() -> str:
 
 
 def _launch(library: str, processes: int, model: str, batch: int, repeats: int,
-            bucket_mb: float | None) -> dict:
+            bucket_mb: float) -> dict:
     arguments = ["-m", __spec__.name, "--worker", library, "--model", model,
                  "--batch", str(batch), "--repeats", str(repeats)]
-    if bucket_mb is not None:
-        arguments += ["--bucket-mb", str(bucket_mb)]
     if library == "sympile":
+        arguments += ["--bucket-mb", str(bucket_mb)]
         command = [_mpiexec(), "-n", str(processes), sys.executable, *arguments]
         results = subprocess.run(command, capture_output=True, text=True, check=True)
         return json.loads(results.stdout.strip().splitlines()[-1])
@@ -181,9 +180,11 @@ def main() -> None:
     parser.add_argument("--batch", type=int, help=argparse.SUPPRESS)
     arguments = parser.parse_args()
     if arguments.worker:
-        worker = sympile_worker if arguments.worker == "sympile" else torch_worker
-        bucket_mb = arguments.bucket_mb or None
-        result = worker(arguments.model, arguments.batch, arguments.repeats, bucket_mb)
+        if arguments.worker == "sympile":
+            result = sympile_worker(arguments.model, arguments.batch, arguments.repeats,
+                                    arguments.bucket_mb or None)
+        else:
+            result = torch_worker(arguments.model, arguments.batch, arguments.repeats)
         if arguments.worker == "torch" and os.environ.get("RANK") != "0":
             return
         if arguments.worker == "sympile":
