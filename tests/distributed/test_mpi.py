@@ -214,6 +214,13 @@ def cost_of(params, x, y):
     return -T.log(p[T.arange(y.shape[0]), y]).mean()
 
 
+# One process's SGD step (rate 0.5) on the batch it is given.
+def plain_sgd_step(params):
+    cost = cost_of(params, x, y)
+    return sympile.function([x, y], cost, updates=[
+        (p, p - 0.5 * g) for p, g in zip(params, sympile.grad(cost, params))])
+
+
 x, y = T.dmatrix("x"), T.lvector("y")
 # Every rank starts from a different draw: DataParallel takes rank 0's.
 params = model(seed=rank + 1)
@@ -248,9 +255,7 @@ weighted_cost = cost_of(weighted_params, x, y)
 weighted_step = sympile.function([x, y], weighted_cost, updates=weighted.sgd_updates(
     weighted_cost, 0.5, batch_size=x.shape[0]))
 plain = model(seed=1)
-plain_cost = cost_of(plain, x, y)
-plain_step = sympile.function([x, y], plain_cost, updates=[
-    (p, p - 0.5 * g) for p, g in zip(plain, sympile.grad(plain_cost, plain))])
+plain_step = plain_sgd_step(plain)
 for _ in range(3):
     weighted_step(data[mine], labels[mine])
     plain_step(data, labels)
@@ -269,15 +274,12 @@ waits = [i for i, name in enumerate(names) if name == "AllReduceWait"]
 products = [i for i, name in enumerate(names) if name.startswith(("Dot", "Gemm", "Gemv"))]
 assert len(starts) == len(waits) == 4, names
 assert min(starts) < max(products) < min(waits) and max(starts) < min(waits), names
-reference = model(seed=1)
-reference_cost = cost_of(reference, x, y)
-reference_step = sympile.function([x, y], reference_cost, updates=[
-    (p, p - 0.5 * g) for p, g in zip(reference, sympile.grad(reference_cost, reference))])
-share = slice(rank * (60 // size), (rank + 1) * (60 // size))
+plain = model(seed=1)
+plain_step = plain_sgd_step(plain)
 for _ in range(3):
-    split_step(data[share], labels[share])
-    reference_step(data, labels)
-for p, q in zip(split_params, reference):
+    split_step(data[rank * share:(rank + 1) * share], labels[rank * share:(rank + 1) * share])
+    plain_step(data, labels)
+for p, q in zip(split_params, plain):
     np.testing.assert_allclose(p.get_value(), q.get_value(), rtol=1e-9, atol=1e-12)
 checkpoint = os.path.join(os.path.dirname(os.path.abspath(__file__)), "model.npz")
 parallel.save(checkpoint)
