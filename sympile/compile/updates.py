@@ -9,7 +9,9 @@ what must not happen is a failure after one commit node has written. function() 
 after the rewrites (protect_updates):
 
 1. The commit nodes run after every node that does not depend on one (phase 1), in an order
-   the UpdateOrder feature gives both backends' schedules.
+   the UpdateOrder feature gives both backends' schedules. "Depends" counts the orderings
+   of the graph's other features as well as its data: a node that the DestroyHandler must
+   run after a commit node (it overwrites a value the commit node reads) depends on it.
 2. Each commit node whose failure conditions are lengths that must agree (elementwise ops,
    Gemm, Gemv, Ger) has them checked in phase 1, by a LengthsAgree node reading lengths
    known then (an inplace result has the length of what it overwrote): these cannot fail.
@@ -89,7 +91,7 @@ class UpdateOrder(Feature):
         self.in_branch = in_branch
 
     def orderings(self, fgraph: FunctionGraph) -> dict[Apply, list[Apply]]:
-        late = _depending_on(fgraph, self.commits)
+        late = _depending_on(fgraph, self.commits, exclude=self)
         after_commit = set().union(*late.values()) | set(self.commits) | self.in_branch
         # In data order, not apply_nodes' (a set): the same graph gets the same order, hence
         # the same C main unit and its cache entry in every process.
@@ -141,13 +143,19 @@ def _root(variable: Variable) -> Variable:
     return variable
 
 
-def _depending_on(fgraph: FunctionGraph, nodes: list[Apply]) -> dict[Apply, set[Apply]]:
-    """For each node of `nodes`, the nodes that depend on its outputs (not itself)."""
+def _depending_on(fgraph: FunctionGraph, nodes: list[Apply],
+                  exclude: Feature | None = None) -> dict[Apply, set[Apply]]:
+    """For each node of `nodes`, the nodes that must run after it (not itself): those that
+    read its outputs, directly or not, and those that the orderings of fgraph's features
+    (but `exclude`) put after it."""
     clients: dict[Apply, list[Apply]] = {}
     for node in fgraph.apply_nodes:
         for variable in node.inputs:
             if variable.owner is not None:
                 clients.setdefault(variable.owner, []).append(node)
+    for node, before in fgraph.orderings(exclude=exclude).items():
+        for earlier in before:
+            clients.setdefault(earlier, []).append(node)
     result = {}
     for node in nodes:
         seen: set[Apply] = set()

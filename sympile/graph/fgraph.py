@@ -375,13 +375,14 @@ class FunctionGraph:
             return prioritized(order, orderings)
         return order
 
-    def orderings(self) -> dict[Apply, list[Apply]]:
+    def orderings(self, exclude: Feature | None = None) -> dict[Apply, list[Apply]]:
         """{node: nodes that must run before it} beyond the data dependencies, from every
-        feature's orderings hook."""
+        feature's orderings hook but `exclude`'s (a feature whose orderings build on the
+        others')."""
         merged: dict[Apply, list[Apply]] = {}
         for feature in self._features:
             hook = getattr(feature, "orderings", None)
-            if hook is None:
+            if hook is None or feature is exclude:
                 continue
             for node, before in hook(self).items():
                 merged.setdefault(node, []).extend(before)

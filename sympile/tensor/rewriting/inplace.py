@@ -18,7 +18,7 @@ get_mode("FAST_RUN").excluding("inplace") compiles without them.
 
 from __future__ import annotations
 
-from sympile.graph.basic import Apply
+from sympile.graph.basic import Apply, ancestors
 from sympile.graph.fgraph import FunctionGraph, InconsistencyError
 from sympile.graph.op import Op
 from sympile.graph.rewriting.basic import GraphRewriter, record_rewrite
@@ -52,7 +52,8 @@ def _try_replace(fgraph: FunctionGraph, name: str, node: Apply, op: Op) -> Apply
 class InplaceElemwiseRewriter(GraphRewriter):
     """elemwise(..., x, ...) -> the same Elemwise with inplace_pattern ((output, x's index),):
     for each output in turn, the first input of the output's dtype and static shape (so of its
-    run-time shape) that the DestroyHandler lets it overwrite."""
+    run-time shape) that the DestroyHandler lets it overwrite, trying first the inputs that
+    only the nodes it depends on read besides it."""
 
     def __init__(self, name: str = "inplace_elemwise"):
         self.name = name
@@ -71,7 +72,8 @@ class InplaceElemwiseRewriter(GraphRewriter):
         pattern: tuple[tuple[int, int], ...] = ()
         for output_index, output in enumerate(node.outputs):
             taken = {input_index for _, input_index in pattern}
-            for input_index, variable in enumerate(node.inputs):
+            for input_index in _by_other_readers(fgraph, node):
+                variable = node.inputs[input_index]
                 if input_index in taken or variable.type != output.type \
                         or not handler.may_destroy(node, input_index):
                     continue
@@ -83,6 +85,25 @@ class InplaceElemwiseRewriter(GraphRewriter):
                     pattern = candidate.inplace_pattern
                     break
         return bool(pattern)
+
+
+def _by_other_readers(fgraph: FunctionGraph, node: Apply) -> list[int]:
+    """node's input indexes, first those that only node and nodes it depends on read:
+    overwriting one of them orders nothing new. Overwriting a value that other nodes read
+    must run after them all, which can force an update that would have been written in
+    place to be computed anew (sympile.compile.updates)."""
+    upstream: set[Apply] | None = None
+
+    def read_elsewhere(index: int) -> bool:
+        nonlocal upstream
+        others = [client for client, _ in fgraph.clients[node.inputs[index]]
+                  if client is not node]
+        if not others:
+            return False
+        if upstream is None:
+            upstream = {v.owner for v in ancestors(node.inputs) if v.owner is not None}
+        return any(client not in upstream for client in others)
+    return sorted(range(len(node.inputs)), key=read_elsewhere)
 
 
 class InplaceOpRewriter(GraphRewriter):
