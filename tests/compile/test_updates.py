@@ -104,17 +104,22 @@ def test_rmsprop_on_two_biases_added_into_one_loss(mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_rmsprop_on_a_layer_shared_by_two_branches(mode):
+@pytest.mark.parametrize("activation", [None, T.tanh])
+def test_rmsprop_on_a_layer_shared_by_two_branches(mode, activation):
     """One dense layer applied to two inputs, a second layer on one branch, the branches
-    added: the layer's bias gets add(sum, sum) of two identical-shaped gradients."""
+    added. Without an activation the first layer's bias gradient is add(sum, sum) with one
+    sum also the second layer's bias gradient: add_inplace(Sum.out, Sum.out) made the
+    cycle."""
     rng = np.random.default_rng(1)
 
     def build(shared):
         weights, bias, weights2, bias2 = shared
         x1, x2, y = T.dmatrix("x1"), T.dmatrix("x2"), T.dmatrix("y")
-        branch1 = T.tanh(T.dot(x1, weights) + bias)
-        branch2 = T.tanh(T.dot(x2, weights) + bias)
-        out = T.dot(branch1, weights2) + bias2 + branch2
+
+        def dense(x):
+            linear = T.dot(x, weights) + bias
+            return linear if activation is None else activation(linear)
+        out = T.dot(dense(x1), weights2) + bias2 + dense(x2)
         loss = T.mean((out - y) ** 2)
         params = [weights, bias, weights2, bias2]
         return [x1, x2, y], [loss], rmsprop(params, sympile.grad(loss, params))
