@@ -134,6 +134,9 @@ def test_batched_tensordot():
         (T.batched_tensordot(x, y, axes=[[2], [1]]), "bij,bjkl->bikl"),
         (T.batched_tensordot(x, y, axes=[[1, 2], [3, 1]]), "bij,bjki->bk"),
         (T.batched_tensordot(x, y, axes=1), "bij,bjkl->bikl"),
+        # One int per side, as numpy's and Theano's tensordot take (issue 39).
+        (T.batched_tensordot(x, y, axes=[2, 1]), "bij,bjkl->bikl"),
+        (T.batched_tensordot(x, y, axes=(np.int64(1), [3])), "bij,bkli->bjkl"),
     ]
     values = theano.function([x, y], [case for case, _ in cases])(x_value, y_value)
     for value, (_, subscripts) in zip(values, cases):
@@ -142,6 +145,57 @@ def test_batched_tensordot():
                 [x_value[:, :2, :3], y_value[:, :3, :, :2]], rng=0)
     with pytest.raises(ValueError, match="must be distinct axes of .* after the batch axis"):
         T.batched_tensordot(x, y, axes=[[0], [1]])
+    with pytest.raises(TypeError, match="batched_tensordot: axes must be an int or a pair"):
+        T.batched_tensordot(x, y, axes=[1, 2, 3])
+
+
+def test_batched_dot_of_a_library_through_batched_tensordot():
+    """Keras' Theano backend: batched_dot(x, y, axes=[2, 2]) of (B, n, k) and (B, m, k)."""
+    rng = np.random.default_rng(1)
+    x, y = T.dtensor3("x"), T.dtensor3("y")
+    x_value, y_value = rng.standard_normal((2, 3, 4)), rng.standard_normal((2, 5, 4))
+    f = theano.function([x, y], T.batched_tensordot(x, y, axes=[2, 2]))
+    np.testing.assert_allclose(f(x_value, y_value),
+                               np.einsum("bik,bjk->bij", x_value, y_value), rtol=1e-12)
+
+
+def test_a_list_holding_slices_indexes_as_a_tuple():
+    """Theano's (and numpy's old) rule, which a time-reversal helper relies on."""
+    import sympile.tensor.subtensor as subtensor
+    x = T.dtensor3("x")
+    value = np.arange(24.0).reshape(2, 3, 4)
+    subtensor._warned_list_index = False
+    with pytest.warns(DeprecationWarning, match=r"write x\[tuple\(index\)\]"):
+        reversed_time = x[[slice(None), slice(None, None, -1), slice(None)]]
+    np.testing.assert_array_equal(theano.function([x], reversed_time)(value), value[:, ::-1])
+    # Once per process, as numpy warned.
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mixed = x[[0, None, Ellipsis]]
+    np.testing.assert_array_equal(theano.function([x], mixed)(value), value[0, None, ...])
+    # A list of integers stays an integer array index.
+    np.testing.assert_array_equal(theano.function([x], x[[1, 0]])(value), value[[1, 0]])
+
+
+@pytest.mark.parametrize("function, arguments", [
+    (T.unbroadcast, (0, 1)),
+    (T.addbroadcast, ()),
+    (T.patternbroadcast, ((False, False),)),
+])
+def test_broadcast_functions_that_change_nothing_return_the_variable(function, arguments):
+    weights = theano.shared(np.zeros((2, 3)), name="weights")
+    same = function(weights, *arguments)
+    assert same is weights
+    # The library writes the result back as an update target.
+    f = theano.function([], [], updates=[(same, same + 1)])
+    f()
+    np.testing.assert_array_equal(weights.get_value(), np.ones((2, 3)))
+    row = T.row("row")
+    assert T.addbroadcast(row, 0) is row
+    assert T.patternbroadcast(row, (True, False)) is row
+    assert T.unbroadcast(row, 1) is row
+    assert T.unbroadcast(row, 0) is not row
 
 
 def test_pprint_is_the_formula_printer():

@@ -7,6 +7,7 @@
 from sympile.tensor import nnet  # noqa: F401 - T.nnet.softmax, as in Theano
 from sympile.tensor.basic import *  # noqa: F403
 from sympile.tensor.blas.basic import *  # noqa: F403
+from sympile.tensor.constant_value import *  # noqa: F403
 from sympile.tensor.elemwise import DimShuffle, Elemwise  # noqa: F401
 from sympile.tensor.extra_ops import *  # noqa: F403
 from sympile.tensor.math import *  # noqa: F403

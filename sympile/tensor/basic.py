@@ -79,7 +79,9 @@ __all__ = [
     "second",
     "split",
     "stack",
+    "swapaxes",
     "tile",
+    "transfer",
     "transpose",
     "zeros",
     "zeros_like",
@@ -148,6 +150,27 @@ def transpose(x: Any, axes: Sequence[int] | None = None) -> Variable:
     if axes is None and x.name is not None:
         result.name = x.name + ".T"
     return result
+
+
+def swapaxes(x: Any, axis1: int, axis2: int) -> Variable:
+    """x with axes axis1 and axis2 exchanged (numpy.swapaxes; negative counts from the end).
+    A view."""
+    x = as_tensor_variable(x, op="swapaxes")
+    one = _normalize_axis(axis1, x.type.ndim, "swapaxes")
+    other = _normalize_axis(axis2, x.type.ndim, "swapaxes")
+    order = list(range(x.type.ndim))
+    order[one], order[other] = other, one
+    return DimShuffle(x.type.ndim, order)(x)
+
+
+def transfer(x: Any, target: str) -> Variable:
+    """x on device `target` (Theano's transfer). Tensors live in host memory, so 'cpu'
+    gives x itself; sympile has no other device yet."""
+    x = as_tensor_variable(x, op="transfer")
+    if target != "cpu":
+        raise ValueError(f"transfer: unknown target {target!r}; sympile runs on the CPU only, "
+                         f"so the one target is 'cpu'")
+    return x
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
 """Array ops with numpy's names: cumsum/cumprod, repeat, diag/diagonal/trace, triu/tril,
-fill_diagonal and searchsorted.
+fill_diagonal, searchsorted, nonzero, choose and compress.
 
 Lengths that decide an output's shape (the offset of a diagonal) must be known when the graph
 is built: they are Python ints (or integer constants) stored on the Op, so that the output's
@@ -26,20 +26,27 @@ from sympile.graph.basic import Apply, Constant, Variable
 from sympile.graph.gradient_types import NonDifferentiable, disconnected_type, is_disconnected
 from sympile.graph.op import Op
 from sympile.tensor import math as tensor_math
-from sympile.tensor.basic import arange
+from sympile.tensor.basic import arange, zeros_like
 from sympile.tensor.diag_c import (
     alloc_diag_c_code,
     embed_diag_c_code,
     extract_diag_c_code,
     fill_diagonal_c_code,
 )
-from sympile.tensor.elemwise import DimShuffle
+from sympile.tensor.elemwise import (
+    DimShuffle,
+    _check_runtime_broadcast,
+    _pad_left,
+    _sum_to_type,
+    broadcast_static_shape,
+)
 from sympile.tensor.extra_ops_c import cumulative_c_code
 from sympile.tensor.group_sum_c import group_sum_c_code
 from sympile.tensor.reduction import all as tensor_all
 from sympile.tensor.reduction import sum as tensor_sum
 from sympile.tensor.repeat_c import repeat_c_code
 from sympile.tensor.shape import declared_like, flatten, reshape, shape_i
+from sympile.tensor.subtensor import take
 from sympile.tensor.triangle_c import triangle_c_code
 from sympile.tensor.type import is_discrete, tensor_type
 from sympile.tensor.variable import as_tensor_variable, is_python_scalar
@@ -48,7 +55,7 @@ __all__ = ["CumOp", "Repeat", "GroupSum", "AllocDiag", "ExtractDiag", "EmbedDiag
            "Triu", "FillDiagonal", "cumsum", "cumprod", "repeat", "diag", "diagonal", "trace",
            "triu", "tril", "fill_diagonal", "SearchsortedOp", "searchsorted", "to_one_hot",
            "NonZero", "nonzero", "flatnonzero", "nonzero_values", "xlogx", "xlogy0", "isclose",
-           "allclose"]
+           "allclose", "Choose", "choose", "compress"]
 
 _INTEGER_KINDS = "iu"
 
@@ -966,6 +973,110 @@ def nonzero_values(a: Any) -> Variable:
     a = as_tensor_variable(a, op="nonzero_values")
     flat = flatten(a, 1)
     return flat[flatnonzero(a)]
+
+
+class Choose(Op):
+    """numpy.choose(a, choices, mode): at each position of the broadcast shape, the element
+    of choices[a]. a, an integer tensor, and the choices broadcast together (an axis only
+    where its type says length 1, as in elementwise ops). mode: 'raise' (an index outside
+    [0, n) is an error), 'wrap' (taken modulo n) or 'clip' (clipped to [0, n - 1]).
+
+    The gradient goes to the choice each position took; a is disconnected."""
+
+    __props__ = ("mode",)
+
+    def __init__(self, mode: str = "raise"):
+        if mode not in ("raise", "wrap", "clip"):
+            raise ValueError(f"choose: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
+        self.mode = mode
+
+    def make_node(self, a, *choices):
+        a = as_tensor_variable(a, op="choose", argument="a")
+        if a.type.dtype[0] not in _INTEGER_KINDS:
+            raise TypeError(f"choose: a must hold integers, got {a.type}")
+        if not choices:
+            raise ValueError("choose: choices must not be empty")
+        choices = [as_tensor_variable(c, op="choose", argument=f"choices[{k}]")
+                   for k, c in enumerate(choices)]
+        ndim = max(v.type.ndim for v in [a, *choices])
+        aligned = [_pad_left(v, ndim) for v in [a, *choices]]
+        shape = broadcast_static_shape([v.type.shape for v in aligned], op="choose")
+        dtype = np.result_type(*[c.type.dtype for c in choices]).name
+        return Apply(self, aligned, [tensor_type(dtype, shape)()])
+
+    def perform(self, node, inputs, output_storage):
+        _check_runtime_broadcast(self, node, inputs)
+        a, *choices = inputs
+        try:
+            result = np.choose(a, choices, mode=self.mode)
+        except ValueError as error:
+            raise ValueError(f"choose: {error} (a has values from {a.min(initial=0)} to "
+                             f"{a.max(initial=0)}; there are {len(choices)} choices)") from None
+        output_storage[0][0] = np.asarray(result, dtype=node.outputs[0].type.dtype)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        shape = []
+        for axis, static in enumerate(node.outputs[0].type.shape):
+            shape.append(static if static is not None else next(
+                input_shape[axis] for variable, input_shape in zip(node.inputs, input_shapes)
+                if variable.type.shape[axis] != 1))
+        return [tuple(shape)]
+
+    def _index(self, a: Variable, count: int) -> Variable:
+        """a as the choice each position takes."""
+        if self.mode == "wrap":
+            return tensor_math.mod(a, count)
+        if self.mode == "clip":
+            return tensor_math.clip(a, 0, count - 1)
+        return a
+
+    def L_op(self, inputs, outputs, output_grads):
+        a, *choices = inputs
+        (gradient,) = output_grads
+        (output,) = outputs
+        if is_disconnected(gradient) or is_discrete(output):
+            return [disconnected_type() for _ in inputs]
+        index = self._index(a, len(choices))
+        grads = [disconnected_type()]
+        for k, choice in enumerate(choices):
+            if is_discrete(choice):
+                grads.append(disconnected_type())
+                continue
+            taken = tensor_math.switch(tensor_math.eq(index, k), gradient, 0)
+            grads.append(_sum_to_type(taken, choice, output))
+        return grads
+
+    def R_op(self, inputs, eval_points):
+        a, *choices = inputs
+        if all(point is None for point in eval_points[1:]):
+            return [None]
+        tangents = [zeros_like(c) if point is None else point
+                    for c, point in zip(choices, eval_points[1:])]
+        return [self(a, *tangents)]
+
+
+def choose(a: Any, choices: Any, mode: str = "raise") -> Variable:
+    """numpy.choose: choices[a[i]][i] at each position i of the broadcast shape (see Choose).
+    choices: a sequence of tensors, or a tensor whose first axis (of static length) lists
+    them."""
+    if isinstance(choices, Variable):
+        count = choices.type.shape[0] if choices.type.ndim else None
+        if count is None:
+            raise TypeError(f"choose: choices {choices} ({choices.type}) must be a sequence of "
+                            f"tensors or a tensor whose first axis has a static length")
+        choices = [choices[k] for k in range(count)]
+    elif not isinstance(choices, (list, tuple)):
+        choices = list(np.asarray(choices))
+    return Choose(mode)(a, *choices)
+
+
+def compress(condition: Any, x: Any, axis: int | None = None) -> Variable:
+    """numpy.compress: the slices of x along `axis` (x flattened if None) where the 1-d
+    `condition` is true; a condition shorter than the axis leaves the rest out."""
+    condition = as_tensor_variable(condition, op="compress", argument="condition")
+    if condition.type.ndim != 1:
+        raise ValueError(f"compress: condition must be 1-d, got {condition.type}")
+    return take(x, flatnonzero(condition), axis=axis)
 
 
 def xlogx(x: Any) -> Variable:

@@ -95,6 +95,7 @@ _ALIASES = {
     "not_equal": "neq", "less": "lt", "greater": "gt", "less_equal": "le",
     "greater_equal": "ge", "and_": "bitwise_and", "or_": "bitwise_or", "xor": "bitwise_xor",
     "bitwise_not": "invert", "bitwise_invert": "invert", "where": "switch", "sgn": "sign",
+    "tensor_copy": "identity",
     # numpy 2's array-API names
     "acos": "arccos", "asin": "arcsin", "atan": "arctan", "atan2": "arctan2",
     "acosh": "arccosh", "asinh": "arcsinh", "atanh": "arctanh",

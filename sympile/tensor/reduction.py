@@ -44,8 +44,8 @@ from sympile.tensor.type import is_discrete, tensor_type
 from sympile.tensor.variable import as_tensor_variable, constant
 
 __all__ = ["CAReduce", "FusedCAReduce", "Argmax", "Argmin", "sum", "prod", "max", "min", "amax",
-           "amin", "all", "any", "mean", "var", "std", "argmax", "argmin", "max_and_argmax",
-           "logsumexp"]
+           "amin", "all", "any", "mean", "var", "std", "ptp", "argmax", "argmin",
+           "max_and_argmax", "logsumexp"]
 
 
 def normalize_axis(axis: Any, ndim: int, function: Any) -> tuple[int, ...]:
@@ -554,16 +554,25 @@ def _mean_dtypes(input_dtype: str, dtype: Any) -> tuple[str, str]:
     return input_dtype, input_dtype
 
 
-def mean(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Variable:
+def mean(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False,
+         acc_dtype: Any = None) -> Variable:
     """Arithmetic mean of x over `axis` (numpy.mean): float64 for integer and bool inputs,
     the input's dtype for floats and complex (float16 is accumulated in float32), or `dtype`.
-    The mean of an empty axis is NaN."""
+    acc_dtype: the dtype the sum is computed in (Theano's; default as numpy). The mean of an
+    empty axis is NaN."""
     x = as_tensor_variable(x, op="mean")
     axes = normalize_axis(axis, x.type.ndim, "mean")
-    acc_dtype, result_dtype = _mean_dtypes(x.type.dtype, dtype)
-    total = CAReduce(scalar.add, axes, acc_dtype)(x)
+    default_acc_dtype, result_dtype = _mean_dtypes(x.type.dtype, dtype)
+    total = CAReduce(scalar.add, axes, acc_dtype or default_acc_dtype)(x)
     result = _divide(total, _reduced_size(x, axes), result_dtype)
     return _keep_reduced_axes(result, x.type.ndim, axes) if keepdims else result
+
+
+def ptp(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:
+    """The range max - min of x over `axis` (numpy.ptp), in x's dtype (integers wrap as
+    numpy's do)."""
+    x = as_tensor_variable(x, op="ptp")
+    return math.sub(max(x, axis=axis, keepdims=keepdims), min(x, axis=axis, keepdims=keepdims))
 
 
 def _check_ddof(ddof: Any, function: str) -> None:

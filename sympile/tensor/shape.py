@@ -266,8 +266,7 @@ class Unbroadcast(Op):
 
     def make_node(self, x):
         x = as_tensor_variable(x, op="unbroadcast")
-        if any(not 0 <= axis < x.type.ndim for axis in self.axes):
-            raise ValueError(f"unbroadcast: axes {self.axes} are not axes of {x.type}")
+        _check_axes("unbroadcast", x, self.axes)
         shape = tuple(None if axis in self.axes else length
                       for axis, length in enumerate(x.type.shape))
         return Apply(self, [x], [tensor_type(x.type.dtype, shape)()])
@@ -291,21 +290,36 @@ class Unbroadcast(Op):
         return [None if eval_points[0] is None else self(eval_points[0])]
 
 
+def _check_axes(caller: str, x: Variable, axes: Sequence[int]) -> None:
+    if any(not 0 <= axis < x.type.ndim for axis in axes):
+        raise ValueError(f"{caller}: axes {tuple(axes)} are not axes of {x.type}")
+
+
 def addbroadcast(x: Any, *axes: int) -> Variable:
     """x with `axes` declared of length 1 (broadcastable), checked at run time (Theano's
-    addbroadcast)."""
+    addbroadcast); x itself where its type already says so, as Theano's returns it."""
     x = as_tensor_variable(x, op="addbroadcast")
+    _check_axes("addbroadcast", x, axes)
+    if all(x.type.shape[axis] == 1 for axis in axes):
+        return x
     return specify_shape(x, tuple(1 if axis in axes else None for axis in range(x.type.ndim)))
 
 
 def unbroadcast(x: Any, *axes: int) -> Variable:
-    """x with `axes` no longer broadcastable (Theano's unbroadcast)."""
+    """x with `axes` no longer broadcastable (Theano's unbroadcast); x itself where none of
+    them is, as Theano's returns it (so the result of a shared variable can stay an update's
+    target)."""
+    x = as_tensor_variable(x, op="unbroadcast")
+    _check_axes("unbroadcast", x, axes)
+    if all(x.type.shape[axis] != 1 for axis in axes):
+        return x
     return Unbroadcast(axes)(x)
 
 
 def patternbroadcast(x: Any, broadcastable: Sequence[bool]) -> Variable:
     """x with the broadcast pattern `broadcastable` (Theano's patternbroadcast): True axes
-    declared of length 1 (checked at run time), False axes no longer broadcastable."""
+    declared of length 1 (checked at run time), False axes no longer broadcastable; x itself
+    where it has that pattern already."""
     x = as_tensor_variable(x, op="patternbroadcast")
     if len(broadcastable) != x.type.ndim:
         raise ValueError(f"patternbroadcast: {x.type} has {x.type.ndim} axes, the pattern "

@@ -34,6 +34,7 @@ there, which is not the derivative of what they compute.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -1043,19 +1044,41 @@ def _basic_idx_list(op: str, entries: list[Any], x_ndim: int) -> tuple:
     return tuple(entries)
 
 
+_warned_list_index = False
+
+
+def _as_tuple_if_multidimensional(index: Any) -> Any:
+    """A list holding a slice, None or Ellipsis as the tuple of its items: numpy's rule
+    before 1.23, which Theano keeps (x[[slice(None), ::-1]] is x[:, ::-1]); such a list
+    cannot be an integer array. Warns once per process, as numpy did, with numpy's fix."""
+    global _warned_list_index
+    if not (isinstance(index, list)
+            and any(isinstance(item, slice) or item is None or item is Ellipsis
+                    for item in index)):
+        return index
+    if not _warned_list_index:
+        _warned_list_index = True
+        # 1: here, 2: getitem, 3: TensorVariable.__getitem__, 4: the user's x[...].
+        warnings.warn("getitem: a list of slices as an index is read as a tuple (Theano's "
+                      "and numpy's old rule); write x[tuple(index)]", DeprecationWarning,
+                      stacklevel=4)
+    return tuple(index)
+
+
 def getitem(x: Any, index: Any) -> Variable:
     """x[index] with numpy's semantics (TensorVariable.__getitem__).
 
     index: an integer (Python or a symbolic integer scalar, negative counting from the end), a
     slice (parts None, ints or symbolic integer scalars), None (numpy.newaxis), Ellipsis, an
-    integer array or a boolean mask (constant data or symbolic), or a tuple of these. Basic
+    integer array or a boolean mask (constant data or symbolic), or a tuple of these (or a
+    list of them that holds a slice, None or Ellipsis, as Theano reads it). Basic
     indices give a view (Subtensor), advanced ones a copy (AdvancedSubtensor). A float index
     is a TypeError and an index that covers more axes than x has an IndexError, when the
     graph is built; an integer out of range is an IndexError when the graph is built if x's
     type knows the length and the index is constant, else when the function runs.
     """
     x = as_tensor_variable(x, op="getitem")
-    entries, inputs = _parse_index(index)
+    entries, inputs = _parse_index(_as_tuple_if_multidimensional(index))
     if _is_advanced(entries):
         return AdvancedSubtensor(entries)(x, *inputs)
     return Subtensor(_basic_idx_list("getitem", entries, x.type.ndim))(x, *inputs)

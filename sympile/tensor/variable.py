@@ -34,6 +34,8 @@ class _TensorMethods:
     # numpy defers to our reflected operators (np.float64(1) + x calls x.__radd__) instead of
     # looping over the variable as if it were a sequence.
     __array_ufunc__ = None
+    # Theano's value, which code written for it reads.
+    __array_priority__ = 1000
 
     # -- attributes -------------------------------------------------------------------------
     @property
@@ -290,17 +292,17 @@ class _TensorMethods:
         from sympile.tensor.shape import squeeze
         return squeeze(self, axis)
 
-    def sum(self, axis=None, dtype=None, keepdims=False):
+    def sum(self, axis=None, dtype=None, keepdims=False, acc_dtype=None):
         from sympile.tensor.reduction import sum
-        return sum(self, axis=axis, dtype=dtype, keepdims=keepdims)
+        return sum(self, axis=axis, dtype=dtype, keepdims=keepdims, acc_dtype=acc_dtype)
 
-    def prod(self, axis=None, dtype=None, keepdims=False):
+    def prod(self, axis=None, dtype=None, keepdims=False, acc_dtype=None):
         from sympile.tensor.reduction import prod
-        return prod(self, axis=axis, dtype=dtype, keepdims=keepdims)
+        return prod(self, axis=axis, dtype=dtype, keepdims=keepdims, acc_dtype=acc_dtype)
 
-    def mean(self, axis=None, dtype=None, keepdims=False):
+    def mean(self, axis=None, dtype=None, keepdims=False, acc_dtype=None):
         from sympile.tensor.reduction import mean
-        return mean(self, axis=axis, dtype=dtype, keepdims=keepdims)
+        return mean(self, axis=axis, dtype=dtype, keepdims=keepdims, acc_dtype=acc_dtype)
 
     def var(self, axis=None, ddof=0, keepdims=False):
         from sympile.tensor.reduction import var
@@ -326,6 +328,34 @@ class _TensorMethods:
         from sympile.tensor.reduction import argmin
         return argmin(self, axis=axis, keepdims=keepdims)
 
+    def ptp(self, axis=None, keepdims=False):
+        from sympile.tensor.reduction import ptp
+        return ptp(self, axis=axis, keepdims=keepdims)
+
+    def norm(self, L, axis=None, keepdims=False):
+        """The L-norm of the elements over `axis` (all of them if None), Theano's
+        x.norm(L): (sum |x|**L) ** (1/L); L = inf / -inf: the largest / smallest |x|, L = 0:
+        the count of nonzero elements, as numpy's vector norms."""
+        from sympile.tensor import math, reduction
+        if isinstance(L, (bool, np.bool_)) or not isinstance(L, (int, float, np.integer,
+                                                                 np.floating)):
+            raise TypeError(f"norm: L must be a number, got {L!r}")
+        magnitude = math.abs(self)
+        if L == np.inf:
+            return reduction.max(magnitude, axis=axis, keepdims=keepdims)
+        if L == -np.inf:
+            return reduction.min(magnitude, axis=axis, keepdims=keepdims)
+        if L == 0:
+            count = reduction.sum(math.neq(self, 0), axis=axis, keepdims=keepdims)
+            return math.cast(count, magnitude.type.dtype if magnitude.type.dtype[0] == "f"
+                             else config.floatX)
+        if L == 1:
+            return reduction.sum(magnitude, axis=axis, keepdims=keepdims)
+        if L == 2:
+            return math.sqrt(reduction.sum(math.sqr(magnitude), axis=axis, keepdims=keepdims))
+        return math.pow(reduction.sum(math.pow(magnitude, L), axis=axis, keepdims=keepdims),
+                        1.0 / L)
+
     def all(self, axis=None, keepdims=False):
         from sympile.tensor.reduction import all
         return all(self, axis=axis, keepdims=keepdims)
@@ -337,6 +367,12 @@ class _TensorMethods:
     def dot(self, other):
         from sympile.tensor.blas.basic import dot
         return dot(self, other)
+
+    __dot__ = dot
+
+    def __rdot__(self, other):
+        from sympile.tensor.blas.basic import dot
+        return dot(other, self)
 
     def cumsum(self, axis=None):
         from sympile.tensor.extra_ops import cumsum
@@ -358,13 +394,15 @@ class _TensorMethods:
         from sympile.tensor.extra_ops import trace
         return trace(self, offset=offset, axis1=axis1, axis2=axis2)
 
-    def sort(self, axis=-1):
+    def sort(self, axis=-1, kind="quicksort", order=None):
         from sympile.tensor.sort import sort
-        return sort(self, axis=axis)
+        _no_order(order, "sort")
+        return sort(self, axis=axis, kind=kind)
 
-    def argsort(self, axis=-1):
+    def argsort(self, axis=-1, kind="stable", order=None):
         from sympile.tensor.sort import argsort
-        return argsort(self, axis=axis)
+        _no_order(order, "argsort")
+        return argsort(self, axis=axis, kind=kind)
 
     def take(self, indices, axis=None):
         from sympile.tensor.subtensor import take
@@ -381,6 +419,47 @@ class _TensorMethods:
     def conj(self):
         from sympile.tensor import math
         return math.conj(self)
+
+    conjugate = conj
+
+    def nonzero(self, return_matrix=False):
+        from sympile.tensor.extra_ops import nonzero
+        return nonzero(self, return_matrix=return_matrix)
+
+    def nonzero_values(self):
+        from sympile.tensor.extra_ops import nonzero_values
+        return nonzero_values(self)
+
+    def choose(self, choices, mode="raise"):
+        """numpy's ndarray.choose: self holds the indices into `choices`."""
+        from sympile.tensor.extra_ops import choose
+        return choose(self, choices, mode=mode)
+
+    def compress(self, condition, axis=None):
+        """numpy's ndarray.compress: the slices of self where `condition` is true."""
+        from sympile.tensor.extra_ops import compress
+        return compress(condition, self, axis=axis)
+
+    def swapaxes(self, axis1, axis2):
+        from sympile.tensor.basic import swapaxes
+        return swapaxes(self, axis1, axis2)
+
+    def fill(self, value):
+        """value broadcast to self's shape (Theano's x.fill(value))."""
+        from sympile.tensor.basic import fill
+        return fill(self, value)
+
+    def zeros_like(self, dtype=None):
+        from sympile.tensor.basic import zeros_like
+        return zeros_like(self, dtype=dtype)
+
+    def transfer(self, target):
+        from sympile.tensor.basic import transfer
+        return transfer(self, target)
+
+    def get_scalar_constant_value(self):
+        from sympile.tensor.constant_value import get_scalar_constant_value
+        return get_scalar_constant_value(self)
 
     @property
     def real(self):
@@ -407,6 +486,29 @@ class _TensorMethods:
         if key not in cache:
             cache[key] = function(inputs, self, on_unused_input="ignore")
         return cache[key](*[inputs_to_values[v] for v in inputs])
+
+
+def _no_order(order, method: str) -> None:
+    if order is not None:
+        raise ValueError(f"{method}: order applies to numpy's structured arrays; a tensor has "
+                         f"no fields, so order must be None")
+
+
+def _elementwise_method(name: str):
+    def method(self):
+        from sympile.tensor import math
+        return getattr(math, name)(self)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"sympile.tensor.{name}(self), elementwise."
+    return method
+
+
+# Theano's elementwise methods (x.exp(), x.tanh(), ...).
+for _name in ("arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctanh", "ceil", "cos",
+              "cosh", "deg2rad", "exp", "exp2", "expm1", "floor", "log", "log10", "log1p",
+              "log2", "rad2deg", "sin", "sinh", "sqrt", "tan", "tanh", "trunc"):
+    setattr(_TensorMethods, _name, _elementwise_method(_name))
+del _name
 
 
 class TensorVariable(_TensorMethods, Variable):

@@ -776,3 +776,95 @@ def test_embed_diag_bad_inputs():
     with pytest.raises(ValueError, match=r"EmbedDiag: the diagonal has shape \(3,\), expected "
                                          r"\(2,\) for an input of shape \(2, 4\)"):
         evaluate(EmbedDiag()(d, x), [d, x], [np.zeros(3), np.zeros((2, 4))])
+
+
+# ---------------------------------------------------------------------------------------------
+# choose, compress
+
+CHOOSE_MODES = ["raise", "wrap", "clip"]
+
+
+@given(st.sampled_from(CHOOSE_MODES), st.integers(1, 4), st.data())
+def test_choose_like_numpy(mode, count, data):
+    shape = data.draw(shapes(min_dims=0, max_dims=3, min_side=1))
+    low, high = (0, count - 1) if mode == "raise" else (-2 * count, 2 * count)
+    index = data.draw(arrays("int64", shape).map(lambda a: np.clip(a, low, high)))
+    dtypes = data.draw(st.lists(st.sampled_from(["int8", "int32", "float32", "float64"]),
+                                min_size=count, max_size=count))
+    # Each choice has the full shape, or lacks leading axes (numpy broadcasting).
+    choices = [RNG.normal(size=shape[data.draw(st.integers(0, len(shape))):]).astype(dtype)
+               * 10 for dtype in dtypes]
+    a = symbolic(index)
+    variables = [symbolic(c) for c in choices]
+    output = T.choose(a, variables, mode=mode)
+    values = [index, *choices]
+    assert_like_numpy(evaluate(output, [a, *variables], values),
+                      np.choose(index, choices, mode=mode))
+    check_infer_shape(output, [a, *variables], values)
+
+
+def test_choose_broadcasts_only_declared_axes_and_reports_bad_indices():
+    a, c0, c1 = T.lvector("a"), T.dvector("c0"), T.dvector("c1")
+    f = sympile.function([a, c0, c1], T.choose(a, [c0, c1]))
+    with pytest.raises(ValueError, match="choose: .*there are 2 choices"):
+        f(np.array([0, 2]), np.zeros(2), np.ones(2))
+    with pytest.raises(ValueError, match="type does not say the axis is broadcastable"):
+        f(np.array([0, 1]), np.zeros(1), np.ones(2))
+    column = T.col("column")
+    g = sympile.function([a, column, c1], T.choose(a, [column, c1]))
+    assert_like_numpy(g(np.array([0, 1]), np.array([[7.0], [8.0]]), np.ones(2)),
+                      [[7.0, 1.0], [8.0, 1.0]])
+
+
+def test_choose_arguments():
+    a = T.lvector("a")
+    stacked = T.tensor("float64", shape=(3, None))
+    assert_like_numpy(evaluate(a.choose(stacked), [a, stacked],
+                               [np.array([2, 0]), np.arange(6.0).reshape(3, 2)]),
+                      np.choose([2, 0], np.arange(6.0).reshape(3, 2)))
+    with pytest.raises(TypeError, match="first axis has a static length"):
+        T.choose(a, T.dmatrix())
+    with pytest.raises(TypeError, match="choose: a must hold integers"):
+        T.choose(T.dvector(), [T.dvector()])
+    with pytest.raises(ValueError, match="mode must be"):
+        T.choose(a, [T.dvector()], mode="nearest")
+    with pytest.raises(ValueError, match="choices must not be empty"):
+        T.choose(a, [])
+
+
+@pytest.mark.parametrize("mode", CHOOSE_MODES)
+def test_choose_gradients(mode):
+    index = np.array([[0, 2, 1], [-1, 3, 0]]) if mode != "raise" else \
+        np.array([[0, 2, 1], [1, 2, 0]])
+
+    def fun(x, row, column):
+        return T.choose(T.constant(index), [x, row.dimshuffle("x", 0),
+                                            column.dimshuffle(0, "x")], mode=mode)
+
+    check_grad_case(GradCase(f"choose {mode}", fun, lambda rng: [
+        rng.normal(size=(2, 3)), rng.normal(size=3), rng.normal(size=2)]))
+    a = T.lvector("a")
+    x = T.dvector("x")
+    assert isinstance(grad(T.choose(a, [x, x * 2]).sum(), [a, x],
+                           disconnected_inputs="ignore", return_disconnected="disconnected")[0]
+                      .type, DisconnectedType)
+
+
+@given(array_of(DTYPES, min_dims=1, max_dims=3), st.data())
+def test_compress_like_numpy(value, data):
+    axis = data.draw(st.sampled_from([None, *range(value.ndim)]))
+    length = value.size if axis is None else value.shape[axis]
+    condition = np.array(data.draw(st.lists(st.booleans(), max_size=length)), dtype=bool)
+    x, c = symbolic(value), T.bvector("condition")
+    assert_like_numpy(evaluate(T.compress(c, x, axis=axis), [c, x], [condition, value]),
+                      np.compress(condition, value, axis=axis))
+    assert_like_numpy(evaluate(x.compress(c, axis=axis), [c, x], [condition, value]),
+                      value.compress(condition, axis=axis))
+
+
+def test_compress_bad_condition():
+    with pytest.raises(ValueError, match="compress: condition must be 1-d"):
+        T.compress(T.bmatrix(), T.dvector())
+    c, x = T.bvector("c"), T.dvector("x")
+    with pytest.raises(IndexError):
+        evaluate(T.compress(c, x), [c, x], [np.array([0, 0, 1], dtype="int8"), np.zeros(2)])

@@ -369,3 +369,103 @@ def test_constants_have_the_operators():
     assert_like_numpy(evaluate(c * x + c.T, [x], [np.array([3.0, 4.0])]),
                       np.array([4.0, 10.0]))
     assert c.ndim == 1 and c.dtype == "float64"
+
+
+# Every method and attribute of Theano 1.0.5's _tensor_py_operators (theano/tensor/var.py).
+THEANO_METHODS = """
+__abs__ __neg__ __lt__ __le__ __gt__ __ge__ __bool__ __invert__ __and__ __or__ __xor__
+__rand__ __ror__ __rxor__ __add__ __sub__ __mul__ __pow__ __mod__ __divmod__ __truediv__
+__floordiv__ __rtruediv__ __rfloordiv__ __radd__ __rsub__ __rmul__ __rmod__ __rdivmod__
+__rpow__ T transpose shape size any all reshape dimshuffle flatten ravel diagonal transfer
+arccos arccosh arcsin arcsinh arctan arctanh ceil cos cosh deg2rad exp exp2 expm1 floor log
+log10 log1p log2 rad2deg sin sinh sqrt tan tanh trunc astype __getitem__ take copy __iter__
+ndim broadcastable dtype __dot__ __rdot__ dot sum prod norm mean var std min max argmin argmax
+nonzero nonzero_values sort argsort clip conj conjugate repeat round trace __array_priority__
+get_scalar_constant_value zeros_like cumsum cumprod ptp swapaxes fill choose squeeze compress
+""".split()
+
+ELEMENTWISE_METHODS = {
+    "arccos": (-0.9, 0.9), "arccosh": (1.1, 3.0), "arcsin": (-0.9, 0.9), "arcsinh": (-3, 3),
+    "arctan": (-3, 3), "arctanh": (-0.9, 0.9), "ceil": (-3, 3), "cos": (-3, 3),
+    "cosh": (-3, 3), "deg2rad": (-360, 360), "exp": (-3, 3), "exp2": (-3, 3),
+    "expm1": (-3, 3), "floor": (-3, 3), "log": (0.1, 3), "log10": (0.1, 3),
+    "log1p": (-0.9, 3), "log2": (0.1, 3), "rad2deg": (-3, 3), "sin": (-3, 3),
+    "sinh": (-3, 3), "sqrt": (0, 3), "tan": (-1.5, 1.5), "tanh": (-3, 3), "trunc": (-3, 3),
+}
+
+
+@pytest.mark.parametrize("make", [T.dmatrix, lambda: constant(np.ones((2, 2))),
+                                  lambda: sympile.shared(np.ones((2, 2)))])
+def test_theano_methods_exist(make):
+    variable = make()
+    assert [name for name in THEANO_METHODS if not hasattr(variable, name)] == []
+
+
+@pytest.mark.parametrize("name", sorted(ELEMENTWISE_METHODS))
+def test_elementwise_methods(name):
+    low, high = ELEMENTWISE_METHODS[name]
+    value = np.random.default_rng(0).uniform(low, high, size=(3, 4))
+    x = T.dmatrix("x")
+    assert_like_numpy(evaluate(getattr(x, name)(), [x], [value]), getattr(np, name)(value))
+
+
+@pytest.mark.parametrize("order", [1, 2, 3, 0.5, 0, np.inf, -np.inf])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_norm_like_numpy_vector_norms(order, axis):
+    value = np.random.default_rng(1).normal(size=(3, 4))
+    value[0, 1] = 0.0
+    x = T.dmatrix("x")
+    expected = np.linalg.norm(value.ravel() if axis is None else value, ord=order, axis=axis)
+    assert_like_numpy(evaluate(x.norm(order, axis=axis), [x], [value]), expected)
+    with pytest.raises(TypeError, match="norm: L must be a number"):
+        x.norm("fro")
+
+
+def test_norm_gradient():
+    from sympile.gradient import verify_grad
+    rng = np.random.default_rng(2)
+    for order in (1, 2, 3):
+        verify_grad(lambda a, order=order: a.norm(order, axis=1), [rng.normal(size=(2, 3))],
+                    rng=rng)
+
+
+def test_array_methods_like_numpy():
+    rng = np.random.default_rng(3)
+    value = rng.normal(size=(2, 3, 4))
+    value[0, 0, 0] = 0.0
+    x = T.dtensor3("x")
+    cases = [
+        (x.ptp(axis=1), np.ptp(value, axis=1)),
+        (x.ptp(), np.ptp(value)),
+        (x.swapaxes(0, -1), value.swapaxes(0, -1)),
+        (x.nonzero_values(), value[value != 0]),
+        (x.nonzero(return_matrix=True), np.array(np.nonzero(value))),
+        (x.conjugate(), value.conjugate()),
+        (x.fill(2.0), np.full_like(value, 2.0)),
+        (x.zeros_like(dtype="int8"), np.zeros_like(value, dtype="int8")),
+        (x.transfer("cpu"), value),
+        (x.sum(axis=0, acc_dtype="float32"), value.sum(axis=0, dtype="float32")
+         .astype("float64")),
+        (x.mean(acc_dtype="float64", dtype="float32"), np.float32(value.mean())),
+        (x.sort(order=None), np.sort(value)),
+        (x.argsort(axis=0, kind="quicksort"), np.argsort(value, axis=0, kind="stable")),
+    ]
+    results = evaluate([case for case, _ in cases], [x], [value])
+    for (_, expected), result in zip(cases, results):
+        assert_like_numpy(result, expected, rtol=1e-6)
+    rows = x.nonzero()
+    assert len(rows) == 3
+    assert_like_numpy(evaluate(rows[1], [x], [value]), np.nonzero(value)[1])
+    with pytest.raises(ValueError, match="transfer: unknown target 'cuda'"):
+        x.transfer("cuda")
+    with pytest.raises(ValueError, match="sort: order applies to numpy's structured arrays"):
+        x.sort(order="field")
+
+
+def test_dot_pseudo_operators():
+    a, b = T.dmatrix("a"), T.dmatrix("b")
+    values = [np.arange(6.0).reshape(2, 3), np.arange(6.0).reshape(3, 2)]
+    expected = values[0] @ values[1]
+    assert_like_numpy(evaluate(a.__dot__(b), [a, b], values), expected)
+    assert_like_numpy(evaluate(b.__rdot__(a), [a, b], values), expected)
+    assert T.dmatrix().__array_priority__ == 1000

@@ -571,8 +571,8 @@ def batched_dot(a: Any, b: Any) -> Variable:
 def batched_tensordot(x: Any, y: Any, axes: Any = 2) -> Variable:
     """Theano's batched_tensordot: result[i] = tensordot(x[i], y[i]) over the leading (batch)
     axis. axes: an int n (the last n axes of x with the n axes of y after its batch axis) or
-    two lists of axes of x and y (batch axis 0 excluded). The result has the batch axis,
-    then x's free axes, then y's, each in order."""
+    a pair of the axes of x and of y, each an int or a list (batch axis 0 excluded). The
+    result has the batch axis, then x's free axes, then y's, each in order."""
     x = as_tensor_variable(x, op="batched_tensordot", argument="x")
     y = as_tensor_variable(y, op="batched_tensordot", argument="y")
     if isinstance(axes, (int, np.integer)) and not isinstance(axes, bool):
@@ -582,8 +582,12 @@ def batched_tensordot(x: Any, y: Any, axes: Any = 2) -> Variable:
                              f"{x.type.ndim} and {y.type.ndim} dimensions")
         x_axes = list(range(x.type.ndim - count, x.type.ndim))
         y_axes = list(range(1, 1 + count))
+    elif isinstance(axes, (list, tuple)) and len(axes) == 2:
+        # Each side an int or a sequence of ints, as numpy's and Theano's tensordot take.
+        x_axes, y_axes = ([int(a) for a in np.atleast_1d(group)] for group in axes)
     else:
-        x_axes, y_axes = ([int(a) for a in group] for group in axes)
+        raise TypeError(f"batched_tensordot: axes must be an int or a pair (axes of x, axes "
+                        f"of y), got {axes!r}")
     for name, variable, chosen in (("x", x, x_axes), ("y", y, y_axes)):
         if any(not 1 <= a < variable.type.ndim for a in chosen) or len(set(chosen)) != len(
                 chosen):

@@ -34,18 +34,24 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from sympile.config import config
 from sympile.graph.basic import Apply, Constant, Variable
 from sympile.graph.gradient_types import disconnected_type, is_disconnected
 from sympile.graph.op import Op
 from sympile.scalar.basic import upcast
+from sympile.tensor.basic import concatenate
+from sympile.tensor.constant_value import NotScalarConstantError, get_scalar_constant_value
 from sympile.tensor.nnet.abstract_conv_c import conv_c_code
-from sympile.tensor.shape import specify_shape
+from sympile.tensor.shape import reshape, specify_shape
 from sympile.tensor.type import tensor_type
 from sympile.tensor.variable import as_tensor_variable, constant
 
-__all__ = ["AbstractConv", "AbstractConvGradInputs", "AbstractConvGradWeights", "conv2d",
-           "conv3d", "conv2d_grad_wrt_inputs", "conv2d_grad_wrt_weights",
+__all__ = ["AbstractConv", "AbstractConvGradInputs", "AbstractConvGradWeights",
+           "AbstractConv2d", "AbstractConv2d_gradWeights", "AbstractConv2d_gradInputs",
+           "AbstractConv3d", "AbstractConv3d_gradWeights", "AbstractConv3d_gradInputs",
+           "conv2d", "conv3d", "conv2d_grad_wrt_inputs", "conv2d_grad_wrt_weights",
            "conv3d_grad_wrt_inputs", "conv3d_grad_wrt_weights", "conv2d_transpose",
+           "bilinear_kernel_1D", "bilinear_kernel_2D", "bilinear_upsampling",
            "get_conv_output_shape"]
 
 _FLOAT_DTYPES = ("float16", "float32", "float64")
@@ -126,12 +132,21 @@ class _AbstractConvBase(Op):
             raise ValueError(f"{label}: num_groups must be a positive int, got {num_groups!r}")
         self.num_groups = int(num_groups)
 
+    # The forward op and its two transposes (AbstractConv, AbstractConvGradWeights,
+    # AbstractConvGradInputs, or Theano's classes of one convdim): set after the classes.
+    family: tuple = ()
+
     @property
     def label(self) -> str:
         return f"conv{self.convdim}d"
 
     def _options(self) -> dict:
         return {name: getattr(self, name) for name in self.__props__}
+
+    def _related(self, kind: int) -> Op:
+        """The op of `kind` (0: forward, 1: weights' gradient, 2: inputs' gradient) of this
+        op's family, with this op's options."""
+        return self.family[kind](**self._options())
 
     def _tensor(self, value: Any, name: str, ndim: int) -> Variable:
         variable = as_tensor_variable(value, op=self.label, argument=name)
@@ -301,11 +316,8 @@ class AbstractConv(_AbstractConvBase):
         (gy,) = output_grads
         if is_disconnected(gy):
             return [disconnected_type(), disconnected_type()]
-        options = self._options()
-        spatial = x.shape[2:]
-        kernel = w.shape[2:]
-        gx = AbstractConvGradInputs(**options)(w, gy, spatial)
-        gw = AbstractConvGradWeights(**options)(x, gy, kernel)
+        gx = self._related(2)(w, gy, x.shape[2:])
+        gw = self._related(1)(x, gy, w.shape[2:])
         return [gx.astype(x.type.dtype), gw.astype(w.type.dtype)]
 
     def R_op(self, inputs, eval_points):
@@ -349,9 +361,8 @@ class AbstractConvGradWeights(_AbstractConvBase):
         (g,) = output_grads
         if is_disconnected(g):
             return [disconnected_type()] * 3
-        options = self._options()
-        gx = AbstractConvGradInputs(**options)(g, gy, x.shape[2:])
-        ggy = AbstractConv(**options)(x, g)
+        gx = self._related(2)(g, gy, x.shape[2:])
+        ggy = self._related(0)(x, g)
         return [gx.astype(x.type.dtype), ggy.astype(gy.type.dtype), disconnected_type()]
 
     def R_op(self, inputs, eval_points):
@@ -395,37 +406,182 @@ class AbstractConvGradInputs(_AbstractConvBase):
         (g,) = output_grads
         if is_disconnected(g):
             return [disconnected_type()] * 3
-        options = self._options()
-        gw = AbstractConvGradWeights(**options)(g, gy, w.shape[2:])
-        ggy = AbstractConv(**options)(g, w)
+        gw = self._related(1)(g, gy, w.shape[2:])
+        ggy = self._related(0)(g, w)
         return [gw.astype(w.type.dtype), ggy.astype(gy.type.dtype), disconnected_type()]
 
     def R_op(self, inputs, eval_points):
         return _bilinear_tangent(self, inputs, eval_points)
 
 
+AbstractConv.family = AbstractConvGradWeights.family = AbstractConvGradInputs.family = (
+    AbstractConv, AbstractConvGradWeights, AbstractConvGradInputs)
+
+
+# -- Theano's classes ----------------------------------------------------------------------
+
+def _shape_hint(value: Any, ndim: int, label: str, name: str) -> tuple:
+    """A shape hint (None, or `ndim` entries each None, an int or an integer constant) as a
+    tuple of ints and Nones."""
+    if value is None:
+        return (None,) * ndim
+    if isinstance(value, Variable) or not isinstance(value, (tuple, list)) or \
+            len(value) != ndim:
+        raise ValueError(f"{label}: {name} must be None or {ndim} entries, got {value!r}")
+    hint = []
+    for entry in value:
+        if isinstance(entry, Constant):
+            entry = entry.data
+        if entry is None:
+            hint.append(None)
+        elif isinstance(entry, (int, np.integer)) or (
+                isinstance(entry, np.ndarray) and entry.ndim == 0 and entry.dtype.kind in "iu"):
+            hint.append(int(entry))
+        else:
+            raise ValueError(f"{label}: {name} entries must be None or constant ints, got "
+                             f"{entry!r}")
+    return tuple(hint)
+
+
+def _known(hint: tuple, variable: Variable | None) -> tuple:
+    """The hint, with the lengths the variable's type knows where the hint has None."""
+    if variable is None:
+        return hint
+    return tuple(own if given is None else given
+                 for given, own in zip(hint, variable.type.shape))
+
+
+def _hinted(variable: Variable, shape: tuple, label: str) -> Variable:
+    """`variable` with the static lengths `shape` gives (ints or None), checked at run time."""
+    if all(given is None or given == own for given, own in zip(shape, variable.type.shape)):
+        return variable
+    try:
+        return specify_shape(variable, shape)
+    except ValueError as error:
+        raise ValueError(f"{label}: a shape hint {shape} contradicts {variable}'s type "
+                         f"{variable.type} ({error})") from None
+
+
+class _TheanoConv(_AbstractConvBase):
+    """Theano's constructor and call signatures on the ops above (AbstractConv2d,
+    AbstractConv2d_gradWeights, AbstractConv2d_gradInputs and the 3d ones). imshp and kshp:
+    the shapes of the forward convolution's input and filters (None, or entries None or
+    int): the lengths they give become the static lengths of the inputs they describe (the
+    image, the filters, and the output gradient's through the output shape they imply),
+    checked when the function runs. Spatial hints that leave no output are read as
+    placeholders and not applied (a model only built, or built before its sizes are known),
+    so only the graph's own static shapes fail the build; the convolution checks the real
+    sizes when it runs."""
+
+    __props__ = _AbstractConvBase.__props__ + ("imshp", "kshp")
+    convdim = 2
+
+    def __init__(self, imshp=None, kshp=None, border_mode="valid", subsample=None,
+                 filter_flip=True, filter_dilation=None, num_groups=1, unshared=False):
+        label = type(self).__name__
+        if unshared:
+            raise ValueError(f"{label}: unshared (locally connected) convolutions are not "
+                             f"supported")
+        convdim = type(self).convdim
+        super().__init__(convdim, border_mode, 1 if subsample is None else subsample,
+                         filter_flip, 1 if filter_dilation is None else filter_dilation,
+                         num_groups)
+        self.imshp = _shape_hint(imshp, convdim + 2, label, "imshp")
+        self.kshp = _shape_hint(kshp, convdim + 2, label, "kshp")
+
+    def _options(self) -> dict:
+        return {name: getattr(self, name) for name in self.__props__ if name != "convdim"}
+
+    def _hints(self, image: Variable | None, kernel: Variable | None) -> tuple:
+        """(image hint, kernel hint, output hint), as the class docstring says."""
+        imshp, kshp = self.imshp, self.kshp
+        for attempt in range(2):
+            output = get_conv_output_shape(_known(imshp, image), _known(kshp, kernel),
+                                           self.border_mode, self.subsample,
+                                           self.filter_dilation)
+            if attempt or not any(n is not None and n < 1 for n in output[2:]):
+                break
+            imshp = imshp[:2] + (None,) * self.convdim
+            kshp = kshp[:2] + (None,) * self.convdim
+        return imshp, kshp, tuple(output[:2]) + tuple(
+            None if n is not None and n < 1 else n for n in output[2:])
+
+
+class _TheanoForward(_TheanoConv, AbstractConv):
+    def make_node(self, img, kern):
+        ndim = self.convdim + 2
+        img, kern = self._tensor(img, "input", ndim), self._tensor(kern, "filters", ndim)
+        imshp, kshp, _ = self._hints(img, kern)
+        return AbstractConv.make_node(self, _hinted(img, imshp, self.label),
+                                      _hinted(kern, kshp, self.label))
+
+
+class _TheanoGradWeights(_TheanoConv, AbstractConvGradWeights):
+    def make_node(self, img, topgrad, shape):
+        ndim = self.convdim + 2
+        img = self._tensor(img, "input", ndim)
+        topgrad = self._tensor(topgrad, "output_grad", ndim)
+        imshp, _, output = self._hints(img, None)
+        return AbstractConvGradWeights.make_node(self, _hinted(img, imshp, self.label),
+                                                 _hinted(topgrad, output, self.label), shape)
+
+
+class _TheanoGradInputs(_TheanoConv, AbstractConvGradInputs):
+    def make_node(self, kern, topgrad, shape):
+        ndim = self.convdim + 2
+        kern = self._tensor(kern, "filters", ndim)
+        topgrad = self._tensor(topgrad, "output_grad", ndim)
+        _, kshp, output = self._hints(None, kern)
+        return AbstractConvGradInputs.make_node(self, _hinted(kern, kshp, self.label),
+                                                _hinted(topgrad, output, self.label), shape)
+
+
+class AbstractConv2d(_TheanoForward):
+    """Theano's AbstractConv2d: op(input, filters)."""
+
+
+class AbstractConv2d_gradWeights(_TheanoGradWeights):
+    """Theano's AbstractConv2d_gradWeights: op(input, output_grad, filters' (rows, columns))."""
+
+
+class AbstractConv2d_gradInputs(_TheanoGradInputs):
+    """Theano's AbstractConv2d_gradInputs: op(filters, output_grad, input's (rows, columns))."""
+
+
+class AbstractConv3d(_TheanoForward):
+    """Theano's AbstractConv3d: op(input, filters)."""
+
+    convdim = 3
+
+
+class AbstractConv3d_gradWeights(_TheanoGradWeights):
+    """Theano's AbstractConv3d_gradWeights: op(input, output_grad, filters' spatial shape)."""
+
+    convdim = 3
+
+
+class AbstractConv3d_gradInputs(_TheanoGradInputs):
+    """Theano's AbstractConv3d_gradInputs: op(filters, output_grad, input's spatial shape)."""
+
+    convdim = 3
+
+
+AbstractConv2d.family = AbstractConv2d_gradWeights.family = \
+    AbstractConv2d_gradInputs.family = (AbstractConv2d, AbstractConv2d_gradWeights,
+                                        AbstractConv2d_gradInputs)
+AbstractConv3d.family = AbstractConv3d_gradWeights.family = \
+    AbstractConv3d_gradInputs.family = (AbstractConv3d, AbstractConv3d_gradWeights,
+                                        AbstractConv3d_gradInputs)
+_THEANO_CLASSES = {2: (AbstractConv2d, AbstractConv2d_gradWeights, AbstractConv2d_gradInputs),
+                   3: (AbstractConv3d, AbstractConv3d_gradWeights, AbstractConv3d_gradInputs)}
+
+
 # -- Theano's functions ------------------------------------------------------------------------
-
-def _hinted(variable: Variable, shape: Any, name: str, label: str, ndim: int) -> Variable:
-    """`variable` with the static shape hint `shape` (ints or None), checked at run time."""
-    if shape is None:
-        return variable
-    shape = tuple(shape)
-    if len(shape) != ndim:
-        raise ValueError(f"{label}: {name} must have {ndim} entries, got {shape}")
-    if all(entry is None for entry in shape):
-        return variable
-    return specify_shape(variable, shape)
-
 
 def _conv(convdim, input, filters, input_shape, filter_shape, border_mode, subsample,
           filter_flip, filter_dilation, num_groups):
-    label = f"conv{convdim}d"
-    op = AbstractConv(convdim, border_mode, subsample, filter_flip, filter_dilation, num_groups)
-    input = _hinted(op._tensor(input, "input", convdim + 2), input_shape, "input_shape",
-                    label, convdim + 2)
-    filters = _hinted(op._tensor(filters, "filters", convdim + 2), filter_shape,
-                      "filter_shape", label, convdim + 2)
+    op = _THEANO_CLASSES[convdim][0](input_shape, filter_shape, border_mode, subsample,
+                                     filter_flip, filter_dilation, num_groups)
     return op(input, filters)
 
 
@@ -463,23 +619,27 @@ def _spatial_shape(shape: Any, convdim: int, label: str) -> Variable:
     return as_tensor_variable(list(spatial)).astype("int64")
 
 
+def _numeric(shape: Any) -> Any:
+    """A full shape with its symbolic entries as None (a hint of what is known)."""
+    if shape is None or isinstance(shape, Variable):
+        return None
+    return tuple(None if isinstance(entry, Variable) and not isinstance(entry, Constant)
+                 else entry for entry in shape)
+
+
 def _grad_wrt_inputs(convdim, output_grad, filters, input_shape, filter_shape, border_mode,
                      subsample, filter_flip, filter_dilation, num_groups):
     label = f"conv{convdim}d_grad_wrt_inputs"
-    op = AbstractConvGradInputs(convdim, border_mode, subsample, filter_flip, filter_dilation,
-                                num_groups)
-    filters = _hinted(op._tensor(filters, "filters", convdim + 2), filter_shape,
-                      "filter_shape", label, convdim + 2)
+    op = _THEANO_CLASSES[convdim][2](_numeric(input_shape), filter_shape, border_mode,
+                                     subsample, filter_flip, filter_dilation, num_groups)
     return op(filters, output_grad, _spatial_shape(input_shape, convdim, label))
 
 
 def _grad_wrt_weights(convdim, input, output_grad, filter_shape, input_shape, border_mode,
                       subsample, filter_flip, filter_dilation, num_groups):
     label = f"conv{convdim}d_grad_wrt_weights"
-    op = AbstractConvGradWeights(convdim, border_mode, subsample, filter_flip,
-                                 filter_dilation, num_groups)
-    input = _hinted(op._tensor(input, "input", convdim + 2), input_shape, "input_shape", label,
-                    convdim + 2)
+    op = _THEANO_CLASSES[convdim][1](input_shape, _numeric(filter_shape), border_mode,
+                                     subsample, filter_flip, filter_dilation, num_groups)
     return op(input, output_grad, _spatial_shape(filter_shape, convdim, label))
 
 
@@ -521,3 +681,75 @@ def conv2d_transpose(input, filters, output_shape, filter_shape=None, border_mod
     an output of shape output_shape, the stride of the forward conv being input_dilation."""
     return conv2d_grad_wrt_inputs(input, filters, output_shape, filter_shape, border_mode,
                                   input_dilation, filter_flip, filter_dilation, num_groups)
+
+
+# -- bilinear upsampling (Theano's) ------------------------------------------------------------
+
+def _ratio(ratio: Any) -> int:
+    if isinstance(ratio, Variable):
+        try:
+            ratio = get_scalar_constant_value(ratio)
+        except NotScalarConstantError:
+            raise TypeError("bilinear_upsampling: ratio must be a constant int (it sets the "
+                            "convolution's padding and stride)") from None
+    if isinstance(ratio, (bool, np.bool_)) or not isinstance(
+            ratio, (int, np.integer, np.ndarray)) or np.asarray(ratio).dtype.kind not in "iu":
+        raise TypeError(f"bilinear_upsampling: ratio must be an int, got {ratio!r}")
+    if int(ratio) < 1:
+        raise ValueError(f"bilinear_upsampling: ratio must be >= 1, got {int(ratio)}")
+    return int(ratio)
+
+
+def bilinear_kernel_1D(ratio, normalize=True):
+    """The 1d kernel of bilinear upsampling by `ratio`: 1, 2, ..., ratio, ..., 2, 1 (divided
+    by ratio if normalize), in floatX."""
+    ratio = _ratio(ratio)
+    half = np.arange(1, ratio + 1, dtype=config.floatX)
+    kernel = np.concatenate([half, half[-2::-1]])
+    return constant(kernel / ratio if normalize else kernel)
+
+
+def bilinear_kernel_2D(ratio, normalize=True):
+    """The 2d kernel of bilinear upsampling by `ratio`: the outer product of the 1d one with
+    itself."""
+    kernel = bilinear_kernel_1D(ratio, normalize).data
+    return constant(np.outer(kernel, kernel))
+
+
+def bilinear_upsampling(input, ratio, batch_size=None, num_input_channels=None,
+                        use_1D_kernel=True):
+    """input (batch, channels, rows, columns) upsampled by the int `ratio` with bilinear
+    interpolation, as Theano's: (batch, channels, rows * ratio, columns * ratio). The border
+    rows and columns are repeated once outside the image, then a transposed convolution with
+    the bilinear kernel of stride `ratio` interpolates (for an even ratio the last row and
+    column weigh once more than the first, as in Theano). batch_size and num_input_channels,
+    if both given, are checked at run time; use_1D_kernel: two 1d passes (rows, then
+    columns) or one 2d one, with the same values."""
+    ratio = _ratio(ratio)
+    input = as_tensor_variable(input, op="bilinear_upsampling", argument="input")
+    if input.type.ndim != 4 or input.type.dtype not in _FLOAT_DTYPES:
+        raise TypeError(f"bilinear_upsampling: input must be a 4-d float tensor (batch, "
+                        f"channels, rows, columns), got {input.type}")
+    if batch_size is not None and num_input_channels is not None:
+        input = specify_shape(input, (batch_size, num_input_channels, None, None))
+    rows, columns = input.shape[2], input.shape[3]
+    images = reshape(input, (-1, 1, rows, columns))
+    padded = concatenate([images[:, :, :1], images, images[:, :, -1:]], axis=2)
+    padded = concatenate([padded[:, :, :, :1], padded, padded[:, :, :, -1:]], axis=3)
+    pad = 2 * ratio - (ratio - 1) // 2 - 1
+    count = images.shape[0]
+    if use_1D_kernel:
+        kernel = bilinear_kernel_1D(ratio)
+        by_rows = conv2d_grad_wrt_inputs(
+            padded, kernel.dimshuffle("x", "x", 0, "x"), (count, 1, rows * ratio, columns + 2),
+            border_mode=(pad, 0), subsample=(ratio, 1))
+        result = conv2d_grad_wrt_inputs(
+            by_rows, kernel.dimshuffle("x", "x", "x", 0),
+            (count, 1, rows * ratio, columns * ratio), border_mode=(0, pad),
+            subsample=(1, ratio))
+    else:
+        result = conv2d_grad_wrt_inputs(
+            padded, bilinear_kernel_2D(ratio).dimshuffle("x", "x", 0, 1),
+            (count, 1, rows * ratio, columns * ratio), border_mode=(pad, pad),
+            subsample=(ratio, ratio))
+    return reshape(result, (input.shape[0], input.shape[1], rows * ratio, columns * ratio))

@@ -190,6 +190,30 @@ def test_static_shapes_and_hints():
         f(np.zeros((4, 1, 9, 8), "float32"), np.zeros((2, 1, 3, 3), "float32"))
 
 
+@pytest.mark.parametrize("mode", [PYTHON_MODE, pytest.param(C_MODE, marks=requires_compiler)])
+def test_hints_smaller_than_the_filter_fail_at_run_time_not_when_built(mode):
+    """Theano checks only the number of dimensions when the graph is built: a model built
+    with placeholder sizes must build."""
+    x, w = T.dtensor4("x"), T.dtensor4("w")
+    y = T.nnet.conv2d(x, w, input_shape=(None, 1, 2, 2), filter_shape=(3, 1, 5, 5))
+    assert y.type.shape == (None, 3, None, None)
+    f = sympile.function([x, w], y, mode=mode)
+    assert f(np.ones((1, 1, 6, 6)), np.ones((3, 1, 5, 5))).shape == (1, 3, 2, 2)
+    with pytest.raises(ValueError, match="conv2d: the filter .* is larger than the padded "
+                                         "input"):
+        f(np.ones((1, 1, 2, 2)), np.ones((3, 1, 5, 5)))
+    # The hints' other lengths still hold.
+    with pytest.raises(ValueError, match="expected shape"):
+        f(np.ones((1, 2, 6, 6)), np.ones((3, 2, 5, 5)))
+    # The graph's own static shapes still make it certain when built; hints do not.
+    small, large = T.tensor("float64", shape=(None, 1, 2, 2)), T.tensor("float64",
+                                                                       shape=(3, 1, 5, 5))
+    with pytest.raises(ValueError, match="conv2d: the filter .* is larger than the padded"):
+        T.nnet.conv2d(small, large, input_shape=(None, 1, None, None))
+    assert T.nnet.conv2d(small, w, filter_shape=(3, 1, 5, 5)).type.shape == \
+        (None, 3, None, None)
+
+
 def test_bad_input():
     x = T.tensor("float64", shape=(None, 3, 8, 8))
     with pytest.raises(ValueError, match="conv2d: the input has 3 channels but the filters "
@@ -287,3 +311,129 @@ def test_c_gemm_3d_matches_perform(options):
     for c_value, reference in zip(c_values, sympile.function([x, w], outputs,
                                                              mode=PYTHON_MODE)(x_value, w_value)):
         np.testing.assert_allclose(c_value, reference, rtol=1e-12, atol=1e-12)
+
+
+# -- Theano's op classes and bilinear_upsampling ----------------------------------------------
+
+THEANO_CLASSES = {2: (abstract_conv.AbstractConv2d, abstract_conv.AbstractConv2d_gradWeights,
+                      abstract_conv.AbstractConv2d_gradInputs),
+                  3: (abstract_conv.AbstractConv3d, abstract_conv.AbstractConv3d_gradWeights,
+                      abstract_conv.AbstractConv3d_gradInputs)}
+
+
+@pytest.mark.parametrize("mode", [PYTHON_MODE, pytest.param(C_MODE, marks=requires_compiler)])
+@pytest.mark.parametrize("convdim", [2, 3])
+def test_theano_classes_compute_the_functions_values(mode, convdim):
+    forward, grad_weights, grad_inputs = THEANO_CLASSES[convdim]
+    rng = np.random.default_rng(7)
+    spatial, kernel = (5,) * convdim, (3,) * convdim
+    x_value = rng.normal(size=(2, 2, *spatial))
+    w_value = rng.normal(size=(3, 2, *kernel))
+    options = dict(border_mode=1, subsample=(2,) + (1,) * (convdim - 1))
+    x, w = T.tensor("float64", shape=(None,) * (convdim + 2)), \
+        T.tensor("float64", shape=(None,) * (convdim + 2))
+    op = forward(imshp=(None, 2, *spatial), kshp=(3, 2, *kernel), **options)
+    y = op(x, w)
+    assert isinstance(y.owner.op, forward) and y.type.shape[1:] == \
+        abstract_conv.get_conv_output_shape((None, 2, *spatial), (3, 2, *kernel),
+                                            (1,) * convdim, options["subsample"])[1:]
+    function = abstract_conv.conv2d if convdim == 2 else abstract_conv.conv3d
+    reference = function(x, w, **options)
+    assert isinstance(reference.owner.op, forward)
+    gy = T.tensor("float64", shape=(None,) * (convdim + 2))
+    gy_value = rng.normal(size=sympile.function([x, w], y, mode=mode)(x_value, w_value).shape)
+    outputs = [y, grad_weights(imshp=(None, 2, *spatial), **options)(x, gy, kernel),
+               grad_inputs(kshp=(3, 2, *kernel), **options)(w, gy, spatial)]
+    expected = [reference, *sympile.grad(None, [w, x], known_grads={reference: gy})]
+    values = [x_value, w_value, gy_value]
+    got = sympile.function([x, w, gy], outputs, mode=mode)(*values)
+    wanted = sympile.function([x, w, gy], expected, mode=PYTHON_MODE)(*values)
+    for actual, reference_value in zip(got, wanted):
+        np.testing.assert_allclose(actual, reference_value, rtol=1e-10, atol=1e-10)
+    # The gradients of Theano's classes are Theano's classes.
+    gx, gw = sympile.grad(y.sum(), [x, w])
+    assert isinstance(gx.owner.op, grad_inputs) and isinstance(gw.owner.op, grad_weights)
+    # The hints are checked when the function runs.
+    f = sympile.function([x, w], y, mode=mode)
+    with pytest.raises(ValueError, match="expected shape"):
+        f(rng.normal(size=(2, 2, *(6,) * convdim)), w_value)
+
+
+def test_theano_classes_arguments():
+    with pytest.raises(ValueError, match="unshared .* not supported"):
+        abstract_conv.AbstractConv2d(unshared=True)
+    with pytest.raises(ValueError, match="imshp must be None or 4 entries"):
+        abstract_conv.AbstractConv2d(imshp=(1, 2, 3))
+    with pytest.raises(ValueError, match="kshp entries must be None or constant ints"):
+        abstract_conv.AbstractConv2d(kshp=(1, 2, 3, T.lscalar()))
+    op = abstract_conv.AbstractConv2d(imshp=[None, T.constant(3), 8, 8])
+    assert op.imshp == (None, 3, 8, 8)
+    assert op == abstract_conv.AbstractConv2d(imshp=(None, 3, 8, 8))
+    assert op != abstract_conv.AbstractConv2d()
+    with pytest.raises(ValueError, match="contradicts"):
+        op(T.tensor("float64", shape=(None, 4, None, None)), T.dtensor4())
+
+
+def bilinear_reference(images: np.ndarray, ratio: int) -> np.ndarray:
+    """Theano's definition, one axis at a time: the border rows repeated once outside, each
+    padded row scattered at stride `ratio` with the kernel 1, ..., ratio, ..., 1 (over
+    ratio), the result cropped by the padding."""
+    kernel = np.concatenate([np.arange(1, ratio + 1), np.arange(ratio - 1, 0, -1)]) / ratio
+    pad = 2 * ratio - (ratio - 1) // 2 - 1
+    result = images
+    for axis in (2, 3):
+        padded = np.concatenate([result.take([0], axis), result, result.take([-1], axis)],
+                                axis)
+        length = result.shape[axis] * ratio
+        scattered = np.zeros(padded.shape[:axis] + (length + 2 * pad,) + padded.shape[axis + 1:])
+        for row in range(padded.shape[axis]):
+            for tap, weight in enumerate(kernel):
+                position = row * ratio + tap
+                if position < scattered.shape[axis]:
+                    index = [slice(None)] * 4
+                    index[axis] = position
+                    source = [slice(None)] * 4
+                    source[axis] = row
+                    scattered[tuple(index)] += weight * padded[tuple(source)]
+        crop = [slice(None)] * 4
+        crop[axis] = slice(pad, pad + length)
+        result = scattered[tuple(crop)]
+    return result
+
+
+@pytest.mark.parametrize("mode", [PYTHON_MODE, pytest.param(C_MODE, marks=requires_compiler)])
+@pytest.mark.parametrize("ratio", [1, 2, 3, 4])
+@pytest.mark.parametrize("use_1D_kernel", [True, False])
+def test_bilinear_upsampling(mode, ratio, use_1D_kernel):
+    x = T.dtensor4("x")
+    value = np.random.default_rng(ratio).normal(size=(2, 3, 4, 5))
+    up = abstract_conv.bilinear_upsampling(x, ratio, use_1D_kernel=use_1D_kernel)
+    result = sympile.function([x], up, mode=mode)(value)
+    assert result.shape == (2, 3, 4 * ratio, 5 * ratio)
+    np.testing.assert_allclose(result, bilinear_reference(value, ratio), rtol=1e-12,
+                               atol=1e-12)
+    # A constant image stays constant; the interior interpolates linearly.
+    flat = sympile.function([x], up, mode=mode)(np.full((1, 1, 3, 3), 2.5))
+    np.testing.assert_allclose(flat, 2.5)
+
+
+def test_bilinear_upsampling_arguments_and_gradient():
+    x = T.dtensor4("x")
+    up = abstract_conv.bilinear_upsampling(x, T.constant(2), batch_size=2,
+                                           num_input_channels=3)
+    f = sympile.function([x], up)
+    assert f(np.zeros((2, 3, 2, 2))).shape == (2, 3, 4, 4)
+    with pytest.raises(ValueError, match="expected shape"):
+        f(np.zeros((1, 3, 2, 2)))
+    with pytest.raises(TypeError, match="ratio must be a constant int"):
+        abstract_conv.bilinear_upsampling(x, T.lscalar())
+    with pytest.raises(ValueError, match="ratio must be >= 1"):
+        abstract_conv.bilinear_upsampling(x, 0)
+    with pytest.raises(TypeError, match="input must be a 4-d float tensor"):
+        abstract_conv.bilinear_upsampling(T.dmatrix(), 2)
+    np.testing.assert_allclose(abstract_conv.bilinear_kernel_1D(3).data,
+                               [1 / 3, 2 / 3, 1, 2 / 3, 1 / 3])
+    np.testing.assert_allclose(abstract_conv.bilinear_kernel_2D(2, normalize=False).data,
+                               [[1, 2, 1], [2, 4, 2], [1, 2, 1]])
+    verify_grad(lambda a: abstract_conv.bilinear_upsampling(a, 2),
+                [np.random.default_rng(0).normal(size=(1, 2, 3, 3))], rng=0)

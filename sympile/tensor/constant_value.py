@@ -1,0 +1,80 @@
+"""get_scalar_constant_value (Theano's): the value a scalar expression takes in every call,
+where the graph alone decides it, else NotScalarConstantError.
+
+It looks through the ops that pass a value on unchanged (DimShuffle, SpecifyShape,
+Unbroadcast, the value of an Alloc), reads static lengths (shape_i, shape(x)[i]) and, with
+elemwise=True, computes elementwise ops whose inputs are all constant. A constant array counts
+if all its elements are equal (Theano's unique value); an empty one never does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from sympile.graph.basic import Constant, Variable
+from sympile.tensor.basic import Alloc
+from sympile.tensor.elemwise import DimShuffle, Elemwise
+from sympile.tensor.shape import Shape, ShapeI, SpecifyShape, Unbroadcast
+from sympile.tensor.subtensor import Subtensor
+
+__all__ = ["NotScalarConstantError", "get_scalar_constant_value"]
+
+
+class NotScalarConstantError(Exception):
+    """The variable's value is not one constant scalar that the graph alone decides."""
+
+
+def _unique(data: Any, variable: Any) -> np.ndarray:
+    data = np.asarray(data)
+    if data.size == 0 or data.dtype.kind not in "biufc":
+        raise NotScalarConstantError(f"{variable} is not a numeric scalar constant")
+    first = data.reshape(-1)[0]
+    if data.size > 1 and not (np.all(data == first) or np.all(np.isnan(data))):
+        raise NotScalarConstantError(f"{variable} holds different values")
+    return np.array(first, dtype=data.dtype)
+
+
+def _static_length(variable: Variable, axis: int) -> np.ndarray:
+    length = variable.type.shape[axis]
+    if length is None:
+        raise NotScalarConstantError(f"the length of axis {axis} of {variable} is not static")
+    return np.array(length, dtype="int64")
+
+
+def get_scalar_constant_value(v: Any, elemwise: bool = True,
+                              only_process_constants: bool = False,
+                              max_recur: int = 10) -> np.ndarray:
+    """The 0-d array that `v` (a number, an array or a Variable) always equals.
+
+    only_process_constants: look at constants only, through no op; elemwise: compute
+    elementwise ops of constants; max_recur: how many ops deep to look. NotScalarConstantError
+    where the value is not decided by the graph or is not one scalar."""
+    if not isinstance(v, Variable):
+        return _unique(v, repr(v))
+    if isinstance(v, Constant):
+        return _unique(v.data, v)
+    node = v.owner
+    if node is None or only_process_constants or max_recur <= 0:
+        raise NotScalarConstantError(f"{v} is not a constant")
+
+    def inner(variable: Variable) -> np.ndarray:
+        return get_scalar_constant_value(variable, elemwise, only_process_constants,
+                                         max_recur - 1)
+
+    op = node.op
+    if isinstance(op, (DimShuffle, SpecifyShape, Unbroadcast, Alloc)):
+        return inner(node.inputs[0])
+    if isinstance(op, ShapeI):
+        return _static_length(node.inputs[0], op.axis)
+    if isinstance(op, Subtensor) and node.inputs[0].owner is not None \
+            and isinstance(node.inputs[0].owner.op, Shape) and len(op.idx_list) == 1 \
+            and isinstance(op.idx_list[0], int):
+        return _static_length(node.inputs[0].owner.inputs[0], op.idx_list[0])
+    if isinstance(op, Elemwise) and elemwise and len(node.outputs) == 1:
+        values = [inner(variable) for variable in node.inputs]
+        with np.errstate(all="ignore"):
+            result = op.scalar_op.impl(*values)
+        return _unique(np.asarray(result).astype(v.type.dtype), v)
+    raise NotScalarConstantError(f"{v} ({op}) is not a constant the graph decides")
