@@ -33,7 +33,7 @@ from sympile.scalar import basic as scalar
 from sympile.tensor.blas.basic import Dot, MatMul, matmul
 from sympile.tensor.elemwise import DimShuffle, Elemwise
 from sympile.tensor.extra_ops import Tril, Triu, diagonal
-from sympile.tensor.linalg_common import matrix_transpose
+from sympile.tensor.linalg.common import matrix_transpose
 from sympile.tensor.math import abs as absolute
 from sympile.tensor.math import log, lt, sgn, switch
 from sympile.tensor.nlinalg import Det, MatrixInverse, SLogDet, matrix_inverse, slogdet

@@ -21,9 +21,10 @@ from sympile.link.c import prelude
 from sympile.link.c.cmodule import compile_flags, load_module
 from sympile.scalar import c_rules
 from sympile.scalar.c_fastmath import FAST_MATH_SUPPORT
-from sympile.tensor import advanced_index_c, elemwise_c, indexing_c, linalg_c
+from sympile.tensor import advanced_index_c, elemwise_c, indexing_c
 from sympile.tensor.blas import blas_c
 from sympile.tensor.blas.skinny import skinny_code
+from sympile.tensor.linalg import lapack_c
 from sympile.tensor.nnet import abstract_conv_c, basic_c, rows_c
 from sympile.tensor.random import random_c
 from sympile.tensor.signal import pool_c
@@ -101,9 +102,9 @@ def _kernel_sources() -> dict[str, str]:
     sources["random: mrg.h"] = op_unit(*random_c.MRG_SUPPORT)
     for dtype, prefix in (("float32", "s"), ("float64", "d")):
         sources[f"pool.c {dtype}"] = op_unit(render(pool_c._POOL, {"T": f"npy_{dtype}"}))
-        sources[f"linalg_lapack.c {dtype}"] = op_unit(
-            linalg_c._support(dtype),
-            blas=linalg_c._routines(dtype))
+        sources[f"linalg/lapack.c {dtype}"] = op_unit(
+            lapack_c._support(dtype),
+            blas=lapack_c._routines(dtype))
         sources[f"conv_gemm.c {dtype}"] = op_unit(
             blas_c.blas_threads_support(dtype),
             render(abstract_conv_c._GEMM, {"T": f"npy_{dtype}", "p": prefix}),

@@ -1,10 +1,10 @@
-"""What the linear-algebra ops share (sympile.tensor.nlinalg, slinalg): input checks, the
-matrix transpose of stacks, and the map of a gradient onto the triangle a decomposition
-reads.
+"""What the linear-algebra ops share (the modules of sympile.tensor.linalg): input checks,
+the matrix transpose of stacks, output types, the map of a gradient onto the triangle a
+decomposition reads, and the calculus of a solve.
 
 Every op takes a matrix or a stack of them (leading axes are a batch, as in numpy and
 scipy) and runs numpy/scipy in perform; Cholesky, Solve, SolveTriangular, MatrixInverse,
-Det, SLogDet, Eigh and Eigvalsh also have C code calling LAPACK (linalg_c.py).
+Det, SLogDet, Eigh and Eigvalsh also have C code calling LAPACK (lapack_c.py, lapack.c).
 """
 
 from __future__ import annotations
@@ -16,15 +16,17 @@ import numpy as np
 from sympile.graph.basic import Apply, Variable
 from sympile.graph.gradient_types import grad_not_implemented
 from sympile.graph.op import Op
-from sympile.tensor.basic import eye
+from sympile.tensor.basic import eye, zeros_like
 from sympile.tensor.blas.basic import matmul
 from sympile.tensor.elemwise import DimShuffle
 from sympile.tensor.extra_ops import tril, triu
+from sympile.tensor.shape import expand_dims
 from sympile.tensor.type import tensor_type
 from sympile.tensor.variable import as_tensor_variable
 
-__all__ = ["NoGradientOp", "check_square", "float_matrices", "matrix_transpose",
-           "read_triangle_grad", "solve_node", "symmetric_from_triangle"]
+__all__ = ["NoGradientOp", "as_columns", "check_square", "float_matrices", "from_columns",
+           "matrix_transpose", "mm", "outer_grad", "read_triangle_grad", "solve_node",
+           "stack_of", "symmetric_from_triangle", "tangent_right_side"]
 
 
 def float_matrices(who: str, x: Any, argument: str = "a") -> Variable:
@@ -91,3 +93,36 @@ def solve_node(op: Op, who: str, a: Any, b: Any) -> Apply:
                          f"for a of {a.type}, got {b.type}")
     dtype = np.result_type(a.type.dtype, b.type.dtype, np.float32).name
     return Apply(op, [a, b], [tensor_type(dtype, (None,) * b.type.ndim)()])
+
+
+def stack_of(x: Variable, drop: int = 0, dtype: str | None = None) -> Variable:
+    """A new variable for a stack like x's, with `drop` trailing axes fewer (lengths
+    unknown), of `dtype` (x's by default): an op's output type."""
+    return tensor_type(dtype or x.type.dtype, (None,) * (x.type.ndim - drop))()
+
+
+# The calculus of x = a⁻¹ b that every solver shares (b a stack of vectors or matrices).
+
+def as_columns(b: Variable, vector: bool) -> Variable:
+    return expand_dims(b, b.type.ndim) if vector else b
+
+
+def from_columns(x: Variable, vector: bool) -> Variable:
+    return x[..., 0] if vector else x
+
+
+def tangent_right_side(x: Variable, a: Variable, b: Variable, d: Variable | None,
+                        db: Variable | None) -> Variable:
+    """db - d x: solved with the matrix, the tangent of x = a⁻¹ b along (d, db) (d the
+    tangent of the matrix as the solve reads it; None where a tangent is zero)."""
+    vector = b.type.ndim == a.type.ndim - 1
+    right = zeros_like(x) if db is None else db
+    if d is not None:
+        right = right - from_columns(mm(d, as_columns(x, vector)), vector)
+    return right
+
+
+def outer_grad(gb: Variable, x: Variable, vector: bool) -> Variable:
+    """-gb xᵀ for matrices, -outer(gb, x) for vectors (both stacked)."""
+    return -mm(as_columns(gb, vector), matrix_transpose(as_columns(x, vector)))
+

@@ -1,7 +1,7 @@
 """C code of Cholesky, Solve (assume_a 'gen', 'pos', 'sym'), SolveTriangular,
 MatrixInverse, Det, SLogDet, Eigh and Eigvalsh: LAPACK's potrf, potrs, getrf, getrs, getri,
 sytrf, sytrs and syevd through scipy's pointers, BLAS's trsm for the triangular solves
-(linalg_lapack.c), float32 and float64, over stacks (split among OpenMP threads); the other
+(lapack.c), float32 and float64, over stacks (split among OpenMP threads); the other
 linear-algebra ops run perform. Errors are perform's: numpy's LinAlgError for a matrix that
 is not positive definite or is singular, a ValueError for shapes."""
 
@@ -14,7 +14,7 @@ from sympile.tensor.blas.blas_c import blas_threads_support
 
 __all__ = ["cholesky_c_code", "eigh_c_code", "lu_reduction_c_code", "solve_c_code"]
 
-_KERNELS = c_file(__file__, "linalg_lapack.c")
+_KERNELS = c_file(__file__, "lapack.c")
 _SUBSTITUTIONS = {"float32": {"T": "npy_float32", "p": "s", "npy": "NPY_FLOAT32"},
                   "float64": {"T": "npy_float64", "p": "d", "npy": "NPY_FLOAT64"}}
 
@@ -46,7 +46,7 @@ if (sympile_cholesky_{dtype}({names.inputs[0]}, &{names.outputs[0]}, {int(op.low
 """, support=(_support(dtype),), blas=_routines(dtype), openmp=True)
 
 
-# sympile_solve's kinds (linalg_lapack.c's enum)
+# sympile_solve's kinds (lapack.c's enum)
 _SOLVE_KINDS = {"gen": 0, "triangular": 1, "pos": 2, "sym": 3}
 
 
