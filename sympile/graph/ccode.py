@@ -184,6 +184,21 @@ def render(text: str, values: dict[str, object]) -> str:
     return text
 
 
+def c_string(text: object) -> str:
+    """`text` (str() of any object) as a C string literal holding its UTF-8 bytes: printable
+    ASCII as it is but for \\ and \", '?' escaped (no trigraph can form), every other byte a
+    three-digit octal escape (which cannot run into the character after it)."""
+    pieces = []
+    for byte in str(text).encode("utf-8"):
+        if byte in b'\\"?':
+            pieces.append("\\" + chr(byte))
+        elif 32 <= byte < 127:
+            pieces.append(chr(byte))
+        else:
+            pieces.append(f"\\{byte:03o}")
+    return '"' + "".join(pieces) + '"'
+
+
 def resolve_resume_lines(source: str, path: str) -> str:
     """`source` as written to `path`: each RESUME_LINE becomes the #line directive that
     gives the lines after it their own numbers in `path`."""

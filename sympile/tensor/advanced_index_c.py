@@ -25,8 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from sympile.graph.basic import Apply
-from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_file
-from sympile.tensor.indexing_c import VALUE_CHECK_SUPPORT, c_string, update_target, value_check
+from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_file, c_string
+from sympile.tensor.indexing_c import VALUE_CHECK_SUPPORT, update_target, value_check
 
 __all__ = ["advanced_index_read_c_code", "advanced_index_write_c_code"]
 

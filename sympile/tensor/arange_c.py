@@ -18,8 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from sympile.graph.basic import Apply
-from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames
-from sympile.tensor.indexing_c import c_string
+from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_string
 
 __all__ = ["arange_c_code"]
 

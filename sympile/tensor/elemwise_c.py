@@ -31,7 +31,7 @@ from collections.abc import Sequence
 
 from sympile.config import config
 from sympile.graph.basic import Apply
-from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_file, vector_target
+from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_file, c_string, vector_target
 from sympile.scalar.c_fastmath import FALLBACK_FLAG, FAST_PREFIX, precise_statements
 from sympile.scalar.c_rules import C_ERROR_FLAG, C_ERRORS
 
@@ -62,19 +62,6 @@ def vectorized_kernel_attribute(compute_bound: bool) -> str:
     c_fastmath's functions, folds by compares); a loop bound by memory gains nothing."""
     target = vector_target() if compute_bound else ""
     return f"__attribute__(({_KERNEL_OPTIMIZE}{', ' + target if target else ''}))"
-
-
-def c_string(text: str) -> str:
-    """`text` as a C string literal."""
-    escaped = []
-    for character in text:
-        if character in '\\"':
-            escaped.append("\\" + character)
-        elif 32 <= ord(character) < 127:
-            escaped.append(character)
-        else:
-            escaped.append(f"\\{ord(character) & 0xFF:03o}")
-    return '"' + "".join(escaped) + '"'
 
 
 def _comment(op) -> str:

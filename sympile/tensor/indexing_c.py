@@ -9,10 +9,8 @@ raised before anything is written, with perform's message. Other indices give no
 
 from __future__ import annotations
 
-import json
-
 from sympile.graph.basic import Apply
-from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_file
+from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_file, c_string
 
 __all__ = ["VALUE_CHECK_SUPPORT", "advanced_rows_read_c_code", "advanced_rows_write_c_code",
            "c_string", "trailing_loops", "update_target", "value_check"]
@@ -22,11 +20,6 @@ _VALUE_SHAPE_ERROR = c_file(__file__, "value_shape_error.h")
 
 # The support piece that the C of value_check calls.
 VALUE_CHECK_SUPPORT = _VALUE_SHAPE_ERROR
-
-
-def c_string(text: str) -> str:
-    """`text` as a C string literal (JSON's escapes are C's for these characters)."""
-    return json.dumps(str(text))
 
 
 def update_target(op, x: str, output: str, ndim: int, dtype: str, fail: str) -> str:

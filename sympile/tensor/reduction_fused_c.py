@@ -26,10 +26,10 @@ messages of Elemwise's C code.
 from __future__ import annotations
 
 from sympile.graph.basic import Apply
-from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames
+from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_string
 from sympile.scalar.c_fastmath import FALLBACK_FLAG, precise_statements
 from sympile.scalar.c_rules import C_ERROR_FLAG, C_ERRORS
-from sympile.tensor.elemwise_c import _SHAPE_ERROR, broadcast_shape_checks, c_string
+from sympile.tensor.elemwise_c import _SHAPE_ERROR, broadcast_shape_checks
 from sympile.tensor.reduction_c import (
     _BLOCK,
     _KERNEL_ATTRIBUTE,

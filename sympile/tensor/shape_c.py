@@ -5,8 +5,7 @@ otherwise, as x.reshape), each with perform's checks and messages."""
 from __future__ import annotations
 
 from sympile.graph.basic import Apply
-from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames
-from sympile.tensor.indexing_c import c_string
+from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_string
 
 __all__ = ["lengths_agree_c_code", "make_vector_c_code", "reshape_c_code",
            "specify_shape_c_code"]

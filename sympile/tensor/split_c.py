@@ -7,8 +7,7 @@ uint64 axes or sizes give no C code (perform runs).
 from __future__ import annotations
 
 from sympile.graph.basic import Apply
-from sympile.graph.ccode import C_TYPES, CCode, CNames
-from sympile.tensor.indexing_c import c_string
+from sympile.graph.ccode import C_TYPES, CCode, CNames, c_string
 
 __all__ = ["split_c_code"]
 

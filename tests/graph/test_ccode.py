@@ -3,11 +3,13 @@ target attribute and fused multiply-adds the kernels are generated for."""
 
 from __future__ import annotations
 
+import ctypes
 import platform
 
 import pytest
 
 from sympile.graph import ccode
+from tests.link.c.utils import load_c_library, requires_compiler
 
 V3 = "avx avx2 bmi1 bmi2 f16c fma abm movbe xsave"
 V4 = V3 + " avx512f avx512bw avx512cd avx512dq avx512vl"
@@ -76,3 +78,26 @@ def test_target_and_fma_follow_the_level(monkeypatch, on_x86_64, level, target, 
                     reason="the level is read from Linux's /proc/cpuinfo on x86-64")
 def test_this_machine_has_a_level():
     assert ccode.cpu_level() in ("x86-64", "x86-64-v3", "x86-64-v4")
+
+
+C_STRINGS = ['plain', 'quote " and backslash \\', "newline\nand\ttab", "trigraph ??= ??/",
+             "non-ASCII: € é 漢", "octal run \x01" + "7", "", "Elemwise{add,no_inplace}"]
+
+
+@requires_compiler
+def test_c_string_gives_the_utf8_bytes_in_c(tmp_path):
+    """Each literal, compiled by the C compiler, holds exactly the text's UTF-8 bytes."""
+    functions = "\n".join(f"const char *text_{i}(void) {{ return {ccode.c_string(text)}; }}"
+                          for i, text in enumerate(C_STRINGS))
+    library = load_c_library(tmp_path, "c_strings", functions)
+    for i, text in enumerate(C_STRINGS):
+        function = getattr(library, f"text_{i}")
+        function.restype = ctypes.c_char_p
+        assert function() == text.encode("utf-8")
+
+
+def test_c_string_escapes():
+    assert ccode.c_string('a"b') == '"a\\"b"'
+    assert ccode.c_string("??=") == '"\\?\\?="'
+    assert ccode.c_string("\x017") == '"\\0017"'
+    assert ccode.c_string(3) == '"3"'

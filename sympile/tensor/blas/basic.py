@@ -24,11 +24,12 @@ from typing import Any
 import numpy as np
 
 from sympile.graph.basic import Apply, Variable
+from sympile.graph.ccode import c_string
 from sympile.graph.gradient_types import DisconnectedType, disconnected_type
 from sympile.graph.op import Op
 from sympile.scalar.basic import DISCRETE_DTYPES, upcast
 from sympile.tensor import math, reduction
-from sympile.tensor.blas.blas_c import BLAS_C_DTYPES, blas_call, c_string
+from sympile.tensor.blas.blas_c import BLAS_C_DTYPES, blas_call
 from sympile.tensor.elemwise import DimShuffle, broadcast_static_shape
 from sympile.tensor.shape import declared_like, flatten, reshape
 from sympile.tensor.type import tensor_type

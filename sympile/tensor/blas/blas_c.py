@@ -34,11 +34,10 @@ code that shares the library (scipy.linalg) keeps its own.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 from sympile.config import config
-from sympile.graph.ccode import CCode, c_file, render, vector_target
+from sympile.graph.ccode import CCode, c_file, c_string, render, vector_target
 from sympile.tensor.blas.skinny import skinny_code
 
 __all__ = ["BLAS_C_DTYPES", "blas_call", "blas_threads_support", "c_string", "update_c_code"]
@@ -158,8 +157,3 @@ def update_c_code(op: str, dtype: str, inputs: Sequence[str], output: str, fail:
                  inputs[alpha], "NULL" if beta is None else inputs[beta], str(int(inplace)),
                  f"&{output}"]
     return blas_call("blas_update", dtype, arguments, fail, setup="\n        ".join(checks))
-
-
-def c_string(text: str) -> str:
-    """`text` as a C string literal (for messages that name an op)."""
-    return json.dumps(text, ensure_ascii=True)
