@@ -161,7 +161,7 @@ def test_batched_dot_of_a_library_through_batched_tensordot():
 
 def test_a_list_holding_slices_indexes_as_a_tuple():
     """Theano's (and numpy's old) rule, which a time-reversal helper relies on."""
-    import sympile.tensor.subtensor as subtensor
+    import sympile.tensor.subtensor.ops as subtensor
     x = T.dtensor3("x")
     value = np.arange(24.0).reshape(2, 3, 4)
     subtensor._warned_list_index = False

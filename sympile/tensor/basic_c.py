@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from sympile.graph.basic import Apply
 from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames
-from sympile.tensor.subtensor_inc_c import SHAPE_TEXT
+from sympile.tensor.c_toolkit import SHAPE_TEXT
 
 __all__ = ["join_c_code"]
 

@@ -12,7 +12,7 @@ graph's DestroyHandler says the first input's value is needed by nobody else.
 Elementwise ops have their inplace form in Elemwise itself (inplace_pattern). Derivatives are
 the base op's: its formula, never the overwriting form. The C backend's BLAS calls write over
 the destroyed input when the op has a destroy_map (sympile.tensor.blas.blas_c), and so does the C of
-the indexed writes (sympile.tensor.subtensor_inc_c, subtensor_c, indexing_c).
+the indexed writes (sympile.tensor.subtensor: inc_c.py, basic_c.py, rows_c.py).
 """
 
 from __future__ import annotations
@@ -22,12 +22,8 @@ import numpy as np
 from sympile.graph.op import Op
 from sympile.tensor.blas.gemm import Gemm, Gemv, Ger, _check_runtime
 from sympile.tensor.elemwise import Elemwise
-from sympile.tensor.subtensor import (
-    AdvancedIncSubtensor,
-    IncSubtensor,
-    _apply_numpy_index,
-    _numpy_index,
-)
+from sympile.tensor.subtensor import AdvancedIncSubtensor, IncSubtensor
+from sympile.tensor.subtensor.ops import apply_numpy_index, numpy_index
 
 __all__ = ["AdvancedIncSubtensorInplace", "GemmInplace", "GemvInplace", "GerInplace",
            "IncSubtensorInplace", "base_form", "inplace_form", "register_inplace_form"]
@@ -98,8 +94,8 @@ class IncSubtensorInplace(IncSubtensor):
 
     def perform(self, node, inputs, output_storage):
         x, y, *index_values = inputs
-        index = _numpy_index(self.idx_list, index_values) + (Ellipsis,)
-        region = _apply_numpy_index(self, x, index)
+        index = numpy_index(self.idx_list, index_values) + (Ellipsis,)
+        region = apply_numpy_index(self, x, index)
         self._check_value(node, y, region.shape)
         if self.set_instead_of_inc:
             region[...] = y
@@ -124,7 +120,7 @@ class AdvancedIncSubtensorInplace(AdvancedIncSubtensor):
         # Checked before anything is written, so a bad value leaves x as it was.
         region = self._runtime_region(x, index_values)
         self._check_value(node, y, region)
-        index = _numpy_index(self.idx_list, index_values)
+        index = numpy_index(self.idx_list, index_values)
         if self.set_instead_of_inc:
             x[index] = y
         elif self.ignore_duplicates:

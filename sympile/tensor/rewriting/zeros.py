@@ -66,8 +66,8 @@ from sympile.tensor.subtensor import (
     IncSubtensor,
     IndexSlice,
     Subtensor,
-    _may_repeat,
 )
+from sympile.tensor.subtensor.ops import may_repeat
 from sympile.tensor.type import TensorType
 
 __all__ = [
@@ -299,7 +299,7 @@ def _sparse_update(node: Apply, x: Variable, term: Variable, negate: bool):
         # Setting where an index repeats keeps one value, adding keeps their sum; without
         # repeats the two agree.
         if (op.set_instead_of_inc or op.ignore_duplicates) \
-                and _may_repeat(op, zeros, index_inputs):
+                and may_repeat(op, zeros, index_inputs):
             return None
         increment = AdvancedIncSubtensor(op.idx_list)
     value = y

@@ -21,13 +21,15 @@ from sympile.link.c import prelude
 from sympile.link.c.cmodule import compile_flags, load_module
 from sympile.scalar import c_rules
 from sympile.scalar.c_fastmath import FAST_MATH_SUPPORT
-from sympile.tensor import advanced_index_c, elemwise_c, indexing_c
+from sympile.tensor import elemwise_c
 from sympile.tensor.blas import blas_c
 from sympile.tensor.blas.skinny import skinny_code
 from sympile.tensor.linalg import lapack_c
 from sympile.tensor.nnet import abstract_conv_c, basic_c, rows_c
 from sympile.tensor.random import random_c
 from sympile.tensor.signal import pool_c
+from sympile.tensor.subtensor import advanced_c
+from sympile.tensor.subtensor import rows_c as index_rows_c
 from tests.link.c.utils import requires_compiler
 
 ROOT = Path(sympile.__file__).parent
@@ -110,9 +112,9 @@ def _kernel_sources() -> dict[str, str]:
             render(abstract_conv_c._GEMM, {"T": f"npy_{dtype}", "p": prefix}),
             blas=(f"{prefix}gemm",))
     sources["digamma.h, trigamma.h"] = op_unit(c_rules._DIGAMMA, c_rules._TRIGAMMA)
-    sources["indexing"] = op_unit(elemwise_c._SHAPE_ERROR, advanced_index_c._SLICE_SUPPORT,
-                                  advanced_index_c._BROADCAST_ERROR_SUPPORT,
-                                  indexing_c.VALUE_CHECK_SUPPORT)
+    sources["indexing"] = op_unit(elemwise_c._SHAPE_ERROR, advanced_c._SLICE_SUPPORT,
+                                  advanced_c._BROADCAST_ERROR_SUPPORT,
+                                  index_rows_c.VALUE_CHECK_SUPPORT)
     for handle in ("int", "void *"):
         sources[f"collectives.c, in_flight.c ({handle} handles)"] = op_unit(
             collectives._in_flight_unit(handle, handle)[0])

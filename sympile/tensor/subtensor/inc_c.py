@@ -2,7 +2,7 @@
 the basic indexed write IncSubtensor (x[index] += y or x[index] = y for integers, slices and
 newaxis, and its inplace form per destroy_map).
 
-The write takes a view of the target region with Subtensor's C (sympile.tensor.subtensor_c:
+The write takes a view of the target region with Subtensor's C (sympile.tensor.subtensor.basic_c:
 the same bounds checks and messages), checks that y broadcasts to it as perform does (only an
 axis y's type says has length 1 is broadcast), then adds or copies y elementwise. Without a
 destroy_map the target is a copy of x. y never overlaps the target: the inplace form is
@@ -14,10 +14,11 @@ from __future__ import annotations
 
 from sympile.graph.basic import Apply
 from sympile.graph.ccode import C_TYPES, CCode, CNames
-from sympile.tensor.indexing_c import update_target
-from sympile.tensor.subtensor_c import subtensor_c_code
+from sympile.tensor.c_toolkit import SHAPE_TEXT
+from sympile.tensor.subtensor.basic_c import subtensor_c_code
+from sympile.tensor.subtensor.rows_c import update_target
 
-__all__ = ["SHAPE_TEXT", "inc_subtensor_c_code", "slice_length_c_code"]
+__all__ = ["inc_subtensor_c_code", "slice_length_c_code"]
 
 # Integer dtypes whose every value is an npy_int64 (uint64 is not).
 _INT64_EXACT = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32")
@@ -71,18 +72,6 @@ if (sympile_prepare_output(&{output}, 0, NULL, NPY_INT64) != 0) {{
 """)
 
 
-SHAPE_TEXT = r"""
-static void sympile_shape_text(char *text, size_t size, int ndim, const npy_intp *dims)
-{
-    /* A shape as Python prints a tuple: (), (3,), (2, 3). */
-    size_t used = (size_t)snprintf(text, size, "(");
-    for (int axis = 0; axis < ndim && used < size; ++axis)
-        used += (size_t)snprintf(text + used, size - used, axis ? ", %lld" : "%lld",
-                                 (long long)dims[axis]);
-    if (used < size)
-        snprintf(text + used, size - used, ndim == 1 ? ",)" : ")");
-}
-"""
 
 def _value_checks(op, node: Apply, y: str, region_ndim: int, fail: str) -> str:
     """C that raises perform's ValueError (from _IncOp._check_value) when y does not
@@ -165,13 +154,12 @@ def _write_loop(node: Apply, y: str, region_ndim: int, write: str) -> str:
 
 def inc_subtensor_c_code(op, node: Apply, names: CNames) -> CCode | None:
     """C code of IncSubtensor (and its inplace form): see the module docstring."""
-    from sympile.tensor.subtensor import Subtensor
     dtype = node.outputs[0].type.dtype
     if dtype not in C_TYPES:
         return None
     x, y, *index_names = names.inputs
     (output,) = names.outputs
-    read_node = Subtensor(op.idx_list).make_node(node.inputs[0], *node.inputs[2:])
+    read_node = op._read().make_node(node.inputs[0], *node.inputs[2:])
     region_ndim = read_node.outputs[0].type.ndim
     fail = f"{{ Py_XDECREF(region); {names.fail} }}"
     view = subtensor_c_code(op, read_node, CNames(inputs=(output, *index_names),

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from sympile.graph.basic import Apply
 from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_file, c_string
+from sympile.tensor.subtensor.index_kinds import ARRAY
 
 __all__ = ["VALUE_CHECK_SUPPORT", "advanced_rows_read_c_code", "advanced_rows_write_c_code",
            "c_string", "trailing_loops", "update_target", "value_check"]
@@ -80,7 +81,6 @@ def trailing_loops(first_axis: int, ndim: int, dims: str, pointers: dict[str, tu
 
 
 def _is_rows_index(op, node: Apply, first_index: int) -> bool:
-    from sympile.tensor.subtensor import ARRAY
     indices = node.inputs[first_index:]
     return (tuple(op.idx_list) == (ARRAY,) and len(indices) == 1
             and indices[0].type.ndim == 1 and indices[0].type.dtype in C_TYPES

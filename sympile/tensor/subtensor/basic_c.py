@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from sympile.graph.basic import Apply
 from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames
+from sympile.tensor.subtensor.index_kinds import ARRAY, SCALAR, IndexSlice
 
 __all__ = ["advanced_pair_read_c_code", "advanced_pair_write_c_code", "subtensor_c_code"]
 
 
 def _is_pair_index(op, node: Apply, first_index: int) -> bool:
-    from sympile.tensor.subtensor import ARRAY
     indices = node.inputs[first_index:]
     return (tuple(op.idx_list) == (ARRAY, ARRAY) and node.inputs[0].type.ndim == 2
             and len(indices) == 2
@@ -149,7 +149,6 @@ def _read_scalar(node: Apply, names: CNames, position: int) -> str:
 
 
 def _slice_part(part, node: Apply, names: CNames, inputs) -> str | None:
-    from sympile.tensor.subtensor import SCALAR
     if part is None:
         return None
     if part == SCALAR:
@@ -161,7 +160,6 @@ def subtensor_c_code(op, node: Apply, names: CNames) -> CCode | None:
     """C code of Subtensor: the view's shape, strides and data offset walked from idx_list
     (integers checked against the axis length, slices clamped as Python's slice.indices),
     then one view of x sharing its base (view_map)."""
-    from sympile.tensor.subtensor import SCALAR, IndexSlice
     x = names.inputs[0]
     x_ndim = node.inputs[0].type.ndim
     output_ndim = node.outputs[0].type.ndim

@@ -1,4 +1,4 @@
-"""C code of general advanced indexing (sympile.tensor.advanced_index_c) against the Python
+"""C code of general advanced indexing (sympile.tensor.subtensor.advanced_c) against the Python
 backend: integer arrays on several axes, broadcast together, boolean masks, mixed with
 integers, slices,
 newaxis and Ellipsis (numpy's placement of the broadcast axes), negative entries, duplicate

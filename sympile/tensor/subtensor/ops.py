@@ -45,84 +45,37 @@ from sympile.graph.basic import Apply, Constant, Variable
 from sympile.graph.gradient_types import NonDifferentiable, disconnected_type, is_disconnected
 from sympile.graph.op import Op
 from sympile.tensor import reduction
-from sympile.tensor.advanced_index_c import (
-    advanced_index_read_c_code,
-    advanced_index_write_c_code,
-)
 from sympile.tensor.basic import arange, full_like, zeros_like
 from sympile.tensor.elemwise import broadcast_static_shape
-from sympile.tensor.indexing_c import advanced_rows_read_c_code, advanced_rows_write_c_code
 from sympile.tensor.math import cast, eq, switch
 from sympile.tensor.shape import declared_like, reshape
 from sympile.tensor.shape import shape as shape_of
 from sympile.tensor.shape import size as size_of
-from sympile.tensor.subtensor_c import (
+from sympile.tensor.subtensor.advanced_c import (
+    advanced_index_read_c_code,
+    advanced_index_write_c_code,
+)
+from sympile.tensor.subtensor.basic_c import (
     advanced_pair_read_c_code,
     advanced_pair_write_c_code,
     subtensor_c_code,
 )
-from sympile.tensor.subtensor_inc_c import inc_subtensor_c_code, slice_length_c_code
+from sympile.tensor.subtensor.inc_c import inc_subtensor_c_code, slice_length_c_code
+from sympile.tensor.subtensor.index_kinds import (
+    ARRAY,
+    MASK,
+    SCALAR,
+    IndexInput,
+    IndexSlice,
+    SlicePart,
+)
+from sympile.tensor.subtensor.rows_c import advanced_rows_read_c_code, advanced_rows_write_c_code
 from sympile.tensor.type import is_discrete, tensor_type
 from sympile.tensor.variable import as_tensor_variable, constant, is_python_scalar
 
 __all__ = ["getitem", "take", "set_subtensor", "inc_subtensor", "Subtensor", "IncSubtensor",
            "AdvancedSubtensor", "AdvancedIncSubtensor", "SliceLength", "IndexSlice",
            "IndexInput"]
-
-
-# ---------------------------------------------------------------------------------------------
-# The idx_list encoding.
-
-@dataclass(frozen=True)
-class IndexInput:
-    """Placeholder in an idx_list for an index given as a node input: kind 'scalar' (an integer
-    scalar), 'array' (an integer array) or 'mask' (a boolean array)."""
-
-    kind: str
-
-    def __post_init__(self):
-        if self.kind not in ("scalar", "array", "mask"):
-            raise ValueError(f"IndexInput: kind must be 'scalar', 'array' or 'mask', got "
-                             f"{self.kind!r}")
-
-    def __repr__(self):
-        return "?" if self.kind == "scalar" else self.kind
-
-
-SCALAR = IndexInput("scalar")
-ARRAY = IndexInput("array")
-MASK = IndexInput("mask")
-
-SlicePart = int | IndexInput | None
-
-
-@dataclass(frozen=True)
-class IndexSlice:
-    """A slice in an idx_list (Python's slices are not hashable before 3.12). Each part is
-    None, an int, or SCALAR for a symbolic part."""
-
-    start: SlicePart = None
-    stop: SlicePart = None
-    step: SlicePart = None
-
-    def __post_init__(self):
-        for part in self.parts:
-            if not (part is None or part == SCALAR
-                    or (isinstance(part, int) and not isinstance(part, bool))):
-                raise ValueError(f"IndexSlice: a part must be None, an int or SCALAR, got "
-                                 f"{part!r}")
-        if self.step == 0:
-            raise ValueError("IndexSlice: slice step cannot be zero")
-
-    @property
-    def parts(self) -> tuple[SlicePart, SlicePart, SlicePart]:
-        return (self.start, self.stop, self.step)
-
-    def __repr__(self):
-        def text(part):
-            return "" if part is None else repr(part)
-        result = f"{text(self.start)}:{text(self.stop)}"
-        return result if self.step is None else f"{result}:{text(self.step)}"
 
 
 _FULL_SLICE = IndexSlice()
@@ -447,7 +400,7 @@ _RUNTIME = _RuntimeLengths()
 _SYMBOLIC = _SymbolicLengths()
 
 
-def _numpy_index(idx_list: Sequence[Any], values: Sequence[Any]) -> tuple:
+def numpy_index(idx_list: Sequence[Any], values: Sequence[Any]) -> tuple:
     """The numpy index that idx_list denotes, with the index inputs' run-time values."""
     remaining = iter(values)
 
@@ -582,11 +535,11 @@ class Subtensor(_ReadOp):
         x, *index_values = inputs
         # A trailing Ellipsis makes numpy return a 0-d view, not a scalar, when every axis
         # is indexed by an integer.
-        index = _numpy_index(self.idx_list, index_values) + (Ellipsis,)
-        output_storage[0][0] = _apply_numpy_index(self, x, index)
+        index = numpy_index(self.idx_list, index_values) + (Ellipsis,)
+        output_storage[0][0] = apply_numpy_index(self, x, index)
 
     def c_code(self, node, names):
-        """A view of x (sympile.tensor.subtensor_c)."""
+        """A view of x (sympile.tensor.subtensor.basic_c)."""
         return subtensor_c_code(self, node, names)
 
     def infer_shape(self, fgraph, node, input_shapes):
@@ -611,16 +564,16 @@ class AdvancedSubtensor(_ReadOp):
 
     def perform(self, node, inputs, output_storage):
         x, *index_values = inputs
-        index = _numpy_index(self.idx_list, index_values)
-        output_storage[0][0] = np.asarray(_apply_numpy_index(self, x, index))
+        index = numpy_index(self.idx_list, index_values)
+        output_storage[0][0] = np.asarray(apply_numpy_index(self, x, index))
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [self._symbolic_region(node, input_shapes[0], node.inputs[1:], input_shapes[1:])]
 
     def c_code(self, node, names):
-        """C for x[rows, columns] of a matrix (sympile.tensor.subtensor_c), x[rows] on axis 0
-        (sympile.tensor.indexing_c) and other integer-array indices
-        (sympile.tensor.advanced_index_c); perform for masks."""
+        """C for x[rows, columns] of a matrix (sympile.tensor.subtensor.basic_c), x[rows] on axis 0
+        (sympile.tensor.subtensor.rows_c) and other integer-array indices
+        (sympile.tensor.subtensor.advanced_c); perform for masks."""
         return (advanced_pair_read_c_code(self, node, names)
                 or advanced_rows_read_c_code(self, node, names)
                 or advanced_index_read_c_code(self, node, names))
@@ -630,7 +583,7 @@ class AdvancedSubtensor(_ReadOp):
         return AdvancedIncSubtensor(self.idx_list)
 
 
-def _apply_numpy_index(op: Op, x: np.ndarray, index: tuple) -> np.ndarray:
+def apply_numpy_index(op: Op, x: np.ndarray, index: tuple) -> np.ndarray:
     try:
         return x[index]
     except IndexError as error:
@@ -756,8 +709,8 @@ class IncSubtensor(_IncOp):
     def perform(self, node, inputs, output_storage):
         x, y, *index_values = inputs
         result = x.copy()
-        index = _numpy_index(self.idx_list, index_values) + (Ellipsis,)
-        region = _apply_numpy_index(self, result, index)
+        index = numpy_index(self.idx_list, index_values) + (Ellipsis,)
+        region = apply_numpy_index(self, result, index)
         self._check_value(node, y, region.shape)
         if self.set_instead_of_inc:
             region[...] = y
@@ -767,7 +720,7 @@ class IncSubtensor(_IncOp):
 
     def c_code(self, node, names):
         """A copy of x (or x itself, per destroy_map) written through a view of the region
-        (sympile.tensor.subtensor_inc_c)."""
+        (sympile.tensor.subtensor.inc_c)."""
         return inc_subtensor_c_code(self, node, names)
 
     def _read(self) -> Op:
@@ -802,7 +755,7 @@ class AdvancedIncSubtensor(_IncOp):
         region = self._runtime_region(x, index_values)
         self._check_value(node, y, region)
         result = x.copy()
-        index = _numpy_index(self.idx_list, index_values)
+        index = numpy_index(self.idx_list, index_values)
         if self.set_instead_of_inc:
             result[index] = y
         elif self.ignore_duplicates:
@@ -812,9 +765,9 @@ class AdvancedIncSubtensor(_IncOp):
         output_storage[0][0] = result
 
     def c_code(self, node, names):
-        """C for x[rows, columns] += y or = y on a matrix (sympile.tensor.subtensor_c) and
-        x[rows] += y or = y on axis 0 (sympile.tensor.indexing_c) and other integer-array
-        indices (sympile.tensor.advanced_index_c), also in place when destroy_map says so;
+        """C for x[rows, columns] += y or = y on a matrix (sympile.tensor.subtensor.basic_c) and
+        x[rows] += y or = y on axis 0 (sympile.tensor.subtensor.rows_c) and other integer-array
+        indices (sympile.tensor.subtensor.advanced_c), also in place when destroy_map says so;
         perform for masks and ignore_duplicates."""
         return (advanced_pair_write_c_code(self, node, names)
                 or advanced_rows_write_c_code(self, node, names)
@@ -829,10 +782,10 @@ class AdvancedIncSubtensor(_IncOp):
     def _only_last_write_counts(self, x: Variable, index_inputs: Sequence[Variable]) -> bool:
         # Accumulating (numpy.add.at) lets every occurrence through.
         return (self.set_instead_of_inc or self.ignore_duplicates) \
-            and _may_repeat(self, x, index_inputs)
+            and may_repeat(self, x, index_inputs)
 
 
-def _may_repeat(op: _IndexOp, x: Variable, index_inputs: Sequence[Variable]) -> bool:
+def may_repeat(op: _IndexOp, x: Variable, index_inputs: Sequence[Variable]) -> bool:
     """Whether op's advanced index may select an element of x more than once. False only
     when that is known when the graph is built: the index has no integer array, or a single
     constant one (and no mask) with distinct entries on an axis of x."""
@@ -917,7 +870,7 @@ class SliceLength(NonDifferentiable, Op):
                                           dtype="int64")
 
     def c_code(self, node, names):
-        """perform in C (sympile.tensor.subtensor_inc_c)."""
+        """perform in C (sympile.tensor.subtensor.inc_c)."""
         return slice_length_c_code(self, node, names)
 
     def infer_shape(self, fgraph, node, input_shapes):

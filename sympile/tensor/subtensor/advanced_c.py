@@ -26,15 +26,16 @@ import numpy as np
 
 from sympile.graph.basic import Apply
 from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_file, c_string
-from sympile.tensor.indexing_c import VALUE_CHECK_SUPPORT, update_target, value_check
+from sympile.tensor.subtensor.index_kinds import ARRAY, MASK, SCALAR, IndexSlice
+from sympile.tensor.subtensor.rows_c import VALUE_CHECK_SUPPORT, update_target, value_check
 
 __all__ = ["advanced_index_read_c_code", "advanced_index_write_c_code"]
 
 # Python's slice.indices for a step already checked non-zero: the first index and the count.
-_SLICE_SUPPORT = c_file(__file__, "advanced_index_slices.h")
+_SLICE_SUPPORT = c_file(__file__, "advanced_slices.h")
 
 # The IndexError of arrays that do not broadcast, with _layout's shape text: "(2,) () (3,4)".
-_BROADCAST_ERROR_SUPPORT = c_file(__file__, "advanced_index_broadcast_error.h")
+_BROADCAST_ERROR_SUPPORT = c_file(__file__, "advanced_broadcast_error.h")
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,6 @@ def _index_dtype_supported(dtype: str) -> bool:
 
 
 def _plan(op, node: Apply, names: CNames, first_index: int) -> _Plan | None:
-    from sympile.tensor.subtensor import ARRAY, MASK, SCALAR, IndexSlice
     x_type = node.inputs[0].type
     index_inputs = node.inputs[first_index:]
     if x_type.dtype not in NPY_TYPES:
@@ -160,7 +160,6 @@ def _part(part, names: CNames, node: Apply) -> tuple[str, str]:
 def _basic_checks(op, plan: _Plan, names: CNames, node: Apply, word: str) -> str:
     """C, in idx_list order, that computes each slice's first index and count (ValueError
     for a zero step) and checks and normalizes each integer."""
-    from sympile.tensor.subtensor import MASK, IndexSlice
     x = names.inputs[0]
     lines = [f"PyObject *mask{number}_nonzero = NULL;" for number in range(len(plan.masks))]
     slice_number = integer_number = mask_number = 0
@@ -247,7 +246,6 @@ if (mask{number}_nonzero == NULL) {{
 
 
 def _is_array(entry) -> bool:
-    from sympile.tensor.subtensor import ARRAY
     return entry == ARRAY
 
 

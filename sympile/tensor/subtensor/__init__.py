@@ -1,0 +1,39 @@
+"""Indexing, one family (Theano's theano.tensor.subtensor): x[index], set_subtensor,
+inc_subtensor and take.
+
+  index_kinds.py   the kinds of an idx_list entry (SCALAR, ARRAY, MASK, IndexSlice): a leaf
+  ops.py           the ops (Subtensor, AdvancedSubtensor, IncSubtensor, AdvancedIncSubtensor,
+                   SliceLength) and the functions that build them from a user's index
+  basic_c.py       Subtensor's C (a view) and the C of x[rows, columns] pairs
+  inc_c.py         IncSubtensor's C, on a view of the region basic_c.py's code takes
+  advanced_c.py    the general C of advanced indexing, with advanced_slices.h and
+                   advanced_broadcast_error.h
+  rows_c.py        the C of x[rows] and its writes (an embedding's lookup), and what the
+                   writes share: the value's broadcast check (value_shape_error.h), the
+                   update target
+
+The C modules import index_kinds.py only, never ops.py, which imports them.
+"""
+
+from sympile.tensor.subtensor.index_kinds import (  # noqa: F401 - the idx_list kinds
+    ARRAY,
+    MASK,
+    SCALAR,
+)
+from sympile.tensor.subtensor.ops import (
+    AdvancedIncSubtensor,
+    AdvancedSubtensor,
+    IncSubtensor,
+    IndexInput,
+    IndexSlice,
+    SliceLength,
+    Subtensor,
+    getitem,
+    inc_subtensor,
+    set_subtensor,
+    take,
+)
+
+__all__ = ["getitem", "take", "set_subtensor", "inc_subtensor", "Subtensor", "IncSubtensor",
+           "AdvancedSubtensor", "AdvancedIncSubtensor", "SliceLength", "IndexSlice",
+           "IndexInput"]
