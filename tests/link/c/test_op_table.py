@@ -27,7 +27,7 @@ _TABLES = {
     "test_elemwise_grad": ("GRAD_CASES", "DIMSHUFFLE_CASES", "SECOND_ORDER_CASES"),
     "test_extra_ops": ("GRAD_CASES",), "blas.test_gemm": ("GRAD_CASES",),
     "test_reduction": ("GRAD_CASES",), "test_shape": ("GRAD_CASES",),
-    "test_sort": ("GRAD_CASES",), "test_subtensor": ("GRAD_CASES",),
+    "test_sort": ("GRAD_CASES",), "subtensor.test_ops": ("GRAD_CASES",),
     "nnet.test_abstract_conv": ("GRAD_CASES",), "signal.test_pool": ("GRAD_CASES",),
 }
 
