@@ -229,17 +229,7 @@ class Elemwise(Op):
             output_storage[out_index][0] = target
 
     def infer_shape(self, fgraph, node, input_shapes):
-        shape = []
-        for axis, static in enumerate(node.outputs[0].type.shape):
-            if static is not None:
-                shape.append(static)
-                continue
-            # Inputs of a length other than 1 all have the output's length on this axis (the
-            # run-time check ensures it); take the first.
-            shape.append(next(input_shape[axis]
-                              for variable, input_shape in zip(node.inputs, input_shapes)
-                              if variable.type.shape[axis] != 1))
-        return [tuple(shape)] * len(node.outputs)
+        return [broadcast_infer_shape(node, input_shapes)] * len(node.outputs)
 
     def c_code(self, node, names):
         """One loop over the broadcast output running the scalar op's C (see
@@ -318,6 +308,21 @@ class Elemwise(Op):
         except MethodNotDefined:
             return None
         return [_lift_scalar_graph(g, placeholders, like=x) for g, x in zip(rule, inputs)]
+
+
+def broadcast_infer_shape(node: Apply, input_shapes: Sequence[tuple]) -> tuple:
+    """The output shape of a node whose inputs (of one rank) broadcast as Elemwise's do: the
+    output's static lengths, else on each axis the length of the first input whose type does
+    not say 1 (the run-time check makes every such input agree)."""
+    shape = []
+    for axis, static in enumerate(node.outputs[0].type.shape):
+        if static is not None:
+            shape.append(static)
+            continue
+        shape.append(next(input_shape[axis]
+                          for variable, input_shape in zip(node.inputs, input_shapes)
+                          if variable.type.shape[axis] != 1))
+    return tuple(shape)
 
 
 def _is_discrete(variable) -> bool:

@@ -38,6 +38,7 @@ from sympile.tensor.elemwise import (
     _check_runtime_broadcast,
     _pad_left,
     _sum_to_type,
+    broadcast_infer_shape,
     broadcast_static_shape,
 )
 from sympile.tensor.extra_ops_c import cumulative_c_code
@@ -1015,12 +1016,7 @@ class Choose(Op):
         output_storage[0][0] = np.asarray(result, dtype=node.outputs[0].type.dtype)
 
     def infer_shape(self, fgraph, node, input_shapes):
-        shape = []
-        for axis, static in enumerate(node.outputs[0].type.shape):
-            shape.append(static if static is not None else next(
-                input_shape[axis] for variable, input_shape in zip(node.inputs, input_shapes)
-                if variable.type.shape[axis] != 1))
-        return [tuple(shape)]
+        return [broadcast_infer_shape(node, input_shapes)]
 
     def _index(self, a: Variable, count: int) -> Variable:
         """a as the choice each position takes."""

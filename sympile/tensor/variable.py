@@ -334,27 +334,16 @@ class _TensorMethods:
 
     def norm(self, L, axis=None, keepdims=False):
         """The L-norm of the elements over `axis` (all of them if None), Theano's
-        x.norm(L): (sum |x|**L) ** (1/L); L = inf / -inf: the largest / smallest |x|, L = 0:
-        the count of nonzero elements, as numpy's vector norms."""
-        from sympile.tensor import math, reduction
+        x.norm(L): numpy's vector norms (sympile.tensor.linalg's norm), also L = 0 and
+        +-inf."""
+        from sympile.tensor.linalg.summaries import norm
         if isinstance(L, (bool, np.bool_)) or not isinstance(L, (int, float, np.integer,
                                                                  np.floating)):
             raise TypeError(f"norm: L must be a number, got {L!r}")
-        magnitude = math.abs(self)
-        if L == np.inf:
-            return reduction.max(magnitude, axis=axis, keepdims=keepdims)
-        if L == -np.inf:
-            return reduction.min(magnitude, axis=axis, keepdims=keepdims)
-        if L == 0:
-            count = reduction.sum(math.neq(self, 0), axis=axis, keepdims=keepdims)
-            return math.cast(count, magnitude.type.dtype if magnitude.type.dtype[0] == "f"
-                             else config.floatX)
-        if L == 1:
-            return reduction.sum(magnitude, axis=axis, keepdims=keepdims)
-        if L == 2:
-            return math.sqrt(reduction.sum(math.sqr(magnitude), axis=axis, keepdims=keepdims))
-        return math.pow(reduction.sum(math.pow(magnitude, L), axis=axis, keepdims=keepdims),
-                        1.0 / L)
+        if axis is not None:
+            return norm(self, L, axis=axis, keepdims=keepdims)
+        result = norm(self.flatten(), L)
+        return result.reshape((1,) * self.type.ndim) if keepdims else result
 
     def all(self, axis=None, keepdims=False):
         from sympile.tensor.reduction import all

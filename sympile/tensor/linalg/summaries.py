@@ -137,8 +137,10 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> V
         axis = tuple(range(x.type.ndim))
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
     axes = tuple(a % x.type.ndim for a in axes)
-    if ord is None or (ord == "fro" and len(axes) == 2):
-        return sqrt((x * x).sum(axis=axes, keepdims=keepdims))
+    if ord is None or (ord == "fro" and len(axes) == 2) or (ord == 2 and len(axes) == 1):
+        # |x|² for complex x, as numpy; x * x keeps the real case's graph as it was.
+        square = x * x if x.type.dtype[0] != "c" else absolute(x) * absolute(x)
+        return sqrt(square.sum(axis=axes, keepdims=keepdims))
     if len(axes) == 1:
         magnitude = absolute(x)
         if ord == np.inf:
@@ -146,7 +148,10 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> V
         if ord == -np.inf:
             return reduce_min(magnitude, axis=axes, keepdims=keepdims)
         if ord == 0:
-            return (magnitude > 0).sum(axis=axes, keepdims=keepdims)
+            # numpy counts in the input's float dtype (float64 for other inputs).
+            count = (magnitude > 0).sum(axis=axes, keepdims=keepdims)
+            return count.astype(magnitude.type.dtype if magnitude.type.dtype[0] == "f"
+                                else "float64")
         if ord == 1:
             return magnitude.sum(axis=axes, keepdims=keepdims)
         if isinstance(ord, str):

@@ -20,20 +20,5 @@ from sympile.tensor.subtensor.index_kinds import (  # noqa: F401 - the idx_list 
     MASK,
     SCALAR,
 )
-from sympile.tensor.subtensor.ops import (
-    AdvancedIncSubtensor,
-    AdvancedSubtensor,
-    IncSubtensor,
-    IndexInput,
-    IndexSlice,
-    SliceLength,
-    Subtensor,
-    getitem,
-    inc_subtensor,
-    set_subtensor,
-    take,
-)
-
-__all__ = ["getitem", "take", "set_subtensor", "inc_subtensor", "Subtensor", "IncSubtensor",
-           "AdvancedSubtensor", "AdvancedIncSubtensor", "SliceLength", "IndexSlice",
-           "IndexInput"]
+from sympile.tensor.subtensor.ops import *  # noqa: F403
+from sympile.tensor.subtensor.ops import __all__  # noqa: F401 - the ops' public names
