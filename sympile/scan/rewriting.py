@@ -29,8 +29,6 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from sympile import scalar
 from sympile.graph.basic import (
     Apply,
@@ -45,12 +43,12 @@ from sympile.graph.fgraph import FunctionGraph
 from sympile.graph.rewriting.basic import node_rewriter
 from sympile.graph.rewriting.db import EquilibriumDatabase
 from sympile.scan.op import Scan
-from sympile.tensor.basic import Alloc
 from sympile.tensor.blas.basic import Dot, dot
 from sympile.tensor.blas.gemm import Ger
 from sympile.tensor.elemwise import DimShuffle, Elemwise
 from sympile.tensor.reduction import sum as reduce_sum
 from sympile.tensor.rewriting.basic import rewrite_db
+from sympile.tensor.rewriting.matching import is_zeros
 from sympile.tensor.shape import ShapeI, reshape
 from sympile.tensor.subtensor import (
     ARRAY,
@@ -335,16 +333,6 @@ def _last_step_readers(fgraph: FunctionGraph, stacked: Variable) -> list[Variabl
     return readers or None
 
 
-def _is_zeros(variable: Variable) -> bool:
-    """alloc(0, ...) or a constant array of zeros."""
-    if isinstance(variable, Constant):
-        data = np.asarray(variable.data)
-        return data.size > 0 and not np.any(data)
-    return variable.owner is not None and isinstance(variable.owner.op, Alloc) \
-        and isinstance(variable.owner.inputs[0], Constant) \
-        and not np.any(np.asarray(variable.owner.inputs[0].data))
-
-
 def _column_vector(variable: Variable) -> Variable | None:
     """v when variable is v[:, None] for a vector v."""
     owner = variable.owner
@@ -462,7 +450,7 @@ class _StepSums:
             return None
         zeros, value, *index_inputs = owner.inputs
         zeros_outer = self.outer(zeros)
-        if zeros_outer is None or not _is_zeros(zeros_outer) or len(index_inputs) != 1:
+        if zeros_outer is None or not is_zeros(zeros_outer) or len(index_inputs) != 1:
             return None
         op = owner.op
         if isinstance(op, AdvancedIncSubtensor):

@@ -52,8 +52,8 @@ from sympile.tensor.elemwise import Elemwise
 from sympile.tensor.math import cast
 from sympile.tensor.rewriting.blas import blas_db, declared_replacement, sum_of_product_and_z
 from sympile.tensor.rewriting.canonicalize import canonicalize_db
+from sympile.tensor.rewriting.matching import as_type_of
 from sympile.tensor.rewriting.specialize import specialize_db
-from sympile.tensor.rewriting.stabilize import _as_type_of
 
 __all__ = ["local_csm_of_csm_properties", "local_csm_of_known_pattern",
            "local_csm_properties_of_csm",
@@ -72,7 +72,7 @@ def local_csm_properties_of_csm(fgraph: FunctionGraph, node):
     owner = node.inputs[0].owner
     if owner is None or not isinstance(owner.op, CSM):
         return None
-    replacements = [_as_type_of(value, output) for value, output in zip(owner.inputs,
+    replacements = [as_type_of(value, output) for value, output in zip(owner.inputs,
                                                                        node.outputs)]
     return None if any(r is None for r in replacements) else [r[0] for r in replacements]
 
@@ -85,7 +85,7 @@ def local_csm_properties_of_transpose(fgraph: FunctionGraph, node):
     if owner is None or not isinstance(owner.op, Transpose):
         return None
     data, indices, indptr, shape = csm_properties(owner.inputs[0])
-    replacements = [_as_type_of(value, output) for value, output in
+    replacements = [as_type_of(value, output) for value, output in
                     zip((data, indices, indptr, shape[::-1]), node.outputs)]
     return None if any(r is None for r in replacements) else [r[0] for r in replacements]
 

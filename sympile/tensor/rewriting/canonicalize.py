@@ -29,13 +29,14 @@ from sympile.graph.basic import Apply, Constant, Variable
 from sympile.graph.fgraph import FunctionGraph
 from sympile.graph.rewriting.basic import node_rewriter
 from sympile.graph.rewriting.db import EquilibriumDatabase
-from sympile.tensor.basic import Alloc, alloc
+from sympile.tensor.basic import Alloc
 from sympile.tensor.blas.basic import Dot, MatMul
 from sympile.tensor.elemwise import DimShuffle, Elemwise
 from sympile.tensor.math import cast, elemwise_of
 from sympile.tensor.reduction import CAReduce
 from sympile.tensor.rewriting.basic import MergeRewriter, local_constant_folding, rewrite_db
-from sympile.tensor.shape import Reshape, ShapeI, SpecifyShape
+from sympile.tensor.rewriting.matching import is_constant, is_elemwise, is_zeros, like_output
+from sympile.tensor.shape import Reshape, SpecifyShape
 from sympile.tensor.subtensor import IndexSlice, Subtensor
 from sympile.tensor.type import TensorType
 
@@ -43,65 +44,6 @@ __all__ = ["canonicalize_db"]
 
 
 # -- helpers ------------------------------------------------------------------------------------
-
-def _is_constant(variable: Variable, value: Any) -> bool:
-    """True if `variable` is a constant whose every element equals `value` (constants padded
-    to the rank of an Elemwise have shape (1,) * ndim)."""
-    if not isinstance(variable, Constant) or not isinstance(variable.type, TensorType):
-        return False
-    data = np.asarray(variable.data)
-    with np.errstate(all="ignore"):
-        return data.size > 0 and bool(np.all(data == value))
-
-
-def _is_zeros(variable: Variable) -> bool:
-    """True if `variable` is alloc(0, ...) or a constant array of zeros."""
-    if _is_constant(variable, 0):
-        return True
-    return variable.owner is not None and isinstance(variable.owner.op, Alloc) \
-        and _is_constant(variable.owner.inputs[0], 0)
-
-
-def _elemwise_lengths(node: Apply) -> list[Any]:
-    """The output lengths of an Elemwise node: ints where its type knows them, else the
-    length of an input that is not broadcast on that axis: an Alloc's length input where
-    one is such an input (so that the rewritten graph does not keep the Alloc alive only to
-    read its shape), else ShapeI of the first."""
-    lengths = []
-    for axis, static in enumerate(node.outputs[0].type.shape):
-        if static is not None:
-            lengths.append(static)
-            continue
-        sources = [v for v in node.inputs if v.type.shape[axis] != 1]
-        allocated = next((v for v in sources if v.owner is not None
-                          and isinstance(v.owner.op, Alloc)), None)
-        if allocated is None:
-            lengths.append(ShapeI(axis)(sources[0]))
-        else:
-            lengths.append(allocated.owner.inputs[1 + axis])
-    return lengths
-
-
-def _like_output(node: Apply, value: Variable) -> Variable | None:
-    """`value` (holding the values of node's output, broadcast or not) made to fit the Type of
-    node's only output: cast to its dtype, allocated to its shape if other inputs broadcast it.
-    None if it cannot fit."""
-    (output,) = node.outputs
-    value = cast(value, output.type.dtype)
-    if value.type.ndim != output.type.ndim:
-        return None
-    # An axis of static length 1 where the output's is not 1 is broadcast (Elemwise broadcasts
-    # no other): is_super alone would accept the smaller array.
-    if any(length == 1 and out_length != 1
-           for length, out_length in zip(value.type.shape, output.type.shape)):
-        value = alloc(value, *_elemwise_lengths(node))
-    return value if output.type.is_super(value.type) else None
-
-
-def _is_elemwise(node: Apply, scalar_op: scalar.ScalarOp) -> bool:
-    return isinstance(node.op, Elemwise) and node.op.scalar_op == scalar_op \
-        and not node.op.inplace_pattern
-
 
 def _is_inexact(dtype: str) -> bool:
     return np.dtype(dtype).kind in "fc"
@@ -113,11 +55,11 @@ def _is_inexact(dtype: str) -> bool:
 def local_mul_by_one(fgraph: FunctionGraph, node: Apply):
     """x * 1 -> x and 1 * x -> x (cast to the product's dtype, allocated to its shape when
     the constant broadcasts x)."""
-    if not _is_elemwise(node, scalar.mul):
+    if not is_elemwise(node, scalar.mul):
         return None
     for position, other in ((0, 1), (1, 0)):
-        if _is_constant(node.inputs[other], 1):
-            replacement = _like_output(node, node.inputs[position])
+        if is_constant(node.inputs[other], 1):
+            replacement = like_output(node, node.inputs[position])
             if replacement is not None:
                 return [replacement]
     return None
@@ -126,7 +68,7 @@ def local_mul_by_one(fgraph: FunctionGraph, node: Apply):
 @node_rewriter([Elemwise])
 def local_mul_self(fgraph: FunctionGraph, node: Apply):
     """x * x -> sqr(x)."""
-    if not _is_elemwise(node, scalar.mul) or node.inputs[0] is not node.inputs[1]:
+    if not is_elemwise(node, scalar.mul) or node.inputs[0] is not node.inputs[1]:
         return None
     replacement = elemwise_of(scalar.sqr)(node.inputs[0])
     return [replacement] if node.outputs[0].type.is_super(replacement.type) else None
@@ -137,11 +79,11 @@ def local_add_zero(fgraph: FunctionGraph, node: Apply):
     """x + 0 -> x and 0 + x -> x, the zeros a constant or an Alloc of one (zeros, zeros_like,
     fill(y, 0)); x cast and allocated like the sum. For x = -0.0 the sum is +0.0, which
     compares equal."""
-    if not _is_elemwise(node, scalar.add):
+    if not is_elemwise(node, scalar.add):
         return None
     for position, other in ((0, 1), (1, 0)):
-        if _is_zeros(node.inputs[other]):
-            replacement = _like_output(node, node.inputs[position])
+        if is_zeros(node.inputs[other]):
+            replacement = like_output(node, node.inputs[position])
             if replacement is not None:
                 return [replacement]
     return None
@@ -151,9 +93,9 @@ def local_add_zero(fgraph: FunctionGraph, node: Apply):
 def local_sub_zero(fgraph: FunctionGraph, node: Apply):
     """x - 0 -> x, the zeros a constant or an Alloc of one (cast and allocated like the
     difference)."""
-    if not (_is_elemwise(node, scalar.sub) and _is_zeros(node.inputs[1])):
+    if not (is_elemwise(node, scalar.sub) and is_zeros(node.inputs[1])):
         return None
-    replacement = _like_output(node, node.inputs[0])
+    replacement = like_output(node, node.inputs[0])
     return None if replacement is None else [replacement]
 
 
@@ -161,10 +103,10 @@ def local_sub_zero(fgraph: FunctionGraph, node: Apply):
 def local_sub_self(fgraph: FunctionGraph, node: Apply):
     """x - x -> zeros of x's shape and the difference's dtype. Where x is inf or nan the
     difference is nan; the rewritten graph gives 0 (as Theano's does)."""
-    if not _is_elemwise(node, scalar.sub) or node.inputs[0] is not node.inputs[1]:
+    if not is_elemwise(node, scalar.sub) or node.inputs[0] is not node.inputs[1]:
         return None
     zero = np.zeros((1,) * node.outputs[0].type.ndim, dtype=node.outputs[0].type.dtype)
-    replacement = _like_output(node, TensorType(zero.dtype.name, zero.shape).make_constant(zero))
+    replacement = like_output(node, TensorType(zero.dtype.name, zero.shape).make_constant(zero))
     return None if replacement is None else [replacement]
 
 
@@ -173,20 +115,20 @@ def local_div_self(fgraph: FunctionGraph, node: Apply):
     """x / x -> ones of x's shape and the quotient's dtype (true division only: integer
     x // x is 0 where x is 0). Where x is 0, inf or nan the quotient is nan; the rewritten
     graph gives 1 (as Theano's does)."""
-    if not _is_elemwise(node, scalar.true_div) or node.inputs[0] is not node.inputs[1]:
+    if not is_elemwise(node, scalar.true_div) or node.inputs[0] is not node.inputs[1]:
         return None
     one = np.ones((1,) * node.outputs[0].type.ndim, dtype=node.outputs[0].type.dtype)
-    replacement = _like_output(node, TensorType(one.dtype.name, one.shape).make_constant(one))
+    replacement = like_output(node, TensorType(one.dtype.name, one.shape).make_constant(one))
     return None if replacement is None else [replacement]
 
 
 @node_rewriter([Elemwise])
 def local_neg_neg(fgraph: FunctionGraph, node: Apply):
     """--x -> x."""
-    if not _is_elemwise(node, scalar.neg):
+    if not is_elemwise(node, scalar.neg):
         return None
     (inner,) = node.inputs
-    if inner.owner is None or not _is_elemwise(inner.owner, scalar.neg):
+    if inner.owner is None or not is_elemwise(inner.owner, scalar.neg):
         return None
     x = inner.owner.inputs[0]
     return [x] if node.outputs[0].type.is_super(x.type) else None
@@ -196,9 +138,9 @@ def local_neg_neg(fgraph: FunctionGraph, node: Apply):
 def local_div_by_one(fgraph: FunctionGraph, node: Apply):
     """x / 1 -> x (cast to the quotient's dtype: float64 for an integer x; allocated to its
     shape when the constant broadcasts x)."""
-    if not (_is_elemwise(node, scalar.true_div) and _is_constant(node.inputs[1], 1)):
+    if not (is_elemwise(node, scalar.true_div) and is_constant(node.inputs[1], 1)):
         return None
-    replacement = _like_output(node, node.inputs[0])
+    replacement = like_output(node, node.inputs[0])
     return None if replacement is None else [replacement]
 
 
@@ -224,7 +166,7 @@ def local_combine_constants(fgraph: FunctionGraph, node: Apply):
     either side (x * 2 * 3 -> x * 6 once folded). Only when the inner result already has the
     outer's dtype (so both products are computed in that dtype) and it is not boolean."""
     for scalar_op in (scalar.mul, scalar.add):
-        if _is_elemwise(node, scalar_op):
+        if is_elemwise(node, scalar_op):
             break
     else:
         return None
@@ -233,7 +175,7 @@ def local_combine_constants(fgraph: FunctionGraph, node: Apply):
     if outer is None or not _combinable_dtype(dtype):
         return None
     inner, outer_constant = outer
-    if inner.owner is None or not _is_elemwise(inner.owner, scalar_op) \
+    if inner.owner is None or not is_elemwise(inner.owner, scalar_op) \
             or inner.type.dtype != dtype:
         return None
     matched = _constant_operand(inner.owner)
@@ -242,7 +184,7 @@ def local_combine_constants(fgraph: FunctionGraph, node: Apply):
     x, inner_constant = matched
     op = elemwise_of(scalar_op)
     combined = op(cast(inner_constant, dtype), cast(outer_constant, dtype))
-    replacement = _like_output(node, op(x, combined))
+    replacement = like_output(node, op(x, combined))
     return None if replacement is None else [replacement]
 
 
@@ -251,7 +193,7 @@ def local_div_to_mul(fgraph: FunctionGraph, node: Apply):
     """x / c -> x * (1 / c) for a constant c and a real or complex floating-point x (the
     reciprocal computed once, in the quotient's dtype). Integer x is left alone (true
     division of integers is exact there, and int // stays as it is)."""
-    if not _is_elemwise(node, scalar.true_div):
+    if not is_elemwise(node, scalar.true_div):
         return None
     x, divisor = node.inputs
     dtype = node.outputs[0].type.dtype
@@ -261,18 +203,18 @@ def local_div_to_mul(fgraph: FunctionGraph, node: Apply):
     with np.errstate(divide="ignore"):
         reciprocal = np.reciprocal(np.asarray(divisor.data).astype(dtype))
     factor = TensorType(dtype, reciprocal.shape).make_constant(reciprocal)
-    replacement = _like_output(node, elemwise_of(scalar.mul)(x, factor))
+    replacement = like_output(node, elemwise_of(scalar.mul)(x, factor))
     return None if replacement is None else [replacement]
 
 
 @node_rewriter([Elemwise])
 def local_div_div(fgraph: FunctionGraph, node: Apply):
     """(a / b) / c -> a / (b * c), floating-point only: one division instead of two."""
-    if not _is_elemwise(node, scalar.true_div):
+    if not is_elemwise(node, scalar.true_div):
         return None
     quotient, c = node.inputs
     dtype = node.outputs[0].type.dtype
-    if quotient.owner is None or not _is_elemwise(quotient.owner, scalar.true_div) \
+    if quotient.owner is None or not is_elemwise(quotient.owner, scalar.true_div) \
             or quotient.type.dtype != dtype or not _is_inexact(dtype):
         return None
     a, b = quotient.owner.inputs
@@ -280,7 +222,7 @@ def local_div_div(fgraph: FunctionGraph, node: Apply):
         # b * c of integers could wrap around where b / c in floats would not.
         return None
     divisor = elemwise_of(scalar.mul)(cast(b, dtype), cast(c, dtype))
-    replacement = _like_output(node, elemwise_of(scalar.true_div)(a, divisor))
+    replacement = like_output(node, elemwise_of(scalar.true_div)(a, divisor))
     return None if replacement is None else [replacement]
 
 
@@ -288,7 +230,7 @@ def local_div_div(fgraph: FunctionGraph, node: Apply):
 def local_switch_constant_condition(fgraph: FunctionGraph, node: Apply):
     """switch(c, a, b) -> a when the constant c is true everywhere, b when false everywhere
     (cast to the switch's dtype, allocated to its shape)."""
-    if not _is_elemwise(node, scalar.switch):
+    if not is_elemwise(node, scalar.switch):
         return None
     condition, if_true, if_false = node.inputs
     if not isinstance(condition, Constant):
@@ -302,41 +244,41 @@ def local_switch_constant_condition(fgraph: FunctionGraph, node: Apply):
         chosen = if_false
     else:
         return None
-    replacement = _like_output(node, chosen)
+    replacement = like_output(node, chosen)
     return None if replacement is None else [replacement]
 
 
 @node_rewriter([Elemwise])
 def local_int_div_by_one(fgraph: FunctionGraph, node: Apply):
     """x // 1 -> x for integer x (for a float x it is floor(x), left alone)."""
-    if not (_is_elemwise(node, scalar.int_div) and _is_constant(node.inputs[1], 1)) \
+    if not (is_elemwise(node, scalar.int_div) and is_constant(node.inputs[1], 1)) \
             or np.dtype(node.inputs[0].type.dtype).kind not in "iu":
         return None
-    replacement = _like_output(node, node.inputs[0])
+    replacement = like_output(node, node.inputs[0])
     return None if replacement is None else [replacement]
 
 
 @node_rewriter([Elemwise])
 def local_neg_of_sub(fgraph: FunctionGraph, node: Apply):
     """-(a - b) -> b - a (exact: IEEE rounding and integer wraparound are symmetric)."""
-    if not _is_elemwise(node, scalar.neg):
+    if not is_elemwise(node, scalar.neg):
         return None
     (difference,) = node.inputs
-    if difference.owner is None or not _is_elemwise(difference.owner, scalar.sub):
+    if difference.owner is None or not is_elemwise(difference.owner, scalar.sub):
         return None
     a, b = difference.owner.inputs
     if np.dtype(node.outputs[0].type.dtype).kind == "u":
         return None
-    replacement = _like_output(node, elemwise_of(scalar.sub)(b, a))
+    replacement = like_output(node, elemwise_of(scalar.sub)(b, a))
     return None if replacement is None else [replacement]
 
 
 @node_rewriter([Elemwise])
 def local_switch_same_branches(fgraph: FunctionGraph, node: Apply):
     """switch(c, x, x) -> x (allocated to the switch's shape when c broadcasts x)."""
-    if not _is_elemwise(node, scalar.switch) or node.inputs[1] is not node.inputs[2]:
+    if not is_elemwise(node, scalar.switch) or node.inputs[1] is not node.inputs[2]:
         return None
-    replacement = _like_output(node, node.inputs[1])
+    replacement = like_output(node, node.inputs[1])
     return None if replacement is None else [replacement]
 
 
@@ -351,23 +293,23 @@ def local_pow_specialize(fgraph: FunctionGraph, node: Apply):
     """x ** 1 -> x, x ** 0 -> ones, x ** 2 -> sqr(x), x ** 0.5 -> sqrt(x),
     x ** -1 -> reciprocal(x) (floats and complex only); x is first cast to the power's dtype
     (so that int ** 0.5 is the float64 sqrt) and the result allocated to its shape."""
-    if not _is_elemwise(node, scalar.pow):
+    if not is_elemwise(node, scalar.pow):
         return None
     x, exponent = node.inputs
     dtype = node.outputs[0].type.dtype
-    if _is_constant(exponent, 0):
+    if is_constant(exponent, 0):
         one = np.ones((1,) * node.outputs[0].type.ndim, dtype=dtype)
-        replacement = _like_output(node, TensorType(dtype, one.shape).make_constant(one))
+        replacement = like_output(node, TensorType(dtype, one.shape).make_constant(one))
         return None if replacement is None else [replacement]
     for value, scalar_op, inexact_only in _POWERS:
-        if not _is_constant(exponent, value) or (inexact_only and not _is_inexact(dtype)):
+        if not is_constant(exponent, value) or (inexact_only and not _is_inexact(dtype)):
             continue
         result = cast(x, dtype)
         if scalar_op is not None:
             result = elemwise_of(scalar_op)(result)
         if result.type.dtype != dtype:
             return None
-        replacement = _like_output(node, result)
+        replacement = like_output(node, result)
         return None if replacement is None else [replacement]
     return None
 

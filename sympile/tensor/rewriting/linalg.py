@@ -38,7 +38,8 @@ from sympile.tensor.math import abs as absolute
 from sympile.tensor.math import log, lt, sgn, switch
 from sympile.tensor.nlinalg import Det, MatrixInverse, SLogDet, matrix_inverse, slogdet
 from sympile.tensor.reduction import prod
-from sympile.tensor.rewriting.stabilize import _as_type_of, stabilize_db
+from sympile.tensor.rewriting.matching import as_type_of
+from sympile.tensor.rewriting.stabilize import stabilize_db
 from sympile.tensor.slinalg import Cholesky, Solve, cho_solve, solve, solve_triangular
 
 __all__ = ["local_det_of_triangular", "local_inverse_of_inverse",
@@ -111,7 +112,7 @@ def local_inverse_product_to_solve(fgraph: FunctionGraph, node):
     if a is None or b.type.ndim not in (a.type.ndim - 1, a.type.ndim) \
             or (isinstance(node.op, Dot) and a.type.ndim != 2):
         return None
-    return _as_type_of(solve(a, b), node.outputs[0])
+    return as_type_of(solve(a, b), node.outputs[0])
 
 
 @node_rewriter([DimShuffle])
@@ -126,7 +127,7 @@ def local_transpose_of_inverse(fgraph: FunctionGraph, node):
     if not any(isinstance(getattr(client, "op", None), (Dot, MatMul)) and index == 0
                for client, index in clients):
         return None
-    return _as_type_of(matrix_inverse(matrix_transpose(a)), node.outputs[0])
+    return as_type_of(matrix_inverse(matrix_transpose(a)), node.outputs[0])
 
 
 @node_rewriter([Solve])
@@ -138,7 +139,7 @@ def local_solve_of_inverse(fgraph: FunctionGraph, node):
     b = node.inputs[1]
     vector = b.type.ndim == a.type.ndim - 1
     product = matmul(a, b[..., None])[..., 0] if vector else matmul(a, b)
-    return _as_type_of(product, node.outputs[0])
+    return as_type_of(product, node.outputs[0])
 
 
 @node_rewriter([Elemwise])
@@ -151,14 +152,14 @@ def local_log_det_to_slogdet(fgraph: FunctionGraph, node):
         return None
     sign, log_abs = slogdet(owner.inputs[0])
     nan = np.asarray(np.nan, dtype=log_abs.type.dtype)
-    return _as_type_of(switch(lt(sign, 0), nan, log_abs), node.outputs[0])
+    return as_type_of(switch(lt(sign, 0), nan, log_abs), node.outputs[0])
 
 
 @node_rewriter([MatrixInverse])
 def local_inverse_of_inverse(fgraph: FunctionGraph, node):
     """matrix_inverse(matrix_inverse(A)) -> A."""
     a = _inverse_input(node.inputs[0])
-    return None if a is None else _as_type_of(a, node.outputs[0])
+    return None if a is None else as_type_of(a, node.outputs[0])
 
 
 @node_rewriter([Det])
@@ -171,11 +172,11 @@ def local_det_of_triangular(fgraph: FunctionGraph, node):
            for client, _ in fgraph.clients.get(node.outputs[0], [])):
         return None
     if _triangle_of(a) is not None:
-        return _as_type_of(prod(_diagonal(a), axis=-1), node.outputs[0])
+        return as_type_of(prod(_diagonal(a), axis=-1), node.outputs[0])
     gram = _gram_factor(a)
     if gram is None:
         return None
-    return _as_type_of(prod(_diagonal(gram[0]), axis=-1) ** 2, node.outputs[0])
+    return as_type_of(prod(_diagonal(gram[0]), axis=-1) ** 2, node.outputs[0])
 
 
 @node_rewriter([SLogDet])
@@ -194,8 +195,8 @@ def local_slogdet_of_triangular(fgraph: FunctionGraph, node):
     log_abs = log(absolute(values)).sum(axis=-1)
     if square:
         sign, log_abs = sign * sign, 2 * log_abs
-    sign = _as_type_of(sign, node.outputs[0])
-    log_abs = _as_type_of(log_abs, node.outputs[1])
+    sign = as_type_of(sign, node.outputs[0])
+    log_abs = as_type_of(log_abs, node.outputs[1])
     return None if sign is None or log_abs is None else [*sign, *log_abs]
 
 
@@ -207,14 +208,14 @@ def local_solve_of_triangular(fgraph: FunctionGraph, node):
     a, b = node.inputs
     lower = _triangle_of(a)
     if lower is not None and node.op.assume_a == "gen":
-        return _as_type_of(solve_triangular(a, b, lower=lower), node.outputs[0])
+        return as_type_of(solve_triangular(a, b, lower=lower), node.outputs[0])
     gram = _gram_factor(a)
     if gram is None:
         return None
     factor, left = gram
     if _triangle_of(factor) != left:  # L Lᵀ needs L lower; Uᵀ U needs U upper
         return None
-    return _as_type_of(cho_solve((factor, left), b), node.outputs[0])
+    return as_type_of(cho_solve((factor, left), b), node.outputs[0])
 
 
 for _rule in (local_inverse_product_to_solve, local_transpose_of_inverse,

@@ -41,8 +41,9 @@ from sympile.tensor.nnet.basic import (
     SoftmaxGrad,
 )
 from sympile.tensor.reduction import CAReduce
+from sympile.tensor.rewriting.matching import as_type_of, inputs_of, is_constant
 from sympile.tensor.rewriting.specialize import specialize_db
-from sympile.tensor.rewriting.stabilize import _as_type_of, _inputs_of, stabilize_db
+from sympile.tensor.rewriting.stabilize import stabilize_db
 from sympile.tensor.shape import Shape, ShapeI
 from sympile.tensor.subtensor import ARRAY, AdvancedIncSubtensor, AdvancedSubtensor, Subtensor
 
@@ -52,11 +53,6 @@ __all__ = ["local_crossentropy_1hot", "local_crossentropy_1hot_grad", "local_log
 _log = Elemwise(scalar.log)
 _true_div = Elemwise(scalar.true_div)
 _mul = Elemwise(scalar.mul)
-
-
-def _is_constant(variable, value) -> bool:
-    return isinstance(variable, Constant) and np.asarray(variable.data).size == 1 \
-        and np.asarray(variable.data).item() == value
 
 
 def _row_softmax_input(variable):
@@ -81,7 +77,7 @@ def _is_row_arange(variable, x, targets) -> bool:
     if owner is None or not isinstance(owner.op, ARange):
         return False
     start, stop, step = owner.inputs
-    if not (_is_constant(start, 0) and _is_constant(step, 1)):
+    if not (is_constant(start, 0) and is_constant(step, 1)):
         return False
     return _first_length_of(stop) in (x, targets)
 
@@ -143,21 +139,21 @@ def local_softmax(fgraph: FunctionGraph, node: Apply):
     # exp(x) alone overflows to inf for x > 709 (float64), and inf / inf is NaN; softmax
     # subtracts the maximum. The shifted form is already stable: one node instead of five.
     numerator, denominator = node.inputs
-    exponent = _inputs_of(numerator, scalar.exp)
+    exponent = inputs_of(numerator, scalar.exp)
     total = _reduced_with_kept_axis(denominator, scalar.add)
     if exponent is None or total is None or total[0] is not numerator \
             or numerator.type.dtype not in scalar.FLOAT_DTYPES:
         return None
     axis = total[1]
     (x,) = exponent
-    difference = _inputs_of(x, scalar.sub)
+    difference = inputs_of(x, scalar.sub)
     if difference is not None:
         peak = _reduced_with_kept_axis(difference[1], scalar.maximum)
         if peak is not None and peak == (difference[0], axis):
             x = difference[0]
     if x.type.dtype != numerator.type.dtype:
         return None
-    return _as_type_of(Softmax(axis)(x), node.outputs[0])
+    return as_type_of(Softmax(axis)(x), node.outputs[0])
 
 
 @node_rewriter([_log])
@@ -168,7 +164,7 @@ def local_log_softmax(fgraph: FunctionGraph, node: Apply):
     owner = node.inputs[0].owner
     if owner is None or not isinstance(owner.op, Softmax):
         return None
-    return _as_type_of(LogSoftmax(owner.op.axis)(owner.inputs[0]), node.outputs[0])
+    return as_type_of(LogSoftmax(owner.op.axis)(owner.inputs[0]), node.outputs[0])
 
 
 @node_rewriter([_log, AdvancedSubtensor])
@@ -186,12 +182,12 @@ def local_crossentropy_1hot(fgraph: FunctionGraph, node: Apply):
             return None
     _, x, targets = picked
     loss = CrossentropySoftmax1Hot()(x, targets)[0]
-    return _as_type_of(math.neg(loss), node.outputs[0])
+    return as_type_of(math.neg(loss), node.outputs[0])
 
 
 def _zeros_source(variable) -> bool:
     owner = variable.owner
-    return owner is not None and isinstance(owner.op, Alloc) and _is_constant(owner.inputs[0], 0)
+    return owner is not None and isinstance(owner.op, Alloc) and is_constant(owner.inputs[0], 0)
 
 
 @node_rewriter([SoftmaxGrad])
@@ -203,7 +199,7 @@ def local_crossentropy_1hot_grad(fgraph: FunctionGraph, node: Apply):
     scattered, probabilities = node.inputs
     # log(sm)[arange(n), y] differentiates to inc_subtensor(zeros[...], w) / sm: the
     # one-hot's entries are then w / p, so the scale is -w itself.
-    divided = _inputs_of(scattered, scalar.true_div)
+    divided = inputs_of(scattered, scalar.true_div)
     over_probabilities = divided is not None and divided[1] is probabilities
     if over_probabilities:
         scattered = divided[0]
@@ -217,7 +213,7 @@ def local_crossentropy_1hot_grad(fgraph: FunctionGraph, node: Apply):
     x = _row_softmax_input(probabilities)
     if x is None or targets.type.ndim != 1 or not _is_row_arange(rows, x, targets):
         return None
-    quotient = _inputs_of(weights, scalar.true_div)
+    quotient = inputs_of(weights, scalar.true_div)
     if over_probabilities:
         quotient = [weights, None]
     picked = quotient[1] if quotient is not None else None
@@ -231,7 +227,7 @@ def local_crossentropy_1hot_grad(fgraph: FunctionGraph, node: Apply):
         # Dx takes one scale per row (a broadcast one, as local_elemwise_alloc leaves, too).
         scale = math.add(scale, math.cast(math.mul(0, targets), scale.type.dtype))
     scale = math.cast(scale, probabilities.type.dtype)
-    return _as_type_of(CrossentropySoftmax1HotDx()(scale, probabilities, targets),
+    return as_type_of(CrossentropySoftmax1HotDx()(scale, probabilities, targets),
                        node.outputs[0])
 
 
@@ -250,7 +246,7 @@ def local_softmax_grad(fgraph: FunctionGraph, node: Apply):
     either factor order in both products: the gradient of softmax written out (or left by the
     naive graph once its forward part is a Softmax) as one pass over each slice."""
     for sm, difference in (node.inputs, node.inputs[::-1]):
-        terms = _inputs_of(difference, scalar.sub)
+        terms = inputs_of(difference, scalar.sub)
         if terms is None:
             continue
         output_grad, total = terms
@@ -258,7 +254,7 @@ def local_softmax_grad(fgraph: FunctionGraph, node: Apply):
         if reduced is None:
             continue
         product, axis = reduced
-        factors = _inputs_of(product, scalar.mul)
+        factors = inputs_of(product, scalar.mul)
         if factors is None or not _softmax_of(sm, axis) \
                 or not (factors == [output_grad, sm] or factors == [sm, output_grad]) \
                 or output_grad.type.ndim != sm.type.ndim \
@@ -266,7 +262,7 @@ def local_softmax_grad(fgraph: FunctionGraph, node: Apply):
                        for own, other in zip(output_grad.type.shape, sm.type.shape)):
             # SoftmaxGrad broadcasts nothing: dy must have sm's shape.
             continue
-        return _as_type_of(SoftmaxGrad(axis)(output_grad, sm), node.outputs[0])
+        return as_type_of(SoftmaxGrad(axis)(output_grad, sm), node.outputs[0])
     return None
 
 
@@ -280,7 +276,7 @@ def local_softmax_of_crossentropy(fgraph: FunctionGraph, node: Apply):
     for client, _ in fgraph.clients.get(x, []):
         if isinstance(getattr(client, "op", None), CrossentropySoftmax1Hot) \
                 and client.inputs[0] is x:
-            return _as_type_of(client.outputs[1], node.outputs[0])
+            return as_type_of(client.outputs[1], node.outputs[0])
     return None
 
 

@@ -27,12 +27,10 @@ from sympile.tensor.math import elemwise_of
 from sympile.tensor.reduction import CAReduce
 from sympile.tensor.rewriting.basic import rewrite_db
 from sympile.tensor.rewriting.canonicalize import (
-    _is_constant,
-    _is_elemwise,
-    _like_output,
     local_dimshuffle_dimshuffle,
     local_useless_dimshuffle,
 )
+from sympile.tensor.rewriting.matching import is_constant, is_elemwise, like_output
 
 __all__ = ["SPECIALIZE_POSITION", "local_mul_by_minus_one", "local_sum_of_product_to_dot",
            "specialize_db"]
@@ -47,12 +45,12 @@ def local_mul_by_minus_one(fgraph: FunctionGraph, node: Apply):
     """x * -1 -> neg(x) and -1 * x -> neg(x) (cast to the product's dtype, allocated to its
     shape when the constant broadcasts x). Not for unsigned or boolean products, where -1
     is not what neg computes."""
-    if not _is_elemwise(node, scalar.mul) or node.outputs[0].type.dtype[0] in "ub":
+    if not is_elemwise(node, scalar.mul) or node.outputs[0].type.dtype[0] in "ub":
         return None
     for position, other in ((0, 1), (1, 0)):
-        if _is_constant(node.inputs[other], -1):
+        if is_constant(node.inputs[other], -1):
             negated = elemwise_of(scalar.neg)(node.inputs[position])
-            replacement = _like_output(node, negated)
+            replacement = like_output(node, negated)
             if replacement is not None:
                 return [replacement]
     return None
@@ -79,7 +77,7 @@ def local_sum_of_product_to_dot(fgraph: FunctionGraph, node: Apply):
     if node.op.scalar_op != scalar.add or node.op.axis is None or len(node.op.axis) != 1:
         return None
     (product,) = node.inputs
-    if product.owner is None or not _is_elemwise(product.owner, scalar.mul) \
+    if product.owner is None or not is_elemwise(product.owner, scalar.mul) \
             or product.type.ndim != 3:
         return None
     dtype = node.outputs[0].type.dtype

@@ -38,11 +38,9 @@ exactly that shape of graph itself.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
-from sympile.graph.basic import Apply, Constant, Variable
+from sympile.graph.basic import Apply, Variable
 from sympile.graph.fgraph import FunctionGraph
 from sympile.graph.rewriting.basic import node_rewriter
 from sympile.graph.rewriting.db import EquilibriumDatabase
@@ -51,7 +49,15 @@ from sympile.tensor import math
 from sympile.tensor.elemwise import Elemwise, is_elemwise_of
 from sympile.tensor.reduction import CAReduce, logsumexp
 from sympile.tensor.rewriting.basic import rewrite_db
-from sympile.tensor.shape import specify_shape
+from sympile.tensor.rewriting.matching import (
+    as_type_of,
+    inputs_of,
+    is_constant,
+    is_real_float,
+    negate,
+    one_minus,
+    one_plus,
+)
 from sympile.tensor.variable import constant
 
 __all__ = [
@@ -79,70 +85,6 @@ STABILIZE_POSITION = 1.5
 
 # -- matching helpers ---------------------------------------------------------------------------
 
-def _inputs_of(variable: Any, scalar_op: scalar.ScalarOp) -> list[Variable] | None:
-    """The inputs of the Elemwise(scalar_op) node computing `variable`, or None."""
-    if not is_elemwise_of(variable, scalar_op):
-        return None
-    return list(variable.owner.inputs)
-
-
-def _is_constant(variable: Any, value: float) -> bool:
-    """True if `variable` is a non-empty constant whose elements all equal `value`."""
-    if not isinstance(variable, Constant):
-        return False
-    data = np.asarray(variable.data)
-    return data.size > 0 and bool(np.all(data == value))
-
-
-def _is_real_float(variable: Variable) -> bool:
-    return variable.type.dtype in scalar.FLOAT_DTYPES
-
-
-def _negate(variable: Variable) -> Variable:
-    """-variable; the input of a neg rather than a double negation."""
-    inner = _inputs_of(variable, scalar.neg)
-    return inner[0] if inner is not None else math.neg(variable)
-
-
-def _as_type_of(new: Variable, old: Variable) -> list[Variable] | None:
-    """[new] with exactly old's Type (cast to old's dtype, lengths old knows declared by
-    specify_shape), or None when new's static shape contradicts old's."""
-    new = math.cast(new, old.type.dtype)
-    if new.type.ndim != old.type.ndim:
-        return None
-    missing = []
-    for own, wanted in zip(new.type.shape, old.type.shape):
-        if own == wanted:
-            missing.append(None)
-        elif own is None:
-            missing.append(wanted)
-        else:
-            return None
-    if any(length is not None for length in missing):
-        new = specify_shape(new, missing)
-    return [new] if new.type == old.type else None
-
-
-def _one_plus(variable: Variable) -> Variable | None:
-    """x if `variable` is 1 + x or x + 1 computed in a real float dtype, else None."""
-    terms = _inputs_of(variable, scalar.add)
-    if terms is None or not _is_real_float(variable):
-        return None
-    if _is_constant(terms[0], 1):
-        return terms[1]
-    if _is_constant(terms[1], 1):
-        return terms[0]
-    return None
-
-
-def _one_minus(variable: Variable) -> Variable | None:
-    """x if `variable` is 1 - x computed in a real float dtype, else None."""
-    terms = _inputs_of(variable, scalar.sub)
-    if terms is None or not _is_real_float(variable) or not _is_constant(terms[0], 1):
-        return None
-    return terms[1]
-
-
 _log = Elemwise(scalar.log)
 _log1p = Elemwise(scalar.log1p)
 _sub = Elemwise(scalar.sub)
@@ -158,23 +100,23 @@ def local_log1p_exp(fgraph: FunctionGraph, node: Apply):
     # softplus is computed as logaddexp(0, x), finite wherever the result is.
     (argument,) = node.inputs
     if node.op == _log:
-        argument = _one_plus(argument)
-    if argument is None or not _is_real_float(argument):
+        argument = one_plus(argument)
+    if argument is None or not is_real_float(argument):
         return None
-    exp_inputs = _inputs_of(argument, scalar.exp)
+    exp_inputs = inputs_of(argument, scalar.exp)
     if exp_inputs is None:
         return None
     x = math.cast(exp_inputs[0], argument.type.dtype)
-    return _as_type_of(math.softplus(x), node.outputs[0])
+    return as_type_of(math.softplus(x), node.outputs[0])
 
 
 def _one_minus_sigmoid_argument(variable):
     """x (cast to the dtype of sigmoid(x)) if `variable` is 1 - sigmoid(x) on real floats."""
-    complement = _one_minus(variable)
+    complement = one_minus(variable)
     if complement is None:
         return None
-    sigmoid_inputs = _inputs_of(complement, scalar.sigmoid)
-    if sigmoid_inputs is None or not _is_real_float(complement):
+    sigmoid_inputs = inputs_of(complement, scalar.sigmoid)
+    if sigmoid_inputs is None or not is_real_float(complement):
         return None
     return math.cast(sigmoid_inputs[0], complement.type.dtype)
 
@@ -187,7 +129,7 @@ def local_log1m_sigmoid(fgraph: FunctionGraph, node: Apply):
     x = _one_minus_sigmoid_argument(node.inputs[0])
     if x is None:
         return None
-    return _as_type_of(math.neg(math.softplus(x)), node.outputs[0])
+    return as_type_of(math.neg(math.softplus(x)), node.outputs[0])
 
 
 @node_rewriter([_log])
@@ -196,11 +138,11 @@ def local_log_sigmoid(fgraph: FunctionGraph, node: Apply):
     # sigmoid(x) underflows to 0 for x < -745 (float64), whose log is -inf; the exact value
     # is about x, which -softplus(-x) gives.
     (argument,) = node.inputs
-    sigmoid_inputs = _inputs_of(argument, scalar.sigmoid)
-    if sigmoid_inputs is None or not _is_real_float(argument):
+    sigmoid_inputs = inputs_of(argument, scalar.sigmoid)
+    if sigmoid_inputs is None or not is_real_float(argument):
         return None
     x = math.cast(sigmoid_inputs[0], argument.type.dtype)
-    return _as_type_of(math.neg(math.softplus(_negate(x))), node.outputs[0])
+    return as_type_of(math.neg(math.softplus(negate(x))), node.outputs[0])
 
 
 @node_rewriter([_log])
@@ -209,19 +151,19 @@ def local_log_exp(fgraph: FunctionGraph, node: Apply):
     # exp(x) overflows to inf (x > 709) or underflows to 0 (x < -745), so the round trip
     # gives +-inf where x itself is the exact answer.
     (argument,) = node.inputs
-    exp_inputs = _inputs_of(argument, scalar.exp)
-    if exp_inputs is None or not _is_real_float(argument):
+    exp_inputs = inputs_of(argument, scalar.exp)
+    if exp_inputs is None or not is_real_float(argument):
         return None
-    return _as_type_of(math.cast(exp_inputs[0], argument.type.dtype), node.outputs[0])
+    return as_type_of(math.cast(exp_inputs[0], argument.type.dtype), node.outputs[0])
 
 
 def _is_shifted_by_logsumexp(variable: Variable) -> bool:
     """True if `variable` is x - switch(isfinite(m), m, 0), the shifted input logsumexp
     exponentiates (so that log(sum(exp(...))) over it is not rewritten again)."""
-    terms = _inputs_of(variable, scalar.sub)
+    terms = inputs_of(variable, scalar.sub)
     if terms is None:
         return False
-    choice = _inputs_of(terms[1], scalar.switch)
+    choice = inputs_of(terms[1], scalar.switch)
     return choice is not None and is_elemwise_of(choice[0], scalar.isfinite)
 
 
@@ -234,15 +176,15 @@ def local_logsumexp(fgraph: FunctionGraph, node: Apply):
     if total is None or not isinstance(total.op, CAReduce) or total.op.scalar_op != scalar.add:
         return None
     (terms,) = total.inputs
-    exp_inputs = _inputs_of(terms, scalar.exp)
-    if exp_inputs is None or not _is_real_float(terms) \
-            or not _is_real_float(node.inputs[0]) or _is_shifted_by_logsumexp(exp_inputs[0]):
+    exp_inputs = inputs_of(terms, scalar.exp)
+    if exp_inputs is None or not is_real_float(terms) \
+            or not is_real_float(node.inputs[0]) or _is_shifted_by_logsumexp(exp_inputs[0]):
         return None
     x = math.cast(exp_inputs[0], terms.type.dtype)
     if total.op.axis == ():
         # A sum over no axis is the identity: this is log(exp(x)).
-        return _as_type_of(x, node.outputs[0])
-    return _as_type_of(logsumexp(x, total.op.axis), node.outputs[0])
+        return as_type_of(x, node.outputs[0])
+    return as_type_of(logsumexp(x, total.op.axis), node.outputs[0])
 
 
 @node_rewriter([_log])
@@ -251,13 +193,13 @@ def local_log1p(fgraph: FunctionGraph, node: Apply):
     # For |x| below the float epsilon, 1 + x rounds to 1 and the log to 0, losing x
     # entirely (log(1 + 1e-20) = 0, the exact value is 1e-20); log1p keeps it.
     (argument,) = node.inputs
-    x = _one_plus(argument)
+    x = one_plus(argument)
     if x is not None:
-        return _as_type_of(math.log1p(math.cast(x, argument.type.dtype)), node.outputs[0])
-    x = _one_minus(argument)
+        return as_type_of(math.log1p(math.cast(x, argument.type.dtype)), node.outputs[0])
+    x = one_minus(argument)
     if x is not None:
-        x = _negate(math.cast(x, argument.type.dtype))
-        return _as_type_of(math.log1p(x), node.outputs[0])
+        x = negate(math.cast(x, argument.type.dtype))
+        return as_type_of(math.log1p(x), node.outputs[0])
     return None
 
 
@@ -266,19 +208,19 @@ def local_expm1(fgraph: FunctionGraph, node: Apply):
     """exp(x) - 1, exp(x) + -1, -1 + exp(x) -> expm1(x)."""
     # For |x| below the float epsilon, exp(x) rounds to 1 and the difference to 0, losing x
     # entirely (exp(1e-20) - 1 = 0, the exact value is 1e-20); expm1 keeps it.
-    if not _is_real_float(node.outputs[0]):
+    if not is_real_float(node.outputs[0]):
         return None
     left, right = node.inputs
     if node.op == _sub:
-        candidates = [left] if _is_constant(right, 1) else []
+        candidates = [left] if is_constant(right, 1) else []
     else:
         candidates = [term for term, other in ((left, right), (right, left))
-                      if _is_constant(other, -1)]
+                      if is_constant(other, -1)]
     for candidate in candidates:
-        exp_inputs = _inputs_of(candidate, scalar.exp)
-        if exp_inputs is not None and _is_real_float(candidate):
+        exp_inputs = inputs_of(candidate, scalar.exp)
+        if exp_inputs is not None and is_real_float(candidate):
             x = math.cast(exp_inputs[0], candidate.type.dtype)
-            return _as_type_of(math.expm1(x), node.outputs[0])
+            return as_type_of(math.expm1(x), node.outputs[0])
     return None
 
 
@@ -290,7 +232,7 @@ def local_1m_sigmoid(fgraph: FunctionGraph, node: Apply):
     x = _one_minus_sigmoid_argument(node.outputs[0])
     if x is None:
         return None
-    return _as_type_of(math.sigmoid(_negate(x)), node.outputs[0])
+    return as_type_of(math.sigmoid(negate(x)), node.outputs[0])
 
 
 _exp = Elemwise(scalar.exp)
@@ -311,18 +253,18 @@ def local_exp_log(fgraph: FunctionGraph, node: Apply):
     changes only by the rounding the round trip would add (and exp(log(x)) keeps x = 0 and
     inf exactly)."""
     (argument,) = node.inputs
-    if not _is_real_float(argument) or argument.owner is None:
+    if not is_real_float(argument) or argument.owner is None:
         return None
     dtype = argument.type.dtype
     for scalar_op, lower_bound in ((scalar.log, 0.0), (scalar.log1p, -1.0)):
-        inputs = _inputs_of(argument, scalar_op)
+        inputs = inputs_of(argument, scalar_op)
         if inputs is None:
             continue
         x = math.cast(inputs[0], dtype)
         value = x if scalar_op == scalar.log else math.add(_typed_constant(1.0, dtype), x)
         guarded = math.switch(math.ge(x, _typed_constant(lower_bound, dtype)), value,
                               _typed_constant(np.nan, dtype))
-        return _as_type_of(guarded, node.outputs[0])
+        return as_type_of(guarded, node.outputs[0])
     return None
 
 
@@ -336,9 +278,9 @@ _LOG_ERFC_THRESHOLD = {"float64": 26.0, "float32": 9.0, "float16": 3.5}
 def _is_clipped_for_log_erfc(variable: Variable) -> bool:
     """True if `variable` is minimum(x, threshold), the naive branch local_log_erfc builds (so
     that log(erfc(...)) over it is not rewritten again)."""
-    terms = _inputs_of(variable, scalar.minimum)
+    terms = inputs_of(variable, scalar.minimum)
     return terms is not None \
-        and _is_constant(terms[1], _LOG_ERFC_THRESHOLD[variable.type.dtype])
+        and is_constant(terms[1], _LOG_ERFC_THRESHOLD[variable.type.dtype])
 
 
 @node_rewriter([_log])
@@ -350,8 +292,8 @@ def local_log_erfc(fgraph: FunctionGraph, node: Apply):
     # erfc(x) underflows to 0 for x > 26.6 (float64), whose log is -inf, while the exact
     # value is about -x**2. Each branch only sees inputs where it is finite.
     (argument,) = node.inputs
-    erfc_inputs = _inputs_of(argument, scalar.erfc)
-    if erfc_inputs is None or not _is_real_float(argument) \
+    erfc_inputs = inputs_of(argument, scalar.erfc)
+    if erfc_inputs is None or not is_real_float(argument) \
             or argument.type.dtype not in _LOG_ERFC_THRESHOLD:
         return None
     dtype = argument.type.dtype
@@ -373,7 +315,7 @@ def local_log_erfc(fgraph: FunctionGraph, node: Apply):
                       number(0.5 * np.log(np.pi)))
     series = math.add(series, math.log(polynomial))
     naive = math.log(math.erfc(math.minimum(x, threshold)))
-    return _as_type_of(math.switch(math.lt(x, threshold), naive, series), node.outputs[0])
+    return as_type_of(math.switch(math.lt(x, threshold), naive, series), node.outputs[0])
 
 
 @node_rewriter([_log])
@@ -383,18 +325,18 @@ def local_log1mexp(fgraph: FunctionGraph, node: Apply):
     # -inf, the exact value about -46); -expm1(x) keeps it. For very negative x, -expm1(x)
     # rounds to 1 while log1p(-exp(x)) keeps the small exp(x) (Maechler, "Accurately computing
     # log(1 - exp(-|a|))", 2012).
-    complement = _one_minus(node.inputs[0])
+    complement = one_minus(node.inputs[0])
     if complement is None:
         return None
-    exp_inputs = _inputs_of(complement, scalar.exp)
-    if exp_inputs is None or not _is_real_float(complement):
+    exp_inputs = inputs_of(complement, scalar.exp)
+    if exp_inputs is None or not is_real_float(complement):
         return None
     dtype = complement.type.dtype
     x = math.cast(exp_inputs[0], dtype)
     far = math.log1p(math.neg(math.exp(x)))
     near = math.log(math.neg(math.expm1(x)))
     choice = math.switch(math.lt(x, _typed_constant(-np.log(2.0), dtype)), far, near)
-    return _as_type_of(choice, node.outputs[0])
+    return as_type_of(choice, node.outputs[0])
 
 
 @node_rewriter([_log])
@@ -402,15 +344,15 @@ def local_log_add_exp(fgraph: FunctionGraph, node: Apply):
     """log(exp(x) + exp(y)) -> logaddexp(x, y)."""
     # exp overflows for x > 709 (float64) although the result is about max(x, y);
     # logaddexp factors the larger exponential out.
-    terms = _inputs_of(node.inputs[0], scalar.add)
-    if terms is None or not _is_real_float(node.inputs[0]):
+    terms = inputs_of(node.inputs[0], scalar.add)
+    if terms is None or not is_real_float(node.inputs[0]):
         return None
-    exponents = [_inputs_of(term, scalar.exp) for term in terms]
-    if None in exponents or not all(_is_real_float(term) for term in terms):
+    exponents = [inputs_of(term, scalar.exp) for term in terms]
+    if None in exponents or not all(is_real_float(term) for term in terms):
         return None
     dtype = node.inputs[0].type.dtype
     left, right = (math.cast(inputs[0], dtype) for inputs in exponents)
-    return _as_type_of(math.logaddexp(left, right), node.outputs[0])
+    return as_type_of(math.logaddexp(left, right), node.outputs[0])
 
 
 @node_rewriter([_true_div])
@@ -418,17 +360,17 @@ def local_exp_over_1_plus_exp(fgraph: FunctionGraph, node: Apply):
     """exp(x) / (1 + exp(x)) -> sigmoid(x) and 1 / (1 + exp(x)) -> sigmoid(-x)."""
     # For x > 709 (float64) exp(x) is inf and the quotient inf / inf is NaN; sigmoid is 1.
     numerator, denominator = node.inputs
-    if not _is_real_float(node.outputs[0]):
+    if not is_real_float(node.outputs[0]):
         return None
-    exponential = _one_plus(denominator)
-    exp_inputs = None if exponential is None else _inputs_of(exponential, scalar.exp)
-    if exp_inputs is None or not _is_real_float(exponential):
+    exponential = one_plus(denominator)
+    exp_inputs = None if exponential is None else inputs_of(exponential, scalar.exp)
+    if exp_inputs is None or not is_real_float(exponential):
         return None
     x = math.cast(exp_inputs[0], exponential.type.dtype)
     if numerator is exponential:
-        return _as_type_of(math.sigmoid(x), node.outputs[0])
-    if _is_constant(numerator, 1):
-        return _as_type_of(math.sigmoid(_negate(x)), node.outputs[0])
+        return as_type_of(math.sigmoid(x), node.outputs[0])
+    if is_constant(numerator, 1):
+        return as_type_of(math.sigmoid(negate(x)), node.outputs[0])
     return None
 
 

@@ -49,14 +49,8 @@ from sympile.tensor.basic import Alloc, alloc
 from sympile.tensor.elemwise import DimShuffle, Elemwise
 from sympile.tensor.math import cast, elemwise_of
 from sympile.tensor.rewriting.basic import MergeRewriter, local_constant_folding, rewrite_db
-from sympile.tensor.rewriting.canonicalize import (
-    _is_elemwise,
-    _is_zeros,
-    _like_output,
-    canonicalize_db,
-    local_add_zero,
-    local_sub_zero,
-)
+from sympile.tensor.rewriting.canonicalize import canonicalize_db, local_add_zero, local_sub_zero
+from sympile.tensor.rewriting.matching import is_elemwise, is_zeros, like_output
 from sympile.tensor.shape import ShapeI
 from sympile.tensor.subtensor import (
     ARRAY,
@@ -90,12 +84,12 @@ def _zeros_like_output(node: Apply) -> list[Variable] | None:
     Type already, else a constant zero allocated to the output's shape."""
     (output,) = node.outputs
     for variable in node.inputs:
-        if _is_zeros(variable) and variable.type.dtype == output.type.dtype \
+        if is_zeros(variable) and variable.type.dtype == output.type.dtype \
                 and output.type.is_super(variable.type) \
                 and variable.type.shape == output.type.shape:
             return [variable]
     zero = np.zeros((1,) * output.type.ndim, dtype=output.type.dtype)
-    replacement = _like_output(node, TensorType(zero.dtype.name, zero.shape).make_constant(zero))
+    replacement = like_output(node, TensorType(zero.dtype.name, zero.shape).make_constant(zero))
     return None if replacement is None else [replacement]
 
 
@@ -151,11 +145,11 @@ def local_mul_zero(fgraph: FunctionGraph, node: Apply):
     when x is larger than the zeros), when x * 0 is 0 for every value of x: x of an integer
     or boolean dtype, or a constant of finite values (0.01 * zeros, the learning rate times
     a zero gradient)."""
-    if not _is_elemwise(node, scalar.mul) or len(node.inputs) != 2:
+    if not is_elemwise(node, scalar.mul) or len(node.inputs) != 2:
         return None
     for position in (0, 1):
         zeros, other = node.inputs[position], node.inputs[1 - position]
-        if _is_zeros(zeros) and _times_zero_is_zero(other):
+        if is_zeros(zeros) and _times_zero_is_zero(other):
             return _zeros_like_output(node)
     return None
 
@@ -173,10 +167,10 @@ def local_zero_div(fgraph: FunctionGraph, node: Apply):
     """zeros / c -> zeros and zeros // c -> zeros (of the quotient's dtype and shape) for a
     constant c with no zero and no nan (0 / 0 and 0 / nan are nan, integer 0 // 0 is 0 only
     by numpy's convention)."""
-    if not (_is_elemwise(node, scalar.true_div) or _is_elemwise(node, scalar.int_div)):
+    if not (is_elemwise(node, scalar.true_div) or is_elemwise(node, scalar.int_div)):
         return None
     zeros, divisor = node.inputs
-    if not _is_zeros(zeros) or not _safe_divisor(divisor):
+    if not is_zeros(zeros) or not _safe_divisor(divisor):
         return None
     return _zeros_like_output(node)
 
@@ -185,12 +179,12 @@ def local_zero_div(fgraph: FunctionGraph, node: Apply):
 def local_zeros_sub(fgraph: FunctionGraph, node: Apply):
     """zeros - x -> -x (cast to the difference's dtype, allocated to its shape when the zeros
     are larger than x). Not for unsigned or boolean differences."""
-    if not _is_elemwise(node, scalar.sub) or node.outputs[0].type.dtype[0] in "ub":
+    if not is_elemwise(node, scalar.sub) or node.outputs[0].type.dtype[0] in "ub":
         return None
     zeros, x = node.inputs
-    if not _is_zeros(zeros):
+    if not is_zeros(zeros):
         return None
-    replacement = _like_output(node, elemwise_of(scalar.neg)(cast(x, node.outputs[0].type.dtype)))
+    replacement = like_output(node, elemwise_of(scalar.neg)(cast(x, node.outputs[0].type.dtype)))
     return None if replacement is None else [replacement]
 
 
@@ -262,7 +256,7 @@ def _scaled_increment(variable: Variable) -> tuple[Variable | None, Apply] | Non
         return None
     if isinstance(owner.op, _INCREMENTS):
         return None, owner
-    if not _is_elemwise(owner, scalar.mul) or len(owner.inputs) != 2:
+    if not is_elemwise(owner, scalar.mul) or len(owner.inputs) != 2:
         return None
     for position in (0, 1):
         factor, written = owner.inputs[position], owner.inputs[1 - position]
@@ -288,7 +282,7 @@ def _sparse_update(node: Apply, x: Variable, term: Variable, negate: bool):
     dtype = output.type.dtype
     op = written.op
     zeros, y, *index_inputs = written.inputs
-    if not _is_zeros(zeros) or not _same_lengths(x, zeros) \
+    if not is_zeros(zeros) or not _same_lengths(x, zeros) \
             or not x.type.dtype == zeros.type.dtype == term.type.dtype == dtype:
         return None
     if negate and dtype[0] in "ub":
@@ -328,7 +322,7 @@ def local_add_inc_subtensor_of_zeros(fgraph: FunctionGraph, node: Apply):
     when that is known at graph build time (ignore_duplicates too). Only when x, the zeros,
     the product and the sum have one dtype and the zeros x's lengths (the rewritten graph
     skips the check that unknown lengths match: where they differ, the original raises)."""
-    if not _is_elemwise(node, scalar.add) or len(node.inputs) != 2:
+    if not is_elemwise(node, scalar.add) or len(node.inputs) != 2:
         return None
     for position in (0, 1):
         replacement = _sparse_update(node, node.inputs[position], node.inputs[1 - position],
@@ -345,7 +339,7 @@ def local_sub_inc_subtensor_of_zeros(fgraph: FunctionGraph, node: Apply):
     the rows of a parameter that the gradient touches (as local_add_inc_subtensor_of_zeros,
     which gives the conditions; not for unsigned or boolean dtypes). x - c * g and
     x + (-c) * g round alike."""
-    if not _is_elemwise(node, scalar.sub):
+    if not is_elemwise(node, scalar.sub):
         return None
     x, term = node.inputs
     return _sparse_update(node, x, term, negate=True)
