@@ -14,7 +14,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from sympile.printing import _COLOURS, GraphPicture
+from sympile.printing import NODE_COLOURS, GraphPicture
 
 __all__ = ["d3viz", "layout"]
 
@@ -93,7 +93,7 @@ def _svg(picture: GraphPicture) -> str:
                      f'marker-end="url(#arrow)"><title>{html.escape(label)}</title></path>')
     for node, (label, kind, details) in picture.nodes.items():
         x, y, w = positions[node]
-        colour = _COLOURS[kind]
+        colour = NODE_COLOURS[kind]
         shape = (f'<ellipse cx="{x:.1f}" cy="{y:.1f}" rx="{w / 2:.1f}" ry="{half:.1f}" '
                  f'fill="{colour}"/>' if kind == "apply" else
                  f'<rect x="{x - w / 2:.1f}" y="{y - half:.1f}" width="{w:.1f}" '

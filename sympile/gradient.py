@@ -52,7 +52,7 @@ from sympile.graph.utils import MethodNotDefined
 from sympile.tensor.rewriting.basic import MergeRewriter
 from sympile.tensor.rewriting.canonicalize import canonicalize_db
 from sympile.tensor.rewriting.stabilize import stabilize_db
-from sympile.tensor.shape import declared_like
+from sympile.tensor.shape.ops import declared_like
 from sympile.tensor.type import TensorType, is_discrete
 from sympile.tensor.variable import as_tensor_variable
 

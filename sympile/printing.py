@@ -66,8 +66,8 @@ class GraphPicture:
     def __init__(self, target: Any, max_label_size: int = 70,
                  var_with_name_simple: bool = False):
         self.var_with_name_simple = var_with_name_simple
-        from sympile.graph.debugprint import _roots
-        outputs = _roots(target)
+        from sympile.graph.debugprint import graph_roots
+        outputs = graph_roots(target)
         self.nodes: dict[str, tuple[str, str, str]] = {}
         self.edges: list[tuple[str, str, str]] = []
         inputs = set(getattr(getattr(target, "maker", None), "fgraph", None).inputs) \
@@ -118,7 +118,7 @@ class GraphPicture:
 
 # Theano's pydotprint colours: inputs green, outputs blue, shared variables cyan-ish,
 # constants grey, apply nodes white.
-_COLOURS = {"input": "limegreen", "output": "dodgerblue", "shared": "cyan", "constant": "grey",
+NODE_COLOURS = {"input": "limegreen", "output": "dodgerblue", "shared": "cyan", "constant": "grey",
             "variable": "white", "apply": "white"}
 
 
@@ -144,7 +144,7 @@ def pydotprint(fct: Any, outfile: str | None = None, format: str = "png",
     graph = graphviz.Digraph("sympile", format=None if format == "dot" else format)
     for node_id, (label, kind, details) in picture.nodes.items():
         graph.node(node_id, label, tooltip=details, style="filled",
-                   fillcolor=_COLOURS[kind], shape="ellipse" if kind == "apply" else "box")
+                   fillcolor=NODE_COLOURS[kind], shape="ellipse" if kind == "apply" else "box")
     for source, target, label in picture.edges:
         graph.edge(source, target, label=label)
     if format == "dot":

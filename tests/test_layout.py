@@ -164,3 +164,27 @@ def test_package_imports_alone_in_a_fresh_interpreter(package):
                             text=True, timeout=120)
     assert result.returncode == 0, result.stderr
 
+
+
+def _private_imports(module: str) -> list[str]:
+    """The `_private` names `module` imports from another sympile module (dunders aside)."""
+    tree = ast.parse(MODULES[module].read_text())
+    return [f"{module} imports {node.module}.{alias.name}" for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and node.level == 0
+            and (node.module or "").startswith("sympile") and node.module != module
+            for alias in node.names
+            if alias.name.startswith("_") and not alias.name.startswith("__")]
+
+
+def test_no_module_imports_another_modules_private_names():
+    """What one module shares with another is public in the module that owns it."""
+    found = [line for module in MODULES for line in _private_imports(module)]
+    assert not found, "\n".join(found)
+
+
+def test_the_private_import_check_finds_one(tmp_path, monkeypatch):
+    module = tmp_path / "probe.py"
+    module.write_text("def f():\n    from sympile.tensor.type import _hidden\n")
+    monkeypatch.setitem(MODULES, "sympile.probe", module)
+    assert _private_imports("sympile.probe") == [
+        "sympile.probe imports sympile.tensor.type._hidden"]

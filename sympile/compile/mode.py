@@ -28,7 +28,7 @@ from sympile.tensor.rewriting import rewrite_db
 Rewriter = Callable[[FunctionGraph], Any]
 
 
-_DEFAULT = "default"
+DEFAULT = "default"
 
 
 class Mode:
@@ -47,19 +47,19 @@ class Mode:
     def __init__(self, rewriter: Rewriter | RewriteQuery | None = None,
                  backend: str | None = "python", name: str | None = None,
                  record_history: bool = False, *, linker: str | None = None,
-                 optimizer: Any = _DEFAULT):
-        theano_form = linker is not None or optimizer is not _DEFAULT
+                 optimizer: Any = DEFAULT):
+        theano_form = linker is not None or optimizer is not DEFAULT
         if theano_form and (rewriter is not None or backend != "python"):
             raise TypeError("Mode: give rewriter/backend or Theano's linker/optimizer, not both")
         if backend is not None and backend not in BACKENDS:
             raise ValueError(f"Mode: unknown backend {backend!r}; known: {', '.join(BACKENDS)}")
         self._optimizer = self._linker = None
         if theano_form:
-            self._optimizer = optimizer if optimizer in (_DEFAULT, None) \
+            self._optimizer = optimizer if optimizer in (DEFAULT, None) \
                 or not isinstance(optimizer, str) \
                 else optimizer_name(optimizer, "Mode: optimizer")
             rewriter = None if isinstance(optimizer, str) or optimizer is None else optimizer
-            self._linker = _DEFAULT if linker in (None, _DEFAULT) \
+            self._linker = DEFAULT if linker in (None, DEFAULT) \
                 else linker_name(linker, "Mode: linker")
             backend = None
         if rewriter is not None and not isinstance(rewriter, RewriteQuery) \
@@ -79,7 +79,7 @@ class Mode:
         'default') when asked."""
         if not isinstance(self._optimizer, str):
             return self._rewriter
-        name = config.optimizer if self._optimizer == _DEFAULT else self._optimizer
+        name = config.optimizer if self._optimizer == DEFAULT else self._optimizer
         tags = OPTIMIZERS[name]
         return None if tags is None else RewriteQuery(include=tags)
 
@@ -87,7 +87,7 @@ class Mode:
     def linker(self) -> str:
         """Theano's linker name: 'py' for the Python backend, else 'cvm'."""
         if self._linker is not None:
-            return config.linker if self._linker == _DEFAULT else self._linker
+            return config.linker if self._linker == DEFAULT else self._linker
         return "py" if self.backend == "python" else "cvm"
 
     @property
@@ -189,7 +189,7 @@ BACKENDS: dict[str, Callable[..., Any]] = {"python": PythonVM, "c": c_backend}
 
 PREDEFINED_MODES: dict[str, Mode] = {
     # Theano's default mode: config.optimizer's rewrites on config.linker's backend.
-    "Mode": Mode(linker=_DEFAULT, optimizer=_DEFAULT, name="Mode"),
+    "Mode": Mode(linker=DEFAULT, optimizer=DEFAULT, name="Mode"),
     "FAST_RUN": Mode(RewriteQuery(include=("fast_run",)), backend=None, name="FAST_RUN"),
     "FAST_COMPILE": Mode(RewriteQuery(include=("fast_compile",)), name="FAST_COMPILE"),
 }

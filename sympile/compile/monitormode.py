@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from sympile.compile.mode import _DEFAULT, Mode
+from sympile.compile.mode import DEFAULT, Mode
 from sympile.graph.fgraph import FunctionGraph
 from sympile.link.python.vm import PythonVM
 
@@ -62,7 +62,7 @@ class MonitorMode(Mode):
     """Theano's MonitorMode: pre_func / post_func around every node (Python backend)."""
 
     def __init__(self, pre_func: Callable | None = None, post_func: Callable | None = None,
-                 optimizer: Any = _DEFAULT, linker: str | None = None,
+                 optimizer: Any = DEFAULT, linker: str | None = None,
                  name: str | None = None):
         for label, func in (("pre_func", pre_func), ("post_func", post_func)):
             if func is not None and not callable(func):
@@ -102,7 +102,7 @@ class NanGuardMode(MonitorMode):
     (big_is_error). The node, the variable and where it was created are named."""
 
     def __init__(self, nan_is_error: bool = True, inf_is_error: bool = True,
-                 big_is_error: bool = True, optimizer: Any = _DEFAULT,
+                 big_is_error: bool = True, optimizer: Any = DEFAULT,
                  linker: str | None = None, name: str | None = None):
         self.nan_is_error = bool(nan_is_error)
         self.inf_is_error = bool(inf_is_error)

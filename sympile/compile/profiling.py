@@ -12,7 +12,7 @@ import sys
 from collections import defaultdict
 from typing import Any, TextIO
 
-from sympile.compile.mode import _DEFAULT, Mode
+from sympile.compile.mode import DEFAULT, Mode
 
 
 class ProfileStats:
@@ -113,7 +113,7 @@ class ProfileMode(Mode):
     profiled (function(profile=True)); print_summary() prints their profiles, in the order
     they were compiled."""
 
-    def __init__(self, linker: str | None = None, optimizer: Any = _DEFAULT,
+    def __init__(self, linker: str | None = None, optimizer: Any = DEFAULT,
                  name: str | None = None):
         super().__init__(linker=linker, optimizer=optimizer, name=name or "ProfileMode")
         self.profiles: list[ProfileStats] = []

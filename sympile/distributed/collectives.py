@@ -38,7 +38,7 @@ from sympile.graph.basic import Apply, Variable
 from sympile.graph.ccode import CCode, c_file, render
 from sympile.graph.gradient_types import disconnected_type, is_disconnected
 from sympile.graph.op import Op
-from sympile.tensor.basic import as_tensor_variable
+from sympile.tensor.basic.ops import as_tensor_variable
 from sympile.tensor.math import eq
 from sympile.tensor.type import TensorType
 

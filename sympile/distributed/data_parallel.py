@@ -31,7 +31,7 @@ import numpy as np
 from sympile.distributed.collectives import all_reduce
 from sympile.distributed.world import rank, size, wait, world
 from sympile.graph.basic import Variable
-from sympile.tensor.basic import as_tensor_variable
+from sympile.tensor.basic.ops import as_tensor_variable
 from sympile.tensor.math import cast
 from sympile.tensor.sharedvar import SharedVariable
 

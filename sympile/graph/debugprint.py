@@ -10,7 +10,7 @@ from typing import Any, TextIO
 from sympile.graph.basic import Constant, Variable
 
 
-def _roots(target: Any) -> list[Variable]:
+def graph_roots(target: Any) -> list[Variable]:
     """The variables to print for a Variable, a list of them, a FunctionGraph or a Function."""
     if isinstance(target, Variable):
         return [target]
@@ -21,7 +21,7 @@ def _roots(target: Any) -> list[Variable]:
     if isinstance(target, (list, tuple)):
         roots = []
         for item in target:
-            roots.extend(_roots(item))
+            roots.extend(graph_roots(item))
         return roots
     raise TypeError(f"debugprint: cannot print {target!r}; give a Variable, a list of them, a "
                     f"FunctionGraph or a compiled Function")
@@ -64,7 +64,7 @@ def debugprint(target: Any, file: TextIO | str | None = None, print_type: bool =
         for parent in node.inputs:
             walk(parent, prefix + " |", level + 1)
 
-    for root in _roots(target):
+    for root in graph_roots(target):
         walk(root, "", 0)
     text = "\n".join(lines)
     if isinstance(file, str):

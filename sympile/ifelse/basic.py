@@ -25,7 +25,7 @@ from sympile.graph.gradient_types import disconnected_type, is_disconnected
 from sympile.graph.op import Op
 from sympile.tensor.basic import zeros_like
 from sympile.tensor.math import cast
-from sympile.tensor.shape import declared_like
+from sympile.tensor.shape.ops import declared_like
 from sympile.tensor.type import TensorType, is_discrete, tensor_type
 from sympile.tensor.variable import as_tensor_variable, constant
 

@@ -34,7 +34,7 @@ from sympile.ifelse.basic import ifelse
 from sympile.scan.op import Scan
 from sympile.tensor.basic import join, stack, zeros_like
 from sympile.tensor.math import cast, gt, le, logical_and, minimum
-from sympile.tensor.shape import declared_like, expand_dims
+from sympile.tensor.shape.ops import declared_like, expand_dims
 from sympile.tensor.subtensor import set_subtensor
 from sympile.tensor.type import is_discrete, tensor_type
 

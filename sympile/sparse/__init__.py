@@ -42,7 +42,7 @@ def verify_grad_sparse(fun: Callable[..., Any], pt: Sequence[Any], structured: b
     A sparse output is checked through its dense form (all of it, or where it stores values
     when structured). kwargs go to verify_grad."""
     from sympile.gradient import verify_grad
-    from sympile.tensor.basic import as_tensor_variable
+    from sympile.tensor.basic.ops import as_tensor_variable
     point, rebuild = [], []
     for value in pt:
         if not scipy.sparse.issparse(value):

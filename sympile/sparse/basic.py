@@ -27,7 +27,7 @@ from sympile.graph.op import Op
 from sympile.graph.utils import MethodNotDefined
 from sympile.sparse.type import SparseTensorType, as_sparse_variable, is_sparse
 from sympile.tensor import math as tensor_math
-from sympile.tensor.basic import as_tensor_variable, ones_like
+from sympile.tensor.basic.ops import as_tensor_variable, ones_like
 from sympile.tensor.type import tensor_type
 
 __all__ = [

@@ -26,7 +26,7 @@ from sympile.graph.basic import Apply
 from sympile.graph.ccode import CCode, c_file, render
 from sympile.graph.op import Op
 from sympile.graph.utils import MethodNotDefined
-from sympile.tensor.basic import as_tensor_variable
+from sympile.tensor.basic.ops import as_tensor_variable
 from sympile.tensor.blas.blas_c import VECTORIZE
 from sympile.tensor.inplace import register_inplace_form
 from sympile.tensor.type import tensor_type

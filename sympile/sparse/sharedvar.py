@@ -7,13 +7,13 @@ from typing import Any
 
 import scipy.sparse
 
-from sympile.sparse.type import SparseTensorType, _SparseMethods
+from sympile.sparse.type import SparseMethods, SparseTensorType
 from sympile.tensor.sharedvar import SharedVariable, shared_constructor
 
 __all__ = ["SparseTensorSharedVariable", "sparse_constructor"]
 
 
-class SparseTensorSharedVariable(_SparseMethods, SharedVariable):
+class SparseTensorSharedVariable(SparseMethods, SharedVariable):
     """A shared CSR or CSC matrix: its operators are those of sparse variables."""
 
 

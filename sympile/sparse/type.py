@@ -103,7 +103,7 @@ class SparseTensorType(Type):
         return self == other
 
 
-class _SparseMethods:
+class SparseMethods:
     """The operators of sparse variables and constants (the functions of sympile.sparse)."""
 
     type: SparseTensorType
@@ -179,11 +179,11 @@ class _SparseMethods:
         return sp_sum(self, axis, sparse_grad)
 
 
-class SparseVariable(_SparseMethods, Variable):
+class SparseVariable(SparseMethods, Variable):
     """A symbolic sparse matrix."""
 
 
-class SparseConstant(_SparseMethods, Constant):
+class SparseConstant(SparseMethods, Constant):
     """A sparse matrix constant."""
 
     def __str__(self):

@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from sympile.graph.op import Op
-from sympile.tensor.blas.gemm import Gemm, Gemv, Ger, _check_runtime
+from sympile.tensor.blas.gemm import Gemm, Gemv, Ger, check_runtime_lengths
 from sympile.tensor.elemwise import Elemwise
 from sympile.tensor.subtensor import AdvancedIncSubtensor, IncSubtensor
 from sympile.tensor.subtensor.ops import apply_numpy_index, numpy_index
@@ -36,9 +36,9 @@ class GemmInplace(Gemm):
 
     def perform(self, node, inputs, output_storage):
         z, alpha, x, y, beta = inputs
-        _check_runtime(self, "the columns of x and the rows of y", [x.shape[1], y.shape[0]])
-        _check_runtime(self, "the rows of z and of x", [z.shape[0], x.shape[0]])
-        _check_runtime(self, "the columns of z and of y", [z.shape[1], y.shape[1]])
+        check_runtime_lengths(self, "the columns of x and the rows of y", [x.shape[1], y.shape[0]])
+        check_runtime_lengths(self, "the rows of z and of x", [z.shape[0], x.shape[0]])
+        check_runtime_lengths(self, "the columns of z and of y", [z.shape[1], y.shape[1]])
         product = np.dot(x, y)
         product *= alpha
         # As in Gemm, beta * z is computed even for beta = 0, so a NaN in z propagates.
@@ -57,8 +57,8 @@ class GemvInplace(Gemv):
 
     def perform(self, node, inputs, output_storage):
         y, alpha, a, x, beta = inputs
-        _check_runtime(self, "the columns of a and x", [a.shape[1], x.shape[0]])
-        _check_runtime(self, "y and the rows of a", [y.shape[0], a.shape[0]])
+        check_runtime_lengths(self, "the columns of a and x", [a.shape[1], x.shape[0]])
+        check_runtime_lengths(self, "y and the rows of a", [y.shape[0], a.shape[0]])
         product = np.dot(a, x)
         product *= alpha
         y *= beta
@@ -76,8 +76,8 @@ class GerInplace(Ger):
 
     def perform(self, node, inputs, output_storage):
         a, alpha, x, y = inputs
-        _check_runtime(self, "the rows of a and x", [a.shape[0], x.shape[0]])
-        _check_runtime(self, "the columns of a and y", [a.shape[1], y.shape[0]])
+        check_runtime_lengths(self, "the rows of a and x", [a.shape[0], x.shape[0]])
+        check_runtime_lengths(self, "the columns of a and y", [a.shape[1], y.shape[0]])
         product = np.outer(x, y)
         product *= alpha
         a += product

@@ -9,7 +9,7 @@ import numpy as np
 
 from sympile.graph.basic import Variable
 from sympile.tensor.type import tensor_type
-from sympile.tensor.variable import _TensorMethods
+from sympile.tensor.variable import TensorMethods
 
 
 class Container:
@@ -70,7 +70,7 @@ class SharedVariable(Variable):
         return self.name if self.name is not None else f"<shared {self.type}>"
 
 
-class TensorSharedVariable(_TensorMethods, SharedVariable):
+class TensorSharedVariable(TensorMethods, SharedVariable):
     """A shared tensor: it supports the same operators and methods as any tensor variable."""
 
 

@@ -26,7 +26,7 @@ def _comparison(variable):
     return variable
 
 
-class _TensorMethods:
+class TensorMethods:
     """Operators and methods shared by TensorVariable and TensorConstant."""
 
     type: Any
@@ -496,15 +496,15 @@ def _elementwise_method(name: str):
 for _name in ("arccos", "arccosh", "arcsin", "arcsinh", "arctan", "arctanh", "ceil", "cos",
               "cosh", "deg2rad", "exp", "exp2", "expm1", "floor", "log", "log10", "log1p",
               "log2", "rad2deg", "sin", "sinh", "sqrt", "tan", "tanh", "trunc"):
-    setattr(_TensorMethods, _name, _elementwise_method(_name))
+    setattr(TensorMethods, _name, _elementwise_method(_name))
 del _name
 
 
-class TensorVariable(_TensorMethods, Variable):
+class TensorVariable(TensorMethods, Variable):
     """A symbolic tensor."""
 
 
-class TensorConstant(_TensorMethods, Constant):
+class TensorConstant(TensorMethods, Constant):
     """A tensor with a fixed value (its static shape is the value's shape). It holds a
     read-only copy of the value, so changing the array it was made from changes nothing."""
 

@@ -31,7 +31,7 @@ from sympile.scalar.basic import DISCRETE_DTYPES, upcast
 from sympile.tensor import math, reduction
 from sympile.tensor.blas.blas_c import BLAS_C_DTYPES, blas_call
 from sympile.tensor.elemwise import DimShuffle, broadcast_static_shape
-from sympile.tensor.shape import declared_like, flatten, reshape
+from sympile.tensor.shape.ops import declared_like, flatten, reshape
 from sympile.tensor.type import tensor_type
 from sympile.tensor.variable import as_tensor_variable
 

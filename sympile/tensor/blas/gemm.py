@@ -66,7 +66,7 @@ def _merge_length(op: Op, what: str, lengths: Sequence[int | None]) -> int | Non
     return known.pop() if known else None
 
 
-def _check_runtime(op: Op, what: str, lengths: Sequence[int]) -> None:
+def check_runtime_lengths(op: Op, what: str, lengths: Sequence[int]) -> None:
     if len(set(lengths)) > 1:
         raise ValueError(f"{op}: {what} have different lengths {list(lengths)}")
 
@@ -182,9 +182,9 @@ class Gemm(_BlasUpdate):
 
     def perform(self, node, inputs, output_storage):
         z, alpha, x, y, beta = inputs
-        _check_runtime(self, "the columns of x and the rows of y", [x.shape[1], y.shape[0]])
-        _check_runtime(self, "the rows of z and of x", [z.shape[0], x.shape[0]])
-        _check_runtime(self, "the columns of z and of y", [z.shape[1], y.shape[1]])
+        check_runtime_lengths(self, "the columns of x and the rows of y", [x.shape[1], y.shape[0]])
+        check_runtime_lengths(self, "the rows of z and of x", [z.shape[0], x.shape[0]])
+        check_runtime_lengths(self, "the columns of z and of y", [z.shape[1], y.shape[1]])
         result = np.dot(x, y)
         result *= alpha
         result += beta * z
@@ -227,8 +227,8 @@ class Gemv(_BlasUpdate):
 
     def perform(self, node, inputs, output_storage):
         y, alpha, a, x, beta = inputs
-        _check_runtime(self, "the columns of a and x", [a.shape[1], x.shape[0]])
-        _check_runtime(self, "y and the rows of a", [y.shape[0], a.shape[0]])
+        check_runtime_lengths(self, "the columns of a and x", [a.shape[1], x.shape[0]])
+        check_runtime_lengths(self, "y and the rows of a", [y.shape[0], a.shape[0]])
         result = np.dot(a, x)
         result *= alpha
         result += beta * y
@@ -271,8 +271,8 @@ class Ger(_BlasUpdate):
 
     def perform(self, node, inputs, output_storage):
         a, alpha, x, y = inputs
-        _check_runtime(self, "the rows of a and x", [a.shape[0], x.shape[0]])
-        _check_runtime(self, "the columns of a and y", [a.shape[1], y.shape[0]])
+        check_runtime_lengths(self, "the rows of a and x", [a.shape[0], x.shape[0]])
+        check_runtime_lengths(self, "the columns of a and y", [a.shape[1], y.shape[0]])
         result = np.outer(x, y)
         result *= alpha
         result += a

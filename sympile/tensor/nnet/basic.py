@@ -43,7 +43,7 @@ from sympile.tensor.nnet.basic_c import (
     softmax_family_c_code,
 )
 from sympile.tensor.reduction import sum as tensor_sum
-from sympile.tensor.shape import declared_like
+from sympile.tensor.shape.ops import declared_like
 from sympile.tensor.type import tensor_type
 from sympile.tensor.variable import as_tensor_variable
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from sympile.graph.ccode import C_TYPES
 from sympile.scalar.c_fastmath import FAST_MATH_SUPPORT, fast_function
-from sympile.tensor.elemwise_c import vectorized_kernel_attribute
+from sympile.tensor.c_toolkit import vectorized_kernel_attribute
 
 __all__ = ["kernel_name", "row_kernels"]
 

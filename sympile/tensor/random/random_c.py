@@ -13,7 +13,7 @@ from sympile.config import config
 from sympile.graph.basic import Apply
 from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_file, c_string, render
 from sympile.scalar.c_fastmath import FAST_MATH_SUPPORT
-from sympile.tensor.elemwise_c import vectorized_kernel_attribute
+from sympile.tensor.c_toolkit import vectorized_kernel_attribute
 from sympile.tensor.random.distributions import DISTRIBUTIONS, PVALS_TOLERANCE
 
 __all__ = ["random_draw_c_code", "mrg_uniform_c_code", "multinomial_from_uniform_c_code",

@@ -40,9 +40,9 @@ from sympile.scalar import basic as scalar
 from sympile.tensor import math
 from sympile.tensor.blas.basic import Dot
 from sympile.tensor.blas.gemm import BLAS_DTYPES, gemm, gemv, ger
-from sympile.tensor.elemwise import DimShuffle, Elemwise, is_elemwise_of
+from sympile.tensor.elemwise.ops import DimShuffle, Elemwise, is_elemwise_of
 from sympile.tensor.rewriting.basic import rewrite_db
-from sympile.tensor.shape import declared_like
+from sympile.tensor.shape.ops import declared_like
 from sympile.tensor.variable import as_tensor_variable
 
 __all__ = ["BLAS_POSITION", "blas_db", "declared_replacement", "local_gemm", "local_gemv",

@@ -16,7 +16,7 @@ from sympile.graph.basic import Apply, Constant, Variable
 from sympile.scalar import basic as scalar
 from sympile.tensor import math
 from sympile.tensor.basic import Alloc, alloc
-from sympile.tensor.elemwise import Elemwise, is_elemwise_of
+from sympile.tensor.elemwise.ops import Elemwise, is_elemwise_of
 from sympile.tensor.shape import ShapeI, specify_shape
 from sympile.tensor.type import TensorType
 

@@ -42,7 +42,7 @@ from sympile.graph.rewriting.db import EquilibriumDatabase, RewriteQuery
 from sympile.scalar import basic as scalar
 from sympile.tensor import math
 from sympile.tensor.basic import Alloc
-from sympile.tensor.elemwise import Elemwise, is_elemwise_of
+from sympile.tensor.elemwise.ops import Elemwise, is_elemwise_of
 from sympile.tensor.rewriting.basic import MergeRewriter, local_constant_folding, rewrite_db
 from sympile.tensor.rewriting.canonicalize import (
     local_add_zero,

@@ -46,7 +46,7 @@ from sympile.graph.rewriting.basic import node_rewriter
 from sympile.graph.rewriting.db import EquilibriumDatabase
 from sympile.scalar import basic as scalar
 from sympile.tensor import math
-from sympile.tensor.elemwise import Elemwise, is_elemwise_of
+from sympile.tensor.elemwise.ops import Elemwise, is_elemwise_of
 from sympile.tensor.reduction import CAReduce, logsumexp
 from sympile.tensor.rewriting.basic import rewrite_db
 from sympile.tensor.rewriting.matching import (

@@ -48,9 +48,9 @@ from sympile.tensor import reduction
 from sympile.tensor.basic import arange, full_like, zeros_like
 from sympile.tensor.elemwise import broadcast_static_shape
 from sympile.tensor.math import cast, eq, switch
-from sympile.tensor.shape import declared_like, reshape
 from sympile.tensor.shape import shape as shape_of
 from sympile.tensor.shape import size as size_of
+from sympile.tensor.shape.ops import declared_like, reshape
 from sympile.tensor.subtensor.advanced_c import (
     advanced_index_read_c_code,
     advanced_index_write_c_code,

@@ -21,7 +21,7 @@ from sympile.link.c import prelude
 from sympile.link.c.cmodule import compile_flags, load_module
 from sympile.scalar import c_rules
 from sympile.scalar.c_fastmath import FAST_MATH_SUPPORT
-from sympile.tensor import elemwise_c
+from sympile.tensor import c_toolkit
 from sympile.tensor.blas import blas_c
 from sympile.tensor.blas.skinny import skinny_code
 from sympile.tensor.linalg import lapack_c
@@ -112,7 +112,7 @@ def _kernel_sources() -> dict[str, str]:
             render(abstract_conv_c._GEMM, {"T": f"npy_{dtype}", "p": prefix}),
             blas=(f"{prefix}gemm",))
     sources["digamma.h, trigamma.h"] = op_unit(c_rules._DIGAMMA, c_rules._TRIGAMMA)
-    sources["indexing"] = op_unit(elemwise_c._SHAPE_ERROR, advanced_c._SLICE_SUPPORT,
+    sources["indexing"] = op_unit(c_toolkit.SHAPE_ERROR, advanced_c._SLICE_SUPPORT,
                                   advanced_c._BROADCAST_ERROR_SUPPORT,
                                   index_rows_c.VALUE_CHECK_SUPPORT)
     for handle in ("int", "void *"):

@@ -23,11 +23,11 @@ pytestmark = requires_compiler
 
 # The modules whose tables run here, and their table names.
 _TABLES = {
-    "test_basic": ("GRAD_CASES",), "blas.test_basic": ("GRAD_CASES",),
-    "test_elemwise_grad": ("GRAD_CASES", "DIMSHUFFLE_CASES", "SECOND_ORDER_CASES"),
-    "test_extra_ops": ("GRAD_CASES",), "blas.test_gemm": ("GRAD_CASES",),
-    "test_reduction": ("GRAD_CASES",), "test_shape": ("GRAD_CASES",),
-    "test_sort": ("GRAD_CASES",), "subtensor.test_ops": ("GRAD_CASES",),
+    "basic.test_ops": ("GRAD_CASES",), "blas.test_basic": ("GRAD_CASES",),
+    "elemwise.test_grad": ("GRAD_CASES", "DIMSHUFFLE_CASES", "SECOND_ORDER_CASES"),
+    "extra_ops.test_ops": ("GRAD_CASES",), "blas.test_gemm": ("GRAD_CASES",),
+    "reduction.test_ops": ("GRAD_CASES",), "shape.test_ops": ("GRAD_CASES",),
+    "sort.test_ops": ("GRAD_CASES",), "subtensor.test_ops": ("GRAD_CASES",),
     "nnet.test_abstract_conv": ("GRAD_CASES",), "signal.test_pool": ("GRAD_CASES",),
 }
 

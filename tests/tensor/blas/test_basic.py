@@ -437,9 +437,9 @@ def test_batched_dot_errors():
 
 # -- gradients ---------------------------------------------------------------------------
 
-# Until Elemwise's and DimShuffle's rules land (tensor/elemwise.py), a case with an elementwise
+# Until Elemwise's and DimShuffle's rules land (tensor/elemwise/ops.py), a case with an elementwise
 # op or a DimShuffle on the path from input to output cannot be differentiated.
-# outer flattens a matrix operand first: Reshape's rule (tensor/shape.py) is needed too.
+# outer flattens a matrix operand first: Reshape's rule (tensor/shape/ops.py) is needed too.
 
 
 def product_case(function, *layouts, marks=(), name=None):

@@ -1,7 +1,7 @@
 """Shape ops: shape, shape_i, specify_shape, reshape, flatten, squeeze, expand_dims, size.
 
 Lengths in shape graphs are int64 scalars. Where a length is known when the graph is built it
-is kept as a Python int (see `_length`), so that static shapes stay exact through reshapes.
+is kept as a Python int (see `axis_length`), so that static shapes stay exact through reshapes.
 
 Derivatives: shapes are integers, so shape inputs and the shape ops' outputs carry no gradient
 (disconnected; no tangent). The other ops only move elements: specify_shape passes gradients
@@ -23,7 +23,7 @@ from sympile.graph.op import Op
 from sympile.scalar.basic import DISCRETE_DTYPES, INTEGER_DTYPES, normalize_dtype
 from sympile.tensor import math
 from sympile.tensor.elemwise import DimShuffle
-from sympile.tensor.shape_c import (
+from sympile.tensor.shape.shape_c import (
     lengths_agree_c_code,
     make_vector_c_code,
     reshape_c_code,
@@ -362,13 +362,13 @@ def declared_like(variable: Variable, like: Variable) -> Variable:
 
 
 # ---------------------------------------------------------------------------------------------
-# Lengths: helpers shared by the shape-building functions here and in tensor/basic.py.
+# Lengths: helpers shared by the shape-building functions here and in tensor/basic/ops.py.
 
-def _is_integer_type(variable: Variable, ndim: int) -> bool:
+def is_integer_type(variable: Variable, ndim: int) -> bool:
     return variable.type.ndim == ndim and variable.type.dtype in INTEGER_DTYPES
 
 
-def _static_int(variable: Length) -> int | None:
+def static_int(variable: Length) -> int | None:
     """The value of a length if it is known when the graph is built."""
     if isinstance(variable, (int, np.integer)):
         return int(variable)
@@ -377,18 +377,18 @@ def _static_int(variable: Length) -> int | None:
     return None
 
 
-def _length(x: Variable, axis: int) -> Length:
+def axis_length(x: Variable, axis: int) -> Length:
     """The length of axis `axis` of x: an int if x's type knows it, else a Shape_i node."""
     static = x.type.shape[axis]
     return static if static is not None else ShapeI(axis)(x)
 
 
-def _product(lengths: Sequence[Length]) -> Length:
+def product_of_lengths(lengths: Sequence[Length]) -> Length:
     """The product of lengths, folded to an int where they are known (0 if any is 0)."""
     known = 1
     symbolic = []
     for length in lengths:
-        value = _static_int(length)
+        value = static_int(length)
         if value is None:
             symbolic.append(length)
         else:
@@ -401,14 +401,14 @@ def _product(lengths: Sequence[Length]) -> Length:
     return result if known == 1 else math.mul(result, known)
 
 
-def _as_length_variable(length: Length) -> Variable:
+def as_length_variable(length: Length) -> Variable:
     """A length as an int64 0-d tensor."""
     if isinstance(length, Variable):
         return math.cast(length, "int64")
     return constant(np.int64(length))
 
 
-def _length_argument(value: Any, function: str, position: int | str) -> Length:
+def length_argument(value: Any, function: str, position: int | str) -> Length:
     """One user-given length (an int or an integer 0-d tensor) checked and normalized."""
     if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{function}: shape entry {position} must be an integer, got {value!r}")
@@ -416,16 +416,16 @@ def _length_argument(value: Any, function: str, position: int | str) -> Length:
         return int(value)
     if isinstance(value, Variable):
         variable = as_tensor_variable(value, op=function, argument=f"shape[{position}]")
-        if not _is_integer_type(variable, 0):
+        if not is_integer_type(variable, 0):
             raise TypeError(f"{function}: shape entry {position} must be an integer scalar, "
                             f"got {variable} of type {variable.type}")
-        static = _static_int(variable)
+        static = static_int(variable)
         return variable if static is None else static
     raise TypeError(f"{function}: shape entry {position} must be an int or an integer scalar "
                     f"variable, got {type(value).__name__} {value!r}")
 
 
-def _vector_static_entries(vector: Variable) -> list[int | None] | None:
+def vector_static_entries(vector: Variable) -> list[int | None] | None:
     """The values of a 1-d length vector known when the graph is built (None where unknown),
     or None if not even its length is known. Builds no graph."""
     if isinstance(vector, Constant):
@@ -434,13 +434,13 @@ def _vector_static_entries(vector: Variable) -> list[int | None] | None:
     if owner is not None and isinstance(owner.op, Shape):
         return list(owner.inputs[0].type.shape)
     if owner is not None and isinstance(owner.op, MakeVector):
-        return [_static_int(v) for v in owner.inputs]
+        return [static_int(v) for v in owner.inputs]
     if vector.type.shape[0] is not None:
         return [None] * vector.type.shape[0]
     return None
 
 
-def _vector_entries(vector: Variable, length: int | None = None) -> list[Length]:
+def vector_entries(vector: Variable, length: int | None = None) -> list[Length]:
     """The entries of a 1-d length vector of `length` entries (default: its static length),
     as lengths: taken from the graph that built it where possible (a constant, shape(x), a
     MakeVector), else indexed."""
@@ -449,59 +449,61 @@ def _vector_entries(vector: Variable, length: int | None = None) -> list[Length]
     owner = vector.owner
     if owner is not None and isinstance(owner.op, Shape):
         source = owner.inputs[0]
-        return [_length(source, axis) for axis in range(source.type.ndim)]
+        return [axis_length(source, axis) for axis in range(source.type.ndim)]
     if owner is not None and isinstance(owner.op, MakeVector):
-        return [v if _static_int(v) is None else _static_int(v) for v in owner.inputs]
+        return [v if static_int(v) is None else static_int(v) for v in owner.inputs]
     count = vector.type.shape[0] if length is None else length
     return [vector[index] for index in range(count)]
 
 
-def _shape_argument(shape: Any, function: str) -> list[Length]:
+def shape_argument(shape: Any, function: str) -> list[Length]:
     """A user's shape argument (an int, a sequence of ints and integer scalars, or an integer
     vector of static length such as x.shape) as a list of lengths."""
     if isinstance(shape, (list, tuple)):
-        return [_length_argument(entry, function, position)
+        return [length_argument(entry, function, position)
                 for position, entry in enumerate(shape)]
     if isinstance(shape, np.ndarray):
         if shape.ndim > 1:
             raise TypeError(f"{function}: a shape must be 1-d, got an array of shape "
                             f"{shape.shape}")
-        return [_length_argument(entry, function, position)
+        return [length_argument(entry, function, position)
                 for position, entry in enumerate(shape.reshape(-1))]
     if isinstance(shape, Variable):
         variable = as_tensor_variable(shape, op=function, argument="shape")
-        if _is_integer_type(variable, 0):
-            return [_length_argument(variable, function, 0)]
-        if not _is_integer_type(variable, 1):
+        if is_integer_type(variable, 0):
+            return [length_argument(variable, function, 0)]
+        if not is_integer_type(variable, 1):
             raise TypeError(f"{function}: a shape must be integers, got {variable} of type "
                             f"{variable.type}")
         if variable.type.shape[0] is None:
             raise TypeError(f"{function}: the length of the shape vector {variable} is not "
                             f"known when the graph is built; give a tuple of lengths")
-        return _vector_entries(variable)
-    return [_length_argument(shape, function, 0)]
+        return vector_entries(variable)
+    return [length_argument(shape, function, 0)]
 
 
-def _check_nonnegative(lengths: Sequence[Length], function: Any) -> None:
+def check_nonnegative(lengths: Sequence[Length], function: Any) -> None:
     for position, length in enumerate(lengths):
-        value = _static_int(length)
+        value = static_int(length)
         if value is not None and value < 0:
             raise ValueError(f"{function}: negative length {value} at shape entry {position}")
 
 
-def _normalize_axis(axis: Any, ndim: int, function: str) -> int:
-    """`axis` as an int in [0, ndim); negative axes count from the end (numpy)."""
+def normalize_one_axis(axis: Any, ndim: int, function: Any, argument: str = "axis") -> int:
+    """`axis` as an int in [0, ndim), numpy's negative axes counted from the end; TypeError if
+    it is not an int, ValueError if it is out of bounds."""
     if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
-        raise TypeError(f"{function}: an axis must be an int, got {axis!r}")
+        raise TypeError(f"{function}: {argument} must be an int, got {axis!r}")
     if not -ndim <= axis < ndim:
-        raise ValueError(f"{function}: axis {axis} is out of bounds for {ndim} dimensions")
+        raise ValueError(f"{function}: {argument} {axis} is out of bounds for {ndim} dimensions "
+                         f"(expected an int in [{-ndim}, {ndim}))")
     return int(axis) % ndim
 
 
 def _normalize_axes(axis: Any, ndim: int, function: str) -> tuple[int, ...]:
     """An int or a sequence of ints as distinct axes in [0, ndim)."""
     axes = tuple(axis) if isinstance(axis, (list, tuple)) else (axis,)
-    normalized = tuple(_normalize_axis(a, ndim, function) for a in axes)
+    normalized = tuple(normalize_one_axis(a, ndim, function) for a in axes)
     if len(set(normalized)) != len(normalized):
         raise ValueError(f"{function}: repeated axis in {axis!r}")
     return normalized
@@ -561,11 +563,11 @@ class MakeVector(Op):
                        for point in eval_points])]
 
 
-def _length_vector(lengths: Sequence[Length]) -> Variable:
+def length_vector(lengths: Sequence[Length]) -> Variable:
     """An int64 vector of lengths: a constant if all are known, else a MakeVector."""
-    if all(_static_int(length) is not None for length in lengths):
-        return constant(np.array([_static_int(length) for length in lengths], dtype="int64"))
-    return MakeVector("int64")(*[_as_length_variable(length) for length in lengths])
+    if all(static_int(length) is not None for length in lengths):
+        return constant(np.array([static_int(length) for length in lengths], dtype="int64"))
+    return MakeVector("int64")(*[as_length_variable(length) for length in lengths])
 
 
 class Reshape(Op):
@@ -583,13 +585,13 @@ class Reshape(Op):
     def make_node(self, x, shape):
         x = as_tensor_variable(x, op=self, argument="x")
         shape = as_tensor_variable(shape, op=self, argument="shape")
-        if not _is_integer_type(shape, 1):
+        if not is_integer_type(shape, 1):
             raise TypeError(f"{self}: the shape must be an integer vector, got {shape} of type "
                             f"{shape.type}")
         if shape.type.shape[0] not in (None, self.ndim):
             raise ValueError(f"{self}: the shape has {shape.type.shape[0]} entries, expected "
                              f"{self.ndim}")
-        entries = _vector_static_entries(shape) or [None] * self.ndim
+        entries = vector_static_entries(shape) or [None] * self.ndim
         static = _reshape_static_shape(self, x.type.shape, entries)
         return Apply(self, [x, shape], [tensor_type(x.type.dtype, static)()])
 
@@ -613,16 +615,16 @@ class Reshape(Op):
     def infer_shape(self, fgraph, node, input_shapes):
         x_shape = input_shapes[0]
         static = node.outputs[0].type.shape
-        entries = _vector_entries(node.inputs[1], self.ndim)
+        entries = vector_entries(node.inputs[1], self.ndim)
         if all(length is not None for length in static):
             return [static]
         # An entry that is (or may be) -1 is the size divided by the product of the others;
         # with exactly one -1 among the entries that is size // -product(entries).
-        missing = math.int_div(_as_length_variable(_product(x_shape)),
-                               math.neg(_as_length_variable(_product(entries))))
+        missing = math.int_div(as_length_variable(product_of_lengths(x_shape)),
+                               math.neg(as_length_variable(product_of_lengths(entries))))
         result: list[Length] = []
         for length, entry in zip(static, entries):
-            value = _static_int(entry)
+            value = static_int(entry)
             if length is not None:
                 result.append(length)
             elif value == -1:
@@ -645,7 +647,7 @@ class Reshape(Op):
         if is_disconnected(output_grad) or is_discrete(x):
             return [disconnected_type(), disconnected_type()]
         # The shape vector holds the lengths x's type knows, so the gradient's type has them.
-        x_shape = _length_vector([_length(x, axis) for axis in range(x.type.ndim)])
+        x_shape = length_vector([axis_length(x, axis) for axis in range(x.type.ndim)])
         gradient = Reshape(x.type.ndim)(math.cast(output_grad, x.type.dtype), x_shape)
         return [gradient, disconnected_type()]
 
@@ -706,7 +708,7 @@ def reshape(x: Any, shape: Any, ndim: int | None = None) -> Variable:
     x = as_tensor_variable(x, op="reshape")
     if isinstance(shape, Variable):
         vector = as_tensor_variable(shape, op="reshape", argument="shape")
-        if _is_integer_type(vector, 1):
+        if is_integer_type(vector, 1):
             length = vector.type.shape[0]
             if length is None and ndim is None:
                 raise ValueError(f"reshape: the length of the shape vector {vector} is not "
@@ -715,10 +717,10 @@ def reshape(x: Any, shape: Any, ndim: int | None = None) -> Variable:
                 raise ValueError(f"reshape: ndim={ndim} but the shape vector has {length} "
                                  f"entries")
             return Reshape(length if length is not None else ndim)(x, vector)
-    lengths = _shape_argument(shape, "reshape")
+    lengths = shape_argument(shape, "reshape")
     if ndim is not None and ndim != len(lengths):
         raise ValueError(f"reshape: ndim={ndim} but the shape has {len(lengths)} entries")
-    return Reshape(len(lengths))(x, _length_vector(lengths))
+    return Reshape(len(lengths))(x, length_vector(lengths))
 
 
 def flatten(x: Any, ndim: int = 1) -> Variable:
@@ -732,9 +734,9 @@ def flatten(x: Any, ndim: int = 1) -> Variable:
                          f"{x} of type {x.type}, got {ndim}")
     if ndim == x.type.ndim:
         return x
-    kept = [_length(x, axis) for axis in range(ndim - 1)]
-    merged = _product([_length(x, axis) for axis in range(ndim - 1, x.type.ndim)])
-    return Reshape(ndim)(x, _length_vector(kept + [merged]))
+    kept = [axis_length(x, axis) for axis in range(ndim - 1)]
+    merged = product_of_lengths([axis_length(x, axis) for axis in range(ndim - 1, x.type.ndim)])
+    return Reshape(ndim)(x, length_vector(kept + [merged]))
 
 
 def squeeze(x: Any, axis: Any = None) -> Variable:
@@ -779,4 +781,5 @@ def size(x: Any) -> Variable:
     """The number of elements of x (the product of its shape), an int64 scalar; a constant
     where the type knows it."""
     x = as_tensor_variable(x, op="size")
-    return _as_length_variable(_product([_length(x, axis) for axis in range(x.type.ndim)]))
+    lengths = [axis_length(x, axis) for axis in range(x.type.ndim)]
+    return as_length_variable(product_of_lengths(lengths))

@@ -641,7 +641,7 @@ def test_op_equality():
 # ---------------------------------------------------------------------------------------------
 # Gradients
 
-# transpose, tile and stack (of non-scalars) apply DimShuffles (tensor/elemwise.py): their
+# transpose, tile and stack (of non-scalars) apply DimShuffles (tensor/elemwise/ops.py): their
 # cases wait for its rule.
 
 

@@ -31,7 +31,7 @@ import hashlib
 from sympile.graph.basic import Apply
 from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_file, render
 from sympile.scalar import basic as scalar
-from sympile.tensor.elemwise_c import vectorized_kernel_attribute
+from sympile.tensor.c_toolkit import vectorized_kernel_attribute
 
 __all__ = ["careduce_c_code", "argreduce_c_code"]
 
@@ -49,14 +49,14 @@ _LIMITS = {
 }
 
 
-def _cast(expression: str, dtype: str) -> str:
+def c_cast(expression: str, dtype: str) -> str:
     """`expression` converted to `dtype` as numpy's astype does (nonzero is True for bool)."""
     if dtype == "bool":
         return f"(npy_bool)(({expression}) != 0)"
     return f"({C_TYPES[dtype]})({expression})"
 
 
-def _fold(scalar_op: scalar.ScalarOp, acc_dtype: str) -> tuple[str, str] | None:
+def fold_statement(scalar_op: scalar.ScalarOp, acc_dtype: str) -> tuple[str, str] | None:
     """(the identity, the statement folding `value` into `acc`) of `scalar_op` in acc_dtype."""
     low, high = _LIMITS[acc_dtype]
     if acc_dtype == "bool":
@@ -186,9 +186,9 @@ if (output_size > 0) {{
 """
 
 
-# Vectorisation of the helper kernels (see sympile.tensor.elemwise_c), compiled for this
+# Vectorisation of the helper kernels (see sympile.tensor.elemwise.elemwise_c), compiled for this
 # machine's widest vectors: a max or min fold is compute-bound on SSE2's compares and selects.
-_KERNEL_ATTRIBUTE = vectorized_kernel_attribute(compute_bound=True)
+KERNEL_ATTRIBUTE = vectorized_kernel_attribute(compute_bound=True)
 # Independent accumulators of a contiguous sum or product: as many as an AVX-512 register of
 # float32 holds, so the fold vectorises without reassociating one accumulator's sum.
 _LANES = 16
@@ -196,21 +196,21 @@ _LANES = 16
 # four registers, so that four compare-and-select chains overlap.
 _WIDE_LANES = 64
 # Elements folded into the lanes at a time; longer runs are halved recursively (pairwise), so
-# the float error of a sum grows with _BLOCK / _LANES + log2(n / _BLOCK) additions, not n.
-_BLOCK = 4096
+# the float error of a sum grows with BLOCK / _LANES + log2(n / BLOCK) additions, not n.
+BLOCK = 4096
 
 
-def _named(kind: str, text: str) -> tuple[str, str]:
+def named_kernel(kind: str, text: str) -> tuple[str, str]:
     """(name, definition) of a helper whose definition is `text` with NAME replaced."""
     name = f"sympile_reduce_{kind}_{hashlib.sha1(text.encode()).hexdigest()[:16]}"
     return name, text.replace("@NAME@", name)
 
 
-def _lanes(scalar_op: scalar.ScalarOp) -> int:
+def lanes_for(scalar_op: scalar.ScalarOp) -> int:
     return _LANES if scalar_op in (scalar.add, scalar.mul) else _WIDE_LANES
 
 
-def _lane_loops(acc_type: str, statement: str, load: str, count: str, lanes: int,
+def lane_loops(acc_type: str, statement: str, load: str, count: str, lanes: int,
                 prelude: str = "") -> str:
     """Loops folding elements `load` (of i + lane, after the statements `prelude`) into
     lanes[lane] while whole chunks of `lanes` remain, then (wide lanes) while chunks of _LANES
@@ -229,7 +229,7 @@ def _lane_loops(acc_type: str, statement: str, load: str, count: str, lanes: int
     return "\n    ".join(loops)
 
 
-def _combine_lanes(acc_type: str, statement: str, lanes: int) -> str:
+def combine_lanes(acc_type: str, statement: str, lanes: int) -> str:
     """Statements folding lanes[0..lanes) into `acc`: halves folded into halves, each step a
     loop of constant length the compiler vectorises (sums and products: in lane order, so
     their rounding does not depend on the machine's vector width)."""
@@ -254,7 +254,7 @@ def _combine_lanes(acc_type: str, statement: str, lanes: int) -> str:
 
 # The contiguous max or min (see _extreme_helper), and the bytes of one of its vectors: an
 # AVX-512 register; four are folded at once.
-_EXTREME = c_file(__file__, "reduction_extreme.c")
+_EXTREME = c_file(__file__, "extreme.c")
 _VECTOR_BYTES = 64
 _MASK_TYPES = {1: "npy_int8", 2: "npy_int16", 4: "npy_int32", 8: "npy_int64"}
 _SIZES = {"int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "int32": 4, "uint32": 4,
@@ -264,12 +264,12 @@ _SIZES = {"int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "int32": 4, "uint32": 
 def _extreme_helper(dtype: str, maximum: bool) -> tuple[str, str]:
     """(name, definition) of `T name(const T *data, npy_intp n)`: the maximum (or minimum)
     of n contiguous elements of `dtype` (not bool), the identity when n is 0, NaN when one
-    is NaN (reduction_extreme.c). Its accumulators are vectors in registers: the arrays of
-    _lane_loops are stored and loaded again at every step, which made max 2x slower than
+    is NaN (extreme.c). Its accumulators are vectors in registers: the arrays of
+    lane_loops are stored and loaded again at every step, which made max 2x slower than
     numpy's."""
     low, high = _LIMITS[dtype]
-    return _named("extreme", render(_EXTREME, {
-        "attribute": _KERNEL_ATTRIBUTE, "T": C_TYPES[dtype], "M": _MASK_TYPES[_SIZES[dtype]],
+    return named_kernel("extreme", render(_EXTREME, {
+        "attribute": KERNEL_ATTRIBUTE, "T": C_TYPES[dtype], "M": _MASK_TYPES[_SIZES[dtype]],
         "bytes": _VECTOR_BYTES, "identity": low if maximum else high,
         "compare": ">=" if maximum else "<=", "floats": int(dtype in _FLOATS)}))
 
@@ -277,17 +277,17 @@ def _extreme_helper(dtype: str, maximum: bool) -> tuple[str, str]:
 def _contiguous_fold(input_dtype: str, acc_dtype: str, identity: str, statement: str,
                      lanes: int) -> tuple[str, str]:
     """(name, definition) of `acc name(const T *data, npy_intp n)`: the fold of n contiguous
-    elements in `lanes` accumulators, pairwise over blocks of _BLOCK elements."""
+    elements in `lanes` accumulators, pairwise over blocks of BLOCK elements."""
     value_type, acc_type = C_TYPES[input_dtype], C_TYPES[acc_dtype]
-    load = _cast("data[i + lane]", acc_dtype)
-    return _named("contiguous", f"""
-{_KERNEL_ATTRIBUTE}
+    load = c_cast("data[i + lane]", acc_dtype)
+    return named_kernel("contiguous", f"""
+{KERNEL_ATTRIBUTE}
 static {acc_type} @NAME@(const {value_type} *data, npy_intp n)
 {{
-    if (n > {_BLOCK}) {{
+    if (n > {BLOCK}) {{
         /* Halves (a multiple of the block) folded apart and combined: pairwise above the
            block, as numpy's sums are. */
-        const npy_intp half = (n / 2 + {_BLOCK - 1}) / {_BLOCK} * {_BLOCK};
+        const npy_intp half = (n / 2 + {BLOCK - 1}) / {BLOCK} * {BLOCK};
         {acc_type} acc = @NAME@(data, half);
         const {acc_type} value = @NAME@(data + half, n - half);
         {statement}
@@ -297,10 +297,10 @@ static {acc_type} @NAME@(const {value_type} *data, npy_intp n)
     for (int lane = 0; lane < {lanes}; ++lane)
         lanes[lane] = {identity};
     npy_intp i = 0;
-    {_lane_loops(acc_type, statement, load, "n", lanes)}
-    {_combine_lanes(acc_type, statement, lanes)}
+    {lane_loops(acc_type, statement, load, "n", lanes)}
+    {combine_lanes(acc_type, statement, lanes)}
     for (; i < n; ++i) {{
-        const {acc_type} value = {_cast("data[i]", acc_dtype)};
+        const {acc_type} value = {c_cast("data[i]", acc_dtype)};
         {statement}
     }}
     return acc;
@@ -314,8 +314,8 @@ def _rows_fold(input_dtype: str, acc_dtype: str, identity: str,
     (`row_stride` bytes apart) into acc[0..length), row by row (a reduction over outer axes
     of a C-contiguous array, reading memory in order)."""
     value_type, acc_type = C_TYPES[input_dtype], C_TYPES[acc_dtype]
-    return _named("rows", f"""
-{_KERNEL_ATTRIBUTE}
+    return named_kernel("rows", f"""
+{KERNEL_ATTRIBUTE}
 static void @NAME@(const char *data, npy_intp rows, npy_intp row_stride, npy_intp length,
                    {acc_type} *restrict accumulators)
 {{
@@ -325,7 +325,7 @@ static void @NAME@(const char *data, npy_intp rows, npy_intp row_stride, npy_int
         const {value_type} *restrict row = (const {value_type} *)(data + r * row_stride);
         for (npy_intp k = 0; k < length; ++k) {{
             {acc_type} acc = accumulators[k];
-            const {acc_type} value = {_cast("row[k]", acc_dtype)};
+            const {acc_type} value = {c_cast("row[k]", acc_dtype)};
             {statement}
             accumulators[k] = acc;
         }}
@@ -351,7 +351,7 @@ def _rows_path(rows_name: str, acc_dtype: str, output_dtype: str, names: CNames)
         }}
         {rows_name}(data, block_lengths[0], block_strides[0], kept_lengths[0], accumulators);
         for (npy_intp k = 0; k < kept_lengths[0]; ++k)
-            output[k] = {_cast("accumulators[k]", output_dtype)};
+            output[k] = {c_cast("accumulators[k]", output_dtype)};
         free(accumulators);"""
     return f"""if (kept_count == 1 && block_count == 1
         && kept_strides[0] == (npy_intp)PyArray_ITEMSIZE(input)) {{
@@ -360,7 +360,7 @@ def _rows_path(rows_name: str, acc_dtype: str, output_dtype: str, names: CNames)
     }}"""
 
 
-def _empty_check(op_name: str, names: CNames, ndim: str = "ndim") -> str:
+def empty_check(op_name: str, names: CNames, ndim: str = "ndim") -> str:
     """C raising perform's error where reduced axis `axis` of `shape` (`ndim` lengths) is
     empty."""
     return f"""if (shape[axis] == 0) {{
@@ -386,14 +386,14 @@ def careduce_c_code(op, node: Apply, names: CNames) -> CCode | None:
     acc_dtype = op.acc_dtype or output_dtype
     if not all(dtype in C_TYPES for dtype in (input_dtype, output_dtype, acc_dtype)):
         return None
-    fold = _fold(op.scalar_op, acc_dtype)
+    fold = fold_statement(op.scalar_op, acc_dtype)
     if fold is None:
         return None
     identity, statement = fold
     acc_type = C_TYPES[acc_dtype]
-    check = _empty_check(str(op), names) if op.scalar_op.identity is None else ""
+    check = empty_check(str(op), names) if op.scalar_op.identity is None else ""
     per_value = (f"{acc_type} value = "
-                 f"{_cast(f'*(const {C_TYPES[input_dtype]} *)value_pointer', acc_dtype)}; "
+                 f"{c_cast(f'*(const {C_TYPES[input_dtype]} *)value_pointer', acc_dtype)}; "
                  f"{statement}")
     if (op.scalar_op in (scalar.maximum, scalar.minimum) and input_dtype == acc_dtype
             and input_dtype in _SIZES):
@@ -401,12 +401,12 @@ def careduce_c_code(op, node: Apply, names: CNames) -> CCode | None:
                                                       op.scalar_op == scalar.maximum)
     else:
         contiguous_name, contiguous = _contiguous_fold(input_dtype, acc_dtype, identity,
-                                                       statement, _lanes(op.scalar_op))
+                                                       statement, lanes_for(op.scalar_op))
     rows_name, rows = _rows_fold(input_dtype, acc_dtype, identity, statement)
     body = _loop(node, names, _axes(op, node), check,
                  before_block=f"{acc_type} acc = {identity};",
                  per_value=per_value,
-                 after_block=f"output[o] = {_cast('acc', output_dtype)};",
+                 after_block=f"output[o] = {c_cast('acc', output_dtype)};",
                  output_dtype=output_dtype,
                  contiguous_block=(f"acc = {contiguous_name}"
                                    f"((const {C_TYPES[input_dtype]} *)outer, block_size);"),
@@ -427,7 +427,7 @@ def _argreduce_helpers(input_dtype: str, maximum: bool) -> tuple[str, str, str, 
     reading the rows in order (an arg-reduction over the outer axis of a C-contiguous array).
     """
     value_type = C_TYPES[input_dtype]
-    identity, statement = _fold(scalar.maximum if maximum else scalar.minimum, input_dtype)
+    identity, statement = fold_statement(scalar.maximum if maximum else scalar.minimum, input_dtype)
     compare = ">" if maximum else "<"
     floats = input_dtype in _FLOATS
     # Whether `value` replaces `best`: strictly better, or the first NaN.
@@ -441,8 +441,8 @@ def _argreduce_helpers(input_dtype: str, maximum: bool) -> tuple[str, str, str, 
     extreme_name, extreme = (
         _extreme_helper(input_dtype, maximum) if input_dtype in _SIZES
         else _contiguous_fold(input_dtype, input_dtype, identity, statement, _WIDE_LANES))
-    contiguous_name, contiguous = _named("argcontiguous", extreme + f"""
-{_KERNEL_ATTRIBUTE}
+    contiguous_name, contiguous = named_kernel("argcontiguous", extreme + f"""
+{KERNEL_ATTRIBUTE}
 static npy_intp @NAME@(const {value_type} *data, npy_intp n)
 {{
     {value_type} best = {identity};
@@ -473,8 +473,8 @@ static npy_intp @NAME@(const {value_type} *data, npy_intp n)
     return best_start + i;
 }}
 """)
-    rows_name, rows = _named("argrows", f"""
-{_KERNEL_ATTRIBUTE}
+    rows_name, rows = named_kernel("argrows", f"""
+{KERNEL_ATTRIBUTE}
 static void @NAME@(const char *data, npy_intp rows, npy_intp row_stride, npy_intp length,
                    {value_type} *restrict best_values, npy_int64 *restrict positions)
 {{
@@ -527,7 +527,7 @@ def argreduce_c_code(op, node: Apply, names: CNames, maximum: bool) -> CCode | N
         free(best_values);
         handled = 1;
     }}"""
-    body = _loop(node, names, _axes(op, node), _empty_check(str(op), names),
+    body = _loop(node, names, _axes(op, node), empty_check(str(op), names),
                  before_block=f"{value_type} best = 0; npy_intp best_position = 0;",
                  per_value=per_value,
                  after_block="output[o] = (npy_int64)best_position;",

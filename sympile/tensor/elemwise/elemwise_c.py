@@ -31,37 +31,19 @@ from collections.abc import Sequence
 
 from sympile.config import config
 from sympile.graph.basic import Apply
-from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_file, c_string, vector_target
+from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_string
 from sympile.scalar.c_fastmath import FALLBACK_FLAG, FAST_PREFIX, precise_statements
 from sympile.scalar.c_rules import C_ERROR_FLAG, C_ERRORS
+from sympile.tensor.c_toolkit import SHAPE_ERROR, vectorized_kernel_attribute
 
 __all__ = ["broadcast_shape_checks", "dimshuffle_c_code", "elemwise_c_code"]
-
-# Formats the Python backend's messages (Elemwise._check_runtime_broadcast) for C code.
-_SHAPE_ERROR = c_file(__file__, "shape_error.h")
 
 # Elements per block of a loop whose statements may fall back to libm, or whose outputs are
 # buffered (written over an input).
 _BLOCK = 1024
 
-# Vectorisation of the kernels: -O2 alone only vectorises loops whose trip count is known;
-# no-trapping-math lets gcc turn selects between floats into blends (it changes no value, only
-# whether floating-point exception flags may be raised by both arms); fp-contract=off keeps
-# a * b + c two roundings, as numpy computes it.
-_KERNEL_OPTIMIZE = ('optimize("tree-vectorize", "vect-cost-model=dynamic", "no-trapping-math", '
-                    '"fp-contract=off")')
-
-
 def _kernel_attribute(statements: str) -> str:
     return vectorized_kernel_attribute(FAST_PREFIX in statements)
-
-
-def vectorized_kernel_attribute(compute_bound: bool) -> str:
-    """The attribute of a loop kernel written for the vectoriser (see _KERNEL_OPTIMIZE),
-    compiled for this machine's widest vectors when it is `compute_bound` (calls
-    c_fastmath's functions, folds by compares); a loop bound by memory gains nothing."""
-    target = vector_target() if compute_bound else ""
-    return f"__attribute__(({_KERNEL_OPTIMIZE}{', ' + target if target else ''}))"
 
 
 def _comment(op) -> str:
@@ -279,7 +261,7 @@ def elemwise_c_code(op, node: Apply, names: CNames) -> CCode | None:
     contiguous_name, contiguous = loop.contiguous_kernel(minimum_size)
     strided_name, strided = loop.strided_kernel(minimum_size)
     body = _elemwise_body(op, node, names, loop, contiguous_name, strided_name)
-    support = (*scalar.support, _SHAPE_ERROR, contiguous, strided)
+    support = (*scalar.support, SHAPE_ERROR, contiguous, strided)
     return CCode(body, support=support, openmp=minimum_size is not None)
 
 

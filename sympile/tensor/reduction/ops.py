@@ -37,9 +37,9 @@ from sympile.scalar import basic as scalar
 from sympile.scalar.basic import normalize_dtype
 from sympile.tensor import math
 from sympile.tensor.elemwise import DimShuffle, Elemwise
-from sympile.tensor.reduction_c import argreduce_c_code, careduce_c_code
-from sympile.tensor.reduction_fused_c import fused_careduce_c_code
-from sympile.tensor.shape import declared_like, shape_i
+from sympile.tensor.reduction.careduce_c import argreduce_c_code, careduce_c_code
+from sympile.tensor.reduction.fused_c import fused_careduce_c_code
+from sympile.tensor.shape.ops import declared_like, shape_i
 from sympile.tensor.type import is_discrete, tensor_type
 from sympile.tensor.variable import as_tensor_variable, constant
 
@@ -201,7 +201,7 @@ class CAReduce(Op):
         return [_reduced_shape(input_shapes[0], axes)]
 
     def c_code(self, node, names):
-        """The fold as one strided loop nest (see sympile.tensor.reduction_c)."""
+        """The fold as one strided loop nest (see sympile.tensor.reduction.careduce_c)."""
         return careduce_c_code(self, node, names)
 
     def connection_pattern(self, node):
@@ -342,7 +342,7 @@ class FusedCAReduce(Op):
 
     def c_code(self, node, names):
         """The fold with the scalar op's C computing each value (see
-        sympile.tensor.reduction_fused_c)."""
+        sympile.tensor.reduction.fused_c)."""
         return fused_careduce_c_code(self, node, names)
 
     def connection_pattern(self, node):

@@ -14,7 +14,7 @@ from sympile.graph.gradient_types import disconnected_type, grad_not_implemented
 from sympile.graph.op import Op
 from sympile.graph.utils import MethodNotDefined
 from sympile.scalar.basic import COMPLEX_DTYPES, DISCRETE_DTYPES, ScalarOp, get_scalar_type
-from sympile.tensor.elemwise_c import dimshuffle_c_code, elemwise_c_code
+from sympile.tensor.elemwise.elemwise_c import dimshuffle_c_code, elemwise_c_code
 from sympile.tensor.type import tensor_type
 from sympile.tensor.variable import as_tensor_variable, constant, is_python_scalar
 
@@ -198,7 +198,7 @@ class Elemwise(Op):
             raise TypeError(f"{self}: expected {nin} input{'s' * (nin != 1)}, got {len(inputs)}")
         variables = _as_operands(self, inputs)
         ndim = max(v.type.ndim for v in variables)
-        aligned = [_pad_left(v, ndim) for v in variables]
+        aligned = [pad_left(v, ndim) for v in variables]
         shape = broadcast_static_shape([v.type.shape for v in aligned], op=self)
         dtypes = self.scalar_op.output_dtypes(*(v.type.dtype for v in aligned))
         for out_index, in_index in self.inplace_pattern:
@@ -210,7 +210,7 @@ class Elemwise(Op):
         return Apply(self, aligned, outputs)
 
     def perform(self, node, inputs, output_storage):
-        _check_runtime_broadcast(self, node, inputs)
+        check_runtime_broadcast(self, node, inputs)
         with np.errstate(all="ignore"):
             results = self.scalar_op.impl(*inputs)
         if len(node.outputs) == 1:
@@ -233,7 +233,7 @@ class Elemwise(Op):
 
     def c_code(self, node, names):
         """One loop over the broadcast output running the scalar op's C (see
-        sympile.tensor.elemwise_c); None where the scalar op has no C for these dtypes."""
+        sympile.tensor.elemwise.elemwise_c); None where the scalar op has no C for these dtypes."""
         return elemwise_c_code(self, node, names)
 
     # -- derivatives ------------------------------------------------------------------------
@@ -258,7 +258,7 @@ class Elemwise(Op):
             if _is_discrete(x):
                 results.append(disconnected_type())
                 continue
-            results.append(_sum_to_type(gradient, x, outputs[0]))
+            results.append(sum_to_type(gradient, x, outputs[0]))
         return results
 
     def R_op(self, inputs, eval_points):
@@ -276,7 +276,7 @@ class Elemwise(Op):
         if any(v.type.dtype in COMPLEX_DTYPES for v in [*inputs, output]):
             raise MethodNotDefined(f"{self}.R_op: complex tangents are not implemented")
         from sympile.tensor.basic import ones_like, second
-        from sympile.tensor.shape import declared_like
+        from sympile.tensor.shape.ops import declared_like
         partials = self._scalar_rule(inputs, outputs, [ones_like(output)])
         if partials is None:
             raise MethodNotDefined(f"{self.scalar_op} has no derivative rule")
@@ -350,7 +350,7 @@ def _lift_scalar_graph(scalar_output, placeholders: dict, like):
     return constant(scalar_output.data, dtype=scalar_output.type.dtype)
 
 
-def _sum_to_type(gradient, x, output):
+def sum_to_type(gradient, x, output):
     """`gradient` (broadcast like `output`) summed back to the shape and dtype of input x."""
     from sympile.tensor.basic import second
     from sympile.tensor.math import cast
@@ -368,7 +368,7 @@ def _sum_to_type(gradient, x, output):
     return gradient
 
 
-def _pad_left(variable, ndim: int):
+def pad_left(variable, ndim: int):
     """`variable` with broadcastable axes added in front up to `ndim` dimensions."""
     missing = ndim - variable.type.ndim
     if missing == 0:
@@ -379,7 +379,7 @@ def _pad_left(variable, ndim: int):
         variable)
 
 
-def _check_runtime_broadcast(op: Elemwise, node: Apply, inputs: Sequence[np.ndarray]) -> None:
+def check_runtime_broadcast(op: Elemwise, node: Apply, inputs: Sequence[np.ndarray]) -> None:
     ndim = node.outputs[0].type.ndim
     for axis in range(ndim):
         length = None
@@ -453,7 +453,7 @@ class DimShuffle(Op):
         return [tuple(1 if a == "x" else shape[a] for a in self.new_order)]
 
     def c_code(self, node, names):
-        """A view with rearranged dimensions and strides (see sympile.tensor.elemwise_c)."""
+        """A view with rearranged dimensions and strides (see elemwise_c.py)."""
         return dimshuffle_c_code(self, node, names)
 
     def L_op(self, inputs, outputs, output_grads):
@@ -476,7 +476,7 @@ class DimShuffle(Op):
         that the length-1 axes to drop are known to be length 1)."""
         if eval_points[0] is None:
             return [None]
-        from sympile.tensor.shape import declared_like
+        from sympile.tensor.shape.ops import declared_like
         return [self(declared_like(eval_points[0], inputs[0]))]
 
 

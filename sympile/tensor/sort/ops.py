@@ -20,16 +20,10 @@ import numpy as np
 from sympile.graph.basic import Apply, Variable
 from sympile.graph.gradient_types import NonDifferentiable, disconnected_type, is_disconnected
 from sympile.graph.op import Op
-from sympile.tensor.extra_ops import (
-    declared_like,
-    normalize_axis,
-    product_of_lengths,
-    reshaped_like,
-    static_product,
-)
-from sympile.tensor.permute_c import permute_along_axis_c_code
-from sympile.tensor.shape import flatten
-from sympile.tensor.sort_c import argsort_c_code, sort_c_code
+from sympile.tensor.extra_ops.ops import reshaped_like, static_product
+from sympile.tensor.shape.ops import declared_like, flatten, normalize_one_axis, product_of_lengths
+from sympile.tensor.sort.permute_c import permute_along_axis_c_code
+from sympile.tensor.sort.sort_c import argsort_c_code, sort_c_code
 from sympile.tensor.type import tensor_type
 from sympile.tensor.variable import as_tensor_variable
 
@@ -85,7 +79,7 @@ class SortOp(_SortBase):
         output_storage[0][0] = np.sort(inputs[0], axis=self.axis, kind=self.kind)
 
     def c_code(self, node, names):
-        """numpy's C sort of the op's kind (sympile.tensor.sort_c)."""
+        """numpy's C sort of the op's kind (sympile.tensor.sort.sort_c)."""
         return sort_c_code(self, node, names)
 
     def L_op(self, inputs, outputs, output_grads):
@@ -128,7 +122,7 @@ class ArgSortOp(NonDifferentiable, _SortBase):
             .astype("int64", copy=False)
 
     def c_code(self, node, names):
-        """numpy's C stable argsort (sympile.tensor.sort_c)."""
+        """numpy's C stable argsort (sympile.tensor.sort.sort_c)."""
         return argsort_c_code(self, node, names)
 
 
@@ -188,7 +182,7 @@ class PermuteAlongAxis(Op):
 
     def c_code(self, node, names):
         """perform's checks, then one gathering or scattering pass
-        (sympile.tensor.permute_c)."""
+        (sympile.tensor.sort.permute_c)."""
         return permute_along_axis_c_code(self, node, names)
 
     def infer_shape(self, fgraph, node, input_shapes):
@@ -223,7 +217,7 @@ def sort(x: Any, axis: int | None = -1, kind: str = "quicksort") -> Variable:
     x. kind: numpy's sorting algorithm (the values are the same for every kind)."""
     x = as_tensor_variable(x, op="sort", argument="x")
     if axis is not None:
-        axis = normalize_axis(axis, x.type.ndim, "sort")
+        axis = normalize_one_axis(axis, x.type.ndim, "sort")
     return SortOp(axis, _check_kind(kind, "sort"))(x)
 
 
@@ -235,7 +229,7 @@ def argsort(x: Any, axis: int | None = -1, kind: str = "stable") -> Variable:
     _check_kind(kind, "argsort")
     if axis is not None:
         # numpy argsorts a 0-d input as a 1-element vector (axis 0 or -1).
-        axis = normalize_axis(axis, max(x.type.ndim, 1), "argsort")
+        axis = normalize_one_axis(axis, max(x.type.ndim, 1), "argsort")
         if x.type.ndim == 0:
             axis = None
     return ArgSortOp(axis)(x)

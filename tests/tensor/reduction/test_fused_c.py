@@ -1,4 +1,4 @@
-"""C code of FusedCAReduce (sympile/tensor/reduction_fused_c.py) against the Python backend:
+"""C code of FusedCAReduce (sympile/tensor/reduction/fused_c.py) against the Python backend:
 sum, prod, max, min, all, any of elementwise expressions over sets of axes, broadcast inputs,
 every layout, dtypes and acc_dtype, contiguous runs longer than a block (pairwise), the rows
 path, fast-math fallbacks, empty inputs and the errors; and the bits of a fused sum against the

@@ -1,9 +1,10 @@
-"""The fast paths of sympile.tensor.elemwise_c, compared with numpy: loops writing over their
-input (computed a block at a time into buffers, so a block that fell back to libm is computed
-again from untouched inputs), the strided kernel's plain rows (operands contiguous along the
-row, a column input read once per row) and its general path, with values that make the
-fast-math functions fall back (sin/cos past their range, NaN, infinities) and that saturate
-them (tanh, exp of large inputs), in float32 and float64, serial and under OpenMP."""
+"""The fast paths of sympile.tensor.elemwise.elemwise_c, compared with numpy: loops writing
+over their input (computed a block at a time into buffers, so a block that fell back to libm
+is computed again from untouched inputs), the strided kernel's plain rows (operands
+contiguous along the row, a column input read once per row) and its general path, with
+values that make the fast-math functions fall back (sin/cos past their range, NaN,
+infinities) and that saturate them (tanh, exp of large inputs), in float32 and float64,
+serial and under OpenMP."""
 
 from __future__ import annotations
 

@@ -25,34 +25,34 @@ from sympile.graph.gradient_types import NonDifferentiable, disconnected_type, i
 from sympile.graph.op import Op
 from sympile.scalar.basic import DISCRETE_DTYPES, normalize_dtype, upcast
 from sympile.tensor import math
-from sympile.tensor.arange_c import arange_c_code
-from sympile.tensor.basic_c import join_c_code
+from sympile.tensor.basic.arange_c import arange_c_code
+from sympile.tensor.basic.join_c import join_c_code
+from sympile.tensor.basic.split_c import split_c_code
 from sympile.tensor.elemwise import DimShuffle
 from sympile.tensor.reduction import sum as tensor_sum
-from sympile.tensor.shape import (
+from sympile.tensor.shape.ops import (
     Length,
     MakeVector,
-    _as_length_variable,
-    _check_nonnegative,
-    _is_integer_type,
-    _length,
-    _length_argument,
-    _length_vector,
-    _normalize_axis,
-    _product,
-    _shape_argument,
-    _static_int,
-    _vector_entries,
-    _vector_static_entries,
+    as_length_variable,
+    axis_length,
+    check_nonnegative,
     declared_like,
     expand_dims,
     flatten,
+    is_integer_type,
+    length_argument,
+    length_vector,
+    normalize_one_axis,
+    product_of_lengths,
     reshape,
     shape,
+    shape_argument,
     shape_i,
     specify_shape,
+    static_int,
+    vector_entries,
+    vector_static_entries,
 )
-from sympile.tensor.split_c import split_c_code
 from sympile.tensor.type import is_discrete, tensor_type
 from sympile.tensor.variable import as_tensor_variable, constant, is_python_scalar
 
@@ -93,7 +93,7 @@ def _sum(lengths: Sequence[Length]) -> Length:
     known = 0
     symbolic = []
     for length in lengths:
-        value = _static_int(length)
+        value = static_int(length)
         if value is None:
             symbolic.append(length)
         else:
@@ -109,7 +109,7 @@ def _sum(lengths: Sequence[Length]) -> Length:
 def _axis_input(axis: Any, op: Any) -> Variable:
     """An axis argument as an integer 0-d tensor (a constant or computed)."""
     variable = as_tensor_variable(axis, op=op, argument="axis")
-    if not _is_integer_type(variable, 0):
+    if not is_integer_type(variable, 0):
         raise TypeError(f"{op}: the axis must be an integer scalar, got {variable} of type "
                         f"{variable.type}")
     return variable
@@ -126,8 +126,8 @@ def _axis_dependent(axis: Variable, ndim: int, dimension: int, on_axis: Length,
                     off_axis: Length) -> Length:
     """`on_axis` if the (computed) axis is `dimension`, else `off_axis`."""
     normalized = math.switch(math.lt(axis, 0), math.add(axis, ndim), axis)
-    return math.switch(math.eq(normalized, dimension), _as_length_variable(on_axis),
-                       _as_length_variable(off_axis))
+    return math.switch(math.eq(normalized, dimension), as_length_variable(on_axis),
+                       as_length_variable(off_axis))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -142,7 +142,7 @@ def transpose(x: Any, axes: Sequence[int] | None = None) -> Variable:
     else:
         if not isinstance(axes, (list, tuple)):
             raise TypeError(f"transpose: axes must be a list or tuple of ints, got {axes!r}")
-        order = tuple(_normalize_axis(a, x.type.ndim, "transpose") for a in axes)
+        order = tuple(normalize_one_axis(a, x.type.ndim, "transpose") for a in axes)
         if sorted(order) != list(range(x.type.ndim)):
             raise ValueError(f"transpose: axes {tuple(axes)} are not a permutation of the "
                              f"{x.type.ndim} axes of {x}")
@@ -156,8 +156,8 @@ def swapaxes(x: Any, axis1: int, axis2: int) -> Variable:
     """x with axes axis1 and axis2 exchanged (numpy.swapaxes; negative counts from the end).
     A view."""
     x = as_tensor_variable(x, op="swapaxes")
-    one = _normalize_axis(axis1, x.type.ndim, "swapaxes")
-    other = _normalize_axis(axis2, x.type.ndim, "swapaxes")
+    one = normalize_one_axis(axis1, x.type.ndim, "swapaxes")
+    other = normalize_one_axis(axis2, x.type.ndim, "swapaxes")
     order = list(range(x.type.ndim))
     order[one], order[other] = other, one
     return DimShuffle(x.type.ndim, order)(x)
@@ -183,7 +183,7 @@ class Alloc(Op):
 
     def make_node(self, value, *shape):
         value = as_tensor_variable(value, op=self, argument="value")
-        lengths = [_as_length_variable(_length_argument(length, self, position))
+        lengths = [as_length_variable(length_argument(length, self, position))
                    for position, length in enumerate(shape)]
         if value.type.ndim > len(lengths):
             raise ValueError(f"{self}: the value {value} has {value.type.ndim} dimensions, more "
@@ -191,7 +191,7 @@ class Alloc(Op):
         offset = len(lengths) - value.type.ndim
         static = []
         for axis, length in enumerate(lengths):
-            requested = _static_int(length)
+            requested = static_int(length)
             if requested is not None and requested < 0:
                 raise ValueError(f"{self}: negative length {requested} at shape entry {axis}")
             value_length = value.type.shape[axis - offset] if axis >= offset else 1
@@ -342,8 +342,8 @@ def _fill_value(value: Any, dtype: str | None, function: str) -> Variable:
 
 
 def _filled(shape: Any, value: Variable, function: str) -> Variable:
-    lengths = _shape_argument(shape, function)
-    _check_nonnegative(lengths, function)
+    lengths = shape_argument(shape, function)
+    check_nonnegative(lengths, function)
     return _alloc(value, *lengths)
 
 
@@ -367,7 +367,7 @@ def full(shape: Any, fill_value: Any, dtype: Any = None) -> Variable:
 
 def _like(x: Any, value: Variable, function: str) -> Variable:
     x = as_tensor_variable(x, op=function, argument="x")
-    return _alloc(value, *[_length(x, axis) for axis in range(x.type.ndim)])
+    return _alloc(value, *[axis_length(x, axis) for axis in range(x.type.ndim)])
 
 
 def _like_dtype(x: Any, dtype: Any, function: str) -> str:
@@ -437,11 +437,11 @@ class Eye(NonDifferentiable, Op):
         self.dtype = normalize_dtype(dtype)
 
     def make_node(self, n, m, k):
-        lengths = [_length_argument(n, self, "n"), _length_argument(m, self, "m")]
-        _check_nonnegative(lengths, self)
-        offset = _length_argument(k, self, "k")
-        inputs = [_as_length_variable(v) for v in (*lengths, offset)]
-        static = [_static_int(length) for length in lengths]
+        lengths = [length_argument(n, self, "n"), length_argument(m, self, "m")]
+        check_nonnegative(lengths, self)
+        offset = length_argument(k, self, "k")
+        inputs = [as_length_variable(v) for v in (*lengths, offset)]
+        static = [static_int(length) for length in lengths]
         return Apply(self, inputs, [tensor_type(self.dtype, static)()])
 
     def perform(self, node, inputs, output_storage):
@@ -468,7 +468,8 @@ def identity_like(x: Any, dtype: Any = None) -> Variable:
     x = as_tensor_variable(x, op="identity_like")
     if x.type.ndim != 2:
         raise TypeError(f"identity_like: expected a matrix, got {x} of type {x.type}")
-    return eye(_length(x, 0), _length(x, 1), 0, dtype=x.type.dtype if dtype is None else dtype)
+    return eye(axis_length(x, 0), axis_length(x, 1), 0,
+               dtype=x.type.dtype if dtype is None else dtype)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -521,7 +522,7 @@ class ARange(Op):
         output_storage[0][0] = np.arange(start, stop, step, dtype=self.dtype)
 
     def c_code(self, node, names):
-        """numpy.arange's length, first two values and fill (sympile.tensor.arange_c)."""
+        """numpy.arange's length, first two values and fill (sympile.tensor.basic.arange_c)."""
         return arange_c_code(self, node, names)
 
     def infer_shape(self, fgraph, node, input_shapes):
@@ -625,11 +626,11 @@ class Join(Op):
                 raise ValueError(f"{self}: all tensors must have the same number of dimensions "
                                  f"(at least 1); got {', '.join(str(v.type) for v in variables)}")
         dtype = upcast(*[v.type.dtype for v in variables])
-        static_axis = _static_int(axis)
+        static_axis = static_int(axis)
         if static_axis is None:
             static = variables[0].type.shape if len(variables) == 1 else (None,) * ndim
         else:
-            static_axis = _normalize_axis(static_axis, ndim, str(self))
+            static_axis = normalize_one_axis(static_axis, ndim, str(self))
             static = _join_static_shape(self, [v.type.shape for v in variables], static_axis)
         return Apply(self, [axis, *variables], [tensor_type(dtype, static)()])
 
@@ -646,7 +647,7 @@ class Join(Op):
 
     def c_code(self, node, names):
         """perform's checks, then each tensor copied into its slab of the output
-        (sympile.tensor.basic_c)."""
+        (sympile.tensor.basic.join_c)."""
         return join_c_code(self, node, names)
 
     def infer_shape(self, fgraph, node, input_shapes):
@@ -654,7 +655,7 @@ class Join(Op):
         shapes = input_shapes[1:]
         static = node.outputs[0].type.shape
         ndim = len(static)
-        static_axis = _static_int(axis)
+        static_axis = static_int(axis)
         if static_axis is not None:
             static_axis %= ndim
         result: list[Length] = []
@@ -663,7 +664,7 @@ class Join(Op):
                 result.append(static[dimension])
                 continue
             total = _sum([s[dimension] for s in shapes])
-            known = [s[dimension] for s in shapes if _static_int(s[dimension]) is not None]
+            known = [s[dimension] for s in shapes if static_int(s[dimension]) is not None]
             other = known[0] if known else shapes[0][dimension]
             if static_axis is not None:
                 result.append(total if dimension == static_axis else other)
@@ -682,13 +683,13 @@ class Join(Op):
         (output_grad,) = output_grads
         if is_disconnected(output_grad) or is_discrete(outputs[0]):
             return [disconnected_type() for _ in inputs]
-        static_axis = _static_int(axis)
+        static_axis = static_int(axis)
         if static_axis is None:
             sizes = [shape(tensor)[axis] for tensor in tensors]
         else:
             static_axis %= tensors[0].type.ndim
-            sizes = [_length(tensor, static_axis) for tensor in tensors]
-        pieces = Split(len(tensors)).make_node(output_grad, axis, _length_vector(sizes)).outputs
+            sizes = [axis_length(tensor, static_axis) for tensor in tensors]
+        pieces = Split(len(tensors)).make_node(output_grad, axis, length_vector(sizes)).outputs
         return [disconnected_type()] + [
             disconnected_type() if is_discrete(tensor) else
             declared_like(math.cast(piece, tensor.type.dtype), tensor)
@@ -757,7 +758,7 @@ def stack(tensors: Any, *more: Any, axis: int = 0) -> Variable:
     if any(v.type.ndim != ndim for v in variables):
         raise ValueError(f"stack: all tensors must have the same shape; got "
                          f"{', '.join(str(v.type) for v in variables)}")
-    axis = _normalize_axis(axis, ndim + 1, "stack")
+    axis = normalize_one_axis(axis, ndim + 1, "stack")
     if ndim == 0:
         return MakeVector(upcast(*[v.type.dtype for v in variables]))(*variables)
     return join(axis, *[expand_dims(v, axis) for v in variables])
@@ -786,22 +787,22 @@ class Split(Op):
             raise TypeError(f"{self}: cannot split a 0-d tensor ({x})")
         axis = _axis_input(axis, self)
         splits = as_tensor_variable(splits, op=self, argument="splits")
-        if not _is_integer_type(splits, 1):
+        if not is_integer_type(splits, 1):
             raise TypeError(f"{self}: splits must be an integer vector, got {splits} of type "
                             f"{splits.type}")
         if splits.type.shape[0] not in (None, self.n_splits):
             raise ValueError(f"{self}: splits has {splits.type.shape[0]} entries, expected "
                              f"{self.n_splits}")
-        sizes = _vector_static_entries(splits) or [None] * self.n_splits
+        sizes = vector_static_entries(splits) or [None] * self.n_splits
         if any(size is not None and size < 0 for size in sizes):
             raise ValueError(f"{self}: split sizes must be >= 0, got {sizes}")
-        static_axis = _static_int(axis)
+        static_axis = static_int(axis)
         outputs = []
         if static_axis is None:
             outputs = [tensor_type(x.type.dtype, (None,) * x.type.ndim)()
                        for _ in range(self.n_splits)]
         else:
-            static_axis = _normalize_axis(static_axis, x.type.ndim, str(self))
+            static_axis = normalize_one_axis(static_axis, x.type.ndim, str(self))
             length = x.type.shape[static_axis]
             if length is not None and None not in sizes and sum(sizes) != length:
                 raise ValueError(f"{self}: split sizes {sizes} add up to {sum(sizes)}, but axis "
@@ -830,16 +831,16 @@ class Split(Op):
             storage[0] = piece
 
     def c_code(self, node, names):
-        """perform's checks, then one view of x per piece (sympile.tensor.split_c)."""
+        """perform's checks, then one view of x per piece (sympile.tensor.basic.split_c)."""
         return split_c_code(self, node, names)
 
     def infer_shape(self, fgraph, node, input_shapes):
         x_shape = input_shapes[0]
         axis = node.inputs[1]
-        static_axis = _static_int(axis)
+        static_axis = static_int(axis)
         if static_axis is not None:
             static_axis %= len(x_shape)
-        sizes = _vector_entries(node.inputs[2], self.n_splits)
+        sizes = vector_entries(node.inputs[2], self.n_splits)
         shapes = []
         for output, size in zip(node.outputs, sizes):
             shape: list[Length] = []
@@ -886,7 +887,7 @@ def split(x: Any, splits_size: Any, n_splits: int, axis: Any = 0) -> list[Variab
     if isinstance(splits_size, Variable):
         splits = splits_size
     else:
-        splits = _length_vector(_shape_argument(splits_size, "split"))
+        splits = length_vector(shape_argument(splits_size, "split"))
     return Split(n_splits).make_node(x, axis, splits).outputs
 
 
@@ -907,17 +908,17 @@ def tile(x: Any, reps: Any, ndim: int | None = None) -> Variable:
             reps = specify_shape(reps, (ndim,))
         elif len(reps if isinstance(reps, (list, tuple)) else [reps]) != ndim:
             raise ValueError(f"tile: reps {reps!r} does not have ndim={ndim} entries")
-    repeats = _shape_argument(reps, "tile")
-    _check_nonnegative(repeats, "tile")
+    repeats = shape_argument(reps, "tile")
+    check_nonnegative(repeats, "tile")
     ndim = max(x.type.ndim, len(repeats))
     repeats = [1] * (ndim - len(repeats)) + repeats
     if x.type.ndim < ndim:
         x = DimShuffle(x.type.ndim, ("x",) * (ndim - x.type.ndim) + tuple(range(x.type.ndim)))(x)
-    lengths = [_length(x, axis) for axis in range(ndim)]
+    lengths = [axis_length(x, axis) for axis in range(ndim)]
     # Broadcast x of shape (s0, s1, ...) to (r0, s0, r1, s1, ...), then merge each pair.
     spread = DimShuffle(ndim, [entry for axis in range(ndim) for entry in ("x", axis)])(x)
     tiled = _alloc(spread, *[entry for pair in zip(repeats, lengths) for entry in pair])
-    return reshape(tiled, [_product([r, n]) for r, n in zip(repeats, lengths)])
+    return reshape(tiled, [product_of_lengths([r, n]) for r, n in zip(repeats, lengths)])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -939,4 +940,4 @@ def shape_padaxis(t: Any, axis: int) -> Variable:
     """t with a new broadcastable axis at position `axis` (negative counts from the end of
     the result), Theano's shape_padaxis."""
     t = as_tensor_variable(t, op="shape_padaxis")
-    return expand_dims(t, _normalize_axis(axis, t.type.ndim + 1, "shape_padaxis"))
+    return expand_dims(t, normalize_one_axis(axis, t.type.ndim + 1, "shape_padaxis"))

@@ -1,4 +1,4 @@
-"""FusedCAReduce (sympile/tensor/reduction.py): the reduction of an elementwise scalar op of
+"""FusedCAReduce (sympile/tensor/reduction/ops.py): the reduction of an elementwise scalar op of
 broadcast inputs, on the Python backend against numpy and against the two unfused nodes;
 static and inferred shapes; reverse and forward derivatives checked numerically in float64;
 bad arguments."""

@@ -1,7 +1,7 @@
-"""Elemwise and DimShuffle on the C backend (sympile.tensor.elemwise_c): broadcasting, 0-d and
-empty arrays, non-contiguous inputs, changing shapes (output buffer reuse), inplace outputs,
-shape errors, fused Composite loops, several outputs, the OpenMP path, DimShuffle views, and
-the elementwise gradient graphs, all compared with the Python backend."""
+"""Elemwise and DimShuffle on the C backend (sympile.tensor.elemwise.elemwise_c): broadcasting,
+0-d and empty arrays, non-contiguous inputs, changing shapes (output buffer reuse), inplace
+outputs, shape errors, fused Composite loops, several outputs, the OpenMP path, DimShuffle
+views, and the elementwise gradient graphs, all compared with the Python backend."""
 
 from __future__ import annotations
 
@@ -261,7 +261,7 @@ def _needs_perform(op) -> bool:
 
 
 def _gradient_cases():
-    from tests.tensor.test_elemwise_grad import GRAD_CASES
+    from tests.tensor.elemwise.test_grad import GRAD_CASES
     rng = np.random.default_rng(7)
     inputs, outputs, values = [], [], []
     for case in GRAD_CASES:
@@ -274,7 +274,7 @@ def _gradient_cases():
 
 
 def test_elementwise_gradient_graphs_match_the_python_backend():
-    """The gradient table of tests/tensor/test_elemwise_grad.py (checked numerically on the
+    """The gradient table of tests/tensor/elemwise/test_grad.py (checked numerically on the
     Python backend there): every gradient, compiled into one C function."""
     inputs, outputs, values = _gradient_cases()
     c_function = compile_c(inputs, outputs)

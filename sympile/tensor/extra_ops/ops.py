@@ -27,28 +27,35 @@ from sympile.graph.gradient_types import NonDifferentiable, disconnected_type, i
 from sympile.graph.op import Op
 from sympile.tensor import math as tensor_math
 from sympile.tensor.basic import arange, zeros_like
-from sympile.tensor.diag_c import (
+from sympile.tensor.elemwise.ops import (
+    DimShuffle,
+    broadcast_infer_shape,
+    broadcast_static_shape,
+    check_runtime_broadcast,
+    pad_left,
+    sum_to_type,
+)
+from sympile.tensor.extra_ops.cumulative_c import cumulative_c_code
+from sympile.tensor.extra_ops.diag_c import (
     alloc_diag_c_code,
     embed_diag_c_code,
     extract_diag_c_code,
     fill_diagonal_c_code,
 )
-from sympile.tensor.elemwise import (
-    DimShuffle,
-    _check_runtime_broadcast,
-    _pad_left,
-    _sum_to_type,
-    broadcast_infer_shape,
-    broadcast_static_shape,
-)
-from sympile.tensor.extra_ops_c import cumulative_c_code
-from sympile.tensor.group_sum_c import group_sum_c_code
+from sympile.tensor.extra_ops.group_sum_c import group_sum_c_code
+from sympile.tensor.extra_ops.repeat_c import repeat_c_code
+from sympile.tensor.extra_ops.triangle_c import triangle_c_code
 from sympile.tensor.reduction import all as tensor_all
 from sympile.tensor.reduction import sum as tensor_sum
-from sympile.tensor.repeat_c import repeat_c_code
-from sympile.tensor.shape import declared_like, flatten, reshape, shape_i
+from sympile.tensor.shape.ops import (
+    declared_like,
+    flatten,
+    normalize_one_axis,
+    product_of_lengths,
+    reshape,
+    shape_i,
+)
 from sympile.tensor.subtensor import take
-from sympile.tensor.triangle_c import triangle_c_code
 from sympile.tensor.type import is_discrete, tensor_type
 from sympile.tensor.variable import as_tensor_variable, is_python_scalar
 
@@ -62,18 +69,7 @@ _INTEGER_KINDS = "iu"
 
 
 # ---------------------------------------------------------------------------------------------
-# Helpers shared with sort.py
-
-def normalize_axis(axis: Any, ndim: int, function: str, argument: str = "axis") -> int:
-    """`axis` as an int in [0, ndim), numpy's negative axes counted from the end; TypeError if
-    it is not an int, ValueError if it is out of bounds."""
-    if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
-        raise TypeError(f"{function}: {argument} must be an int, got {axis!r}")
-    if not -ndim <= axis < ndim:
-        raise ValueError(f"{function}: {argument} {axis} is out of bounds for a {ndim}-d input "
-                         f"(expected an int in [{-ndim}, {ndim}))")
-    return int(axis) % ndim
-
+# Helpers shared with sort
 
 def constant_int(value: Any, function: str, argument: str) -> int:
     """`value` (a Python or numpy int, or a 0-d integer constant) as an int; TypeError for
@@ -87,21 +83,6 @@ def constant_int(value: Any, function: str, argument: str) -> int:
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{function}: {argument} must be an int, got {value!r}")
     return int(value)
-
-
-def product_of_lengths(lengths: Sequence[Any]) -> Any:
-    """The product of axis lengths, each an int or a symbolic int64 scalar: an int when all
-    are ints, else a symbolic int64 scalar."""
-    known = 1
-    symbolic = None
-    for length in lengths:
-        if isinstance(length, (int, np.integer)):
-            known *= int(length)
-        else:
-            symbolic = length if symbolic is None else tensor_math.mul(symbolic, length)
-    if symbolic is None:
-        return known
-    return symbolic if known == 1 else tensor_math.mul(symbolic, known)
 
 
 def static_product(shape: Sequence[int | None]) -> int | None:
@@ -176,7 +157,7 @@ class CumOp(Op):
         output_storage[0][0] = np.asarray(result, dtype=node.outputs[0].type.dtype)
 
     def c_code(self, node, names):
-        """numpy's sequential accumulate in one pass (sympile.tensor.extra_ops_c)."""
+        """numpy's sequential accumulate in one pass (sympile.tensor.extra_ops.cumulative_c)."""
         return cumulative_c_code(self, node, names)
 
     def infer_shape(self, fgraph, node, input_shapes):
@@ -264,7 +245,7 @@ def _cumulative(x: Any, axis: int | None, mode: str, function: str) -> Variable:
     x = as_tensor_variable(x, op=function, argument="x")
     if axis is not None:
         # numpy accumulates over a 0-d input as over a 1-element vector (axis 0 or -1).
-        axis = normalize_axis(axis, max(x.type.ndim, 1), function)
+        axis = normalize_one_axis(axis, max(x.type.ndim, 1), function)
         if x.type.ndim == 0:
             axis = None
     return CumOp(axis, mode)(x)
@@ -351,7 +332,7 @@ class Repeat(Op):
         output_storage[0][0] = np.repeat(x, repeats.astype("int64"), axis=self.axis)
 
     def c_code(self, node, names):
-        """perform's checks, then numpy's C repeat (sympile.tensor.repeat_c)."""
+        """perform's checks, then numpy's C repeat (sympile.tensor.extra_ops.repeat_c)."""
         return repeat_c_code(self, node, names)
 
     def infer_shape(self, fgraph, node, input_shapes):
@@ -438,7 +419,7 @@ class GroupSum(Op):
         output_storage[0][0] = result
 
     def c_code(self, node, names):
-        """perform's check, then each group summed in order (sympile.tensor.group_sum_c)."""
+        """perform's check, then each group summed in order (group_sum_c.py)."""
         return group_sum_c_code(self, node, names)
 
     def infer_shape(self, fgraph, node, input_shapes):
@@ -468,7 +449,7 @@ def repeat(x: Any, repeats: Any, axis: int | None = None) -> Variable:
     vector with a count per element."""
     x = as_tensor_variable(x, op="repeat", argument="x")
     if axis is not None:
-        axis = normalize_axis(axis, x.type.ndim, "repeat")
+        axis = normalize_one_axis(axis, x.type.ndim, "repeat")
     return Repeat(axis)(x, repeats)
 
 
@@ -525,7 +506,7 @@ class AllocDiag(Op):
         output_storage[0][0] = np.diag(inputs[0], self.offset)
 
     def c_code(self, node, names):
-        """Through a strided view of the diagonal (sympile.tensor.diag_c)."""
+        """Through a strided view of the diagonal (sympile.tensor.extra_ops.diag_c)."""
         return alloc_diag_c_code(self, node, names)
 
     def infer_shape(self, fgraph, node, input_shapes):
@@ -576,7 +557,7 @@ class ExtractDiag(Op):
                                            self.axis2).copy()
 
     def c_code(self, node, names):
-        """Through a strided view of the diagonal (sympile.tensor.diag_c)."""
+        """Through a strided view of the diagonal (sympile.tensor.extra_ops.diag_c)."""
         return extract_diag_c_code(self, node, names)
 
     def infer_shape(self, fgraph, node, input_shapes):
@@ -637,7 +618,7 @@ class EmbedDiag(Op):
         output_storage[0][0] = result
 
     def c_code(self, node, names):
-        """Through a strided view of the diagonal (sympile.tensor.diag_c)."""
+        """Through a strided view of the diagonal (sympile.tensor.extra_ops.diag_c)."""
         return embed_diag_c_code(self, node, names)
 
     def infer_shape(self, fgraph, node, input_shapes):
@@ -665,8 +646,8 @@ def diagonal(x: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Variabl
     if x.type.ndim < 2:
         raise ValueError(f"diagonal: expected an input with at least 2 dimensions, got "
                          f"{x.type}")
-    first = normalize_axis(axis1, x.type.ndim, "diagonal", "axis1")
-    second = normalize_axis(axis2, x.type.ndim, "diagonal", "axis2")
+    first = normalize_one_axis(axis1, x.type.ndim, "diagonal", "axis1")
+    second = normalize_one_axis(axis2, x.type.ndim, "diagonal", "axis2")
     if first == second:
         raise ValueError(f"diagonal: axis1 and axis2 must be different axes, got {axis1} and "
                          f"{axis2}")
@@ -719,7 +700,7 @@ class _Triangle(Op):
         output_storage[0][0] = triangle(x, int(k))
 
     def c_code(self, node, names):
-        """One copying pass that zeroes the other side (sympile.tensor.triangle_c)."""
+        """One copying pass that zeroes the other side (sympile.tensor.extra_ops.triangle_c)."""
         return triangle_c_code(self, node, names)
 
     def infer_shape(self, fgraph, node, input_shapes):
@@ -804,7 +785,7 @@ class FillDiagonal(Op):
         output_storage[0][0] = result
 
     def c_code(self, node, names):
-        """Through a strided view of the diagonal (sympile.tensor.diag_c)."""
+        """Through a strided view of the diagonal (sympile.tensor.extra_ops.diag_c)."""
         return fill_diagonal_c_code(self, node, names)
 
     def infer_shape(self, fgraph, node, input_shapes):
@@ -1000,13 +981,13 @@ class Choose(Op):
         choices = [as_tensor_variable(c, op="choose", argument=f"choices[{k}]")
                    for k, c in enumerate(choices)]
         ndim = max(v.type.ndim for v in [a, *choices])
-        aligned = [_pad_left(v, ndim) for v in [a, *choices]]
+        aligned = [pad_left(v, ndim) for v in [a, *choices]]
         shape = broadcast_static_shape([v.type.shape for v in aligned], op="choose")
         dtype = np.result_type(*[c.type.dtype for c in choices]).name
         return Apply(self, aligned, [tensor_type(dtype, shape)()])
 
     def perform(self, node, inputs, output_storage):
-        _check_runtime_broadcast(self, node, inputs)
+        check_runtime_broadcast(self, node, inputs)
         a, *choices = inputs
         try:
             result = np.choose(a, choices, mode=self.mode)
@@ -1039,7 +1020,7 @@ class Choose(Op):
                 grads.append(disconnected_type())
                 continue
             taken = tensor_math.switch(tensor_math.eq(index, k), gradient, 0)
-            grads.append(_sum_to_type(taken, choice, output))
+            grads.append(sum_to_type(taken, choice, output))
         return grads
 
     def R_op(self, inputs, eval_points):

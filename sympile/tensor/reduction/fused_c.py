@@ -1,7 +1,7 @@
 """C code of FusedCAReduce: a reduction whose values are an elementwise scalar op of several
 broadcast inputs, computed where they are folded (no temporary array).
 
-The loop nest is CAReduce's (sympile.tensor.reduction_c) with one pointer per input: the
+The loop nest is CAReduce's (sympile.tensor.reduction.careduce_c) with one pointer per input: the
 broadcast shape is checked as Elemwise checks it, length-1 axes are dropped, neighbouring kept
 (and reduced) axes merged where every input's strides allow it (an input broadcast along an
 axis steps by 0 there), the output walked in order and each element's block folded. Two fast
@@ -29,17 +29,18 @@ from sympile.graph.basic import Apply
 from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_string
 from sympile.scalar.c_fastmath import FALLBACK_FLAG, precise_statements
 from sympile.scalar.c_rules import C_ERROR_FLAG, C_ERRORS
-from sympile.tensor.elemwise_c import _SHAPE_ERROR, broadcast_shape_checks
-from sympile.tensor.reduction_c import (
-    _BLOCK,
-    _KERNEL_ATTRIBUTE,
-    _cast,
-    _combine_lanes,
-    _empty_check,
-    _fold,
-    _lane_loops,
-    _lanes,
-    _named,
+from sympile.tensor.c_toolkit import SHAPE_ERROR
+from sympile.tensor.elemwise.elemwise_c import broadcast_shape_checks
+from sympile.tensor.reduction.careduce_c import (
+    BLOCK,
+    KERNEL_ATTRIBUTE,
+    c_cast,
+    combine_lanes,
+    empty_check,
+    fold_statement,
+    lane_loops,
+    lanes_for,
+    named_kernel,
 )
 
 __all__ = ["fused_careduce_c_code"]
@@ -74,7 +75,7 @@ def _contiguous_kernel(operands: _Operands, acc_dtype: str, identity: str, state
                        lanes: int) -> tuple[str, str]:
     """(name, definition) of the fold of n elements whose varying inputs are contiguous runs
     from pointers[k] (the block-constant ones one value there): pairwise over blocks of
-    _BLOCK, each block in `lanes` accumulators, as CAReduce's contiguous kernel."""
+    BLOCK, each block in `lanes` accumulators, as CAReduce's contiguous kernel."""
     acc_type = C_TYPES[acc_dtype]
     declarations, lane_loads, tail_loads, advances = [], [], [], []
     for k, t in enumerate(operands.types):
@@ -88,7 +89,7 @@ def _contiguous_kernel(operands: _Operands, acc_dtype: str, identity: str, state
             lane_loads.append(f"p{k}[i + lane]")
             tail_loads.append(f"p{k}[i]")
             advances.append(f"second[{k}] = pointers[{k}] + half * (npy_intp)sizeof({t});")
-    load = _cast("z0", acc_dtype)
+    load = c_cast("z0", acc_dtype)
 
     def leaf(precise: bool) -> str:
         return f"""{{
@@ -96,9 +97,9 @@ def _contiguous_kernel(operands: _Operands, acc_dtype: str, identity: str, state
         for (int lane = 0; lane < {lanes}; ++lane)
             lanes[lane] = {identity};
         npy_intp i = 0;
-        {_lane_loops(acc_type, statement, load, "n", lanes,
+        {lane_loops(acc_type, statement, load, "n", lanes,
                      operands.compute(lane_loads, precise))}
-        {_combine_lanes(acc_type, statement, lanes)}
+        {combine_lanes(acc_type, statement, lanes)}
         for (; i < n; ++i) {{
             {operands.compute(tail_loads, precise)}
             const {acc_type} value = {load};
@@ -113,13 +114,13 @@ def _contiguous_kernel(operands: _Operands, acc_dtype: str, identity: str, state
         fallback = f"if ({FALLBACK_FLAG}) {leaf(precise=True)}"
     declared = "\n    ".join(declarations)
     chained = "\n        ".join(advances)
-    return _named("fused_contiguous", f"""
-{_KERNEL_ATTRIBUTE}
+    return named_kernel("fused_contiguous", f"""
+{KERNEL_ATTRIBUTE}
 static {acc_type} @NAME@(const char *const *pointers, npy_intp n, int *errors)
 {{
-    if (n > {_BLOCK}) {{
+    if (n > {BLOCK}) {{
         /* Halves (a multiple of the block) folded apart and combined, as CAReduce's. */
-        const npy_intp half = (n / 2 + {_BLOCK - 1}) / {_BLOCK} * {_BLOCK};
+        const npy_intp half = (n / 2 + {BLOCK - 1}) / {BLOCK} * {BLOCK};
         const char *second[{operands.count}];
         {chained}
         {acc_type} acc = @NAME@(pointers, half, errors);
@@ -144,7 +145,7 @@ def _rows_kernel(operands: _Operands, acc_dtype: str, identity: str,
     """(name, definition) of the fold of `rows` rows of `length` values into
     accumulators[0..length), as CAReduce's rows kernel: input k's element j of row r is at
     starts[k] + r * row_strides[k] + j * column_strides[k], its column stride its itemsize (or
-    0 for the row-constant inputs, read once per row). The columns are taken _BLOCK at a time
+    0 for the row-constant inputs, read once per row). The columns are taken BLOCK at a time
     (their accumulators stay in cache); with fallbacks, a chunk of a row that fell back is
     folded again, with libm's functions, from the accumulators saved before it."""
     acc_type = C_TYPES[acc_dtype]
@@ -163,14 +164,14 @@ def _rows_kernel(operands: _Operands, acc_dtype: str, identity: str,
         return f"""for (npy_intp j = 0; j < chunk; ++j) {{
                 {acc_type} acc = accumulators[j];
                 {operands.compute(loads, precise)}
-                const {acc_type} value = {_cast("z0", acc_dtype)};
+                const {acc_type} value = {c_cast("z0", acc_dtype)};
                 {statement}
                 accumulators[j] = acc;
             }}"""
 
     if operands.fallback:
         fold_row = f"""int {FALLBACK_FLAG} = 0;
-            {acc_type} saved[{_BLOCK}];
+            {acc_type} saved[{BLOCK}];
             memcpy(saved, accumulators, sizeof({acc_type}) * (size_t)chunk);
             {row(precise=False)}
             if ({FALLBACK_FLAG}) {{
@@ -179,15 +180,15 @@ def _rows_kernel(operands: _Operands, acc_dtype: str, identity: str,
             }}"""
     else:
         fold_row = row(precise=False)
-    return _named("fused_rows", f"""
-{_KERNEL_ATTRIBUTE}
+    return named_kernel("fused_rows", f"""
+{KERNEL_ATTRIBUTE}
 static int @NAME@(const char *const *starts, npy_intp rows, const npy_intp *row_strides,
                   const npy_intp *column_strides, npy_intp length,
                   {acc_type} *restrict all_accumulators)
 {{
     int {C_ERROR_FLAG} = 0;
-    for (npy_intp first = 0; first < length; first += {_BLOCK}) {{
-        const npy_intp chunk = length - first < {_BLOCK} ? length - first : {_BLOCK};
+    for (npy_intp first = 0; first < length; first += {BLOCK}) {{
+        const npy_intp chunk = length - first < {BLOCK} ? length - first : {BLOCK};
         {acc_type} *restrict accumulators = all_accumulators + first;
         for (npy_intp j = 0; j < chunk; ++j)
             accumulators[j] = {identity};
@@ -210,7 +211,7 @@ def fused_careduce_c_code(op, node: Apply, names: CNames) -> CCode | None:
     acc_dtype = op.acc_dtype or output_dtype
     if not all(d in C_TYPES for d in (*input_dtypes, value_dtype, output_dtype, acc_dtype)):
         return None
-    fold = _fold(op.scalar_op, acc_dtype)
+    fold = fold_statement(op.scalar_op, acc_dtype)
     scalar_code = op.pre_op.c_scalar(tuple(f"x{k}" for k in range(len(node.inputs))), ("z0",),
                                      input_dtypes, (value_dtype,))
     if fold is None or scalar_code is None:
@@ -220,11 +221,11 @@ def fused_careduce_c_code(op, node: Apply, names: CNames) -> CCode | None:
     axes = tuple(range(ndim)) if op.axis is None else op.axis
     operands = _Operands(node, axes, scalar_code.statements)
     contiguous_name, contiguous = _contiguous_kernel(operands, acc_dtype, identity, statement,
-                                                     _lanes(op.scalar_op))
+                                                     lanes_for(op.scalar_op))
     rows_name, rows = _rows_kernel(operands, acc_dtype, identity, statement)
     body = _body(op, node, names, operands, axes, acc_dtype, identity, statement,
                  contiguous_name, rows_name)
-    return CCode(body=body, support=(*scalar_code.support, _SHAPE_ERROR, contiguous, rows))
+    return CCode(body=body, support=(*scalar_code.support, SHAPE_ERROR, contiguous, rows))
 
 
 def _body(op, node: Apply, names: CNames, operands: _Operands, axes: tuple[int, ...],
@@ -236,7 +237,7 @@ def _body(op, node: Apply, names: CNames, operands: _Operands, axes: tuple[int, 
     acc_type, output_type = C_TYPES[acc_dtype], C_TYPES[node.outputs[0].type.dtype]
     output_dtype = node.outputs[0].type.dtype
     reduced_flags = ", ".join("1" if axis in axes else "0" for axis in range(ndim)) or "0"
-    check = (_empty_check(str(op), names, str(ndim))
+    check = (empty_check(str(op), names, str(ndim))
              if op.scalar_op.identity is None else "")
     varying = [k for k in range(count) if not operands.block_constant[k]]
     contiguous_test = " && ".join(
@@ -261,7 +262,7 @@ def _body(op, node: Apply, names: CNames, operands: _Operands, axes: tuple[int, 
         sympile_error |= {rows_name}(outer, block_lengths[0], block_strides, kept_strides,
                                      kept_lengths[0], accumulators);
         for (npy_intp k = 0; k < kept_lengths[0]; ++k)
-            output[k] = {_cast("accumulators[k]", output_dtype)};
+            output[k] = {c_cast("accumulators[k]", output_dtype)};
         free(accumulators);"""
     error_checks = "\n".join(
         f"if ({C_ERROR_FLAG} & {code}) {{\n"
@@ -347,7 +348,7 @@ if (output_size > 0) {{
                 for (;;) {{
                     for (npy_intp j = 0; j < inner_length; ++j) {{
                         {operands.compute(general_loads, precise=True)}
-                        const {acc_type} value = {_cast("z0", acc_dtype)};
+                        const {acc_type} value = {c_cast("z0", acc_dtype)};
                         {statement}
                     }}
                     int axis = block_count - 2;
@@ -362,7 +363,7 @@ if (output_size > 0) {{
                     if (axis < 0) break;
                 }}
             }}
-            output[o] = {_cast("acc", output_dtype)};
+            output[o] = {c_cast("acc", output_dtype)};
             for (int axis = kept_count - 1; axis >= 0; --axis) {{
                 for (int k = 0; k < {count}; ++k)
                     outer[k] += kept_strides[axis * {count} + k];

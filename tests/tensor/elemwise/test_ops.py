@@ -16,7 +16,7 @@ import sympile
 import sympile.tensor as T
 from sympile.scalar import basic as scalar
 from sympile.scalar.basic import ALL_DTYPES
-from sympile.tensor.elemwise import DimShuffle, Elemwise, broadcast_static_shape, is_elemwise_of
+from sympile.tensor.elemwise.ops import DimShuffle, Elemwise, broadcast_static_shape, is_elemwise_of
 from tests.utils import (
     ELEMWISE_CASES,
     arrays,

@@ -1,4 +1,4 @@
-"""Tests of sympile/tensor/reduction.py against numpy (and scipy for logsumexp)."""
+"""Tests of sympile/tensor/reduction/ops.py against numpy (and scipy for logsumexp)."""
 
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ from sympile.gradient import (
     grad,
 )
 from sympile.scalar import basic as scalar
-from sympile.tensor import reduction
 from sympile.tensor.reduction import Argmax, Argmin, CAReduce
+from sympile.tensor.reduction import ops as reduction
 from tests.utils import (
     FLOAT_DTYPES,
     NUMERIC_DTYPES,
@@ -403,10 +403,10 @@ def test_std_is_the_square_root_of_var(dtype):
 
 # -- gradients ---------------------------------------------------------------------------------
 
-# Until Elemwise's and DimShuffle's rules land (tensor/elemwise.py), a case with an elementwise
+# Until Elemwise's and DimShuffle's rules land (tensor/elemwise/ops.py), a case with an elementwise
 # op or a DimShuffle (keepdims) on the path from input to output cannot be differentiated.
 # mean, var and std also divide by a count computed with Shape_i when lengths are unknown:
-# Rop needs ShapeI.R_op (tensor/shape.py: no tangent, [None]) as well.
+# Rop needs ShapeI.R_op (tensor/shape/ops.py: no tangent, [None]) as well.
 
 
 def random_shape(rng: np.random.Generator, ndim: int) -> tuple[int, ...]:
