@@ -33,7 +33,7 @@ from sympile.compile import (  # noqa: F401
     shared,
 )
 from sympile.config import config  # noqa: F401
-from sympile.gradient import Lop, Rop, grad, hessian, jacobian  # noqa: F401
+from sympile.gradient import Lop, Rop, grad  # noqa: F401
 from sympile.graph import Apply, Constant, FunctionGraph, Op, Type, Variable  # noqa: F401
 from sympile.graph.basic import clone_replace
 from sympile.graph.fgraph import MissingInputError  # noqa: F401
@@ -50,6 +50,7 @@ from sympile.scan import (  # noqa: F401
     scan_checkpoints,
     until,
 )
+from sympile.scan.derivatives import hessian, jacobian
 
 # Imported so that Theano's T.shared_randomstreams, T.signal and sandbox.rng_mrg, and
 # PyTensor's tensor.random, are attributes once sympile is imported.
@@ -74,10 +75,14 @@ def clone(output, replace=None, strict=True, share_inputs=True):
     return clone_replace(output, pairs)
 
 
-# Theano users write T.grad. The gradient layer sits above the tensor layer, which must not
-# import it; this package, above both and imported before either, hands the names down.
-for _name in ("Lop", "Rop", "grad", "hessian", "jacobian"):
+# Theano users write T.grad and theano.gradient.jacobian. The gradient layer sits above the
+# tensor layer, and jacobian and hessian build a scan, above the gradient layer; this package,
+# above all of them and imported before any, hands the names down.
+for _name in ("Lop", "Rop", "grad"):
     setattr(tensor, _name, getattr(gradient, _name))
-del _name
+for _name, _function in (("hessian", hessian), ("jacobian", jacobian)):
+    setattr(tensor, _name, _function)
+    setattr(gradient, _name, _function)
+del _name, _function
 
 __version__ = "0.1.0"

@@ -25,7 +25,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sympile.compile import Out
+from sympile.compile import Mode, Out
 from sympile.compile import function as compile_function
 from sympile.gradient import Rop, grad
 from sympile.graph.basic import Apply, Constant, Variable, clone_replace, graph_inputs
@@ -125,7 +125,6 @@ class OpFromGraph(Op):
         key = self._node_modes.get(node)
         function = self._functions.get(key)
         if function is None:
-            from sympile.compile import Mode
             mode = None if key is None else Mode(key[0], backend=key[1])
             function = compile_function(self.inner_inputs,
                                         [Out(output, borrow=False)
@@ -192,4 +191,4 @@ def local_inline_op_from_graph(fgraph, node):
 
 
 rewrite_db.register(local_inline_op_from_graph.name, local_inline_op_from_graph,
-                    "fast_compile", "fast_run", "inline", position=0.1)
+                    "fast_compile", "fast_run", "inline", phase="inline")

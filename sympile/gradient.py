@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from sympile.compile.function import function
 from sympile.config import config
 from sympile.graph.basic import (
     Apply,
@@ -49,15 +50,17 @@ from sympile.graph.gradient_types import (
 from sympile.graph.op import Op, fill_test_values
 from sympile.graph.rewriting.basic import node_rewriter
 from sympile.graph.utils import MethodNotDefined
+from sympile.tensor.basic.ops import ones_like, zeros_like
+from sympile.tensor.math import cast, clip
 from sympile.tensor.rewriting.basic import MergeRewriter
 from sympile.tensor.rewriting.canonicalize import canonicalize_db
 from sympile.tensor.rewriting.stabilize import stabilize_db
 from sympile.tensor.shape.ops import declared_like
-from sympile.tensor.type import TensorType, is_discrete
+from sympile.tensor.type import TensorType, is_discrete, tensor_type
 from sympile.tensor.variable import as_tensor_variable
 
 __all__ = [
-    "grad", "Lop", "Rop", "jacobian", "hessian", "hessian_vector_product",
+    "grad", "Lop", "Rop", "hessian_vector_product",
     "gauss_newton_vector_product", "verify_grad", "grad_undefined", "grad_not_implemented",
     "disconnected_type", "DisconnectedType", "NullType", "NullTypeGradError",
     "DisconnectedInputError", "GradientError", "zero_grad", "disconnected_grad",
@@ -82,7 +85,6 @@ class DisconnectedInputError(ValueError):
 
 
 def _float_zeros_like(variable: Variable) -> Variable:
-    from sympile.tensor.basic import zeros_like
     dtype = variable.type.dtype if not is_discrete(variable) else config.floatX
     return zeros_like(variable, dtype=dtype)
 
@@ -131,7 +133,6 @@ def grad(cost: Variable | None, wrt: Variable | Sequence[Variable],
         if not isinstance(cost.type, TensorType) or cost.type.ndim != 0:
             raise TypeError(f"grad: cost must be a scalar (0-d tensor), got {cost} of type "
                             f"{cost.type}; sum or index it, or use Lop / known_grads")
-        from sympile.tensor.basic import ones_like
         seeds[cost] = ones_like(cost, dtype=cost.type.dtype if not is_discrete(cost)
                                 else config.floatX)
     elif not known_grads:
@@ -283,7 +284,6 @@ def _backpropagate(seeds: dict[Variable, Variable], wrt: list[Variable],
                 result = result + part
             if isinstance(variable.type, TensorType) and not is_discrete(variable) \
                     and result.type.dtype != variable.type.dtype:
-                from sympile.tensor.math import cast
                 result = cast(result, variable.type.dtype)
         totals[key] = result
         return result
@@ -439,7 +439,6 @@ def Rop(f: Variable | Sequence[Variable], wrt: Variable | Sequence[Variable],
                                     f"dimensions for an output of {output.type.ndim}")
             if isinstance(output.type, TensorType) and not is_discrete(output) \
                     and point.type.dtype != output.type.dtype:
-                from sympile.tensor.math import cast
                 point = cast(point, output.type.dtype)
             tangents[id(output)] = point
     results: list[Variable | None] = []
@@ -505,57 +504,6 @@ def gauss_newton_vector_product(loss_of_outputs: Variable, outputs: Variable | S
     return Lop(output_list, params, hjv, disconnected_inputs="ignore")
 
 
-def jacobian(expression: Variable, wrt: Variable | Sequence[Variable],
-             consider_constant=None, disconnected_inputs: str = "raise"):
-    """d expression / d wrt, of shape expression.shape + wrt.shape: one symbolic loop (a scan)
-    whose step i is the reverse sweep of element i of the flattened expression, as Theano's.
-    The scan rewrites move the work that does not depend on i (the forward pass) out of it."""
-    from sympile.scan import scan  # scan sits above this layer
-    from sympile.tensor.basic import arange, concatenate
-    from sympile.tensor.shape import reshape, shape
-    single = isinstance(wrt, Variable)
-    wrt_list = [wrt] if single else list(wrt)
-    expression = as_tensor_variable(expression, op="jacobian")
-    flat = expression.flatten() if expression.type.ndim != 1 else expression
-    results = []
-    for variable in wrt_list:
-        if flat.type.shape[0] == 0:
-            table = _empty_jacobian(variable)
-        else:
-            def row(index: Variable, variable: Variable = variable) -> Variable:
-                return grad(flat[index], variable, consider_constant=consider_constant,
-                            disconnected_inputs=disconnected_inputs)
-
-            table = scan(row, sequences=arange(flat.shape[0]), name="jacobian")[0]
-        if expression.type.ndim == 1:
-            results.append(table)
-        else:
-            target = concatenate([shape(expression), shape(variable)])
-            results.append(reshape(table, target, ndim=expression.type.ndim + variable.type.ndim))
-    return results[0] if single else results
-
-
-def _empty_jacobian(variable: Variable) -> Variable:
-    from sympile.tensor.basic import zeros
-    from sympile.tensor.shape import shape_i
-    return zeros((0,) + tuple(shape_i(variable, a) for a in range(variable.type.ndim)),
-                 dtype=variable.type.dtype if not is_discrete(variable) else config.floatX)
-
-
-def hessian(cost: Variable, wrt: Variable | Sequence[Variable], consider_constant=None,
-            disconnected_inputs: str = "raise"):
-    """The Hessian of scalar `cost` with respect to each of wrt: shape wrt.shape * 2."""
-    single = isinstance(wrt, Variable)
-    wrt_list = [wrt] if single else list(wrt)
-    results = []
-    for variable in wrt_list:
-        gradient = grad(cost, variable, consider_constant=consider_constant,
-                        disconnected_inputs=disconnected_inputs)
-        results.append(jacobian(gradient, variable, consider_constant=consider_constant,
-                                disconnected_inputs="ignore"))
-    return results[0] if single else results
-
-
 # ---------------------------------------------------------------------------------------------
 # Gradient markers: identity in the forward pass, special in the backward pass
 
@@ -613,7 +561,6 @@ class GradClip(_GradientMarker):
         self.lower, self.upper = float(lower), float(upper)
 
     def L_op(self, inputs, outputs, output_grads):
-        from sympile.tensor.math import clip
         return [clip(output_grads[0], self.lower, self.upper)]
 
 
@@ -730,7 +677,6 @@ def numeric_grad(function: Callable[..., Any], point: Sequence[np.ndarray],
 
 
 def _symbolic_point(pt: Sequence[Any], who: str) -> tuple[list[np.ndarray], list[Variable]]:
-    from sympile.tensor.type import tensor_type
     point = [np.array(p) for p in pt]
     if not point:
         raise ValueError(f"{who}: pt must contain at least one input value")
@@ -786,7 +732,6 @@ def verify_grad(fun: Callable[..., Variable], pt: Sequence[Any], n_tests: int = 
     analytic and numeric gradients and where they differ most. Random states stay put (no
     default updates): the derivative checked is that of one fixed draw.
     """
-    from sympile.compile.function import function
     point, inputs = _symbolic_point(pt, "verify_grad")
     output = _checked_output(fun, inputs, "verify_grad")
     rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
@@ -816,7 +761,6 @@ def verify_rop(fun: Callable[..., Variable], pt: Sequence[Any], n_tests: int = 2
     """Check the forward-mode derivative Rop(fun(x), x, v) at `pt` for random tangents v:
     against central differences (f(x + e v) - f(x - e v)) / 2e, and against Lop by the
     identity <J v, u> = <v, Jᵀ u> for a random cotangent u."""
-    from sympile.compile.function import function
     point, inputs = _symbolic_point(pt, "verify_rop")
     output = _checked_output(fun, inputs, "verify_rop")
     rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)

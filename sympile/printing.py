@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from sympile.graph.basic import Apply, Constant, Variable, io_toposort
-from sympile.graph.debugprint import debugprint, op_text
+from sympile.graph.debugprint import debugprint, graph_roots, op_text
 from sympile.graph.op import Op
 from sympile.tensor.variable import as_tensor_variable
 
@@ -66,7 +66,6 @@ class GraphPicture:
     def __init__(self, target: Any, max_label_size: int = 70,
                  var_with_name_simple: bool = False):
         self.var_with_name_simple = var_with_name_simple
-        from sympile.graph.debugprint import graph_roots
         outputs = graph_roots(target)
         self.nodes: dict[str, tuple[str, str, str]] = {}
         self.edges: list[tuple[str, str, str]] = []

@@ -1,5 +1,7 @@
-"""Compilation: function(), shared variables and modes."""
+"""Compilation: function(), shared variables and modes (debugmode and monitormode register
+DEBUG_MODE/DebugMode and NanGuardMode among get_mode's names when imported here)."""
 
+from sympile.compile.debugmode import DebugMode
 from sympile.compile.function import (
     Function,
     In,
@@ -15,5 +17,5 @@ from sympile.compile.profiling import ProfileMode, ProfileStats
 from sympile.compile.shared import SharedVariable, shared
 
 __all__ = ["function", "Function", "In", "Out", "Param", "UnusedInputError", "Mode", "get_mode",
-           "MonitorMode", "NanGuardMode", "NanGuardError", "ProfileMode", "ProfileStats", "as_op",
-           "shared", "SharedVariable"]
+           "DebugMode", "MonitorMode", "NanGuardMode", "NanGuardError", "ProfileMode",
+           "ProfileStats", "as_op", "shared", "SharedVariable"]

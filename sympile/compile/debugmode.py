@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from sympile.compile.mode import Mode, Rewriter
+from sympile.compile.mode import PREDEFINED_MODES, Mode, Rewriter
 from sympile.graph.basic import Apply, Constant, Variable
 from sympile.graph.fgraph import FunctionGraph
 from sympile.graph.rewriting.basic import RewriteHistory, RewriteRecord
@@ -323,3 +323,4 @@ def _pairs(record: RewriteRecord) -> str:
 
 
 DEBUG_MODE = DebugMode(name="DEBUG_MODE")
+PREDEFINED_MODES["DEBUG_MODE"] = PREDEFINED_MODES["DebugMode"] = DEBUG_MODE

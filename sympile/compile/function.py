@@ -19,6 +19,7 @@ from sympile.config import config
 from sympile.graph.basic import Constant, Variable, clone_replace, graph_inputs
 from sympile.graph.fgraph import FunctionGraph, InconsistencyError, MissingInputError
 from sympile.graph.rewriting.destroyhandler import DestroyHandler
+from sympile.graph.utils import bind_methods
 from sympile.link.c.linker import CVM
 from sympile.tensor.shape import specify_shape
 from sympile.tensor.type import TensorType
@@ -698,3 +699,22 @@ def _aliases_input(fgraph: FunctionGraph, variable: Variable,
 
 def _repeated(outputs: list[Variable], index: int) -> bool:
     return any(outputs[index] is other for other in outputs[:index])
+
+
+class _Evaluable:
+    """Variable.eval(), bound onto graph Variables when compile is imported: the graph
+    layer sits below compile, so it cannot define a method that compiles."""
+
+    def eval(self, inputs_to_values: dict | None = None):
+        """Compile and run this variable on the given {input variable: value} (a test aid,
+        as Theano's; compiled functions are cached per set of inputs)."""
+        inputs_to_values = dict(inputs_to_values or {})
+        inputs = list(inputs_to_values)
+        cache = self.__dict__.setdefault("_eval_cache", {})
+        key = tuple(id(v) for v in inputs)
+        if key not in cache:
+            cache[key] = function(inputs, self, on_unused_input="ignore")
+        return cache[key](*[inputs_to_values[v] for v in inputs])
+
+
+bind_methods(Variable, _Evaluable)

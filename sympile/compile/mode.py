@@ -193,13 +193,9 @@ PREDEFINED_MODES: dict[str, Mode] = {
     "FAST_RUN": Mode(RewriteQuery(include=("fast_run",)), backend=None, name="FAST_RUN"),
     "FAST_COMPILE": Mode(RewriteQuery(include=("fast_compile",)), name="FAST_COMPILE"),
 }
+# The modes that subclass Mode register themselves when imported (sympile.compile imports
+# them): DEBUG_MODE and DebugMode (debugmode.py), NanGuardMode (monitormode.py).
 
-# debugmode and monitormode subclass Mode, so they are imported once Mode exists;
-# sympile.compile imports this module first, so the cycle always starts here.
-from sympile.compile.debugmode import DEBUG_MODE  # noqa: E402
-
-PREDEFINED_MODES["DEBUG_MODE"] = DEBUG_MODE
-PREDEFINED_MODES["DebugMode"] = DEBUG_MODE
 
 
 def get_mode(mode: str | Mode | None) -> Mode:
@@ -212,9 +208,3 @@ def get_mode(mode: str | Mode | None) -> Mode:
         return PREDEFINED_MODES[mode]
     raise ValueError(f"unknown mode {mode!r}; expected a Mode or one of "
                      f"{', '.join(PREDEFINED_MODES)}")
-
-
-# monitormode subclasses Mode (imported at the end: its modes need this whole module).
-from sympile.compile.monitormode import NanGuardMode  # noqa: E402
-
-PREDEFINED_MODES["NanGuardMode"] = NanGuardMode()

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from sympile.compile.mode import DEFAULT, Mode
+from sympile.compile.mode import DEFAULT, PREDEFINED_MODES, Mode
 from sympile.graph.fgraph import FunctionGraph
 from sympile.link.python.vm import PythonVM
 
@@ -141,3 +141,6 @@ class NanGuardMode(MonitorMode):
             where = variable.creation_site() if variable.owner is not None else "an input"
             raise NanGuardError(f"NanGuardMode: {node.op} {verb} {problem} in {variable} "
                                 f"(created at {where})")
+
+
+PREDEFINED_MODES["NanGuardMode"] = NanGuardMode()

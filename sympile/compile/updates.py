@@ -12,9 +12,10 @@ after the rewrites (protect_updates):
    the UpdateOrder feature gives both backends' schedules. "Depends" counts the orderings
    of the graph's other features as well as its data: a node that the DestroyHandler must
    run after a commit node (it overwrites a value the commit node reads) depends on it.
-2. Each commit node whose failure conditions are lengths that must agree (elementwise ops,
-   Gemm, Gemv, Ger) has them checked in phase 1, by a LengthsAgree node reading lengths
-   known then (an inplace result has the length of what it overwrote): these cannot fail.
+2. Each commit node whose failure conditions are lengths that must agree (its op's
+   length_constraints(node): elementwise ops, Gemm, Gemv, Ger) has them checked in phase 1,
+   by a LengthsAgree node reading lengths known then (an inplace result has the length of
+   what it overwrote): these cannot fail.
 3. One other commit node (an indexed write, whose failure depends on index values) may
    remain: it runs first among the commit nodes, so when it fails nothing has been written.
    Any further one gets back its non-inplace form (it computes a new array; the update is
@@ -31,15 +32,10 @@ from collections.abc import Sequence
 from sympile.graph.basic import Apply, Variable, io_toposort
 from sympile.graph.fgraph import Feature, FunctionGraph
 from sympile.link.python.vm import is_conditional, lazy_schedule
-from sympile.tensor.blas.gemm import Gemm, Gemv, Ger
-from sympile.tensor.elemwise import Elemwise
 from sympile.tensor.inplace import base_form
 from sympile.tensor.shape import LengthsAgree
 
 __all__ = ["UpdateOrder", "protect_updates"]
-
-Pair = tuple[tuple[int, int], tuple[int, int]]
-
 
 def protect_updates(fgraph: FunctionGraph, shared_inputs: Sequence[Variable]) -> None:
     """Make `fgraph` (rewritten, with its DestroyHandler) update `shared_inputs` all or
@@ -67,7 +63,7 @@ def protect_updates(fgraph: FunctionGraph, shared_inputs: Sequence[Variable]) ->
     commits = _commits(fgraph, shared)
     late = _depending_on(fgraph, commits)
     depends_on_commit = set().union(*late.values())
-    unchecked = [node for node in commits if _pairs(node) is None]
+    unchecked = [node for node in commits if node.op.length_constraints(node) is None]
     first = next((node for node in unchecked if node not in depends_on_commit), None)
     for node in unchecked:
         if node is not first:
@@ -169,26 +165,6 @@ def _depending_on(fgraph: FunctionGraph, nodes: list[Apply],
     return result
 
 
-def _pairs(node: Apply) -> list[Pair] | None:
-    """The lengths (input, axis) that must agree for `node` not to fail, or None when its
-    failure conditions are not only lengths."""
-    op = node.op
-    if isinstance(op, Elemwise):
-        pairs = []
-        for axis in range(node.outputs[0].type.ndim):
-            free = [index for index, variable in enumerate(node.inputs)
-                    if variable.type.shape[axis] != 1]
-            pairs += [((free[0], axis), (other, axis)) for other in free[1:]]
-        return pairs
-    if isinstance(op, Gemm):  # z, alpha, x, y, beta
-        return [((0, 0), (2, 0)), ((0, 1), (3, 1)), ((2, 1), (3, 0))]
-    if isinstance(op, Gemv):  # y, alpha, a, x, beta
-        return [((0, 0), (2, 0)), ((2, 1), (3, 0))]
-    if isinstance(op, Ger):  # a, alpha, x, y
-        return [((0, 0), (2, 0)), ((0, 1), (3, 0))]
-    return None
-
-
 def _length_source(variable: Variable, commits: set[Apply]) -> Variable:
     """A variable computed before any commit node with the shape of `variable`: through the
     commit nodes' inplace results back to what they overwrote."""
@@ -200,7 +176,7 @@ def _length_source(variable: Variable, commits: set[Apply]) -> Variable:
 def _check_before(fgraph: FunctionGraph, node: Apply, commits: set[Apply]) -> None:
     """Put a LengthsAgree with `node`'s pairs on the overwritten input of the first commit
     node of `node`'s chain (the one overwriting a phase-one variable)."""
-    pairs = _pairs(node)
+    pairs = node.op.length_constraints(node)
     if not pairs:
         return
     used = sorted({index for pair in pairs for index, _ in pair})

@@ -38,6 +38,7 @@ from sympile.graph.basic import Apply, Variable
 from sympile.graph.ccode import CCode, c_file, render
 from sympile.graph.gradient_types import disconnected_type, is_disconnected
 from sympile.graph.op import Op
+from sympile.graph.utils import MethodNotDefined
 from sympile.tensor.basic.ops import as_tensor_variable
 from sympile.tensor.math import eq
 from sympile.tensor.type import TensorType
@@ -406,7 +407,6 @@ class OwnRows(CollectiveOp):
         return [[False], [True]]
 
     def L_op(self, inputs, outputs, output_grads):
-        from sympile.graph.utils import MethodNotDefined
         raise MethodNotDefined("OwnRows has no derivative")
 
 

@@ -30,10 +30,11 @@ import numpy as np
 
 from sympile.distributed.collectives import all_reduce
 from sympile.distributed.world import rank, size, wait, world
+from sympile.gradient import grad
 from sympile.graph.basic import Variable
 from sympile.tensor.basic.ops import as_tensor_variable
 from sympile.tensor.math import cast
-from sympile.tensor.sharedvar import SharedVariable
+from sympile.tensor.sharedvar import SharedVariable, shared
 
 __all__ = ["DataParallel"]
 
@@ -99,7 +100,6 @@ class DataParallel:
         """This rank's gradients of `cost`, averaged across ranks by one all-reduce of all of
         them (a bucket per dtype); weighted by each rank's `batch_size` (a scalar, symbolic
         or not) when given."""
-        from sympile.gradient import grad
         local = grad(cost, self.params, **grad_kwargs)
         if size() == 1:
             return local
@@ -147,7 +147,6 @@ class DataParallel:
         for param, gradient in zip(self.params, self.gradients(cost, batch_size)):
             rate = np.asarray(learning_rate, dtype=param.type.dtype)
             if momentum:
-                from sympile.tensor.sharedvar import shared
                 velocity = shared(np.zeros_like(param.get_value(borrow=True)),
                                   name=f"velocity of {param.name or 'a parameter'}")
                 new_velocity = np.asarray(momentum, dtype=param.type.dtype) * velocity \

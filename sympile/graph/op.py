@@ -9,8 +9,11 @@ from types import MappingProxyType
 from typing import Any
 
 from sympile.config import config
-from sympile.graph.basic import Apply, Variable
+from sympile.graph.basic import Apply, Variable, io_toposort
 from sympile.graph.utils import MethodNotDefined, user_creation_site
+
+# ((input index, axis), (input index, axis)): two lengths that must be equal.
+LengthPair = tuple[tuple[int, int], tuple[int, int]]
 
 
 class Op:
@@ -104,6 +107,13 @@ class Op:
     def infer_shape(self, fgraph: Any, node: Apply, input_shapes: Sequence[tuple]) -> list[tuple]:
         raise MethodNotDefined(f"{type(self).__name__}.infer_shape")
 
+    def length_constraints(self, node: Apply) -> list[LengthPair] | None:
+        """When the only ways this node can fail are lengths that disagree: those lengths, as
+        pairs ((input, axis), (input, axis)) that must be equal. None (the default) when it
+        may also fail on values (an index out of bounds) or nobody has said. compile checks
+        them before a call overwrites any shared variable (compile/updates.py)."""
+        return None
+
     def L_op(self, inputs: Sequence[Variable], outputs: Sequence[Variable],
              output_grads: Sequence[Variable]) -> list[Variable]:
         raise MethodNotDefined(f"{type(self).__name__}.L_op")
@@ -181,7 +191,6 @@ def fill_test_values(variables: Sequence[Any]) -> None:
     """Compute the missing test values of `variables` and what they are computed from, for
     graphs built with config.compute_test_value off around internal placeholders (scan's
     derivatives): every node whose inputs all have test values gets them."""
-    from sympile.graph.basic import io_toposort
     roots = [v for v in variables if isinstance(v, Variable)]
     if config.compute_test_value == "off" or not roots:
         return

@@ -1,4 +1,5 @@
-"""Small helpers of the IR layer: where the user created a variable, and a scratchpad."""
+"""Small helpers of the IR layer: where the user created a variable, a scratchpad, and the
+binding of methods from a layer above onto a class below."""
 
 from __future__ import annotations
 
@@ -36,3 +37,18 @@ def user_creation_site() -> str | None:
             return f"{filename}:{frame.f_lineno}"
         frame = frame.f_back
     return None
+
+
+# What every class body holds whatever it defines (__module__, __dict__, __doc__, ...).
+_CLASS_INTERNALS = frozenset(vars(type("Empty", (), {})))
+
+
+def bind_methods(target: type, source: type) -> None:
+    """Copy the methods, properties and attributes that `source`'s body defines onto `target`.
+
+    A class low in the layers (TensorVariable) gets methods that call modules built on top of
+    it (x.sum() calls tensor.reduction): the upper module defines them on `source` and binds
+    them when it is imported, so imports run one way, as JAX binds its array methods."""
+    for name, value in vars(source).items():
+        if name not in _CLASS_INTERNALS:
+            setattr(target, name, value)

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import functools
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.special
 
 from sympile.graph.basic import Apply, Variable
-from sympile.graph.ccode import C_TYPES
 from sympile.graph.op import Op
 from sympile.graph.type import Type
 
@@ -159,24 +158,9 @@ class ScalarOp(Op):
             storage[0] = np.asarray(result).astype(variable.type.dtype)[()]
 
     # The op's C definition, a function of a CScalar (see sympile.scalar.c_rules, which sets
-    # it for the ops of this module); None where the op has no C code.
+    # it for the ops of this module); None where the op has no C code. c_rules also binds
+    # c_scalar(), which calls it.
     c_rule: Callable[[CScalar], CScalarCode | None] | None = None
-
-    def c_scalar(self, inputs: Sequence[str], outputs: Sequence[str],
-                 input_dtypes: Sequence[str], output_dtypes: Sequence[str]) -> CScalarCode | None:
-        """The C computing one element: statements that assign each output variable (a local
-        of its dtype's C type, named in `outputs`) from the input variables (named in
-        `inputs`, of the C types of `input_dtypes`, see sympile.graph.ccode.C_TYPES) with
-        numpy's semantics, and the top-level helpers they call. They may declare locals inside
-        their own braces and report an error by or-ing a code of c_rules.C_ERRORS into the int
-        c_rules.C_ERROR_FLAG (the loop running them raises after the loop). None: no C code
-        for these dtypes (float16, complex, or a function C does not have); Elemwise then
-        calls perform()."""
-        if self.c_rule is None or not all(d in C_TYPES for d in (*input_dtypes, *output_dtypes)):
-            return None
-        from sympile.scalar.c_rules import CScalar
-        return type(self).c_rule(CScalar(self, tuple(inputs), tuple(outputs),
-                                         tuple(input_dtypes), tuple(output_dtypes)))
 
 
 @functools.cache

@@ -8,18 +8,20 @@ are to reuse them. Inputs are converted to the C type of the output first, as nu
 them to the dtype of the loop it picks. Integer arithmetic wraps (the module is compiled with
 -fwrapv, as numpy's loops behave).
 
-Importing sympile.scalar imports this module, which sets `c_rule` on the ops' classes.
+Importing sympile.scalar imports this module, which sets `c_rule` on the ops' classes and binds
+ScalarOp.c_scalar(), which calls it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from sympile.graph.ccode import C_TYPES, c_file
+from sympile.graph.utils import bind_methods
 from sympile.scalar.basic import (
     Cast,
     ScalarOp,
@@ -692,3 +694,26 @@ NO_C_CODE = frozenset({erfinv, erfcinv})
 for _op, _c_rule in _C_RULES.items():
     type(_op).c_rule = staticmethod(_c_rule)
 Cast.c_rule = staticmethod(_cast_rule)
+
+
+class _ScalarOpC:
+    """c_scalar(), bound onto ScalarOp: it builds a CScalar, which this module defines on
+    top of sympile.scalar.basic."""
+
+    def c_scalar(self, inputs: Sequence[str], outputs: Sequence[str],
+                 input_dtypes: Sequence[str], output_dtypes: Sequence[str]) -> CScalarCode | None:
+        """The C computing one element: statements that assign each output variable (a local
+        of its dtype's C type, named in `outputs`) from the input variables (named in
+        `inputs`, of the C types of `input_dtypes`, see sympile.graph.ccode.C_TYPES) with
+        numpy's semantics, and the top-level helpers they call. They may declare locals inside
+        their own braces and report an error by or-ing a code of c_rules.C_ERRORS into the int
+        c_rules.C_ERROR_FLAG (the loop running them raises after the loop). None: no C code
+        for these dtypes (float16, complex, or a function C does not have); Elemwise then
+        calls perform()."""
+        if self.c_rule is None or not all(d in C_TYPES for d in (*input_dtypes, *output_dtypes)):
+            return None
+        return type(self).c_rule(CScalar(self, tuple(inputs), tuple(outputs),
+                                         tuple(input_dtypes), tuple(output_dtypes)))
+
+
+bind_methods(ScalarOp, _ScalarOpC)

@@ -1,6 +1,7 @@
 """scan: symbolic loops (Theano's `theano.scan`). See sympile.scan.basic."""
 
 from sympile.scan import (
+    gradient,  # noqa: F401 - binds Scan.L_op and Scan.R_op
     memory,  # noqa: F401 - registers scan_keep_last_steps
     merge,  # noqa: F401 - registers scan_merge
     rewriting,  # noqa: F401 - registers the scan rewrites

@@ -20,6 +20,7 @@ from sympile.graph.basic import Constant, Variable, clone_replace, graph_inputs
 from sympile.graph.op import test_value_of
 from sympile.ifelse.basic import ifelse
 from sympile.scan.op import Scan
+from sympile.tensor.math import minimum
 from sympile.tensor.shape import expand_dims
 from sympile.tensor.sharedvar import SharedVariable
 from sympile.tensor.type import tensor_type
@@ -265,7 +266,6 @@ def _n_steps(n_steps: Any, lengths: list[Variable]) -> Variable:
     if n_steps is None:
         if not lengths:
             raise ValueError("scan: give sequences or n_steps")
-        from sympile.tensor.math import minimum
         result = lengths[0]
         for length in lengths[1:]:
             result = minimum(result, length)

@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from sympile.compile import Mode, Out
+from sympile.compile import function as compile_function
 from sympile.graph.basic import Constant, Variable, clone_replace
 from sympile.graph.fgraph import OUTPUT, FunctionGraph
 from sympile.tensor.type import TensorType
@@ -115,8 +117,6 @@ def _split(fgraph: FunctionGraph, fixed: list[Variable],
     is `fgraph` reading `boundary` as extra inputs after its own. The graph is compiled as it
     is (already rewritten, in-place ops included). None if the step would overwrite an input."""
     # Imported here: sympile.compile sits above the graph layer the Scan op belongs to.
-    from sympile.compile import Mode, Out
-    from sympile.compile import function as compile_function
     mode = Mode(None, backend="c")
     hoisted_inputs = [variable.type.make_variable(variable.name) for variable in boundary]
     step_outputs = clone_replace(list(fgraph.outputs), dict(zip(boundary, hoisted_inputs)))

@@ -27,9 +27,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sympile.config import config
+from sympile.gradient import Rop, grad
 from sympile.graph.basic import Variable, clone_replace, equal_computations, graph_inputs
 from sympile.graph.gradient_types import disconnected_type, is_disconnected, is_null
 from sympile.graph.op import fill_test_values
+from sympile.graph.utils import bind_methods
 from sympile.ifelse.basic import ifelse
 from sympile.scan.op import Scan
 from sympile.tensor.basic import join, stack, zeros_like
@@ -97,7 +99,6 @@ def _vector_jacobian(inner_outputs: Sequence[Variable], cotangents: dict[int, Va
                      wrt: Sequence[Variable]) -> dict[int, Variable | None]:
     """{id(w): the gradient of sum_i <cotangents[i], inner_outputs[i]> with respect to w, or
     None where it does not depend on w} for w in wrt."""
-    from sympile.gradient import grad
     known: dict[Variable, Variable] = {}
     for index, cotangent in cotangents.items():
         output = inner_outputs[index]
@@ -333,7 +334,6 @@ def scan_r_op(op: Scan, inputs: list[Variable],
               eval_points: list[Variable | None]) -> list[Variable | None]:
     """Forward mode (module docstring): one tangent per outer output, None for an output that
     depends on no input with a tangent."""
-    from sympile.gradient import Rop
     layout = _Layout(op)
     n_steps, sequences, initials, non_sequences = layout.split_outer(inputs)
     _, sequence_points, initial_points, non_sequence_points = layout.split_outer(eval_points)
@@ -419,3 +419,20 @@ def scan_r_op(op: Scan, inputs: list[Variable],
     tangents += [next(plain_results) if tangent is not None else None
                  for tangent in output_tangents[n_recurrent:]]
     return tangents
+
+
+class _ScanDerivatives:
+    """Scan's L_op and R_op, bound onto Scan: they build Scans, so they live above op.py."""
+
+    def L_op(self, inputs, outputs, output_grads):
+        """Backpropagation through time: another Scan over the steps in reverse."""
+        self._check_differentiable("L_op")
+        return scan_l_op(self, inputs, outputs, output_grads)
+
+    def R_op(self, inputs, eval_points):
+        """Forward mode: a Scan carrying the tangents alongside the states."""
+        self._check_differentiable("R_op")
+        return scan_r_op(self, inputs, eval_points)
+
+
+bind_methods(Scan, _ScanDerivatives)

@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from sympile.compile import Mode, Out
+from sympile.compile import function as compile_function
 from sympile.graph.basic import Apply, Variable
 from sympile.graph.op import Op
 from sympile.graph.utils import MethodNotDefined
@@ -154,9 +156,6 @@ class Scan(Op):
         key = self._node_backends.get(node)
         function = self._functions.get(key)
         if function is None:
-            # Imported here: sympile.compile sits above the graph layer this op belongs to.
-            from sympile.compile import Mode, Out
-            from sympile.compile import function as compile_function
             mode = None if key is None else Mode(key[0], backend=key[1])
             # trust_input: perform hands over ndarrays (views, `[index, ...]`) of the exact
             # dtypes, which make_node checked against the inner inputs. borrow: each result is
@@ -311,21 +310,6 @@ class Scan(Op):
                 f"{self}.{what}: this Scan keeps only the last steps of its recurrent outputs "
                 f"(kept_steps={self.kept_steps}), made by a compile-time rewrite; take the "
                 f"gradient of the graph before it is compiled")
-
-    def L_op(self, inputs, outputs, output_grads):
-        """Backpropagation through time: another Scan over the steps in reverse
-        (sympile.scan.gradient)."""
-        # Imported here: sympile.scan.gradient builds Scan ops, so it imports this module.
-        from sympile.scan.gradient import scan_l_op
-        self._check_differentiable("L_op")
-        return scan_l_op(self, inputs, outputs, output_grads)
-
-    def R_op(self, inputs, eval_points):
-        """Forward mode: a Scan carrying the tangents alongside the states
-        (sympile.scan.gradient)."""
-        from sympile.scan.gradient import scan_r_op
-        self._check_differentiable("R_op")
-        return scan_r_op(self, inputs, eval_points)
 
     def do_constant_folding(self, fgraph, node) -> bool:
         # A loop over constants would run at compile time and store every step's value.

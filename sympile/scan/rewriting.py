@@ -61,7 +61,6 @@ from sympile.tensor.subtensor import (
 from sympile.tensor.type import tensor_type
 
 __all__ = [
-    "SCAN_POSITION",
     "scan_db",
     "scan_push_out_add",
     "scan_push_out_invariants",
@@ -71,7 +70,6 @@ __all__ = [
     "scan_remove_unused_outputs",
 ]
 
-SCAN_POSITION = 1.2
 
 
 @dataclass
@@ -552,4 +550,4 @@ scan_db = EquilibriumDatabase("scan_db")
 for _rule in (scan_remove_unused_outputs, scan_remove_unused_inputs, scan_push_out_invariants,
               scan_push_out_sequence_dot, scan_push_out_sequence_gather, scan_push_out_add):
     scan_db.register(_rule.name, _rule, "scan", "fast_run")
-rewrite_db.register("scan", scan_db, "scan", "fast_run", position=SCAN_POSITION)
+rewrite_db.register("scan", scan_db, "scan", "fast_run", phase="scan")

@@ -10,7 +10,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse
 
-from sympile.sparse import basic, rewriting, sharedvar
+from sympile.gradient import verify_grad
+from sympile.sparse import basic, methods, rewriting, sharedvar  # noqa: F401 - methods binds the operators
 from sympile.sparse.basic import *  # noqa: F403
 from sympile.sparse.basic import __all__ as _basic_all
 from sympile.sparse.sharedvar import SparseTensorSharedVariable
@@ -24,6 +25,7 @@ from sympile.sparse.type import (
     matrix,
     sparse_formats,
 )
+from sympile.tensor.variable import as_tensor_variable
 
 # Theano's names for the type and for the sparse-or-dense test.
 SparseType = SparseTensorType
@@ -41,8 +43,6 @@ def verify_grad_sparse(fun: Callable[..., Any], pt: Sequence[Any], structured: b
     derivative checked is the structured one); else every entry does (the regular one).
     A sparse output is checked through its dense form (all of it, or where it stores values
     when structured). kwargs go to verify_grad."""
-    from sympile.gradient import verify_grad
-    from sympile.tensor.basic.ops import as_tensor_variable
     point, rebuild = [], []
     for value in pt:
         if not scipy.sparse.issparse(value):

@@ -27,7 +27,9 @@ from sympile.graph.op import Op
 from sympile.graph.utils import MethodNotDefined
 from sympile.sparse.type import SparseTensorType, as_sparse_variable, is_sparse
 from sympile.tensor import math as tensor_math
-from sympile.tensor.basic.ops import as_tensor_variable, ones_like
+from sympile.tensor.basic.ops import alloc, as_tensor_variable, ones_like
+from sympile.tensor.blas.basic import dot as dense_dot
+from sympile.tensor.nnet import sigmoid
 from sympile.tensor.type import tensor_type
 
 __all__ = [
@@ -716,7 +718,6 @@ def _product(x: Variable, y: Variable) -> Variable:
 
 
 def _dense_dot(x: Variable, y: Variable) -> Variable:
-    from sympile.tensor.blas.basic import dot as dense_dot
     return dense_dot(x, y)
 
 
@@ -833,7 +834,6 @@ class SpSum(Op):
         if self.sparse_grad:
             return [MulSD()(sp_ones_like(x), spread)]
         shape = csm_shape(x)
-        from sympile.tensor.basic import alloc
         return [SparseFromDense(x.type.format)(alloc(spread, shape[0], shape[1]))]
 
     def R_op(self, inputs, eval_points):
@@ -1071,7 +1071,6 @@ def _structured(function, name: str):
 
 
 def _sigmoid(x):
-    from sympile.tensor.nnet import sigmoid
     return sigmoid(x)
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse
 
+from sympile.config import config
 from sympile.graph.basic import Constant, Variable
 from sympile.graph.type import Type
 from sympile.scalar.basic import normalize_dtype
@@ -104,7 +105,8 @@ class SparseTensorType(Type):
 
 
 class SparseMethods:
-    """The operators of sparse variables and constants (the functions of sympile.sparse)."""
+    """The attributes of sparse variables and constants; sympile/sparse/methods.py binds their
+    operators (the functions of sympile.sparse.basic, which builds on this module)."""
 
     type: SparseTensorType
 
@@ -119,64 +121,6 @@ class SparseMethods:
     @property
     def ndim(self) -> int:
         return 2
-
-    @property
-    def shape(self):
-        from sympile.sparse.basic import csm_properties
-        return csm_properties(self)[3]
-
-    @property
-    def T(self):
-        from sympile.sparse.basic import transpose
-        return transpose(self)
-
-    def toarray(self):
-        from sympile.sparse.basic import dense_from_sparse
-        return dense_from_sparse(self)
-
-    def __neg__(self):
-        from sympile.sparse.basic import neg
-        return neg(self)
-
-    def __add__(self, other):
-        from sympile.sparse.basic import add
-        return add(self, other)
-
-    def __radd__(self, other):
-        from sympile.sparse.basic import add
-        return add(other, self)
-
-    def __sub__(self, other):
-        from sympile.sparse.basic import sub
-        return sub(self, other)
-
-    def __rsub__(self, other):
-        from sympile.sparse.basic import sub
-        return sub(other, self)
-
-    def __mul__(self, other):
-        from sympile.sparse.basic import mul
-        return mul(self, other)
-
-    def __rmul__(self, other):
-        from sympile.sparse.basic import mul
-        return mul(other, self)
-
-    def __matmul__(self, other):
-        from sympile.sparse.basic import dot
-        return dot(self, other)
-
-    def __rmatmul__(self, other):
-        from sympile.sparse.basic import dot
-        return dot(other, self)
-
-    def __getitem__(self, index):
-        from sympile.sparse.basic import get_item
-        return get_item(self, index)
-
-    def sum(self, axis=None, sparse_grad=False):
-        from sympile.sparse.basic import sp_sum
-        return sp_sum(self, axis, sparse_grad)
 
 
 class SparseVariable(SparseMethods, Variable):
@@ -198,7 +142,6 @@ SparseTensorType.constant_type = SparseConstant
 def matrix(format: str, name: str | None = None, dtype: Any = None) -> SparseVariable:
     """A symbolic sparse matrix of `format` (Theano's sparse.matrix); dtype config.floatX
     by default."""
-    from sympile.config import config
     return SparseTensorType(format, dtype or config.floatX)(name)
 
 

@@ -25,5 +25,14 @@ from sympile.tensor.variable import (  # noqa: F401
 
 as_tensor = as_tensor_variable
 
-# Theano's and PyTensor's T.nlinalg, T.slinalg and T.linalg (after the names they use).
-from sympile.tensor import linalg, nlinalg, slinalg  # noqa: E402, F401
+# After the names they use: Theano's and PyTensor's T.nlinalg, T.slinalg and T.linalg; the
+# derivatives that need ops built on their own (Elemwise's, DimShuffle's, Alloc's, ARange's),
+# bound onto those ops; and methods, which binds the operators and methods onto
+# TensorVariable (x + y, x.sum(), ...).
+from sympile.tensor import (  # noqa: E402, F401
+    derivatives,
+    linalg,
+    methods,
+    nlinalg,
+    slinalg,
+)

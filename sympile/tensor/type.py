@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from sympile.config import config
+from sympile.graph.basic import Variable
 from sympile.graph.type import Type
 from sympile.scalar.basic import DISCRETE_DTYPES, normalize_dtype
 
@@ -37,7 +38,9 @@ def _normalize_shape(shape: Sequence[int | None]) -> Shape:
 
 
 class TensorType(Type):
-    """Arrays of `dtype` with `ndim = len(shape)`; each shape entry is an int or None."""
+    """Arrays of `dtype` with `ndim = len(shape)`; each shape entry is an int or None. Its
+    variables are TensorVariables and TensorConstants: tensor/variable.py, which defines them
+    on top of this module, sets variable_type and constant_type."""
 
     def __init__(self, dtype: Any, shape: Sequence[int | None] | None = None,
                  broadcastable: Sequence[bool] | None = None):
@@ -138,7 +141,6 @@ class TensorType(Type):
         return data
 
     def _convert(self, value: Any, allow_downcast: bool | None) -> np.ndarray:
-        from sympile.graph.basic import Variable
         if isinstance(value, Variable):
             raise TypeError(f"expected a value of {self}, got the symbolic variable {value}; "
                             f"to substitute a variable, use function(..., givens=...)")
@@ -193,15 +195,6 @@ class TensorType(Type):
             # signature (Python's hash() of the bytes can collide).
             return (data.shape, data.dtype.str, hashlib.blake2b(data.tobytes()).hexdigest())
         return (data.shape, data.dtype.str, data.tobytes())
-
-    # -- variables --------------------------------------------------------------------------
-    def make_variable(self, name=None):
-        from sympile.tensor.variable import TensorVariable
-        return TensorVariable(self, None, None, name)
-
-    def make_constant(self, value, name=None):
-        from sympile.tensor.variable import TensorConstant
-        return TensorConstant(self, value, name)
 
 
 def _astype(data: np.ndarray, dtype: str) -> np.ndarray:

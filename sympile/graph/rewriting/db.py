@@ -1,8 +1,11 @@
 """Rewrite databases: rewriters registered by name with tags, selected by queries.
 
-A query selects the entries whose name or tags meet `include`, carry every `require` tag and
-none of the `exclude` tags (a name counts as a tag, so one rewriter can be included or
-excluded by name). Entries that are databases themselves are queried with the same query.
+A database may declare phases, the named steps of a pipeline in the order they run; a
+rewriter registers into a phase by name and runs after the phases before it (entries of one
+phase in registration order). A query selects the entries whose name or tags meet `include`,
+carry every `require` tag and none of the `exclude` tags (a name counts as a tag, so one
+rewriter can be included or excluded by name). Entries that are databases themselves are
+queried with the same query.
 """
 
 from __future__ import annotations
@@ -61,6 +64,15 @@ class RewriteQuery:
             and not labels.intersection(self.exclude)
 
 
+@dataclass(frozen=True)
+class Phase:
+    """A named step of a pipeline: where it runs (`position`, ascending) and what it is for."""
+
+    name: str
+    position: float
+    purpose: str
+
+
 @dataclass
 class _Entry:
     name: str
@@ -68,22 +80,26 @@ class _Entry:
     tags: frozenset[str]
     position: float
     order: int = field(default=0)
+    phase: str | None = None
 
 
 class RewriteDatabase:
     """Rewriters (NodeRewriters, GraphRewriters or other databases) by name, with tags and a
-    position. query() returns a SequentialGraphRewriter of the selected entries in position
-    order (ties in registration order); a NodeRewriter entry runs as an in_to_out walk."""
+    position (a phase's, or a number). query() returns a SequentialGraphRewriter of the
+    selected entries in position order (ties in registration order); a NodeRewriter entry
+    runs as an in_to_out walk."""
 
-    def __init__(self, name: str = "rewrite_db"):
+    def __init__(self, name: str = "rewrite_db", phases: Sequence[Phase] = ()):
         self.name = name
+        self.phases = {phase.name: phase for phase in phases}
         self._entries: dict[str, _Entry] = {}
 
-    def register(self, name: str, rewriter: Any, *tags: str,
+    def register(self, name: str, rewriter: Any, *tags: str, phase: str | None = None,
                  position: float | None = None) -> Any:
         """Add `rewriter` as `name` with `tags`; returns the rewriter (for decorators).
 
-        position orders the entries of a sequence (default: after every entry so far).
+        phase names the step it belongs to (one of the database's phases); position, a number,
+        places it between them (default: after every entry so far). Give one or neither.
         """
         if not isinstance(name, str) or not name:
             raise TypeError(f"{self.name}.register: the name must be a non-empty string, got "
@@ -95,10 +111,18 @@ class RewriteDatabase:
             raise TypeError(f"{self.name}.register: {name!r} is {rewriter!r}; expected a "
                             f"NodeRewriter, a GraphRewriter or a RewriteDatabase")
         tags = _tag_tuple(tags, "tags")
-        if position is None:
+        if phase is not None:
+            if position is not None:
+                raise TypeError(f"{self.name}.register: {name!r} has phase={phase!r} and "
+                                f"position={position!r}; give one of them")
+            if phase not in self.phases:
+                raise ValueError(f"{self.name}.register: {name!r} names the phase {phase!r}; "
+                                 f"expected one of {', '.join(self.phases) or 'none'}")
+            position = self.phases[phase].position
+        elif position is None:
             position = max((e.position for e in self._entries.values()), default=0) + 1
         self._entries[name] = _Entry(name, rewriter, frozenset(tags), position,
-                                     len(self._entries))
+                                     len(self._entries), phase)
         return rewriter
 
     def __getitem__(self, name: str) -> Any:
@@ -113,6 +137,25 @@ class RewriteDatabase:
     def names(self) -> list[str]:
         """The registered names, in position order."""
         return [entry.name for entry in self._sorted()]
+
+    def pipeline(self) -> list[tuple[Phase | None, list[str]]]:
+        """The entries in the order they run, grouped by phase: (phase, names) per phase that
+        has entries, (None, [name]) for an entry placed by a number."""
+        groups: list[tuple[Phase | None, list[str]]] = []
+        for entry in self._sorted():
+            phase = self.phases.get(entry.phase) if entry.phase else None
+            if phase is not None and groups and groups[-1][0] is phase:
+                groups[-1][1].append(entry.name)
+            else:
+                groups.append((phase, [entry.name]))
+        return groups
+
+    def describe(self) -> str:
+        """The pipeline as text: one line per phase with its entries and its purpose."""
+        return "\n".join(
+            f"{phase.name if phase else '(position)':<18} {', '.join(names)}"
+            + (f": {phase.purpose}" if phase else "")
+            for phase, names in self.pipeline())
 
     def tags_of(self, name: str) -> frozenset[str]:
         if name not in self._entries:

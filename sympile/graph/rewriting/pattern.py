@@ -12,12 +12,18 @@ A pattern is
   each matching its sub-pattern. The variable must be the one a call of the op returns (its
   default output, or its first one);
 - a dict {"pattern": sub_pattern, "constraint": predicate}: matches what sub_pattern matches
-  when predicate(variable) is also true (e.g. a test that a constant is 1);
+  when predicate(variable) is also true (e.g. a test that a constant is 1); with a "name"
+  key as well, it binds the matched variable to that name (so that the output pattern can
+  read, say, the dtype of an intermediate). The whole input pattern may be such a dict;
 - a Constant: matches constants holding the same value with the same Type.
 
 The output pattern is built by calling its ops (Op instances, or any callable returning a
 Variable) on the bound variables; its strings must be bound by the input pattern, and values
 that are not patterns (a Constant, a number) are passed to the calls as they are.
+
+A list of input patterns is a choice: the first that matches is rewritten (x + 1 and 1 + x).
+`adapt(replacement, matched)` makes the replacement fit the matched variable's Type, or says
+it cannot (None): a tensor rule passes a cast to the dtype plus the static lengths.
 
 The engine knows nothing about tensors: constraints carry every knowledge of values.
 """
@@ -67,10 +73,14 @@ def _check_in_pattern(pattern: Pattern, where: str, names: set[str]) -> None:
         for index, sub_pattern in enumerate(pattern[1:]):
             _check_in_pattern(sub_pattern, f"{where}, input {index} of {pattern[0]}", names)
     elif isinstance(pattern, dict):
-        if set(pattern) != {"pattern", "constraint"} or not callable(pattern["constraint"]):
+        if not {"pattern", "constraint"} <= set(pattern) <= {"pattern", "constraint", "name"} \
+                or not callable(pattern["constraint"]) \
+                or not isinstance(pattern.get("name", ""), str):
             raise TypeError(f"PatternNodeRewriter: {where}: a dict pattern must be "
-                            f"{{'pattern': sub_pattern, 'constraint': callable}}, got "
-                            f"{pattern!r}")
+                            f"{{'pattern': sub_pattern, 'constraint': callable}} and may have "
+                            f"a 'name' string, got {pattern!r}")
+        if "name" in pattern:
+            names.add(pattern["name"])
         _check_in_pattern(pattern["pattern"], where, names)
     elif not isinstance(pattern, Constant):
         raise TypeError(f"PatternNodeRewriter: {where}: {pattern!r} is not a pattern (a "
@@ -110,32 +120,46 @@ class PatternNodeRewriter(NodeRewriter):
     matched variable's (the patterns cannot express dtypes) leaves the node alone.
     """
 
-    def __init__(self, in_pattern: Pattern, out_pattern: Pattern, name: str | None = None,
-                 allow_multiple_clients: bool = False):
-        if not isinstance(in_pattern, tuple):
-            raise TypeError(f"PatternNodeRewriter: the input pattern must be a tuple (op, ...), "
-                            f"got {in_pattern!r}")
-        names: set[str] = set()
-        _check_in_pattern(in_pattern, "input pattern", names)
-        _check_out_pattern(out_pattern, "output pattern", names)
+    def __init__(self, in_pattern: Pattern | list[Pattern], out_pattern: Pattern,
+                 name: str | None = None, allow_multiple_clients: bool = False,
+                 adapt: Callable[[Variable, Variable], Variable | None] | None = None):
+        alternatives = in_pattern if isinstance(in_pattern, list) else [in_pattern]
+        if not alternatives:
+            raise ValueError("PatternNodeRewriter: the list of input patterns is empty")
+        for index, alternative in enumerate(alternatives):
+            if not isinstance(_outer_tuple(alternative), tuple):
+                raise TypeError(f"PatternNodeRewriter: input pattern {index} must be a tuple "
+                                f"(op, ...) or a dict constraining one, got {alternative!r}")
+            names: set[str] = set()
+            _check_in_pattern(alternative, f"input pattern {index}", names)
+            _check_out_pattern(out_pattern, "output pattern", names)
         if not isinstance(out_pattern, (str, tuple, Variable)):
             raise TypeError(f"PatternNodeRewriter: the output pattern must be a pattern "
                             f"variable, a tuple (op, ...) or a Variable, got {out_pattern!r}")
-        self.in_pattern = in_pattern
+        self.in_patterns = alternatives
         self.out_pattern = out_pattern
         self.allow_multiple_clients = allow_multiple_clients
-        self.name = name or f"{pattern_to_str(in_pattern)} -> {pattern_to_str(out_pattern)}"
-        self.__doc__ = f"{pattern_to_str(in_pattern)} -> {pattern_to_str(out_pattern)}"
+        self.adapt = adapt
+        text = " | ".join(pattern_to_str(p) for p in alternatives)
+        self.name = name or f"{text} -> {pattern_to_str(out_pattern)}"
+        self.__doc__ = f"{text} -> {pattern_to_str(out_pattern)}"
 
     def tracks(self) -> Sequence[Op | type]:
-        return [self.in_pattern[0]]
+        entries: list[Op | type] = []
+        for alternative in self.in_patterns:
+            entry = _outer_tuple(alternative)[0]
+            if entry not in entries:
+                entries.append(entry)
+        return entries
 
     def match(self, fgraph: FunctionGraph | None, variable: Variable) -> dict[str, Variable] | None:
-        """The bindings under which `variable` matches the input pattern, or None."""
-        bindings: dict[str, Variable] = {}
-        if _match(self.in_pattern, variable, bindings, fgraph, self.allow_multiple_clients,
-                  top=True):
-            return bindings
+        """The bindings under which `variable` matches the first input pattern it can, or
+        None."""
+        for alternative in self.in_patterns:
+            bindings: dict[str, Variable] = {}
+            if _match(alternative, variable, bindings, fgraph, self.allow_multiple_clients,
+                      top=True):
+                return bindings
         return None
 
     def transform(self, fgraph: FunctionGraph, node: Apply) -> list[Variable | None] | None:
@@ -146,9 +170,19 @@ class PatternNodeRewriter(NodeRewriter):
         if bindings is None:
             return None
         replacement = _build(self.out_pattern, bindings, self.name)
-        if replacement is target or target.type.convert_variable(replacement) is None:
+        if self.adapt is not None:
+            replacement = self.adapt(replacement, target)
+        if replacement is None or replacement is target \
+                or target.type.convert_variable(replacement) is None:
             return None
         return [replacement if output is target else None for output in node.outputs]
+
+
+def _outer_tuple(pattern: Pattern) -> Any:
+    """The tuple pattern at the top of an input pattern (inside its constraints)."""
+    while isinstance(pattern, dict):
+        pattern = pattern.get("pattern")
+    return pattern
 
 
 def _op_matches(entry: Op | type, op: Op) -> bool:
@@ -163,6 +197,8 @@ def _match(pattern: Pattern, variable: Variable, bindings: dict[str, Variable],
         bound = bindings.setdefault(pattern, variable)
         return bound is variable
     if isinstance(pattern, dict):
+        if "name" in pattern and bindings.setdefault(pattern["name"], variable) is not variable:
+            return False
         return _match(pattern["pattern"], variable, bindings, fgraph, allow_multiple_clients,
                       top) and bool(pattern["constraint"](variable))
     if isinstance(pattern, Constant):

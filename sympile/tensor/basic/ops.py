@@ -7,7 +7,8 @@ along; join's splits it into the inputs' pieces and split's joins the pieces' gr
 to start is sum(g) and with respect to step sum(i * g). Lengths, axes, split sizes, eye's
 arguments and arange's stop only set shapes: disconnected. alloc, join and split are linear
 in their differentiable inputs, so their forward rules apply the op to the tangents; arange's
-tangent is dstart + i * dstep.
+tangent is dstart + i * dstep. Alloc's and ARange's gradients are sums, and tensor.reduction
+builds on this module, so they live in sympile/tensor/derivatives.py, which binds them.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ from sympile.tensor.basic.arange_c import arange_c_code
 from sympile.tensor.basic.join_c import join_c_code
 from sympile.tensor.basic.split_c import split_c_code
 from sympile.tensor.elemwise import DimShuffle
-from sympile.tensor.reduction import sum as tensor_sum
 from sympile.tensor.shape.ops import (
     Length,
     MakeVector,
@@ -54,7 +54,12 @@ from sympile.tensor.shape.ops import (
     vector_static_entries,
 )
 from sympile.tensor.type import is_discrete, tensor_type
-from sympile.tensor.variable import as_tensor_variable, constant, is_python_scalar
+from sympile.tensor.variable import (
+    as_tensor_variable,
+    bind_list_stacker,
+    constant,
+    is_python_scalar,
+)
 
 __all__ = [
     "shape_padaxis",
@@ -280,27 +285,6 @@ if (PyArray_CopyInto({names.outputs[0]}, {value}) < 0) {{
     def connection_pattern(self, node):
         # Only the value's elements reach the output; the lengths set its shape.
         return [[True]] + [[False]] * (len(node.inputs) - 1)
-
-    def L_op(self, inputs, outputs, output_grads):
-        """The value's gradient: the output gradient summed over the new leading axes and over
-        the value's broadcast axes (those its type says have length 1), which are kept with
-        length 1. The lengths are disconnected."""
-        value, *lengths = inputs
-        (output_grad,) = output_grads
-        unconnected = [disconnected_type() for _ in lengths]
-        if is_disconnected(output_grad) or is_discrete(value):
-            return [disconnected_type()] + unconnected
-        offset = len(lengths) - value.type.ndim
-        broadcast = [axis for axis, length in enumerate(value.type.shape) if length == 1]
-        summed = list(range(offset)) + [offset + axis for axis in broadcast]
-        gradient = output_grad
-        if summed:
-            gradient = tensor_sum(output_grad, axis=summed)
-            remaining = iter(range(gradient.type.ndim))
-            gradient = DimShuffle(gradient.type.ndim,
-                                  ["x" if axis in broadcast else next(remaining)
-                                   for axis in range(value.type.ndim)])(gradient)
-        return [declared_like(math.cast(gradient, value.type.dtype), value)] + unconnected
 
     def R_op(self, inputs, eval_points):
         """The value's tangent allocated the same way (declared to broadcast as the value
@@ -544,22 +528,6 @@ class ARange(Op):
         # is piecewise constant in the bounds.
         continuous = not is_discrete(node.outputs[0])
         return [[continuous], [False], [continuous]]
-
-    def L_op(self, inputs, outputs, output_grads):
-        """With element i = start + i * step (at a point where the length is locally
-        constant): d/dstart = sum(g), d/dstep = sum(i * g); stop is disconnected."""
-        start, _, step = inputs
-        (output,), (output_grad,) = outputs, output_grads
-        if is_disconnected(output_grad) or is_discrete(output):
-            return [disconnected_type() for _ in inputs]
-        positions = ARange(self.dtype)(0, shape_i(output, 0), 1)
-        start_grad = tensor_sum(output_grad)
-        step_grad = tensor_sum(math.mul(output_grad, positions))
-        return [disconnected_type() if is_discrete(start) else
-                math.cast(start_grad, start.type.dtype),
-                disconnected_type(),
-                disconnected_type() if is_discrete(step) else
-                math.cast(step_grad, step.type.dtype)]
 
     def R_op(self, inputs, eval_points):
         """The tangent of element i is dstart + i * dstep (stop's tangent changes nothing)."""
@@ -941,3 +909,6 @@ def shape_padaxis(t: Any, axis: int) -> Variable:
     the result), Theano's shape_padaxis."""
     t = as_tensor_variable(t, op="shape_padaxis")
     return expand_dims(t, normalize_one_axis(axis, t.type.ndim + 1, "shape_padaxis"))
+
+
+bind_list_stacker(stack)

@@ -194,6 +194,10 @@ class Gemm(_BlasUpdate):
         z_shape = input_shapes[0]
         return [tuple(z_shape)]
 
+    def length_constraints(self, node):
+        # z, alpha, x, y, beta: z is x.rows by y.columns, x.columns = y.rows.
+        return [((0, 0), (2, 0)), ((0, 1), (3, 1)), ((2, 1), (3, 0))]
+
 
     def product(self, x, y):
         return dot(x, y)
@@ -236,6 +240,10 @@ class Gemv(_BlasUpdate):
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [tuple(input_shapes[0])]
+
+    def length_constraints(self, node):
+        # y, alpha, a, x, beta: y has a's rows, x a's columns.
+        return [((0, 0), (2, 0)), ((2, 1), (3, 0))]
 
 
     def product(self, a, x):
@@ -280,6 +288,10 @@ class Ger(_BlasUpdate):
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [tuple(input_shapes[0])]
+
+    def length_constraints(self, node):
+        # a, alpha, x, y: a is x's length by y's.
+        return [((0, 0), (2, 0)), ((0, 1), (3, 0))]
 
 
     def product(self, x, y):

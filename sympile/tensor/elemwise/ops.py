@@ -1,4 +1,5 @@
-"""Elemwise (a scalar Op lifted to broadcasting tensors) and DimShuffle."""
+"""Elemwise (a scalar Op lifted to broadcasting tensors) and DimShuffle. Their L_op and R_op
+are in sympile/tensor/derivatives.py (they sum and cast with ops built on these)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from sympile.config import config
-from sympile.graph.basic import Apply, Constant, io_toposort
-from sympile.graph.gradient_types import disconnected_type, grad_not_implemented, is_disconnected
+from sympile.graph.basic import Apply, Constant
 from sympile.graph.op import Op
-from sympile.graph.utils import MethodNotDefined
-from sympile.scalar.basic import COMPLEX_DTYPES, DISCRETE_DTYPES, ScalarOp, get_scalar_type
+from sympile.scalar.basic import ScalarOp
 from sympile.tensor.elemwise.elemwise_c import dimshuffle_c_code, elemwise_c_code
 from sympile.tensor.type import tensor_type
 from sympile.tensor.variable import as_tensor_variable, constant, is_python_scalar
@@ -231,83 +229,21 @@ class Elemwise(Op):
     def infer_shape(self, fgraph, node, input_shapes):
         return [broadcast_infer_shape(node, input_shapes)] * len(node.outputs)
 
+    def length_constraints(self, node):
+        """On each axis, every input that is not broadcast (static length 1) has the length
+        of the first such input: the only way an elementwise op fails."""
+        pairs = []
+        for axis in range(node.outputs[0].type.ndim):
+            free = [index for index, variable in enumerate(node.inputs)
+                    if variable.type.shape[axis] != 1]
+            pairs += [((free[0], axis), (other, axis)) for other in free[1:]]
+        return pairs
+
     def c_code(self, node, names):
         """One loop over the broadcast output running the scalar op's C (see
         sympile.tensor.elemwise.elemwise_c); None where the scalar op has no C for these dtypes."""
         return elemwise_c_code(self, node, names)
 
-    # -- derivatives ------------------------------------------------------------------------
-    def L_op(self, inputs, outputs, output_grads):
-        """The scalar op's rule, lifted: its scalar gradient graph becomes an Elemwise graph on
-        the tensors, then each gradient is summed back over the axes its input was broadcast
-        along."""
-        if all(_is_discrete(o) for o in outputs):
-            return [disconnected_type() for _ in inputs]
-        if any(v.type.dtype in COMPLEX_DTYPES for v in [*inputs, *outputs]):
-            return [grad_not_implemented(self, i, x, "complex gradients are not implemented")
-                    for i, x in enumerate(inputs)]
-        from sympile.tensor.basic import zeros_like
-        grads = [zeros_like(o) if is_disconnected(g) else g
-                 for o, g in zip(outputs, output_grads)]
-        scalar_grads = self._scalar_rule(inputs, outputs, grads)
-        if scalar_grads is None:
-            return [grad_not_implemented(self, i, x, f"{self.scalar_op} has no derivative rule")
-                    for i, x in enumerate(inputs)]
-        results = []
-        for _index, (x, gradient) in enumerate(zip(inputs, scalar_grads)):
-            if _is_discrete(x):
-                results.append(disconnected_type())
-                continue
-            results.append(sum_to_type(gradient, x, outputs[0]))
-        return results
-
-    def R_op(self, inputs, eval_points):
-        """Forward mode from the same rule: sum_i (d out / d x_i) * tangent_i, the partial
-        derivatives being the rule's gradients for an output gradient of ones."""
-        # The output, recomputed by the op without its inplace pattern (the tangent graph must
-        # not overwrite the inputs it reads).
-        forward = Elemwise(self.scalar_op) if self.inplace_pattern else self
-        outputs = forward.make_node(*inputs).outputs
-        if len(outputs) != 1:
-            raise MethodNotDefined(f"{self}.R_op: multi-output elementwise ops")
-        output = outputs[0]
-        if _is_discrete(output):
-            return [None]
-        if any(v.type.dtype in COMPLEX_DTYPES for v in [*inputs, output]):
-            raise MethodNotDefined(f"{self}.R_op: complex tangents are not implemented")
-        from sympile.tensor.basic import ones_like, second
-        from sympile.tensor.shape.ops import declared_like
-        partials = self._scalar_rule(inputs, outputs, [ones_like(output)])
-        if partials is None:
-            raise MethodNotDefined(f"{self.scalar_op} has no derivative rule")
-        tangent = None
-        for partial, point, x in zip(partials, eval_points, inputs):
-            if point is None or _is_discrete(x):
-                continue
-            # A tangent typed (None, None) for a row must still broadcast like the row.
-            term = partial * declared_like(point, x)
-            tangent = term if tangent is None else tangent + term
-        if tangent is not None and any(t == 1 and o != 1 for t, o in zip(tangent.type.shape,
-                                                                           output.type.shape)):
-            # A constant partial (int_div's 0) times the tangent of a broadcast input has that
-            # input's shape: broadcast it to the output's.
-            tangent = second(output, tangent)
-        return [tangent]
-
-    def _scalar_rule(self, inputs, outputs, output_grads):
-        """The tensor gradients (one per input, before summing over broadcast axes) given by
-        the scalar op's L_op, or None if it has none."""
-        placeholders = {}
-        scalar_inputs = [_scalar_placeholder(v, placeholders) for v in inputs]
-        scalar_outputs = [_scalar_placeholder(v, placeholders) for v in outputs]
-        scalar_grads = [_scalar_placeholder(v, placeholders) for v in output_grads]
-        try:
-            # The rule's graph is over placeholders, which have no test values.
-            with config.change_flags(compute_test_value="off"):
-                rule = self.scalar_op.L_op(scalar_inputs, scalar_outputs, scalar_grads)
-        except MethodNotDefined:
-            return None
-        return [_lift_scalar_graph(g, placeholders, like=x) for g, x in zip(rule, inputs)]
 
 
 def broadcast_infer_shape(node: Apply, input_shapes: Sequence[tuple]) -> tuple:
@@ -323,49 +259,6 @@ def broadcast_infer_shape(node: Apply, input_shapes: Sequence[tuple]) -> tuple:
                           for variable, input_shape in zip(node.inputs, input_shapes)
                           if variable.type.shape[axis] != 1))
     return tuple(shape)
-
-
-def _is_discrete(variable) -> bool:
-    return variable.type.dtype in DISCRETE_DTYPES
-
-
-def _scalar_placeholder(variable, placeholders: dict):
-    placeholder = get_scalar_type(variable.type.dtype)()
-    placeholders[placeholder] = variable
-    return placeholder
-
-
-def _lift_scalar_graph(scalar_output, placeholders: dict, like):
-    """Rebuild the scalar graph of `scalar_output` on tensors: placeholders become the tensors
-    they stand for, constants 0-d tensor constants, each scalar op its Elemwise."""
-    from sympile.tensor.math import elemwise_of
-    lifted = dict(placeholders)
-    for node in io_toposort(list(placeholders), [scalar_output]):
-        arguments = [lifted[v] if v in lifted else constant(v.data, dtype=v.type.dtype)
-                     for v in node.inputs]
-        for output, value in zip(node.outputs, elemwise_of(node.op).make_node(*arguments).outputs):
-            lifted[output] = value
-    if scalar_output in lifted:
-        return lifted[scalar_output]
-    return constant(scalar_output.data, dtype=scalar_output.type.dtype)
-
-
-def sum_to_type(gradient, x, output):
-    """`gradient` (broadcast like `output`) summed back to the shape and dtype of input x."""
-    from sympile.tensor.basic import second
-    from sympile.tensor.math import cast
-    from sympile.tensor.reduction import sum as reduce_sum
-    if gradient.type.ndim < output.type.ndim:
-        # A constant rule result (e.g. the zero derivative of floor): give it the output's shape.
-        gradient = second(output, gradient)
-    axes = tuple(axis for axis, (size, out_size) in enumerate(zip(x.type.shape,
-                                                                 gradient.type.shape))
-                 if size == 1 and out_size != 1)
-    if axes:
-        gradient = reduce_sum(gradient, axis=axes, keepdims=True)
-    if gradient.type.dtype != x.type.dtype:
-        gradient = cast(gradient, x.type.dtype)
-    return gradient
 
 
 def pad_left(variable, ndim: int):
@@ -456,28 +349,6 @@ class DimShuffle(Op):
         """A view with rearranged dimensions and strides (see elemwise_c.py)."""
         return dimshuffle_c_code(self, node, names)
 
-    def L_op(self, inputs, outputs, output_grads):
-        """Sum away the inserted axes (length 1, so a no-op on values), undo the permutation,
-        and put back the dropped length-1 axes."""
-        (x,), (gradient,) = inputs, output_grads
-        if _is_discrete(x) or is_disconnected(gradient):
-            return [disconnected_type()]
-        if self.augment:
-            from sympile.tensor.reduction import sum as reduce_sum
-            gradient = reduce_sum(gradient, axis=self.augment)
-        pattern = [self.shuffle.index(axis) if axis in self.shuffle else "x"
-                   for axis in range(self.input_ndim)]
-        if pattern != list(range(gradient.type.ndim)):
-            gradient = DimShuffle(gradient.type.ndim, pattern)(gradient)
-        return [gradient]
-
-    def R_op(self, inputs, eval_points):
-        """The same rearrangement of the tangent (declared with the input's static shape, so
-        that the length-1 axes to drop are known to be length 1)."""
-        if eval_points[0] is None:
-            return [None]
-        from sympile.tensor.shape.ops import declared_like
-        return [self(declared_like(eval_points[0], inputs[0]))]
 
 
 def is_elemwise_of(variable: Any, scalar_op: ScalarOp) -> bool:

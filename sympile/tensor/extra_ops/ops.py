@@ -27,13 +27,13 @@ from sympile.graph.gradient_types import NonDifferentiable, disconnected_type, i
 from sympile.graph.op import Op
 from sympile.tensor import math as tensor_math
 from sympile.tensor.basic import arange, zeros_like
+from sympile.tensor.derivatives import sum_to_type
 from sympile.tensor.elemwise.ops import (
     DimShuffle,
     broadcast_infer_shape,
     broadcast_static_shape,
     check_runtime_broadcast,
     pad_left,
-    sum_to_type,
 )
 from sympile.tensor.extra_ops.cumulative_c import cumulative_c_code
 from sympile.tensor.extra_ops.diag_c import (
@@ -806,7 +806,6 @@ class FillDiagonal(Op):
         (a, _), (tangent_a, tangent_val) = inputs, eval_points
         if (tangent_a is None and tangent_val is None) or is_discrete(a):
             return [None]
-        from sympile.tensor.basic import zeros_like
         dtype = a.type.dtype
         base = zeros_like(a) if tangent_a is None else tensor_math.cast(tangent_a, dtype)
         value = 0 if tangent_val is None else tensor_math.cast(tangent_val, dtype)

@@ -36,7 +36,7 @@ from sympile.graph.gradient_types import disconnected_type, is_disconnected
 from sympile.graph.op import Op
 from sympile.scalar import basic as scalar
 from sympile.tensor import math
-from sympile.tensor.basic import arange
+from sympile.tensor.basic import arange, zeros_like
 from sympile.tensor.nnet.basic_c import (
     crossentropy_softmax_c_code,
     crossentropy_softmax_dx_c_code,
@@ -44,6 +44,7 @@ from sympile.tensor.nnet.basic_c import (
 )
 from sympile.tensor.reduction import sum as tensor_sum
 from sympile.tensor.shape.ops import declared_like
+from sympile.tensor.subtensor import inc_subtensor
 from sympile.tensor.type import tensor_type
 from sympile.tensor.variable import as_tensor_variable
 
@@ -380,8 +381,6 @@ class CrossentropySoftmax1HotDx(Op):
 
     def _minus_onehot(self, probabilities: Variable, targets: Variable) -> Variable:
         """sm - onehot(y) as a graph."""
-        from sympile.tensor.basic import zeros_like
-        from sympile.tensor.subtensor import inc_subtensor
         onehot = inc_subtensor(zeros_like(probabilities)[arange(targets.shape[0]), targets],
                                1)
         return math.sub(probabilities, onehot)

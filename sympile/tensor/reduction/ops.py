@@ -36,6 +36,7 @@ from sympile.graph.utils import MethodNotDefined
 from sympile.scalar import basic as scalar
 from sympile.scalar.basic import normalize_dtype
 from sympile.tensor import math
+from sympile.tensor.basic.ops import second
 from sympile.tensor.elemwise import DimShuffle, Elemwise
 from sympile.tensor.reduction.careduce_c import argreduce_c_code, careduce_c_code
 from sympile.tensor.reduction.fused_c import fused_careduce_c_code
@@ -229,7 +230,6 @@ class CAReduce(Op):
         axes = _checked_axes(self, self.axis, x)
         kept_grad = _keep_reduced_axes(output_grad, x.type.ndim, axes)
         if self.scalar_op == scalar.add:
-            from sympile.tensor.basic import second
             gradient = second(x, kept_grad)
         elif self.scalar_op == scalar.mul:
             gradient = math.mul(kept_grad, self._product_partials(x, axes))

@@ -1,9 +1,10 @@
 """The first rules: the merge pass and constant folding, and the database modes query.
 
-rewrite_db (a sequence, by position):
-  0    merge                   merge, fast_compile, fast_run
-  1    local_constant_folding  constant_folding, fast_run   (an in_to_out walk)
-  100  final_merge             merge, fast_run              (merges the folded constants)
+PIPELINE, the phases of rewrite_db in the order they run (every rule module registers into
+one by name), and this module's entries:
+  merge              merge                   merge, fast_compile, fast_run
+  constant_folding   local_constant_folding  constant_folding, fast_run (an in_to_out walk)
+  final_merge        final_merge             merge, fast_run (merges the folded constants)
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 from sympile.graph.basic import Apply, Constant, Variable
 from sympile.graph.fgraph import FunctionGraph, InconsistencyError
 from sympile.graph.rewriting.basic import GraphRewriter, node_rewriter, record_rewrite
-from sympile.graph.rewriting.db import RewriteDatabase
+from sympile.graph.rewriting.db import Phase, RewriteDatabase
 from sympile.tensor.type import TensorType, tensor_type
 
 # Constant folding never creates a constant of more elements than this: a constant lives as
@@ -148,10 +149,36 @@ def local_constant_folding(fgraph: FunctionGraph, node: Apply):
     return replacements
 
 
-rewrite_db = RewriteDatabase("rewrite_db")
+# The rewrite pipeline: its phases in the order they run. Each rule module registers its
+# rewriters into a phase by name; docs/architecture.md shows the same table and
+# tests/tensor/rewriting/test_pipeline.py checks that the two agree. The positions are
+# Theano-style numbers, so that a user's rewriter can still be placed between two phases.
+PIPELINE = (
+    Phase("merge", 0, "one node for identical subgraphs and equal constants"),
+    Phase("inline", 0.1, "OpFromGraph(inline=True) replaced by its graph (builders.py)"),
+    Phase("canonicalize", 0.5, "one normal form for the algebra (x * 1, x + 0, --x, "
+          "constants gathered) with the rules other families add (canonicalize.py)"),
+    Phase("shape", 0.6, "shapes computed from the inputs' shapes, not from the tensors "
+          "(shape.py)"),
+    Phase("constant_folding", 1, "nodes of constants computed at compile time"),
+    Phase("scan", 1.2, "loop-invariant work moved out of scans, scans merged, the steps a "
+          "scan keeps (scan/rewriting.py)"),
+    Phase("after_scan", 1.3, "the zero rules again on what the scan phase leaves (zeros.py)"),
+    Phase("stabilize", 1.5, "numerically stable forms: log1p, expm1, log-sum-exp, softplus, "
+          "the fused cross-entropies (stabilize.py, nnet.py)"),
+    Phase("specialize", 2, "cheaper forms of the same values: x ** 2 -> x * x, -1 * x -> -x "
+          "(specialize.py)"),
+    Phase("blas", 40, "products and the sums around them as Gemm, Gemv and Ger (blas.py)"),
+    Phase("fusion", 49, "elementwise trees as one loop, then a reduction of one as a "
+          "FusedCAReduce (fusion.py)"),
+    Phase("final_merge", 100, "merge again what the phases made identical"),
+    Phase("inplace", 110, "ops that overwrite an input no one reads after them (inplace.py)"),
+)
+
+rewrite_db = RewriteDatabase("rewrite_db", PIPELINE)
 rewrite_db.register("merge", MergeRewriter("merge"), "merge", "fast_compile", "fast_run",
-                    position=0)
+                    phase="merge")
 rewrite_db.register("local_constant_folding", local_constant_folding, "constant_folding",
-                    "fast_run", position=1)
+                    "fast_run", phase="constant_folding")
 rewrite_db.register("final_merge", MergeRewriter("final_merge"), "merge", "fast_run",
-                    position=100)
+                    phase="final_merge")

@@ -20,7 +20,7 @@ not computed twice. Scale factors are cast to the output dtype (the elementwise 
 same, as its output had that dtype).
 
 They run in blas_db, an EquilibriumDatabase registered in rewrite_db as 'blas' (tags blas,
-fast_run) at BLAS_POSITION: after canonicalization and stabilization, whose rules match the
+fast_run) in the blas phase: after canonicalization and stabilization, whose rules match the
 elementwise forms, and before the final merge. Ger is tried before Gemm on each node, so
 that an outer product becomes the level-2 update.
 """
@@ -45,11 +45,8 @@ from sympile.tensor.rewriting.basic import rewrite_db
 from sympile.tensor.shape.ops import declared_like
 from sympile.tensor.variable import as_tensor_variable
 
-__all__ = ["BLAS_POSITION", "blas_db", "declared_replacement", "local_gemm", "local_gemv",
+__all__ = ["blas_db", "declared_replacement", "local_gemm", "local_gemv",
            "local_ger", "sum_of_product_and_z"]
-
-# After stabilize (1.5) and before final_merge (100).
-BLAS_POSITION = 40
 
 _add = Elemwise(scalar.add)
 _sub = Elemwise(scalar.sub)
@@ -240,4 +237,4 @@ for _rule in (local_ger, local_gemm, local_gemv):
     blas_db.register(_rule.name, _rule, "blas", "fast_run")
 del _rule
 
-rewrite_db.register("blas", blas_db, "blas", "fast_run", position=BLAS_POSITION)
+rewrite_db.register("blas", blas_db, "blas", "fast_run", phase="blas")

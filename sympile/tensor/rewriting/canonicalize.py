@@ -8,7 +8,7 @@ operation would have changed it, as x * 1.0 does for an integer x) and a static 
 least as precise (x is allocated to the output's shape when a constant broadcast it, as in
 x * ones((3, 1))). They run together, with the merge pass and constant folding, until none
 changes the graph: canonicalize_db, an EquilibriumDatabase registered in rewrite_db as
-'canonicalize' (tags canonicalize, fast_run) at position 0.5, after the first merge. The
+'canonicalize' (tags canonicalize, fast_run) in the canonicalize phase, after the first merge. The
 rules of arithmetic with zeros and the sparse updates are in zeros.py (which also runs them
 again after the scan rewrites), those of ifelse in ifelse.py, both in canonicalize_db.
 
@@ -533,4 +533,5 @@ canonicalize_db.register("local_constant_folding", local_constant_folding, "cano
 for _rule in CANONICALIZE_RULES:
     canonicalize_db.register(_rule.name, _rule, "canonicalize", "fast_run")
 
-rewrite_db.register("canonicalize", canonicalize_db, "canonicalize", "fast_run", position=0.5)
+rewrite_db.register("canonicalize", canonicalize_db, "canonicalize", "fast_run",
+                    phase="canonicalize")

@@ -4,12 +4,10 @@ reduction of an elementwise result one FusedCAReduce node.
   local_elemwise_fusion   f(g(x, y), h(z)) -> Elemwise(Composite(f(g(i0, i1), h(i2))))(x, y, z)
   local_careduce_fusion   sum(f(x, y), axis) -> FusedCAReduce(add, f, axis)(x, y)
 
-registered in rewrite_db as 'local_elemwise_fusion' (tag fusion; FAST_RUN runs it with
-get_mode("FAST_RUN").including("fusion")) at position FUSION_POSITION (49: after
-canonicalize, shape, stabilize and blas, whose rules match the separate Elemwise nodes,
-before final_merge), as an out_to_in walk so that the outermost node of each tree takes in
-the whole tree at once. It is not tagged fast_run (yet) because tests of the other rules count
-the Elemwise nodes FAST_RUN leaves.
+registered in rewrite_db as 'local_elemwise_fusion' (tags fusion, fast_run) in the fusion
+phase (after canonicalize, shape, stabilize and blas, whose rules match the separate Elemwise
+nodes, before final_merge), as an out_to_in walk so that the outermost node of each tree
+takes in the whole tree at once.
 
 A producer is taken in only when the fused node is its only client (else its result would be
 computed twice) and its output broadcasts like the fused node's output (else a value computed
@@ -18,7 +16,7 @@ element become constants of the scalar graph. A fused node has at most MAX_FUSED
 inputs.
 
 local_careduce_fusion is registered in rewrite_db as 'local_careduce_fusion' (tags fusion,
-fast_run) at CAREDUCE_FUSION_POSITION, just after elemwise fusion, so that the reduction takes
+fast_run) in the fusion phase, just after elemwise fusion, so that the reduction takes
 in the whole fused expression (and after every rule that matches a CAReduce or an Elemwise,
 since neither is left). Gradients are built before compilation, so the rewrite never meets
 them; FusedCAReduce has its own L_op and R_op all the same.
@@ -36,11 +34,9 @@ from sympile.tensor.elemwise import Elemwise
 from sympile.tensor.reduction import CAReduce, FusedCAReduce
 from sympile.tensor.rewriting.basic import rewrite_db
 
-__all__ = ["CAREDUCE_FUSION_POSITION", "FUSION_POSITION", "MAX_FUSED_INPUTS",
+__all__ = ["MAX_FUSED_INPUTS",
            "local_careduce_fusion", "local_elemwise_fusion"]
 
-FUSION_POSITION = 49
-CAREDUCE_FUSION_POSITION = 49.5
 MAX_FUSED_INPUTS = 32
 
 
@@ -149,7 +145,7 @@ def local_elemwise_fusion(fgraph: FunctionGraph, node: Apply):
 
 rewrite_db.register("local_elemwise_fusion",
                     out2in(local_elemwise_fusion, name="local_elemwise_fusion"),
-                    "fusion", "fast_run", position=FUSION_POSITION)
+                    "fusion", "fast_run", phase="fusion")
 
 
 def _has_c_loop(elemwise_node: Apply, reduction_node: Apply) -> bool:
@@ -193,4 +189,4 @@ def local_careduce_fusion(fgraph: FunctionGraph, node: Apply):
 
 rewrite_db.register("local_careduce_fusion",
                     out2in(local_careduce_fusion, name="local_careduce_fusion"),
-                    "fusion", "fast_run", position=CAREDUCE_FUSION_POSITION)
+                    "fusion", "fast_run", phase="fusion")

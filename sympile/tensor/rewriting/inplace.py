@@ -7,7 +7,7 @@ memory of an input nobody needs any more.
   gemm / gemv / ger(z, ...) -> Gemm/Gemv/Ger_inplace     over z (y, a)
   (advanced_)inc/set_subtensor(x, y, ...) -> ..._inplace over x
 
-Registered in rewrite_db as 'inplace' (tags inplace and fast_run) at INPLACE_POSITION, after
+Registered in rewrite_db as 'inplace' (tags inplace and fast_run) in the inplace phase, after
 every other pass (fusion, BLAS and the final merge, whose rules match the overwriting ops
 not at all or less well). Each is a graph rewriter visiting the nodes in topological order
 and trying the inputs of a node in turn: the first change the handler accepts is kept, a
@@ -28,9 +28,8 @@ from sympile.tensor.elemwise import Elemwise
 from sympile.tensor.inplace import inplace_form
 from sympile.tensor.rewriting.basic import rewrite_db
 
-__all__ = ["INPLACE_POSITION", "InplaceElemwiseRewriter", "InplaceOpRewriter", "inplace_db"]
+__all__ = ["InplaceElemwiseRewriter", "InplaceOpRewriter", "inplace_db"]
 
-INPLACE_POSITION = 110
 
 
 def _try_replace(fgraph: FunctionGraph, name: str, node: Apply, op: Op) -> Apply | None:
@@ -133,4 +132,4 @@ inplace_db.register("inplace_ops", InplaceOpRewriter(), "inplace", "fast_run")
 inplace_db.register("inplace_elemwise", InplaceElemwiseRewriter(), "inplace",
                     "fast_run")
 
-rewrite_db.register("inplace", inplace_db, "inplace", "fast_run", position=INPLACE_POSITION)
+rewrite_db.register("inplace", inplace_db, "inplace", "fast_run", phase="inplace")

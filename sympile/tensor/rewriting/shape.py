@@ -7,7 +7,7 @@ of its inputs (shape_i(output, i) when the op cannot say). These length graphs l
 the FunctionGraph until a rewrite imports one.
 
 The rewrites (shape_db, an EquilibriumDatabase registered in rewrite_db as 'shape', tags
-shape, canonicalize, fast_run, at position 0.6, right after canonicalize):
+shape, canonicalize, fast_run, in the shape phase, right after canonicalize):
 
   local_shape_to_lengths     shape(x)            -> make_vector(lengths of x)
   local_shape_i_to_length    shape_i(x, i)       -> length i of x
@@ -71,7 +71,6 @@ __all__ = [
     "shape_feature",
 ]
 
-SHAPE_POSITION = 0.6
 _INTEGER_KINDS = "iu"
 # What the nodes a length brings into the graph may compute: integers and the booleans of
 # comparisons (reshape's -1 test), never floating-point or complex values.
@@ -421,4 +420,4 @@ del _rule
 shape_db.register("merge", MergeRewriter("merge"), "shape", "merge", "fast_run")
 
 rewrite_db.register("shape", shape_db, "shape", "canonicalize", "fast_run",
-                    position=SHAPE_POSITION)
+                    phase="shape")

@@ -2,7 +2,7 @@
 canonical form and stabilized.
 
 specialize_db, an EquilibriumDatabase registered in rewrite_db as 'specialize' (tags
-specialize, fast_run) at SPECIALIZE_POSITION, after stabilize and before BLAS and fusion:
+specialize, fast_run) in the specialize phase, after stabilize and before BLAS and fusion:
 
   local_mul_by_minus_one  x * -1, -1 * x                      -> neg(x)
   local_sum_of_product_to_dot
@@ -32,12 +32,11 @@ from sympile.tensor.rewriting.canonicalize import (
 )
 from sympile.tensor.rewriting.matching import is_constant, is_elemwise, like_output
 
-__all__ = ["SPECIALIZE_POSITION", "local_mul_by_minus_one", "local_sum_of_product_to_dot",
+__all__ = ["local_mul_by_minus_one", "local_sum_of_product_to_dot",
            "specialize_db"]
 
-# After stabilize (1.5), whose patterns look for the general forms, and before BLAS (40),
+# After stabilize, whose patterns look for the general forms, and before BLAS,
 # which turns the dots made here into gemm/gemv.
-SPECIALIZE_POSITION = 2
 
 
 @node_rewriter([Elemwise])
@@ -109,4 +108,4 @@ for _rule in (local_mul_by_minus_one, local_sum_of_product_to_dot, local_dimshuf
 del _rule
 
 rewrite_db.register("specialize", specialize_db, "specialize", "fast_run",
-                    position=SPECIALIZE_POSITION)
+                    phase="specialize")

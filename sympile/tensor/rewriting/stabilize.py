@@ -2,7 +2,7 @@
 ordinary inputs replaced by equivalent ones that stay finite and accurate.
 
 They run together in stabilize_db, an EquilibriumDatabase registered in rewrite_db as
-'stabilize' (tags stabilize, fast_run) at STABILIZE_POSITION, after constant folding and
+'stabilize' (tags stabilize, fast_run) in the stabilize phase, after constant folding and
 before the final merge:
 
   local_log1p_exp      log(1 + exp(x)), log1p(exp(x))     -> softplus(x)
@@ -21,6 +21,12 @@ before the final merge:
                                                              switch(x >= -1, 1 + x, nan)
   local_exp_over_1_plus_exp
                        exp(x) / (1 + exp(x)), 1 / (1 + exp(x)) -> sigmoid(x), sigmoid(-x)
+
+Seven of them, each one expression rewritten into another (local_log1p_exp,
+local_log1m_sigmoid, local_log_sigmoid, local_log_exp, local_log1p, local_expm1,
+local_1m_sigmoid), are written as data, input and output patterns (PatternNodeRewriter,
+graph/rewriting/pattern.py); the others compute their replacement (a threshold, a series,
+a guard) and are functions.
 
 Each replacement is computed in the dtype of the intermediate it replaces (the dtype of
 1 + x for log1p, of exp(x) for expm1, ...) and has exactly the Type of the variable it
@@ -44,6 +50,7 @@ from sympile.graph.basic import Apply, Variable
 from sympile.graph.fgraph import FunctionGraph
 from sympile.graph.rewriting.basic import node_rewriter
 from sympile.graph.rewriting.db import EquilibriumDatabase
+from sympile.graph.rewriting.pattern import PatternNodeRewriter
 from sympile.scalar import basic as scalar
 from sympile.tensor import math
 from sympile.tensor.elemwise.ops import Elemwise, is_elemwise_of
@@ -61,7 +68,6 @@ from sympile.tensor.rewriting.matching import (
 from sympile.tensor.variable import constant
 
 __all__ = [
-    "STABILIZE_POSITION",
     "local_1m_sigmoid",
     "local_exp_log",
     "local_exp_over_1_plus_exp",
@@ -78,9 +84,8 @@ __all__ = [
     "stabilize_db",
 ]
 
-# After constant folding (1), so that constant subexpressions are already single constants,
-# and before the final merge (100), which merges what the rules duplicate.
-STABILIZE_POSITION = 1.5
+# After constant folding, so that constant subexpressions are already single constants,
+# and before the final merge, which merges what the rules duplicate.
 
 
 # -- matching helpers ---------------------------------------------------------------------------
@@ -93,68 +98,95 @@ _add = Elemwise(scalar.add)
 
 # -- rules --------------------------------------------------------------------------------------
 
-@node_rewriter([_log, _log1p])
-def local_log1p_exp(fgraph: FunctionGraph, node: Apply):
-    """log(1 + exp(x)), log(exp(x) + 1), log1p(exp(x)) -> softplus(x)."""
-    # exp(x) overflows to inf for x > 709 (float64) although log(1 + exp(x)) is about x;
-    # softplus is computed as logaddexp(0, x), finite wherever the result is.
-    (argument,) = node.inputs
-    if node.op == _log:
-        argument = one_plus(argument)
-    if argument is None or not is_real_float(argument):
-        return None
-    exp_inputs = inputs_of(argument, scalar.exp)
-    if exp_inputs is None:
-        return None
-    x = math.cast(exp_inputs[0], argument.type.dtype)
-    return as_type_of(math.softplus(x), node.outputs[0])
+# -- the rules written as patterns (graph/rewriting/pattern.py) ---------------------------------
+# A name in a pattern binds a variable; `_real("e", p)` matches what p matches when it is
+# computed in a real float dtype and binds it to e, so that the replacement computes x in e's
+# dtype, as the intermediate it replaces did. `_fit` then gives the replacement exactly the
+# Type of the variable it replaces. exp(x) etc. may have other users: they keep it.
+
+_exp = Elemwise(scalar.exp)
+_sigmoid = Elemwise(scalar.sigmoid)
 
 
-def _one_minus_sigmoid_argument(variable):
-    """x (cast to the dtype of sigmoid(x)) if `variable` is 1 - sigmoid(x) on real floats."""
-    complement = one_minus(variable)
-    if complement is None:
-        return None
-    sigmoid_inputs = inputs_of(complement, scalar.sigmoid)
-    if sigmoid_inputs is None or not is_real_float(complement):
-        return None
-    return math.cast(sigmoid_inputs[0], complement.type.dtype)
+def _real(name: str | None, pattern):
+    constrained = {"pattern": pattern, "constraint": is_real_float}
+    return constrained if name is None else {**constrained, "name": name}
 
 
-@node_rewriter([_log])
-def local_log1m_sigmoid(fgraph: FunctionGraph, node: Apply):
-    """log(1 - sigmoid(x)) -> -softplus(x)."""
-    # 1 - sigmoid(x) rounds to 0 for x > 37 (float64), whose log is -inf; the exact value
-    # is about -x, which -softplus(x) gives.
-    x = _one_minus_sigmoid_argument(node.inputs[0])
-    if x is None:
-        return None
-    return as_type_of(math.neg(math.softplus(x)), node.outputs[0])
+def _constant(value: float, name: str):
+    return {"pattern": name, "constraint": lambda variable: is_constant(variable, value)}
 
 
-@node_rewriter([_log])
-def local_log_sigmoid(fgraph: FunctionGraph, node: Apply):
-    """log(sigmoid(x)) -> -softplus(-x)."""
-    # sigmoid(x) underflows to 0 for x < -745 (float64), whose log is -inf; the exact value
-    # is about x, which -softplus(-x) gives.
-    (argument,) = node.inputs
-    sigmoid_inputs = inputs_of(argument, scalar.sigmoid)
-    if sigmoid_inputs is None or not is_real_float(argument):
-        return None
-    x = math.cast(sigmoid_inputs[0], argument.type.dtype)
-    return as_type_of(math.neg(math.softplus(negate(x))), node.outputs[0])
+def _in_dtype_of(x: Variable, intermediate: Variable) -> Variable:
+    return math.cast(x, intermediate.type.dtype)
 
 
-@node_rewriter([_log])
-def local_log_exp(fgraph: FunctionGraph, node: Apply):
-    """log(exp(x)) -> x, for real x."""
-    # exp(x) overflows to inf (x > 709) or underflows to 0 (x < -745), so the round trip
-    # gives +-inf where x itself is the exact answer.
-    (argument,) = node.inputs
-    exp_inputs = inputs_of(argument, scalar.exp)
-    if exp_inputs is None or not is_real_float(argument):
-        return None
-    return as_type_of(math.cast(exp_inputs[0], argument.type.dtype), node.outputs[0])
+def _fit(replacement: Variable, replaced: Variable) -> Variable | None:
+    fitted = as_type_of(replacement, replaced)
+    return None if fitted is None else fitted[0]
+
+
+def _pattern_rule(name: str, in_patterns: list, out_pattern) -> PatternNodeRewriter:
+    return PatternNodeRewriter(in_patterns, out_pattern, name=name,
+                               allow_multiple_clients=True, adapt=_fit)
+
+
+_ONE = _constant(1, "one")
+_MINUS_ONE = _constant(-1, "minus_one")
+_EXP_X = _real("e", (_exp, "x"))
+_SIGMOID_X = _real("s", (_sigmoid, "x"))
+
+# exp(x) overflows to inf for x > 709 (float64) although log(1 + exp(x)) is about x;
+# softplus is computed as logaddexp(0, x), finite wherever the result is.
+local_log1p_exp = _pattern_rule(
+    "local_log1p_exp",
+    [(_log, _real(None, (_add, _ONE, _EXP_X))), (_log, _real(None, (_add, _EXP_X, _ONE))),
+     (_log1p, _EXP_X)],
+    (math.softplus, (_in_dtype_of, "x", "e")))
+
+# 1 - sigmoid(x) rounds to 0 for x > 37 (float64), whose log is -inf; the exact value is
+# about -x, which -softplus(x) gives.
+local_log1m_sigmoid = _pattern_rule(
+    "local_log1m_sigmoid", [(_log, _real(None, (_sub, _ONE, _SIGMOID_X)))],
+    (math.neg, (math.softplus, (_in_dtype_of, "x", "s"))))
+
+# sigmoid(x) underflows to 0 for x < -745 (float64), whose log is -inf; the exact value is
+# about x, which -softplus(-x) gives.
+local_log_sigmoid = _pattern_rule(
+    "local_log_sigmoid", [(_log, _SIGMOID_X)],
+    (math.neg, (math.softplus, (negate, (_in_dtype_of, "x", "s")))))
+
+# exp(x) overflows to inf (x > 709) or underflows to 0 (x < -745), so the round trip gives
+# +-inf where x itself is the exact answer.
+local_log_exp = _pattern_rule("local_log_exp", [(_log, _EXP_X)], (_in_dtype_of, "x", "e"))
+
+# For |x| below the float epsilon, 1 + x rounds to 1 and the log to 0, losing x entirely
+# (log(1 + 1e-20) = 0, the exact value is 1e-20); log1p keeps it.
+def _log1p_argument(x: Variable, argument: Variable) -> Variable:
+    """x for log(1 + x), -x for log(1 - x), in the dtype of 1 +- x."""
+    x = _in_dtype_of(x, argument)
+    return negate(x) if is_elemwise_of(argument, scalar.sub) else x
+
+
+local_log1p = _pattern_rule(
+    "local_log1p",
+    [(_log, _real("a", (_add, _ONE, "x"))), (_log, _real("a", (_add, "x", _ONE))),
+     (_log, _real("a", (_sub, _ONE, "x")))],
+    (math.log1p, (_log1p_argument, "x", "a")))
+
+# For |x| below the float epsilon, exp(x) rounds to 1 and the difference to 0, losing x
+# entirely (exp(1e-20) - 1 = 0, the exact value is 1e-20); expm1 keeps it.
+local_expm1 = _pattern_rule(
+    "local_expm1",
+    [_real(None, (_sub, _EXP_X, _ONE)), _real(None, (_add, _EXP_X, _MINUS_ONE)),
+     _real(None, (_add, _MINUS_ONE, _EXP_X))],
+    (math.expm1, (_in_dtype_of, "x", "e")))
+
+# For large x, sigmoid(x) rounds to 1 and 1 - sigmoid(x) to 0 (cancellation), while
+# sigmoid(-x) is the small positive value itself, accurate to the last bit.
+local_1m_sigmoid = _pattern_rule(
+    "local_1m_sigmoid", [_real(None, (_sub, _ONE, _SIGMOID_X))],
+    (math.sigmoid, (negate, (_in_dtype_of, "x", "s"))))
 
 
 def _is_shifted_by_logsumexp(variable: Variable) -> bool:
@@ -187,55 +219,6 @@ def local_logsumexp(fgraph: FunctionGraph, node: Apply):
     return as_type_of(logsumexp(x, total.op.axis), node.outputs[0])
 
 
-@node_rewriter([_log])
-def local_log1p(fgraph: FunctionGraph, node: Apply):
-    """log(1 + x), log(x + 1) -> log1p(x); log(1 - x) -> log1p(-x)."""
-    # For |x| below the float epsilon, 1 + x rounds to 1 and the log to 0, losing x
-    # entirely (log(1 + 1e-20) = 0, the exact value is 1e-20); log1p keeps it.
-    (argument,) = node.inputs
-    x = one_plus(argument)
-    if x is not None:
-        return as_type_of(math.log1p(math.cast(x, argument.type.dtype)), node.outputs[0])
-    x = one_minus(argument)
-    if x is not None:
-        x = negate(math.cast(x, argument.type.dtype))
-        return as_type_of(math.log1p(x), node.outputs[0])
-    return None
-
-
-@node_rewriter([_sub, _add])
-def local_expm1(fgraph: FunctionGraph, node: Apply):
-    """exp(x) - 1, exp(x) + -1, -1 + exp(x) -> expm1(x)."""
-    # For |x| below the float epsilon, exp(x) rounds to 1 and the difference to 0, losing x
-    # entirely (exp(1e-20) - 1 = 0, the exact value is 1e-20); expm1 keeps it.
-    if not is_real_float(node.outputs[0]):
-        return None
-    left, right = node.inputs
-    if node.op == _sub:
-        candidates = [left] if is_constant(right, 1) else []
-    else:
-        candidates = [term for term, other in ((left, right), (right, left))
-                      if is_constant(other, -1)]
-    for candidate in candidates:
-        exp_inputs = inputs_of(candidate, scalar.exp)
-        if exp_inputs is not None and is_real_float(candidate):
-            x = math.cast(exp_inputs[0], candidate.type.dtype)
-            return as_type_of(math.expm1(x), node.outputs[0])
-    return None
-
-
-@node_rewriter([_sub])
-def local_1m_sigmoid(fgraph: FunctionGraph, node: Apply):
-    """1 - sigmoid(x) -> sigmoid(-x)."""
-    # For large x, sigmoid(x) rounds to 1 and 1 - sigmoid(x) to 0 (cancellation), while
-    # sigmoid(-x) is the small positive value itself, accurate to the last bit.
-    x = _one_minus_sigmoid_argument(node.outputs[0])
-    if x is None:
-        return None
-    return as_type_of(math.sigmoid(negate(x)), node.outputs[0])
-
-
-_exp = Elemwise(scalar.exp)
 _true_div = Elemwise(scalar.true_div)
 
 
@@ -384,4 +367,4 @@ for _rule in (local_log1p_exp, local_log1m_sigmoid, local_log1mexp, local_log_si
 del _rule
 
 rewrite_db.register("stabilize", stabilize_db, "stabilize", "fast_run",
-                    position=STABILIZE_POSITION)
+                    phase="stabilize")

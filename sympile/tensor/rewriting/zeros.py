@@ -1,6 +1,6 @@
 """Rewrites of arithmetic with zeros, in canonicalize_db (tags canonicalize, zeros, fast_run)
 and again after the scan rewrites, in zeros_after_scan_db (registered in rewrite_db as
-'zeros_after_scan', tags canonicalize, zeros, fast_run, at ZEROS_AFTER_SCAN_POSITION).
+'zeros_after_scan', tags canonicalize, zeros, fast_run, in the after_scan phase).
 
 The zeros are a constant array of zeros or an Alloc of one (zeros, zeros_like, fill(x, 0),
 the zero gradients and accumulators that grad and scan build):
@@ -65,7 +65,6 @@ from sympile.tensor.subtensor.ops import may_repeat
 from sympile.tensor.type import TensorType
 
 __all__ = [
-    "ZEROS_AFTER_SCAN_POSITION",
     "local_add_inc_subtensor_of_zeros",
     "local_dimshuffle_of_alloc",
     "local_mul_zero",
@@ -353,12 +352,11 @@ ZERO_RULES = (
 for _rule in ZERO_RULES:
     canonicalize_db.register(_rule.name, _rule, "canonicalize", "zeros", "fast_run")
 
-# The scan rewrites (sympile.scan.rewriting, at 1.2) leave what these rules remove: pushed
+# The scan rewrites (sympile.scan.rewriting, the scan phase) leave what these rules remove: pushed
 # out of the loop, a gradient's accumulator is s0[-1] + scatter(zeros), s0 allocated zeros,
 # and a parameter's update x - c * that. So they run again right after, with the merge pass,
-# constant folding and x + 0 and x - 0, before stabilize (1.5): fewer rules than the whole of
+# constant folding and x + 0 and x - 0, before stabilize: fewer rules than the whole of
 # canonicalize, whose second walk would cost the graphs without a scan as much time.
-ZEROS_AFTER_SCAN_POSITION = 1.3
 zeros_after_scan_db = EquilibriumDatabase("zeros_after_scan")
 zeros_after_scan_db.register("merge", MergeRewriter("merge"), "canonicalize", "merge",
                              "fast_run")
@@ -368,4 +366,4 @@ for _rule in (local_add_zero, local_sub_zero, *ZERO_RULES):
     zeros_after_scan_db.register(_rule.name, _rule, "canonicalize", "zeros", "fast_run")
 del _rule
 rewrite_db.register("zeros_after_scan", zeros_after_scan_db, "canonicalize", "zeros",
-                    "fast_run", position=ZEROS_AFTER_SCAN_POSITION)
+                    "fast_run", phase="after_scan")

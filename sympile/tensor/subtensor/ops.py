@@ -348,8 +348,7 @@ class _SymbolicLengths(_Lengths):
         variable = mask[0]
         if isinstance(variable, Constant):
             return int(np.count_nonzero(variable.data))
-        from sympile.tensor.reduction import sum as reduce_sum
-        return reduce_sum(variable)
+        return reduction.sum(variable)
 
     def check_bounds(self, op, index, axis, length):
         pass

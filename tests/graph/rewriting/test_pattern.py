@@ -96,7 +96,7 @@ def test_inner_matches_with_other_clients_are_kept_unless_allowed():
     outputs = [mul(total, z), total]
     fgraph = rewrite(distribute, [x, y, z], outputs)
     assert fgraph.outputs[0].owner.op == mul  # add(x, y) is also an output
-    shared = PatternNodeRewriter(distribute.in_pattern, distribute.out_pattern,
+    shared = PatternNodeRewriter(distribute.in_patterns, distribute.out_pattern,
                                  allow_multiple_clients=True)
     fgraph = rewrite(shared, [x, y, z], outputs)
     assert fgraph.outputs[0].owner.op == add
@@ -130,8 +130,16 @@ def test_only_the_output_a_call_returns_is_matched():
 
 
 def test_bad_patterns():
-    with pytest.raises(TypeError, match="the input pattern must be a tuple"):
+    with pytest.raises(TypeError, match="input pattern 0 must be a tuple"):
         PatternNodeRewriter("x", "x")
+    with pytest.raises(TypeError, match="input pattern 1 must be a tuple"):
+        PatternNodeRewriter([(add, "x", "y"), {"pattern": "x", "constraint": is_one}], "x")
+    with pytest.raises(ValueError, match="the list of input patterns is empty"):
+        PatternNodeRewriter([], "x")
+    with pytest.raises(ValueError, match="'y' is not bound by the input pattern"):
+        PatternNodeRewriter([(add, "x", "y"), (mul, "x", "x")], "y")
+    with pytest.raises(TypeError, match="may have a 'name' string"):
+        PatternNodeRewriter((add, {"pattern": "x", "constraint": is_one, "name": 3}, "y"), "y")
     with pytest.raises(TypeError, match="a tuple pattern must start with an Op or an Op class"):
         PatternNodeRewriter((add, ("x",)), "x")
     with pytest.raises(TypeError, match="a dict pattern must be"):
@@ -154,3 +162,49 @@ def test_bad_patterns():
     fgraph = FunctionGraph([x], [add(x, x)])
     with pytest.raises(TypeError, match=r"rewriter broken: <lambda>\(x, y\) built 3.0"):
         not_a_variable.transform(fgraph, fgraph.outputs[0].owner)
+
+
+def test_alternatives_the_first_that_matches_is_rewritten():
+    x, y = MyType()("x"), MyType()("y")
+    one = Constant(MyType(), 1.0)
+    times_one = PatternNodeRewriter(
+        [(mul, "x", {"pattern": "one", "constraint": is_one}),
+         (mul, {"pattern": "one", "constraint": is_one}, "x")], "x", name="times_one")
+    assert times_one.tracks() == [mul]
+    assert times_one.match(None, mul(x, one))["x"] is x
+    assert times_one.match(None, mul(one, y))["x"] is y
+    assert times_one.match(None, mul(x, y)) is None
+    assert times_one.__doc__ == "Mul(x, one) | Mul(one, x) -> x"
+
+
+def test_a_named_constraint_binds_what_it_matched_and_may_top_the_pattern():
+    x, y = MyType()("x"), MyType()("y")
+    inner = add(x, y)
+    named = PatternNodeRewriter(
+        {"pattern": (mul, {"pattern": (add, "x", "y"), "constraint": lambda v: True,
+                           "name": "total"}, "z"), "constraint": lambda v: v.name != "keep"},
+        (add, "total", "z"), allow_multiple_clients=True)
+    assert named.tracks() == [mul]
+    bindings = named.match(None, mul(inner, x))
+    assert bindings["total"] is inner and bindings["z"] is x
+    kept = mul(inner, x)
+    kept.name = "keep"
+    assert named.match(None, kept) is None
+
+
+def test_adapt_fits_the_replacement_or_refuses_it():
+    x = MyType()("x")
+    seen = []
+
+    def refuse(replacement, matched):
+        seen.append((replacement, matched))
+
+    doubled = add(x, x)
+    refused = PatternNodeRewriter((add, "x", "x"), (Scale(2.0), "x"), adapt=refuse)
+    fgraph = FunctionGraph([x], [doubled])
+    assert refused.transform(fgraph, fgraph.outputs[0].owner) is None
+    assert seen and seen[0][1] is fgraph.outputs[0]
+    kept = PatternNodeRewriter((add, "x", "x"), (Scale(2.0), "x"),
+                               adapt=lambda replacement, matched: replacement)
+    (replacement,) = kept.transform(fgraph, fgraph.outputs[0].owner)
+    assert replacement.owner.op == Scale(2.0)
