@@ -1,8 +1,9 @@
-"""Symbolic differentiation: grad, Lop, Rop, jacobian, hessian, Hessian- and Gauss-Newton-vector
-products, gradient markers, and the numeric checker verify_grad.
+"""Symbolic differentiation: grad, Lop, Rop, Hessian- and Gauss-Newton-vector products,
+gradient markers, and the numeric checker verify_grad (jacobian and hessian build a scan:
+sympile/scan/derivatives.py, which sympile hands down to this module's namespace).
 
-The rules live on the Ops (L_op for reverse mode, R_op for forward mode, DESIGN.md); this module
-only walks graphs.
+The rules live on the Ops (L_op for reverse mode, R_op for forward mode, docs/architecture.md);
+this module only walks graphs.
 
 Rules' conventions:
 

@@ -135,6 +135,16 @@ def test_the_tensor_layer_imports_nothing_above_it():
     assert not found, found
 
 
+def test_the_backends_know_nothing_of_tensors():
+    """link asks a Type what it needs (is_ndarray, dtype, shape), never for its class: a new
+    backend's Types plug in without the linker learning about them."""
+    allowed = ("sympile.config", "sympile.cache", "sympile.graph", "sympile.link")
+    found = [(module, imported) for module in MODULES if module.startswith("sympile.link")
+             for imported, _ in _imports(module)
+             if not any(_is_inside(layer, imported) for layer in allowed)]
+    assert not found, found
+
+
 def test_no_import_closes_a_circle_between_layers():
     """All imports, late ones too: a layer reaches the layers below it only."""
     layer_edges: dict[tuple[str, str], list[str]] = {}

@@ -31,7 +31,7 @@ from collections.abc import Sequence
 
 from sympile.graph.basic import Apply, Variable, io_toposort
 from sympile.graph.fgraph import Feature, FunctionGraph
-from sympile.link.python.vm import is_conditional, lazy_schedule
+from sympile.link.schedule import is_conditional, lazy_schedule
 from sympile.tensor.inplace import base_form
 from sympile.tensor.shape import LengthsAgree
 

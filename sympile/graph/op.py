@@ -1,4 +1,5 @@
-"""Op: the contract every operation implements, all in one class (see DESIGN.md)."""
+"""Op: the contract every operation implements, all in one class (see docs/architecture.md,
+The Op contract)."""
 
 from __future__ import annotations
 

@@ -18,6 +18,11 @@ class Type:
     __props__: tuple[str, ...] = ()
     variable_type: type[Variable] = Variable
     constant_type: type[Constant] = Constant
+    # True where every value is a numpy array of self.dtype with self.ndim dimensions and the
+    # static lengths self.shape (None: any): the C backend hands such values to ops' C code
+    # and checks them itself. Other values (sparse matrices, random states) only perform()
+    # reads, after the Function's filter. A backend asks this, never for a Type's class.
+    is_ndarray: bool = False
 
     def _props(self) -> tuple:
         return tuple(getattr(self, name) for name in self.__props__)

@@ -5,7 +5,7 @@ loop and vectorises it, where a libm call per element cannot be.
 float32 exp, log and tanh compute in float (Cephes' polynomials, within 2 ulp). float32 sin and
 cos (within 1 ulp) work for |x| <= FALLBACK_LIMIT_FLOAT32 and report larger, infinite or NaN
 arguments through FALLBACK_FLAG: the loop then recomputes its block with libm
-(`precise_statements`). Where the kernels' target has fused multiply-adds (graph.ccode.has_fma)
+(`precise_statements`). Where the kernels' target has fused multiply-adds (sympile.cpu.has_fma)
 sin and cos compute in float, the reduced argument kept in two floats, and the polynomials
 use the fused operations; elsewhere sin and cos compute in double, at half the vector width.
 float64 exp and log are Taylor polynomials of enough degree in double (within 2 ulp). Edge
@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import re
 
-from sympile.graph.ccode import c_file, has_fma, render
+from sympile.cpu import has_fma
+from sympile.graph.ccode import c_file, render
 
 __all__ = ["FALLBACK_FLAG", "FALLBACK_LIMIT_FLOAT32", "FAST_MATH_SUPPORT", "FAST_PREFIX",
            "NEEDS_FALLBACK", "fast_function", "precise_statements"]

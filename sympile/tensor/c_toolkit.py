@@ -11,7 +11,8 @@ in its package or beside its op module).
 
 from __future__ import annotations
 
-from sympile.graph.ccode import c_file, vector_target
+from sympile.cpu import vector_target
+from sympile.graph.ccode import c_file
 
 __all__ = ["SHAPE_ERROR", "SHAPE_TEXT", "vectorized_kernel_attribute"]
 

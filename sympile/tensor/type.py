@@ -42,6 +42,8 @@ class TensorType(Type):
     variables are TensorVariables and TensorConstants: tensor/variable.py, which defines them
     on top of this module, sets variable_type and constant_type."""
 
+    is_ndarray = True
+
     def __init__(self, dtype: Any, shape: Sequence[int | None] | None = None,
                  broadcastable: Sequence[bool] | None = None):
         if shape is None and broadcastable is None:

@@ -22,7 +22,8 @@ import sympile
 import sympile.tensor as T
 from sympile.compile.function import In
 from sympile.compile.mode import Mode
-from sympile.graph.ccode import c_file, has_fma, render, vector_target
+from sympile.cpu import has_fma, vector_target
+from sympile.graph.ccode import c_file, render
 from sympile.scalar import basic as scalar
 from sympile.scalar import c_fastmath
 from sympile.scalar.c_fastmath import FALLBACK_LIMIT_FLOAT32, fast_function, precise_statements

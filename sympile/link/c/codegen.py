@@ -26,8 +26,7 @@ from sympile.config import config
 from sympile.graph.basic import Apply, Constant, Variable
 from sympile.graph.ccode import NPY_TYPES, CCode, CNames, render
 from sympile.link.c import prelude
-from sympile.link.python.vm import Step, is_conditional, lazy_schedule
-from sympile.tensor.type import TensorType
+from sympile.link.schedule import Step, is_conditional, lazy_schedule
 
 
 @dataclass
@@ -59,8 +58,8 @@ class ModulePlan:
         return [plan.node for plan in self.nodes if plan.code is None]
 
 
-def _is_tensor(variable: Variable) -> bool:
-    return isinstance(variable.type, TensorType)
+def _is_array(variable: Variable) -> bool:
+    return variable.type.is_ndarray
 
 
 def has_c_code(node: Apply) -> bool:
@@ -75,7 +74,7 @@ def _node_names(node: Apply) -> CNames:
 
 
 def _node_c_code(node: Apply, names: CNames) -> CCode | None:
-    if not all(_is_tensor(v) for v in node.inputs + node.outputs):
+    if not all(_is_array(v) for v in node.inputs + node.outputs):
         return None
     code = node.op.c_code(node, names)
     if code is not None and not isinstance(code, CCode):
@@ -107,13 +106,13 @@ def plan_module(variables: list[Variable], nodes: list[Apply], outputs: Sequence
                       units=[prelude.PROGRAM_UNIT, *units.values()])
     produced_by_c = {v for p in plans if p.code is not None for v in p.node.outputs}
     read_by_c = {v for p in plans if p.code is not None for v in p.node.inputs}
-    # Every tensor input is checked, also those only perform() reads: under trust_input a
+    # Every array input is checked, also those only perform() reads: under trust_input a
     # wrong dtype must still be a TypeError, not a result of the wrong type. (Inputs of
     # other types, sparse matrices, only perform() reads; Function's filter checks them.)
     read = {v for p in plans for v in p.node.inputs}
     plan.checked_inputs = [v for v in variables
                            if v in read and v.owner is None and not isinstance(v, Constant)
-                           and isinstance(v.type, TensorType)]
+                           and v.type.is_ndarray]
     plan.source = _source(plan, read_by_c - produced_by_c)
     return plan
 

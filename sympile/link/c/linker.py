@@ -15,7 +15,6 @@ from sympile.graph.fgraph import FunctionGraph
 from sympile.link.c.cmodule import load_module
 from sympile.link.c.codegen import plan_module
 from sympile.link.python.vm import raise_with_node
-from sympile.tensor.type import TensorType
 
 
 class CVM:
@@ -180,11 +179,11 @@ class CVM:
 
 
 def _constant_value(constant: Constant) -> Any:
-    """A tensor constant's value as an array of its dtype (C code reads it as one)."""
+    """An array constant's value as an array of its dtype (C code reads it as one)."""
     data = constant.data
-    if isinstance(constant.type, TensorType) and not (
-            isinstance(data, np.ndarray) and data.dtype == constant.type.numpy_dtype):
-        data = np.asarray(data, dtype=constant.type.numpy_dtype)
+    if constant.type.is_ndarray and not (
+            isinstance(data, np.ndarray) and data.dtype == constant.type.dtype):
+        data = np.asarray(data, dtype=constant.type.dtype)
         data.setflags(write=False)
     return data
 

@@ -4,9 +4,10 @@
   batched_dot), also exported by sympile.tensor.
 - gemm.py: the BLAS updates Gemm, Gemv, Ger that the rewrites in
   sympile.tensor.rewriting.blas make out of products and sums.
-- blas_c.py, blas.c, blas_*.c: the C the C backend runs for all of them (scipy's BLAS through
+- blas_c.py, blas_*.c: the C the C backend runs for all of them (scipy's BLAS through
   function pointers, split among OpenMP threads above a size).
-- skinny.py, skinny.c: sympile's own kernels for the skinny products of small-batch training.
+- skinny.py, skinny_*.c and skinny_declaration.h: sympile's own kernels for the skinny
+  products of small-batch training.
 """
 
 from sympile.tensor.blas.basic import *  # noqa: F403

@@ -37,7 +37,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from sympile.config import config
-from sympile.graph.ccode import CCode, c_file, c_string, render, vector_target
+from sympile.cpu import vector_target
+from sympile.graph.ccode import CCode, c_file, c_string, render
 from sympile.tensor.blas.skinny import skinny_code
 
 __all__ = ["BLAS_C_DTYPES", "blas_call", "blas_threads_support", "c_string", "update_c_code"]

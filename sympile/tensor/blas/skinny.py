@@ -19,7 +19,7 @@ and keep a block of the result in registers for the whole inner loop:
 
 Products whose c has fewer columns than two vectors' lanes (a 10-class output layer) stay
 with BLAS, which wastes no lanes there. The kernels exist for AVX-512 and for AVX2 with FMA;
-a unit holds those of the best set this CPU runs (graph.ccode.cpu_level; config.blas_skinny
+a unit holds those of the best set this CPU runs (sympile.cpu.cpu_level; config.blas_skinny
 'avx2' leaves AVX-512 out), or both, picked when the module loads, where the CPU's level is
 unknown. Other CPUs use BLAS.
 
@@ -39,7 +39,8 @@ from __future__ import annotations
 import functools
 import hashlib
 
-from sympile.graph.ccode import c_file, cpu_level, is_x86_64, render
+from sympile.cpu import cpu_level, is_x86_64
+from sympile.graph.ccode import c_file, render
 
 __all__ = ["SKINNY_ROWS", "SKINNY_STEPS", "skinny_code"]
 

@@ -14,8 +14,8 @@ Ops:
 
 Every forward formula subtracts the row maximum before exponentiating, so no intermediate
 overflows; the fused loss never takes the log of a probability that may have rounded to 0.
-Softmax, LogSoftmax, SoftmaxGrad and the fused cross-entropy ops have C code (nnet_c.py,
-vectorised row kernels in nnet_c_rows.py) for float32/float64.
+Softmax, LogSoftmax, SoftmaxGrad and the fused cross-entropy ops have C code (basic_c.py,
+vectorised row kernels in rows_c.py) for float32/float64.
 
 Infinities, on both backends: -inf entries get probability 0 (log-probability -inf), the
 rest of the row as if they were absent. A +inf entry gets NaN, and the finite entries of its

@@ -3,7 +3,7 @@ them over every slice along the op's axis, copying strided slices to a buffer an
 
 Each kernel reads and writes plain arrays of `length` elements through restrict pointers, so
 gcc vectorises its loops; it is compiled for this machine's widest vectors
-(graph.ccode.vector_target). Reductions run in _LANES independent partial results, combined
+(sympile.cpu.vector_target). Reductions run in _LANES independent partial results, combined
 in a fixed order at the end: the vectoriser cannot reorder a single floating-point sum.
 
 Accuracy (the ulp errors measured are in tests/tensor/nnet/test_basic_c.py):

@@ -1,7 +1,7 @@
 """The numpy reference of MRG_RandomStreams' generator, Theano's MRG31k3p (L'Ecuyer and
 Touzin, "Fast combined multiple recursive generators with multipliers of the form
 a = +/- 2^d +/- 2^e", 2000) with Theano's stream layout, so that a ported program draws the
-numbers it drew under Theano (theano/sandbox/rng_mrg.py and multinomial.py define it; this
+numbers it drew under Theano (Theano's theano/sandbox/rng_mrg.py defines it; this
 is a re-implementation, checked against values computed with Theano's own functions in
 tests/tensor/random/test_mrg.py). mrg.h is the C twin.
 

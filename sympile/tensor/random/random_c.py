@@ -22,7 +22,7 @@ __all__ = ["random_draw_c_code", "mrg_uniform_c_code", "multinomial_from_uniform
 
 _COMMON = c_file(__file__, "random_common.h")
 # The fixed-count samplers' chunk kernels are vectorised like the elementwise loops (and
-# compiled for this machine's widest vectors, graph.ccode.vector_target).
+# compiled for this machine's widest vectors, sympile.cpu.vector_target).
 RANDOM_SUPPORT = (FAST_MATH_SUPPORT, _COMMON,
                   render(c_file(__file__, "philox.h"),
                          {"kernel": vectorized_kernel_attribute(compute_bound=True)}),

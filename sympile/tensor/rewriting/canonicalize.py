@@ -8,9 +8,10 @@ operation would have changed it, as x * 1.0 does for an integer x) and a static 
 least as precise (x is allocated to the output's shape when a constant broadcast it, as in
 x * ones((3, 1))). They run together, with the merge pass and constant folding, until none
 changes the graph: canonicalize_db, an EquilibriumDatabase registered in rewrite_db as
-'canonicalize' (tags canonicalize, fast_run) in the canonicalize phase, after the first merge. The
-rules of arithmetic with zeros and the sparse updates are in zeros.py (which also runs them
-again after the scan rewrites), those of ifelse in ifelse.py, both in canonicalize_db.
+'canonicalize' (tags canonicalize, fast_run) in the canonicalize phase, after the first
+merge. The rules of arithmetic with zeros and the sparse updates are in zeros.py (which also
+runs them again after the scan rewrites), those of ifelse in sympile/ifelse/rewriting.py,
+both in canonicalize_db.
 
 Changes of value, as in Theano: x + 0 gives x where x is -0.0 (IEEE gives +0.0); x - x gives
 0 where x is inf or nan (IEEE gives nan); x / x gives 1 where x is 0, inf or nan (IEEE gives

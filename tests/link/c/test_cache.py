@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 
 import sympile.tensor as tt
-from sympile import cache, function
+from sympile import function
+from sympile.cache import store
 from sympile.compile.mode import Mode
 from sympile.config import config
 from sympile.graph.rewriting.db import RewriteQuery
@@ -65,19 +66,19 @@ def compile_count(monkeypatch):
             calls.append(command)
         return original(command, *args, **kwargs)
 
-    monkeypatch.setattr(cache.subprocess, "run", counting_run)
+    monkeypatch.setattr(store.subprocess, "run", counting_run)
     return calls
 
 
 def entry_directory(source, flags):
-    key = cache.compute_key(cache.key_inputs(source, flags))
-    return key, os.path.join(cache.cache_root(), key)
+    key = store.compute_key(store.key_inputs(source, flags))
+    return key, os.path.join(store.cache_root(), key)
 
 
 def test_cold_build_then_disk_hit_then_memo(compiledir, compile_count):
     source = module_source(7)
     flags = cmodule.compile_flags()
-    key, library, compiled = cache.build(source, flags)
+    key, library, compiled = store.build(source, flags)
     assert compiled and len(compile_count) == 1
     assert library.startswith(str(compiledir)) and os.path.isfile(library)
     directory = os.path.dirname(library)
@@ -87,7 +88,7 @@ def test_cold_build_then_disk_hit_then_memo(compiledir, compile_count):
     assert meta["key"] == key and meta["library_size"] == os.path.getsize(library)
     assert meta["inputs"]["flags"] == list(flags)
 
-    assert cache.build(source, flags)[2] is False
+    assert store.build(source, flags)[2] is False
     module = cmodule.load_module(source)
     assert module.Program == 7 and module.__sympile_build__["cache_hit"] is True
     again = cmodule.load_module(source)
@@ -104,18 +105,18 @@ def test_first_load_reports_a_miss(compiledir, compile_count):
 
 def test_key_changes_with_flags_and_source(compiledir):
     source = module_source(1)
-    plain = cache.compute_key(cache.key_inputs(source, cmodule.compile_flags()))
-    assert plain == cache.compute_key(cache.key_inputs(source, cmodule.compile_flags()))
-    assert plain != cache.compute_key(cache.key_inputs(source, cmodule.compile_flags(True)))
-    assert plain != cache.compute_key(
-        cache.key_inputs(source, cmodule.compile_flags(extra_flags=("-g",))))
-    assert plain != cache.compute_key(cache.key_inputs(source + "\n", cmodule.compile_flags()))
+    plain = store.compute_key(store.key_inputs(source, cmodule.compile_flags()))
+    assert plain == store.compute_key(store.key_inputs(source, cmodule.compile_flags()))
+    assert plain != store.compute_key(store.key_inputs(source, cmodule.compile_flags(True)))
+    assert plain != store.compute_key(
+        store.key_inputs(source, cmodule.compile_flags(extra_flags=("-g",))))
+    assert plain != store.compute_key(store.key_inputs(source + "\n", cmodule.compile_flags()))
 
 
 @pytest.mark.parametrize("damage", ["truncate", "garbage", "empty"])
 def test_corrupt_library_is_rebuilt(compiledir, compile_count, damage):
     source = module_source(11)
-    _, library, _ = cache.build(source, cmodule.compile_flags())
+    _, library, _ = store.build(source, cmodule.compile_flags())
     size = os.path.getsize(library)
     with open(library, "r+b") as stream:
         if damage == "truncate":
@@ -125,7 +126,7 @@ def test_corrupt_library_is_rebuilt(compiledir, compile_count, damage):
             stream.write(b"\xde\xad\xbe\xef" * 64)
         else:
             stream.truncate(0)
-    assert not cache.entry_is_valid(os.path.dirname(library), os.path.basename(
+    assert not store.entry_is_valid(os.path.dirname(library), os.path.basename(
         os.path.dirname(library)))
     module = cmodule.load_module(source)
     assert module.Program == 11 and module.__sympile_build__["cache_hit"] is False
@@ -136,7 +137,7 @@ def test_corrupt_library_is_rebuilt(compiledir, compile_count, damage):
 def test_stale_metadata_is_rebuilt(compiledir, compile_count, damage):
     source = module_source(13)
     flags = cmodule.compile_flags()
-    _, library, _ = cache.build(source, flags)
+    _, library, _ = store.build(source, flags)
     meta_path = os.path.join(os.path.dirname(library), "meta.json")
     if damage == "other_inputs":
         meta = json.load(open(meta_path))
@@ -146,7 +147,7 @@ def test_stale_metadata_is_rebuilt(compiledir, compile_count, damage):
         open(meta_path, "w").write("{not json")
     else:
         os.unlink(meta_path)
-    assert cache.build(source, flags)[2] is True
+    assert store.build(source, flags)[2] is True
     assert cmodule.load_module(source).Program == 13
     assert len(compile_count) == 2
 
@@ -172,7 +173,7 @@ def test_two_processes_compile_the_same_new_source(compiledir):
     # One of the two compiled; the other waited on the lock and found the entry.
     assert sorted(hit for _, hit in outputs) == ["False", "True"]
     _, directory = entry_directory(source, cmodule.compile_flags())
-    assert cache.entry_is_valid(directory, os.path.basename(directory))
+    assert store.entry_is_valid(directory, os.path.basename(directory))
     assert not [name for name in os.listdir(directory) if name.startswith(".tmp-")]
 
 
@@ -217,17 +218,17 @@ def run_cli(compiledir, *arguments, module=True):
 
 
 def test_cli_list_size_clear(compiledir):
-    keys = sorted(cache.build(module_source(value), cmodule.compile_flags())[0]
+    keys = sorted(store.build(module_source(value), cmodule.compile_flags())[0]
                   for value in (1, 2))
     listing = run_cli(compiledir, "list")
     listed = sorted(line.split()[0] for line in listing.splitlines()[:-1])
     assert listed == keys and "invalid" not in listing
     assert listing.splitlines()[-1].startswith("2 entries")
-    expected = cache.total_size()
+    expected = store.total_size()
     assert expected > 0
     assert run_cli(compiledir, "size", module=False).split()[0] == str(expected)
     assert run_cli(compiledir, "clear").startswith("removed 2 entries")
-    assert cache.list_entries() == [] and cache.total_size() == 0
+    assert store.list_entries() == [] and store.total_size() == 0
     assert run_cli(compiledir, "size").split()[0] == "0"
 
 
@@ -239,8 +240,8 @@ def test_cli_rejects_an_unknown_command(compiledir):
 
 def test_entry_rebuilt_after_clear(compiledir, compile_count):
     source = module_source(19)
-    cache.build(source, cmodule.compile_flags())
-    assert cache.clear() == 1
+    store.build(source, cmodule.compile_flags())
+    assert store.clear() == 1
     assert cmodule.load_module(source).Program == 19
     assert len(compile_count) == 2
 
@@ -259,7 +260,7 @@ def test_compile_error_message(compiledir):
     assert kept_lines[0] == first and "\n".join(kept_lines[3:]) == rest
     assert kept_lines[1].startswith("#define SYMPILE_PYINIT PyInit_sympile_")
     _, directory = entry_directory(source, cmodule.compile_flags())
-    assert not cache.entry_is_valid(directory, os.path.basename(directory))
+    assert not store.entry_is_valid(directory, os.path.basename(directory))
 
 
 def test_missing_compiler_is_a_compile_error(compiledir):
@@ -286,17 +287,17 @@ def test_clear_waits_for_a_load_between_build_and_import(compiledir, compile_cou
     """A clear (another process's, or thread's) cannot remove an entry between its build and
     its import: it waits for the load to finish."""
     source = module_source(31)
-    original = cache._import_library
+    original = store._import_library
     events = []
 
     def import_while_clearing(key, library):
-        clearing = threading.Thread(target=lambda: events.append(("cleared", cache.clear())))
+        clearing = threading.Thread(target=lambda: events.append(("cleared", store.clear())))
         clearing.start()
         clearing.join(timeout=0.5)
         events.append(("imported", clearing.is_alive()))
         return original(key, library)
 
-    monkeypatch.setattr(cache, "_import_library", import_while_clearing)
+    monkeypatch.setattr(store, "_import_library", import_while_clearing)
     assert cmodule.load_module(source).Program == 31
     deadline = time.time() + 30
     while len(events) < 2 and time.time() < deadline:
@@ -398,16 +399,16 @@ def test_unit_compile_error_leaves_no_module(compiledir):
     good = f'#include "{prelude.UNIT_HEADER_NAME}"\nint sympile_good_{uuid.uuid4().hex}(void) ' \
            '{ return 1; }\n'
     with pytest.raises(cmodule.CompileError, match="C compilation failed") as info:
-        cache.build(main, flags, (good, bad), header)
+        store.build(main, flags, (good, bad), header)
     kept = str(info.value).rsplit("source kept at ", 1)[1].splitlines()[0].strip()
     assert open(kept).read() == bad
-    modules = [entry for entry in cache.list_entries()
-               if os.path.exists(os.path.join(entry.path, cache.SOURCE_NAME))]
+    modules = [entry for entry in store.list_entries()
+               if os.path.exists(os.path.join(entry.path, store.SOURCE_NAME))]
     assert len(modules) == 1 and not modules[0].valid
-    assert sorted(os.listdir(modules[0].path)) == ["lock", cache.SOURCE_NAME]
-    key, library, compiled = cache.build(main, flags, (good,), header)
-    assert compiled and cache.entry_is_valid(os.path.dirname(library), key)
-    assert cache._import_library(key, library).Program == 37
+    assert sorted(os.listdir(modules[0].path)) == ["lock", store.SOURCE_NAME]
+    key, library, compiled = store.build(main, flags, (good,), header)
+    assert compiled and store.entry_is_valid(os.path.dirname(library), key)
+    assert store._import_library(key, library).Program == 37
 
 
 def test_two_processes_compile_the_same_new_function(compiledir):
@@ -434,7 +435,7 @@ def test_two_processes_compile_the_same_new_function(compiledir):
     for process, (_, stderr) in zip(processes, results):
         assert process.returncode == 0, stderr
     assert sorted(stdout.split()[-1] for stdout, _ in results) == ["False", "True"]
-    entries = cache.list_entries()
+    entries = store.list_entries()
     assert entries and all(entry.valid for entry in entries)
     assert not [name for entry in entries for name in os.listdir(entry.path)
                 if name.startswith(".tmp-")]
@@ -460,7 +461,7 @@ def test_clear_while_another_process_compiles(compiledir):
                                text=True)
     cleared = 0
     while process.poll() is None:
-        cleared += cache.clear()
+        cleared += store.clear()
         time.sleep(0.05)
     stdout, stderr = process.communicate(timeout=300)
     assert process.returncode == 0 and "done" in stdout, stderr
@@ -470,17 +471,17 @@ def _damage_and_reload(compiledir, damage):
     source = module_source(41)
     assert cmodule.load_module(source).Program == 41
     key, directory = entry_directory(source, cmodule.compile_flags())
-    cache._loaded.clear()
+    store._loaded.clear()
     damage(directory)
     assert cmodule.load_module(source).Program == 41
 
 
 @pytest.mark.parametrize("damage", [
-    pytest.param(lambda d: (os.unlink(os.path.join(d, cache.META_NAME)),
-                            os.mkdir(os.path.join(d, cache.META_NAME))), id="meta-is-a-dir"),
-    pytest.param(lambda d: (os.unlink(os.path.join(d, cache.LOCK_NAME)),
-                            os.mkdir(os.path.join(d, cache.LOCK_NAME)),
-                            os.unlink(os.path.join(d, cache.META_NAME))), id="lock-is-a-dir"),
+    pytest.param(lambda d: (os.unlink(os.path.join(d, store.META_NAME)),
+                            os.mkdir(os.path.join(d, store.META_NAME))), id="meta-is-a-dir"),
+    pytest.param(lambda d: (os.unlink(os.path.join(d, store.LOCK_NAME)),
+                            os.mkdir(os.path.join(d, store.LOCK_NAME)),
+                            os.unlink(os.path.join(d, store.META_NAME))), id="lock-is-a-dir"),
     pytest.param(lambda d: (subprocess.run(["rm", "-rf", d], check=True),
                             open(d, "w").close()), id="entry-is-a-file"),
     pytest.param(lambda d: (subprocess.run(["rm", "-rf", os.path.dirname(d)], check=True),
@@ -493,16 +494,16 @@ def test_damaged_cache_is_rebuilt(compiledir, damage):
 def test_unusable_cache_falls_back_to_a_private_one(tmp_path, monkeypatch):
     blocker = tmp_path / "not-a-directory"
     blocker.write_text("")
-    monkeypatch.setattr(cache, "_private_dirs", {})
+    monkeypatch.setattr(store, "_private_dirs", {})
     with config.change_flags(compiledir=str(blocker)):
         with pytest.warns(UserWarning, match="private temporary cache"):
             assert cmodule.load_module(module_source(43)).Program == 43
         assert cmodule.load_module(module_source(44)).Program == 44  # warned once
-        assert not cache.cache_root().startswith(str(blocker))
+        assert not store.cache_root().startswith(str(blocker))
 
 
 def test_read_only_cache_falls_back_to_a_private_one(compiledir, monkeypatch):
-    monkeypatch.setattr(cache, "_private_dirs", {})
+    monkeypatch.setattr(store, "_private_dirs", {})
     original = os.open
 
     def read_only(path, *args, **kwargs):
@@ -510,7 +511,7 @@ def test_read_only_cache_falls_back_to_a_private_one(compiledir, monkeypatch):
             raise OSError(errno.EROFS, "Read-only file system", str(path))
         return original(path, *args, **kwargs)
 
-    monkeypatch.setattr(cache.os, "open", read_only)
+    monkeypatch.setattr(store.os, "open", read_only)
     with pytest.warns(UserWarning, match="Read-only file system"):
         assert cmodule.load_module(module_source(45)).Program == 45
 
@@ -520,7 +521,7 @@ def test_a_compiler_that_writes_nothing_leaves_no_entry(compiledir):
     with config.change_flags(cxx="true"):
         with pytest.raises(cmodule.CompileError, match="wrote no valid shared library"):
             cmodule.load_module(source)
-        assert not any(entry.valid for entry in cache.list_entries())
+        assert not any(entry.valid for entry in store.list_entries())
     assert cmodule.load_module(source).Program == 47
 
 
@@ -536,14 +537,14 @@ def test_cli_verify_and_prune(compiledir, capsys):
     from sympile.cache import cli
     for value in (51, 52, 53):
         cmodule.load_module(module_source(value))
-    entries = cache.list_entries()
-    with open(os.path.join(entries[0].path, cache.META_NAME), "w") as stream:
+    entries = store.list_entries()
+    with open(os.path.join(entries[0].path, store.META_NAME), "w") as stream:
         stream.write("{}")
     assert cli.main(["verify"]) == 0
     assert "removed 1 bad ones" in capsys.readouterr().out
-    assert len(cache.list_entries()) == len(entries) - 1
+    assert len(store.list_entries()) == len(entries) - 1
     assert cli.main(["prune", "--max-size", "0"]) == 0
-    assert cache.list_entries() == []
+    assert store.list_entries() == []
     assert cli.main(["prune", "--older-than", "30d"]) == 0
     with pytest.raises(SystemExit):
         cli.main(["prune"])

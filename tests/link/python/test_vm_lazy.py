@@ -19,7 +19,7 @@ from sympile.graph.fgraph import FunctionGraph
 from sympile.graph.rewriting.db import RewriteQuery
 from sympile.ifelse import ifelse
 from sympile.link.c.cmodule import compiler_available
-from sympile.link.python.vm import lazy_schedule
+from sympile.link.schedule import lazy_schedule
 from tests.ifelse.test_basic import CALLS, Counted
 from tests.link.c.utils import C_MODE, PYTHON_MODE
 

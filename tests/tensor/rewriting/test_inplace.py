@@ -19,7 +19,7 @@ from sympile.graph.basic import Constant
 from sympile.graph.fgraph import FunctionGraph
 from sympile.graph.rewriting.db import RewriteQuery
 from sympile.ifelse import ifelse
-from sympile.link.python.vm import lazy_schedule
+from sympile.link.schedule import lazy_schedule
 from sympile.tensor.inplace import GemmInplace, IncSubtensorInplace
 from sympile.tensor.rewriting import rewrite_db
 from sympile.tensor.subtensor import set_subtensor

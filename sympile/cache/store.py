@@ -1,0 +1,670 @@
+"""The on-disk cache of compiled C: modules, the object files of op units, and the
+precompiled unit header.
+
+Layout: `config.compiledir/<platform>-<python tag>/<key>/` holds the source (`module.c`,
+`unit.c`, or the header; kept for debugging and error messages), the product (the module's
+shared library `<name><EXT_SUFFIX>`, a unit's `unit.o`, the header's `.gch`), `meta.json` (the
+key's inputs, the build time, the product's size and sha256) and `lock` (fcntl.flock target).
+
+The key is the sha256 of the source, the kind of entry, the compiler (real path and
+`--version` text), the flags, the Python ABI, the numpy version and C-API version, and
+FORMAT_VERSION; a module's key also covers the keys of the units it links, a unit's the unit
+header. An entry is trusted only when its metadata matches the key and the product's size and
+sha256 match the metadata, checked before use (a truncated library would crash the process at
+dlopen). A build holds the entry's lock, compiles into a temporary file and renames it into
+place, then writes the metadata last, so a reader never sees metadata describing a half-written
+product. A module with units is built under its lock: the header first, then its missing
+units and its main unit in parallel (one compiler process per core, longest source first),
+then one link.
+
+Builds and loads hold a shared lock on the root's `.lock`, clear/verify/prune an exclusive
+one: removing entries waits for running builds, so it never takes a header, unit or module
+from under one (a running program keeps its mapped libraries). A product that is not a
+plausible object file (a "compiler" that succeeds without writing one) is a CompileError,
+and a cached library that does not load is removed and rebuilt: no entry that failed to load
+stays. Damage (a file where a directory belongs, or the reverse) is removed and rebuilt; a
+cache that cannot be written (read-only, not a directory) is replaced, after one warning,
+by a private temporary one for the rest of the process.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import functools
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import time
+import warnings
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from types import ModuleType
+
+import numpy
+
+from sympile.cache.progress import CompileProgress
+from sympile.config import config
+from sympile.graph.ccode import resolve_resume_lines
+
+FORMAT_VERSION = 2
+META_NAME = "meta.json"
+LOCK_NAME = "lock"
+ROOT_LOCK_NAME = ".lock"
+SOURCE_NAME = "module.c"
+UNIT_SOURCE_NAME = "unit.c"
+UNIT_OBJECT_NAME = "unit.o"
+_STDERR_LIMIT = 4000
+
+
+class CompileError(RuntimeError):
+    """The C compiler rejected a module; the message holds its stderr and the kept source."""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One cache directory as `list_entries` reports it."""
+    key: str
+    path: str
+    size: int
+    age_s: float
+    valid: bool
+
+
+def platform_tag() -> str:
+    return f"{sysconfig.get_platform()}-{sys.implementation.cache_tag}"
+
+
+# config.compiledir -> the private temporary directory used instead, when it is unusable.
+_private_dirs: dict[str, str] = {}
+
+
+def cache_root() -> str:
+    """The directory of this platform's and Python's entries (under config.compiledir, or
+    under the private temporary cache that replaced it in this process)."""
+    base = _private_dirs.get(config.compiledir, config.compiledir)
+    return os.path.join(base, platform_tag())
+
+
+def _use_private_cache(reason: str) -> None:
+    """Compile into a private temporary cache from now on, after one warning."""
+    if config.compiledir in _private_dirs:
+        raise CompileError(f"sympile's private compile cache is unusable too: {reason}")
+    private = tempfile.mkdtemp(prefix="sympile-cache-")
+    warnings.warn(f"sympile: the compile cache {config.compiledir} is unusable ({reason}); "
+                  f"this process compiles into the private temporary cache {private} "
+                  f"(set config.compiledir, or SYMPILE_FLAGS=compiledir=..., to a writable "
+                  f"directory to keep compiled code between runs)", stacklevel=3)
+    _private_dirs[config.compiledir] = private
+
+
+class _RootLock:
+    """A flock on the cache root's lock file: shared while building and loading (any number
+    of processes at once), exclusive while removing entries (clear, prune, verify), so that
+    removing never takes a header, unit or module from under a build that links it."""
+
+    def __init__(self, exclusive: bool):
+        self.exclusive = exclusive
+        self.descriptor = -1
+
+    def __enter__(self) -> _RootLock:
+        root = cache_root()
+        os.makedirs(root, exist_ok=True)
+        self.descriptor = os.open(os.path.join(root, ROOT_LOCK_NAME), os.O_RDWR | os.O_CREAT,
+                                  0o644)
+        fcntl.flock(self.descriptor, fcntl.LOCK_EX if self.exclusive else fcntl.LOCK_SH)
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        os.close(self.descriptor)
+
+
+def _repair(error: OSError) -> bool:
+    """Remove what damaged the cache where `error` happened: a file where a directory must be
+    (an entry or the platform directory replaced by a file), a directory where a file must be
+    (meta.json, lock); True if something under config.compiledir was removed."""
+    path = getattr(error, "filename", None)
+    base = os.path.realpath(_private_dirs.get(config.compiledir, config.compiledir))
+    if not isinstance(path, str) or not os.path.realpath(path).startswith(base + os.sep):
+        return False
+    if isinstance(error, IsADirectoryError) and os.path.isdir(path):
+        shutil.rmtree(path, ignore_errors=True)
+        return True
+    # The nearest existing ancestor that is not a directory.
+    current = path
+    while os.path.realpath(current).startswith(base + os.sep):
+        if os.path.lexists(current) and not os.path.isdir(current):
+            os.unlink(current)
+            return True
+        current = os.path.dirname(current)
+    return False
+
+
+def _unusable(error: OSError) -> bool:
+    return error.errno in (errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC)
+
+
+@functools.cache
+def compiler_identity(cxx: str) -> tuple[str, str]:
+    """(real path, `--version` text) of a compiler; run once per process and compiler."""
+    found = shutil.which(cxx)
+    if found is None:
+        raise CompileError(f"C compiler {cxx!r} (config.cxx) was not found on PATH")
+    result = subprocess.run([found, "--version"], capture_output=True, text=True)
+    return os.path.realpath(found), result.stdout.strip()
+
+
+def _numpy_c_api_version() -> str:
+    try:
+        from numpy._core import _multiarray_umath
+    except ImportError:
+        from numpy.core import _multiarray_umath
+    return str(getattr(_multiarray_umath, "_get_ndarray_c_version", lambda: "")())
+
+
+def key_inputs(source: str, flags: tuple[str, ...], kind: str = "module",
+               depends: tuple[str, ...] = ()) -> dict:
+    """Everything a compiled product depends on: the source, the kind of entry ('module',
+    'unit' or 'header'), the toolchain, the flags, and the keys of the entries it is built
+    from (`depends`)."""
+    path, version = compiler_identity(config.cxx)
+    inputs = {"format": FORMAT_VERSION, "kind": kind,
+              "source_sha256": hashlib.sha256(source.encode()).hexdigest(),
+              "compiler": path, "compiler_version": version, "flags": list(flags),
+              "soabi": sysconfig.get_config_var("SOABI") or sys.implementation.cache_tag,
+              "numpy": numpy.__version__, "numpy_c_api": _numpy_c_api_version()}
+    if depends:
+        inputs["depends"] = list(depends)
+    return inputs
+
+
+def compute_key(inputs: dict) -> str:
+    return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:32]
+
+
+def module_name(key: str) -> str:
+    return f"sympile_{key}"
+
+
+def library_path(directory: str, key: str) -> str:
+    return os.path.join(directory, module_name(key) + sysconfig.get_config_var("EXT_SUFFIX"))
+
+
+def _product_path(directory: str, key: str, kind: str, source_name: str) -> str:
+    if kind == "module":
+        return library_path(directory, key)
+    if kind == "unit":
+        return os.path.join(directory, UNIT_OBJECT_NAME)
+    return os.path.join(directory, source_name + ".gch")
+
+
+def _file_sha256(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _read_meta(directory: str) -> dict | None:
+    try:
+        with open(os.path.join(directory, META_NAME)) as stream:
+            meta = json.load(stream)
+    except (OSError, ValueError):
+        return None
+    return meta if isinstance(meta, dict) else None
+
+
+def entry_is_valid(directory: str, key: str, inputs: dict | None = None) -> bool:
+    """True when the metadata matches (the key, and `inputs` when given) and the product's size
+    and sha256 are the recorded ones."""
+    meta = _read_meta(directory)
+    if meta is None or meta.get("key") != key or meta.get("format") != FORMAT_VERSION:
+        return False
+    if inputs is not None and meta.get("inputs") != inputs:
+        return False
+    recorded = meta.get("inputs")
+    if not isinstance(recorded, dict) or not isinstance(meta.get("source_name"), str):
+        return False
+    library = _product_path(directory, key, recorded.get("kind"), meta["source_name"])
+    try:
+        if os.path.getsize(library) != meta.get("library_size"):
+            return False
+        return _file_sha256(library) == meta.get("library_sha256")
+    except OSError:
+        return False
+
+
+def _write_atomic(path: str, data: bytes) -> None:
+    descriptor, temporary = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".tmp-")
+    try:
+        with os.fdopen(descriptor, "wb") as stream:
+            stream.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        _unlink_quietly(temporary)
+        raise
+
+
+def _unlink_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+class _EntryLock:
+    """An exclusive flock on an entry's lock file, retried when `clear` removed the directory
+    between opening and locking (the lock file held must still be the one at its path)."""
+
+    def __init__(self, directory: str):
+        self.directory = directory
+        self.descriptor = -1
+
+    def __enter__(self) -> _EntryLock:
+        path = os.path.join(self.directory, LOCK_NAME)
+        while True:
+            os.makedirs(self.directory, exist_ok=True)
+            try:
+                descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+            except FileNotFoundError:
+                continue
+            fcntl.flock(descriptor, fcntl.LOCK_EX)
+            try:
+                if os.stat(path).st_ino == os.fstat(descriptor).st_ino:
+                    self.descriptor = descriptor
+                    return self
+            except FileNotFoundError:
+                pass
+            os.close(descriptor)
+
+    def __exit__(self, *exc_info) -> None:
+        os.close(self.descriptor)
+
+
+def _named_module_source(source: str, key: str) -> str:
+    """The module's source with its names #defined after the first line (the unit header's
+    #include), not on the command line: gcc uses a precompiled header only where the command
+    line defines the macros it was built with."""
+    name = module_name(key)
+    first, newline, rest = source.partition("\n")
+    return (f'{first}{newline}#define SYMPILE_PYINIT PyInit_{name}\n'
+            f'#define SYMPILE_MODULE_NAME "{name}"\n{rest}')
+
+
+def _write_source(path: str, source: str) -> None:
+    """Write a generated source, its C files' RESUME_LINEs resolved (sympile.graph.ccode)."""
+    _write_atomic(path, resolve_resume_lines(source, path).encode())
+
+
+def _temporary_path(directory: str, suffix: str) -> str:
+    descriptor, temporary = tempfile.mkstemp(dir=directory, prefix=".tmp-", suffix=suffix)
+    os.close(descriptor)
+    return temporary
+
+
+_FALLBACK = ("to run without C, set sympile.config.backend = 'python' (or "
+             "SYMPILE_FLAGS=backend=python); config.cxx and config.cxxflags choose the "
+             "compiler and its extra flags")
+
+
+def _run_compiler(command: list[str], source_path: str, what: str = "compilation") -> None:
+    """Run the compiler; a failure is a CompileError with its (trimmed) output, the command
+    and how to do without C."""
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        output = (result.stderr.strip() + "\n" + result.stdout.strip()).strip() \
+            or "(the compiler printed nothing)"
+        if len(output) > _STDERR_LIMIT:
+            output = output[:_STDERR_LIMIT] + "\n[... output trimmed]"
+        raise CompileError(f"C {what} failed (exit {result.returncode}) with "
+                           f"{os.path.basename(command[0])}:\n{output}\n"
+                           f"command: {_command_text(command)}\n"
+                           f"source kept at {source_path}\n{_FALLBACK}")
+
+
+def _command_text(command: list[str]) -> str:
+    text = " ".join(command)
+    return text if len(text) <= 1000 else text[:1000] + " ..."
+
+
+# What a compiled product starts with, per platform (a compiler that "succeeds" without
+# writing one, as `true` does, must not leave an entry that every later run fails to load).
+_OBJECT_MAGIC = {"linux": (b"\x7fELF",), "darwin": (b"\xcf\xfa\xed\xfe", b"\xce\xfa\xed\xfe",
+                                                 b"\xca\xfe\xba\xbe")}
+
+
+def _check_product(path: str, kind: str, command: list[str]) -> None:
+    """CompileError unless the compiler wrote a plausible product at `path`."""
+    try:
+        with open(path, "rb") as stream:
+            start = stream.read(4)
+    except OSError:
+        start = b""
+    magic = _OBJECT_MAGIC.get(sys.platform, ()) if kind in ("module", "unit") else ()
+    if not start or (magic and not start.startswith(magic)):
+        raise CompileError(f"the C compiler reported success but wrote no valid "
+                           f"{'shared library' if kind == 'module' else kind} "
+                           f"({len(start)}-byte start {start!r})\ncommand: "
+                           f"{_command_text(command)}\n{_FALLBACK}")
+
+
+def _compiler_command(inputs: dict, extra_arguments: tuple[str, ...]) -> list[str]:
+    return [inputs["compiler"], *extra_arguments, "-I" + sysconfig.get_paths()["include"],
+            "-I" + numpy.get_include()]
+
+
+def _write_meta(directory: str, key: str, inputs: dict, source_name: str, source: str,
+                product: str) -> None:
+    """Written last: metadata never describes a half-written product."""
+    meta = {"key": key, "format": FORMAT_VERSION, "inputs": inputs, "created": time.time(),
+            "source_name": source_name, "source_size": len(source.encode()),
+            "library_size": os.path.getsize(product), "library_sha256": _file_sha256(product)}
+    _write_atomic(os.path.join(directory, META_NAME), json.dumps(meta, indent=1).encode())
+
+
+def _compile(source: str, flags: tuple[str, ...], directory: str, key: str, inputs: dict,
+             source_name: str, extra_arguments: tuple[str, ...] = ()) -> None:
+    kind = inputs["kind"]
+    if kind == "module":
+        source = _named_module_source(source, key)
+    source_path = os.path.join(directory, source_name)
+    _write_source(source_path, source)
+    _unlink_quietly(os.path.join(directory, META_NAME))
+    product = _product_path(directory, key, kind, source_name)
+    temporary = _temporary_path(directory, os.path.splitext(product)[1])
+    kind_flags = {"module": ("-shared",), "unit": ("-c",), "header": ("-x", "c-header")}[kind]
+    command = [*_compiler_command(inputs, extra_arguments), *kind_flags, source_path,
+               "-o", temporary, *flags]
+    try:
+        _run_compiler(command, source_path)
+        _check_product(temporary, kind, command)
+        os.replace(temporary, product)
+    finally:
+        _unlink_quietly(temporary)
+    _write_meta(directory, key, inputs, source_name, source, product)
+
+
+def _build_entry(source: str, flags: tuple[str, ...], kind: str, source_name: str,
+                 depends: tuple[str, ...] = (),
+                 extra_arguments: tuple[str, ...] = ()) -> tuple[str, str, bool]:
+    """Make sure a valid entry for (source, kind, flags, depends: the keys of the entries it
+    is built from) is on disk, compiling it if needed (with `extra_arguments`). Returns (key,
+    product path, whether this call ran the compiler)."""
+    inputs = key_inputs(source, flags, kind, depends)
+    key = compute_key(inputs)
+    directory = os.path.join(cache_root(), key)
+    product = _product_path(directory, key, kind, source_name)
+    if entry_is_valid(directory, key, inputs):
+        return key, product, False
+    with _EntryLock(directory):
+        if entry_is_valid(directory, key, inputs):
+            return key, product, False
+        _compile(source, flags, directory, key, inputs, source_name, extra_arguments)
+    return key, product, True
+
+
+def _header_kind() -> str:
+    """'header' (precompiled) where config.cxx is gcc, which finds a `<header>.gch` by itself;
+    'header-text' elsewhere (clang needs other flags: the header is parsed in every unit)."""
+    gcc = "Free Software Foundation" in compiler_identity(config.cxx)[1]
+    return "header" if gcc else "header-text"
+
+
+def _unit_header(header: tuple[str, str], flags: tuple[str, ...], kind: str) -> None:
+    """Build the unit header's entry if needed (header: file name, text): the header,
+    precompiled where gcc runs; its directory is `cache_root()/<its key>`."""
+    header_name, text = header
+    if kind == "header":
+        _build_entry(text, flags, kind, header_name)
+        return
+    product = os.path.join(cache_root(), compute_key(key_inputs(text, flags, kind)), header_name)
+    if not os.path.exists(product):
+        os.makedirs(os.path.dirname(product), exist_ok=True)
+        _write_source(product, text)
+
+
+def build(source: str, flags: tuple[str, ...], units: tuple[str, ...] = (),
+          unit_header: tuple[str, str] = ("", ""),
+          main_flags: tuple[str, ...] | None = None) -> tuple[str, str, bool]:
+    """Make sure a valid entry for the module (source, flags) linked with `units` (the source
+    of each op unit, compiled with `flags`; they include `unit_header`, given as (file name,
+    text)) is on disk, compiling what is missing. With units, the module's own source (its
+    main unit) is compiled with `main_flags` (default: `flags`), which also link it. A valid
+    module entry is used without looking at its units' entries (its key covers their keys).
+
+    Returns (key, library path, whether this call ran the compiler).
+    """
+    if not units:
+        return _build_entry(source, flags, "module", SOURCE_NAME)
+    main_flags = flags if main_flags is None else main_flags
+    header_kind = _header_kind()
+    header_key = compute_key(key_inputs(unit_header[1], flags, header_kind))
+    unit_keys = tuple(compute_key(key_inputs(unit, flags, "unit", (header_key,)))
+                      for unit in units)
+    inputs = key_inputs(source, main_flags, "module", (header_key, *unit_keys))
+    key = compute_key(inputs)
+    directory = os.path.join(cache_root(), key)
+    library = library_path(directory, key)
+    if entry_is_valid(directory, key, inputs):
+        return key, library, False
+    with _EntryLock(directory):
+        if entry_is_valid(directory, key, inputs):
+            return key, library, False
+        _build_module(source, flags, main_flags, units, unit_header, header_kind, header_key,
+                      directory, key, inputs)
+    return key, library, True
+
+
+def _build_module(source: str, flags: tuple[str, ...], main_flags: tuple[str, ...],
+                  units: tuple[str, ...], unit_header: tuple[str, str], header_kind: str,
+                  header_key: str, directory: str, key: str, inputs: dict) -> None:
+    """Compile what the module needs on one compiler process per core, the longest sources
+    first (the header first of all: the sources that include it wait for it), its main unit
+    among them; then link. The caller holds the module entry's lock."""
+    include = f'#include "{unit_header[0]}"'
+    arguments = ("-I" + os.path.join(cache_root(), header_key),)
+    source = _named_module_source(source, key)
+    source_path = os.path.join(directory, SOURCE_NAME)
+    _write_source(source_path, source)
+    _unlink_quietly(os.path.join(directory, META_NAME))
+    main_object = _temporary_path(directory, ".o")
+    linked = _temporary_path(directory, sysconfig.get_config_var("EXT_SUFFIX"))
+
+    def compile_main() -> str:
+        _run_compiler([*_compiler_command(inputs, arguments), "-c", source_path,
+                       "-o", main_object, *main_flags], source_path)
+        return main_object
+
+    def compile_unit(unit: str) -> str:
+        return _build_entry(unit, flags, "unit", UNIT_SOURCE_NAME, (header_key,),
+                            arguments)[1]
+
+    jobs = [(source, compile_main)]
+    jobs += [(unit, functools.partial(compile_unit, unit)) for unit in units]
+    progress = CompileProgress(len(jobs), enabled=config.compile_progress)
+    try:
+        pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 1)
+        try:
+            header = pool.submit(_unit_header, unit_header, flags, header_kind)
+
+            def after_header(text: str, job: Callable[[], str]) -> Callable[[], str]:
+                def run() -> str:
+                    if text.startswith(include):
+                        header.result()
+                    result = job()
+                    progress.advance()
+                    return result
+                return run
+
+            futures = {index: pool.submit(after_header(*jobs[index]))
+                       for index in sorted(range(len(jobs)), key=lambda i: -len(jobs[i][0]))}
+            # The first failure in unit order is the one reported, as a serial build would.
+            objects = [futures[index].result() for index in range(1, len(jobs))]
+            futures[0].result()
+        except BaseException:
+            pool.shutdown(cancel_futures=True)
+            raise
+        pool.shutdown()
+        link = [*_compiler_command(inputs, ()), "-shared", main_object, *objects, "-o", linked,
+                *main_flags]
+        _run_compiler(link, source_path, "link")
+        _check_product(linked, "module", link)
+        os.replace(linked, library_path(directory, key))
+    finally:
+        progress.close()
+        _unlink_quietly(main_object)
+        _unlink_quietly(linked)
+    _write_meta(directory, key, inputs, SOURCE_NAME, source, library_path(directory, key))
+
+
+_loaded: dict[str, ModuleType] = {}
+
+
+def _import_library(key: str, library: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(module_name(key), library)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    module: ModuleType
+    compile_s: float
+    load_s: float
+    cache_hit: bool
+
+
+def load(source: str, flags: tuple[str, ...], units: tuple[str, ...] = (),
+         unit_header: tuple[str, str] = ("", ""),
+         main_flags: tuple[str, ...] | None = None) -> LoadResult:
+    """The module compiled from `source` with `flags` (its main unit with `main_flags`) and
+    linked with `units` (see build): from this process's memo, else from a valid cache entry,
+    else compiled now."""
+    start = time.perf_counter()
+    memo = hashlib.sha256()
+    for piece in (config.cxx, *flags, "", *(main_flags or ()), source, *unit_header, *units):
+        memo.update(piece.encode() + b"\0")
+    memo_key = memo.hexdigest()
+    module = _loaded.get(memo_key)
+    if module is not None:
+        return LoadResult(module, time.perf_counter() - start, 0.0, True)
+    for attempt in range(4):
+        try:
+            # Held from the build to the import: no entry it uses is removed meanwhile.
+            with _RootLock(exclusive=False):
+                key, library, compiled = build(source, flags, units, unit_header, main_flags)
+                built = time.perf_counter()
+                module = _import_or_discard(key, library, compiled)
+            break
+        except _Rebuild:
+            continue
+        except OSError as error:
+            if attempt < 3 and _repair(error):
+                continue
+            if _unusable(error) or isinstance(error, (IsADirectoryError, NotADirectoryError,
+                                                      FileExistsError)):
+                _use_private_cache(f"{type(error).__name__}: {error}")
+                continue
+            raise
+    else:
+        raise CompileError(f"sympile could not build and load a module in {cache_root()}")
+    _loaded[memo_key] = module
+    return LoadResult(module, built - start, time.perf_counter() - built, not compiled)
+
+
+class _Rebuild(Exception):
+    """A cached library that does not load was removed: build it again."""
+
+
+def _import_or_discard(key: str, library: str, compiled: bool) -> ModuleType:
+    """The library's module; one that does not load is never kept in the cache: a cached one
+    is removed (and rebuilt by the caller), a fresh one is a CompileError."""
+    try:
+        return _import_library(key, library)
+    except (ImportError, OSError) as error:
+        directory = os.path.dirname(library)
+        if os.path.isdir(directory):
+            with _EntryLock(directory):
+                _unlink_quietly(os.path.join(directory, META_NAME))
+        if compiled:
+            raise CompileError(f"the C module just compiled at {library} does not load: "
+                               f"{error}\n{_FALLBACK}") from None
+        raise _Rebuild() from None
+
+
+def list_entries() -> list[Entry]:
+    root = cache_root()
+    try:
+        names = sorted(os.listdir(root))
+    except FileNotFoundError:
+        return []
+    entries = []
+    now = time.time()
+    for name in names:
+        directory = os.path.join(root, name)
+        if not os.path.isdir(directory):
+            continue
+        size = 0
+        for file_name in os.listdir(directory):
+            try:
+                size += os.path.getsize(os.path.join(directory, file_name))
+            except OSError:
+                pass
+        meta = _read_meta(directory) or {}
+        created = meta.get("created")
+        if not isinstance(created, (int, float)):
+            created = os.path.getmtime(directory)
+        entries.append(Entry(name, directory, size, now - created,
+                             entry_is_valid(directory, name)))
+    return entries
+
+
+def total_size() -> int:
+    return sum(entry.size for entry in list_entries())
+
+
+def _remove(entries: list[Entry]) -> int:
+    """Remove `entries` (the caller holds the root lock exclusively, so no build is running);
+    processes that loaded a library keep their mapping."""
+    for entry in entries:
+        shutil.rmtree(entry.path, ignore_errors=True)
+    return len(entries)
+
+
+def clear() -> int:
+    """Remove every entry; returns how many. Waits for running builds to finish first."""
+    with _RootLock(exclusive=True):
+        return _remove(list_entries())
+
+
+def verify() -> tuple[int, int]:
+    """Check every entry (metadata, product size and sha256) and remove the bad ones;
+    returns (entries checked, entries removed)."""
+    with _RootLock(exclusive=True):
+        entries = list_entries()
+        return len(entries), _remove([entry for entry in entries if not entry.valid])
+
+
+def prune(older_than_s: float | None = None, max_size: int | None = None) -> int:
+    """Remove the entries older than `older_than_s` seconds, then the oldest ones until the
+    cache holds at most `max_size` bytes; returns how many were removed."""
+    with _RootLock(exclusive=True):
+        entries = sorted(list_entries(), key=lambda entry: -entry.age_s)
+        doomed = [e for e in entries if older_than_s is not None and e.age_s > older_than_s]
+        kept = [e for e in entries if e not in doomed]
+        size = sum(entry.size for entry in kept)
+        for entry in kept:
+            if max_size is None or size <= max_size:
+                break
+            doomed.append(entry)
+            size -= entry.size
+        return _remove(doomed)
