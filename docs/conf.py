@@ -18,7 +18,8 @@ myst_enable_extensions = ["colon_fence"]
 myst_heading_anchors = 3
 
 autodoc_member_order = "bysource"
-# The Op contract's methods (architecture.md, The Op contract) are for op writers, not for users of the ops.
+# The Op contract's methods (architecture.md, The Op contract) are for op writers, not for
+# users of the ops.
 autodoc_default_options = {
     "members": True,
     "exclude-members": "make_node, perform, infer_shape, L_op, R_op, grad, c_code, "
