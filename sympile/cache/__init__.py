@@ -1,5 +1,6 @@
-"""The on-disk cache of compiled C (sympile/cache/store.py), its command line
-(`python -m sympile.cache`, cli.py) and the progress line of long builds (progress.py).
+"""The on-disk cache of compiled C (sympile/cache/store.py), the checks that no other user
+could have written what it loads (trust.py), its command line (`python -m sympile.cache`,
+cli.py) and the progress line of long builds (progress.py).
 
 The link layer builds and loads through these names; store.py's docstring describes the
 layout, the keys and the locking.
@@ -25,7 +26,9 @@ from sympile.cache.store import (
     total_size,
     verify,
 )
+from sympile.cache.trust import UnsafeCacheError
 
 __all__ = ["LOCK_NAME", "META_NAME", "SOURCE_NAME", "CompileError", "Entry", "LoadResult",
            "build", "cache_root", "clear", "compute_key", "entry_is_valid", "key_inputs",
-           "list_entries", "load", "platform_tag", "prune", "total_size", "verify"]
+           "list_entries", "load", "platform_tag", "prune", "total_size", "UnsafeCacheError",
+           "verify"]

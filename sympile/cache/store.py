@@ -25,6 +25,10 @@ and a cached library that does not load is removed and rebuilt: no entry that fa
 stays. Damage (a file where a directory belongs, or the reverse) is removed and rebuilt; a
 cache that cannot be written (read-only, not a directory) is replaced, after one warning,
 by a private temporary one for the rest of the process.
+
+Another user can plant nothing: sympile.cache.trust's checks refuse a compiledir that anyone
+but this user (or root) could write to, and every directory and file is created private
+(0700, 0600) and read without following symbolic links.
 """
 
 from __future__ import annotations
@@ -51,6 +55,12 @@ from types import ModuleType
 import numpy
 
 from sympile.cache.progress import CompileProgress
+from sympile.cache.trust import (
+    check_ancestors,
+    check_private_directory,
+    is_private_file,
+    make_private_directory,
+)
 from sympile.config import config
 from sympile.graph.ccode import resolve_resume_lines
 
@@ -93,6 +103,26 @@ def cache_root() -> str:
     return os.path.join(base, platform_tag())
 
 
+# The compiledirs (real paths) this process has created or checked (sympile.cache.trust).
+_secured: set[str] = set()
+
+
+def _secure_root() -> str:
+    """cache_root(), created 0700 where missing, after the checks of sympile.cache.trust on
+    the compiledir, the directories above it and the platform directory (once per process
+    and compiledir); UnsafeCacheError for one another user could write to."""
+    root = cache_root()
+    base = os.path.dirname(root)
+    if os.path.realpath(base) not in _secured or not os.path.isdir(root):
+        # The compiledir may be a link the user made (to another disk): its target is checked.
+        os.makedirs(base, mode=0o700, exist_ok=True)
+        check_private_directory(os.path.realpath(base))
+        check_ancestors(base)
+        make_private_directory(root)
+        _secured.add(os.path.realpath(base))
+    return root
+
+
 def _use_private_cache(reason: str) -> None:
     """Compile into a private temporary cache from now on, after one warning."""
     if config.compiledir in _private_dirs:
@@ -115,10 +145,7 @@ class _RootLock:
         self.descriptor = -1
 
     def __enter__(self) -> _RootLock:
-        root = cache_root()
-        os.makedirs(root, exist_ok=True)
-        self.descriptor = os.open(os.path.join(root, ROOT_LOCK_NAME), os.O_RDWR | os.O_CREAT,
-                                  0o644)
+        self.descriptor = _open_lock(os.path.join(_secure_root(), ROOT_LOCK_NAME))
         fcntl.flock(self.descriptor, fcntl.LOCK_EX if self.exclusive else fcntl.LOCK_SH)
         return self
 
@@ -145,6 +172,19 @@ def _repair(error: OSError) -> bool:
             return True
         current = os.path.dirname(current)
     return False
+
+
+def _open_lock(path: str) -> int:
+    """A descriptor of the lock file at `path` (created 0600), never through a symbolic
+    link: one found there is removed first."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW
+    try:
+        return os.open(path, flags, 0o600)
+    except OSError as error:
+        if error.errno != errno.ELOOP:
+            raise
+    os.unlink(path)
+    return os.open(path, flags | os.O_EXCL, 0o600)
 
 
 def _unusable(error: OSError) -> bool:
@@ -207,7 +247,7 @@ def _product_path(directory: str, key: str, kind: str, source_name: str) -> str:
 
 def _file_sha256(path: str) -> str:
     digest = hashlib.sha256()
-    with open(path, "rb") as stream:
+    with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), "rb") as stream:
         for block in iter(lambda: stream.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
@@ -215,7 +255,8 @@ def _file_sha256(path: str) -> str:
 
 def _read_meta(directory: str) -> dict | None:
     try:
-        with open(os.path.join(directory, META_NAME)) as stream:
+        path = os.path.join(directory, META_NAME)
+        with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW)) as stream:
             meta = json.load(stream)
     except (OSError, ValueError):
         return None
@@ -225,6 +266,8 @@ def _read_meta(directory: str) -> dict | None:
 def entry_is_valid(directory: str, key: str, inputs: dict | None = None) -> bool:
     """True when the metadata matches (the key, and `inputs` when given) and the product's size
     and sha256 are the recorded ones."""
+    if os.path.islink(directory):
+        return False
     meta = _read_meta(directory)
     if meta is None or meta.get("key") != key or meta.get("format") != FORMAT_VERSION:
         return False
@@ -234,6 +277,8 @@ def entry_is_valid(directory: str, key: str, inputs: dict | None = None) -> bool
     if not isinstance(recorded, dict) or not isinstance(meta.get("source_name"), str):
         return False
     library = _product_path(directory, key, recorded.get("kind"), meta["source_name"])
+    if not is_private_file(library):
+        return False
     try:
         if os.path.getsize(library) != meta.get("library_size"):
             return False
@@ -271,9 +316,9 @@ class _EntryLock:
     def __enter__(self) -> _EntryLock:
         path = os.path.join(self.directory, LOCK_NAME)
         while True:
-            os.makedirs(self.directory, exist_ok=True)
+            make_private_directory(self.directory)
             try:
-                descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+                descriptor = _open_lock(path)
             except FileNotFoundError:
                 continue
             fcntl.flock(descriptor, fcntl.LOCK_EX)
@@ -400,7 +445,7 @@ def _build_entry(source: str, flags: tuple[str, ...], kind: str, source_name: st
     product path, whether this call ran the compiler)."""
     inputs = key_inputs(source, flags, kind, depends)
     key = compute_key(inputs)
-    directory = os.path.join(cache_root(), key)
+    directory = os.path.join(_secure_root(), key)
     product = _product_path(directory, key, kind, source_name)
     if entry_is_valid(directory, key, inputs):
         return key, product, False
@@ -426,8 +471,9 @@ def _unit_header(header: tuple[str, str], flags: tuple[str, ...], kind: str) -> 
         _build_entry(text, flags, kind, header_name)
         return
     product = os.path.join(cache_root(), compute_key(key_inputs(text, flags, kind)), header_name)
-    if not os.path.exists(product):
-        os.makedirs(os.path.dirname(product), exist_ok=True)
+    if not is_private_file(product):
+        make_private_directory(os.path.dirname(product))
+        _unlink_quietly(product)
         _write_source(product, text)
 
 
@@ -451,7 +497,7 @@ def build(source: str, flags: tuple[str, ...], units: tuple[str, ...] = (),
                       for unit in units)
     inputs = key_inputs(source, main_flags, "module", (header_key, *unit_keys))
     key = compute_key(inputs)
-    directory = os.path.join(cache_root(), key)
+    directory = os.path.join(_secure_root(), key)
     library = library_path(directory, key)
     if entry_is_valid(directory, key, inputs):
         return key, library, False
@@ -589,6 +635,8 @@ def _import_or_discard(key: str, library: str, compiled: bool) -> ModuleType:
     """The library's module; one that does not load is never kept in the cache: a cached one
     is removed (and rebuilt by the caller), a fresh one is a CompileError."""
     try:
+        if not is_private_file(library):
+            raise ImportError(f"{library} is not a regular file that only this user can write")
         return _import_library(key, library)
     except (ImportError, OSError) as error:
         directory = os.path.dirname(library)
@@ -602,7 +650,9 @@ def _import_or_discard(key: str, library: str, compiled: bool) -> ModuleType:
 
 
 def list_entries() -> list[Entry]:
-    root = cache_root()
+    if not os.path.isdir(cache_root()):
+        return []
+    root = _secure_root()
     try:
         names = sorted(os.listdir(root))
     except FileNotFoundError:

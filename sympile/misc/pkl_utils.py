@@ -5,6 +5,10 @@ format, so that they load with numpy alone: `numpy.load(zipfile.ZipFile(f).open(
 The zip holds 'pkl' (the pickle, referring to arrays by name) and one entry per distinct
 array (by identity): a shared variable's value under the variable's name where that name is
 given and unique, 'array_N' otherwise.
+
+Load only files you trust: unpickling runs whatever code the pickle names, so load() of a file
+from someone else can run code as you. load(f, allow_pickle=False) reads the arrays alone
+(numpy's .npy format with allow_pickle=False), safely for a file of any origin.
 """
 
 from __future__ import annotations
@@ -58,9 +62,13 @@ class _ArrayUnpickler(pickle.Unpickler):
             if name not in self.archive.namelist():
                 raise pickle.UnpicklingError(f"pkl_utils.load: the archive has no array "
                                              f"{name!r}")
-            with self.archive.open(name) as entry:
-                self.loaded[name] = np.load(io.BytesIO(entry.read()), allow_pickle=False)
+            self.loaded[name] = _read_array(self.archive, name)
         return self.loaded[name]
+
+
+def _read_array(archive: zipfile.ZipFile, name: str) -> np.ndarray:
+    with archive.open(name) as entry:
+        return np.load(io.BytesIO(entry.read()), allow_pickle=False)
 
 
 def dump(obj: Any, file_handler: BinaryIO, protocol: int = pickle.DEFAULT_PROTOCOL) -> None:
@@ -71,8 +79,10 @@ def dump(obj: Any, file_handler: BinaryIO, protocol: int = pickle.DEFAULT_PROTOC
         archive.writestr("pkl", buffer.getvalue())
 
 
-def load(file_handler: BinaryIO) -> Any:
-    """The object that dump() wrote to `file_handler`."""
+def load(file_handler: BinaryIO, allow_pickle: bool = True) -> Any:
+    """The object that dump() wrote to `file_handler`. Unpickling runs the code the file
+    names: load only files you trust. With allow_pickle=False, only the arrays, as a dict
+    {name: array}, read without unpickling anything (safe for a file of any origin)."""
     try:
         archive = zipfile.ZipFile(file_handler, "r")
     except zipfile.BadZipFile as error:
@@ -82,5 +92,8 @@ def load(file_handler: BinaryIO) -> Any:
         if "pkl" not in archive.namelist():
             raise ValueError("pkl_utils.load: the zip file has no 'pkl' entry (not written by "
                              "pkl_utils.dump)")
+        if not allow_pickle:
+            return {name: _read_array(archive, name) for name in archive.namelist()
+                    if name != "pkl"}
         with archive.open("pkl") as entry:
             return _ArrayUnpickler(io.BytesIO(entry.read()), archive).load()

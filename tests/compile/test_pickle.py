@@ -119,3 +119,32 @@ def test_pkl_utils_dump_and_load():
     np.testing.assert_array_equal(loaded["predict"]([1.0, 1.0, 1.0]), [1.0, 1.0, 1.0])
     with pytest.raises(ValueError, match="pkl_utils.load: not a file written by"):
         pkl_utils.load(io.BytesIO(b"not a zip"))
+
+
+class _RunsCode:
+    """What an attacker's pickle holds: unpickling it calls a function of its choosing."""
+
+    def __reduce__(self):
+        return (_record_call, ("ran",))
+
+
+_CALLS: list[str] = []
+
+
+def _record_call(value: str) -> str:
+    _CALLS.append(value)
+    return value
+
+
+def test_pkl_utils_load_of_the_arrays_alone_runs_no_code():
+    buffer = io.BytesIO()
+    pkl_utils.dump({"weights": sympile.shared(np.arange(3.0), "weights"), "trap": _RunsCode(),
+                    "plain": np.eye(2)}, buffer)
+    buffer.seek(0)
+    arrays = pkl_utils.load(buffer, allow_pickle=False)
+    assert _CALLS == []
+    assert sorted(arrays) == ["array_1", "weights"]
+    np.testing.assert_array_equal(arrays["weights"], np.arange(3.0))
+    np.testing.assert_array_equal(arrays["array_1"], np.eye(2))
+    buffer.seek(0)
+    assert pkl_utils.load(buffer)["trap"] == "ran" and _CALLS == ["ran"]

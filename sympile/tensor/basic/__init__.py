@@ -2,9 +2,10 @@
 arange, join/stack, split, tile, transpose.
 
   ops.py       the ops and the functions that build them
-  join_c.py    Join's C (block copies into the output's slabs)
-  arange_c.py  ARange's C (numpy's length and fill)
-  split_c.py   Split's C (each piece a view of x)
+  alloc_c.py   Alloc's C (alloc.c: the shape checks, one broadcasting copy)
+  join_c.py    Join's C (join.c: block copies into the output's slabs)
+  arange_c.py  ARange's C (arange.c: numpy's length and fill)
+  split_c.py   Split's C (split.c: each piece a view of x)
 """
 
 from sympile.tensor.basic.ops import *  # noqa: F403

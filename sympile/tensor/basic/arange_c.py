@@ -10,7 +10,8 @@ float bounds, computed as numpy.arange computes it from Python scalars (ARange.p
 - the others are numpy's fill: first + i * (second - first) in the dtype's own arithmetic
   (integers wrap).
 
-uint64 bounds, and bool, float16 and complex outputs give no C code (perform runs).
+uint64 bounds, and bool, float16 and complex outputs give no C code (perform runs). The C is
+arange.c, one function per output dtype and kind of bounds.
 """
 
 from __future__ import annotations
@@ -18,42 +19,29 @@ from __future__ import annotations
 import numpy as np
 
 from sympile.graph.basic import Apply
-from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_string
+from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_file, c_string, render
 
 __all__ = ["arange_c_code"]
 
 
-def _convert(dtype: str, integer_bounds: bool, value: str, target: str, fail: str) -> str:
-    """C that stores the Python-scalar `value` (npy_int64 for integer bounds, else double)
-    in `target` of the output dtype as numpy's setitem does."""
-    element_type = C_TYPES[dtype]
-    if dtype.startswith("float"):
-        # numpy makes a Python int a double first (then, for float32, rounds again).
-        return f"{target} = ({element_type})(double){value};"
-    info = np.iinfo(dtype)
-    if integer_bounds:
-        integer = value
-        check_double = ""
-    else:
-        integer = "truncated"
-        # numpy converts the truncated float to a C long first.
-        check_double = f"""const double truncated_double = trunc({value});
-if (!(truncated_double >= -9223372036854775808.0 && truncated_double < 9223372036854775808.0)) {{
-    PyErr_SetString(PyExc_OverflowError, "Python int too large to convert to C long");
-    {fail}
-}}
-const npy_int64 truncated = (npy_int64)truncated_double;"""
-    maximum = f"{info.max}LL" if dtype != "uint64" else f"{info.max}ULL"
-    upper = "" if dtype in ("int64", "uint64") else f" || {integer} > {maximum}"
-    return f"""{{
-{check_double}
-if ({integer} < {info.min}LL{upper}) {{
-    PyErr_Format(PyExc_OverflowError, "Python integer %lld out of bounds for {dtype}",
-                 (long long){integer});
-    {fail}
-}}
-{target} = ({element_type}){integer};
-}}"""
+_ARANGE = c_file(__file__, "arange.c")
+
+
+def arange_support(dtype: str, integer_bounds: bool) -> tuple[str, str]:
+    """(name, definition) of arange.c's function for output `dtype` and bounds read as
+    npy_int64 (`integer_bounds`) or double."""
+    name = f"sympile_arange_{dtype}_{'int64' if integer_bounds else 'double'}"
+    values = {"NAME": name.removeprefix("sympile_arange_"), "DTYPE": dtype,
+              "T": C_TYPES[dtype], "S": "npy_int64" if integer_bounds else "double",
+              "NPY": NPY_TYPES[dtype], "INTEGER_BOUNDS": int(integer_bounds),
+              "FLOAT_OUTPUT": int(dtype.startswith("float")), "MIN": "0", "UPPER": ""}
+    if not dtype.startswith("float"):
+        info = np.iinfo(dtype)
+        values["MIN"] = "NPY_MIN_INT64" if dtype == "int64" else f"{info.min}LL"
+        # int64 and uint64 hold every npy_int64 that is not below their minimum.
+        if dtype not in ("int64", "uint64"):
+            values["UPPER"] = f"|| integer > {info.max}LL"
+    return name, render(_ARANGE, values)
 
 
 def arange_c_code(op, node: Apply, names: CNames) -> CCode | None:
@@ -67,57 +55,9 @@ def arange_c_code(op, node: Apply, names: CNames) -> CCode | None:
     scalar_type = "npy_int64" if integer_bounds else "double"
     start, stop, step = (f"({scalar_type})*(const {C_TYPES[d]} *)PyArray_DATA({name})"
                          for d, name in zip(bound_dtypes, names.inputs))
-    element_type = C_TYPES[dtype]
-    output = names.outputs[0]
-    if integer_bounds:
-        # Exact: the bounds are int64, their differences fit in 128 bits.
-        span = "(double)((__int128)stop - (__int128)start)"
-        second = "(npy_int64)((npy_uint64)start + (npy_uint64)step)"
-        second_check = f"""if ((step > 0 && start > NPY_MAX_INT64 - step)
-        || (step < 0 && start < NPY_MIN_INT64 - step)) {{
-    PyErr_SetString(PyExc_OverflowError, "Python integer out of bounds for {dtype}");
-    {names.fail}
-}}"""
-    else:
-        span = "(stop - start)"
-        second = "(start + step)"
-        second_check = ""
+    function, support = arange_support(dtype, integer_bounds)
     return CCode(body=f"""
-const {scalar_type} start = {start}, stop = {stop}, step = {step};
-if (step == 0) {{
-    PyErr_Format(PyExc_ValueError, "%s: step must not be zero", {c_string(op)});
+if ({function}({start}, {stop}, {step}, &{names.outputs[0]}, {c_string(op)}) != 0) {{
     {names.fail}
 }}
-const double quotient = {span} / (double)step;
-if (quotient != quotient) {{
-    PyErr_SetString(PyExc_ValueError, "arange: cannot compute length");
-    {names.fail}
-}}
-const double rounded = ceil(quotient);
-if (rounded >= (double)NPY_MAX_INTP) {{
-    PyErr_SetString(PyExc_ValueError, "Maximum allowed size exceeded");
-    {names.fail}
-}}
-npy_intp length = rounded > 0 ? (npy_intp)rounded : 0;
-{element_type} first = 0, second = 0;
-if (length >= 1) {{
-    {_convert(dtype, integer_bounds, "start", "first", names.fail)}
-}}
-if (length >= 2) {{
-    {second_check}
-    const {scalar_type} next = {second};
-    {_convert(dtype, integer_bounds, "next", "second", names.fail)}
-}}
-if (sympile_prepare_output(&{output}, 1, &length, {NPY_TYPES[dtype]}) != 0) {{
-    {names.fail}
-}}
-{element_type} *values = ({element_type} *)PyArray_DATA({output});
-if (length >= 1) values[0] = first;
-if (length >= 2) {{
-    values[1] = second;
-    /* numpy's fill, in the same types. */
-    {element_type} delta = second;
-    delta -= first;
-    for (npy_intp i = 2; i < length; ++i) values[i] = first + i * delta;
-}}
-""")
+""", support=(support,))

@@ -21,11 +21,11 @@ import numpy as np
 
 from sympile.config import config
 from sympile.graph.basic import Apply, Variable
-from sympile.graph.ccode import NPY_TYPES, CCode
 from sympile.graph.gradient_types import NonDifferentiable, disconnected_type, is_disconnected
 from sympile.graph.op import Op
 from sympile.scalar.basic import DISCRETE_DTYPES, normalize_dtype, upcast
 from sympile.tensor import math
+from sympile.tensor.basic.alloc_c import alloc_c_code
 from sympile.tensor.basic.arange_c import arange_c_code
 from sympile.tensor.basic.join_c import join_c_code
 from sympile.tensor.basic.split_c import split_c_code
@@ -231,52 +231,8 @@ class Alloc(Op):
 
     def c_code(self, node, names):
         """Checks the lengths and the value's shape as perform does (with its messages), then
-        one broadcasting copy (PyArray_CopyInto) into the output buffer."""
-        value, lengths = names.inputs[0], names.inputs[1:]
-        ndim = len(lengths)
-        offset = ndim - node.inputs[0].type.ndim
-        read_lengths = "\n".join(
-            f"dims[{axis}] = (npy_intp)*(const npy_int64 *)PyArray_DATA({length});"
-            for axis, length in enumerate(lengths))
-        # The first axis whose length differs from the shape's, as perform finds it.
-        checks = "\n".join(
-            f"if (bad_axis < 0 && PyArray_DIM({value}, {axis}) != dims[{offset + axis}]) "
-            f"bad_axis = {axis};"
-            for axis, static in enumerate(node.inputs[0].type.shape) if static != 1)
-        output_type = NPY_TYPES[node.outputs[0].type.dtype]
-        return CCode(body=f"""
-npy_intp dims[{max(ndim, 1)}];
-int bad_axis = -1, negative = 0;
-{read_lengths}
-for (int axis = 0; axis < {ndim}; ++axis)
-    negative |= dims[axis] < 0;
-if (!negative) {{
-{checks}
-}}
-if (negative || bad_axis >= 0) {{
-    PyObject *shape = PyArray_IntTupleFromIntp(PyArray_NDIM({value}), PyArray_DIMS({value}));
-    PyObject *requested = shape ? PyArray_IntTupleFromIntp({ndim}, dims) : NULL;
-    if (requested != NULL && negative)
-        PyErr_Format(PyExc_ValueError, "{self}: negative length in shape %R", requested);
-    else if (requested != NULL && PyArray_DIM({value}, bad_axis) == 1)
-        PyErr_Format(PyExc_ValueError, "{self}: axis %d of the value (shape %R) has length 1 "
-                     "at run time but its type does not say it is broadcastable, so it is not "
-                     "broadcast to shape %R; declare it (row/col, dimshuffle('x', ...), "
-                     "specify_shape or a static shape)", bad_axis, shape, requested);
-    else if (requested != NULL)
-        PyErr_Format(PyExc_ValueError, "{self}: a value of shape %R cannot be broadcast to "
-                     "shape %R", shape, requested);
-    Py_XDECREF(shape);
-    Py_XDECREF(requested);
-    {names.fail}
-}}
-if (sympile_prepare_output(&{names.outputs[0]}, {ndim}, dims, {output_type}) != 0) {{
-    {names.fail}
-}}
-if (PyArray_CopyInto({names.outputs[0]}, {value}) < 0) {{
-    {names.fail}
-}}
-""")
+        one broadcasting copy into the output buffer (sympile.tensor.basic.alloc_c)."""
+        return alloc_c_code(self, node, names)
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [tuple(length if static is None else static

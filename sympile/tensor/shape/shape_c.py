@@ -1,14 +1,17 @@
 """C code of SpecifyShape (x itself, its lengths checked), MakeVector (scalars into a vector)
 and Reshape (numpy's PyArray_Newshape: a view of x when its strides allow one, a copy
-otherwise, as x.reshape), each with perform's checks and messages."""
+otherwise, as x.reshape), each with perform's checks and messages (shape.c)."""
 
 from __future__ import annotations
 
 from sympile.graph.basic import Apply
-from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_string
+from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_file, c_string
 
 __all__ = ["lengths_agree_c_code", "make_vector_c_code", "reshape_c_code",
            "specify_shape_c_code"]
+
+# SpecifyShape's check and Reshape, with perform's messages.
+_SHAPE = c_file(__file__, "shape.c")
 
 
 def _integer_scalar(node: Apply, names: CNames, position: int) -> str:
@@ -36,34 +39,13 @@ def specify_shape_c_code(op, node: Apply, names: CNames) -> CCode | None:
 {{
     npy_int64 lengths[{max(ndim, 1)}];
     {reads}
-    int matches = 1;
-    for (int axis = 0; axis < {ndim}; ++axis)
-        if (lengths[axis] >= 0 && PyArray_DIM({x}, axis) != lengths[axis]) matches = 0;
-    if (!matches) {{
-        /* perform's text: "(2, ?)", "(3,)" */
-        char expected[{24 * ndim + 4}];
-        int used = 0;
-        for (int axis = 0; axis < {ndim}; ++axis) {{
-            const char *separator = axis ? ", " : "";
-            if (lengths[axis] < 0)
-                used += snprintf(expected + used, sizeof(expected) - used, "%s?", separator);
-            else
-                used += snprintf(expected + used, sizeof(expected) - used, "%s%lld",
-                                 separator, (long long)lengths[axis]);
-        }}
-        if ({ndim} == 1) snprintf(expected + used, sizeof(expected) - used, ",");
-        PyObject *actual = PyArray_IntTupleFromIntp({ndim}, PyArray_DIMS({x}));
-        if (actual != NULL) {{
-            PyErr_Format(PyExc_ValueError, "specify_shape: expected shape (%s), got %R",
-                         expected, actual);
-            Py_DECREF(actual);
-        }}
+    if (sympile_specify_shape_check({x}, lengths, {ndim}) != 0) {{
         {names.fail}
     }}
 }}
 Py_INCREF({x});
 sympile_assign_output(&{names.outputs[0]}, {x});
-""")
+""", support=(_SHAPE,))
 
 
 def make_vector_c_code(op, node: Apply, names: CNames) -> CCode | None:
@@ -97,55 +79,20 @@ def reshape_c_code(op, node: Apply, names: CNames) -> CCode | None:
         return None
     x, shape = names.inputs
     ndim = op.ndim
-    name = c_string(op)
     entry_type = C_TYPES[node.inputs[1].type.dtype]
     return CCode(body=f"""
 {{
-    if (PyArray_DIM({shape}, 0) != {ndim}) {{
-        PyErr_Format(PyExc_ValueError, "%s: the shape has %lld entries, expected {ndim}",
-                     {name}, (long long)PyArray_DIM({shape}, 0));
-        {names.fail}
-    }}
-    npy_intp requested[{max(ndim, 1)}], resolved[{max(ndim, 1)}];
-    int valid = 1, open_position = -1;
-    npy_intp known_product = 1;
-    for (int axis = 0; axis < {ndim}; ++axis) {{
-        requested[axis] = (npy_intp)*(const {entry_type} *)(PyArray_BYTES({shape})
-                                                      + axis * PyArray_STRIDE({shape}, 0));
-        resolved[axis] = requested[axis];
-        if (requested[axis] < -1 || (requested[axis] == -1 && open_position >= 0)) valid = 0;
-        if (requested[axis] == -1) open_position = axis;
-        else known_product *= requested[axis];
-    }}
-    const npy_intp size = PyArray_SIZE({x});
-    int fits = valid;
-    if (valid && open_position >= 0) {{
-        if (known_product == 0 || size % known_product) fits = 0;
-        else resolved[open_position] = size / known_product;
-    }} else if (valid && known_product != size) fits = 0;
-    if (!fits) {{
-        PyObject *requested_shape = PyArray_IntTupleFromIntp({ndim}, requested);
-        PyObject *x_shape = PyArray_IntTupleFromIntp(PyArray_NDIM({x}), PyArray_DIMS({x}));
-        if (requested_shape != NULL && x_shape != NULL) {{
-            if (!valid)
-                PyErr_Format(PyExc_ValueError, "%s: shape %R is invalid: entries must be "
-                             ">= 0, with at most one -1", {name}, requested_shape);
-            else
-                PyErr_Format(PyExc_ValueError, "%s: cannot reshape an array of shape %R "
-                             "(size %lld) into shape %R", {name}, x_shape, (long long)size,
-                             requested_shape);
-        }}
-        Py_XDECREF(requested_shape);
-        Py_XDECREF(x_shape);
-        {names.fail}
-    }}
-    PyArray_Dims dims = {{resolved, {ndim}}};
-    if (sympile_assign_output(&{names.outputs[0]},
-                              (PyArrayObject *)PyArray_Newshape({x}, &dims, NPY_CORDER))) {{
+    const npy_intp entries = PyArray_DIM({shape}, 0);
+    npy_intp requested[{max(ndim, 1)}];
+    for (int axis = 0; axis < {ndim} && axis < entries; ++axis)
+        requested[axis] = (npy_intp)*(const {entry_type} *)(
+            PyArray_BYTES({shape}) + axis * PyArray_STRIDE({shape}, 0));
+    if (sympile_reshape({x}, requested, entries, {ndim}, {c_string(op)},
+                        &{names.outputs[0]}) != 0) {{
         {names.fail}
     }}
 }}
-""")
+""", support=(_SHAPE,))
 
 
 def view_c_code(node: Apply, names: CNames) -> CCode:

@@ -21,13 +21,19 @@ from sympile.link.c import prelude
 from sympile.link.c.cmodule import compile_flags, load_module
 from sympile.scalar import c_rules
 from sympile.scalar.c_fastmath import FAST_MATH_SUPPORT
+from sympile.sparse import kernels as sparse_kernels
 from sympile.tensor import c_toolkit
+from sympile.tensor.basic import alloc_c, arange_c, join_c, split_c
 from sympile.tensor.blas import blas_c
 from sympile.tensor.blas.skinny import skinny_code
+from sympile.tensor.extra_ops import group_sum_c
 from sympile.tensor.linalg import lapack_c
 from sympile.tensor.nnet import abstract_conv_c, basic_c, rows_c
 from sympile.tensor.random import random_c
+from sympile.tensor.reduction import careduce_c
+from sympile.tensor.shape import shape_c
 from sympile.tensor.signal import pool_c
+from sympile.tensor.sort import permute_c
 from sympile.tensor.subtensor import advanced_c
 from sympile.tensor.subtensor import rows_c as index_rows_c
 from tests.link.c.utils import requires_compiler
@@ -115,13 +121,54 @@ def _kernel_sources() -> dict[str, str]:
     sources["indexing"] = op_unit(c_toolkit.SHAPE_ERROR, advanced_c._SLICE_SUPPORT,
                                   advanced_c._BROADCAST_ERROR_SUPPORT,
                                   index_rows_c.VALUE_CHECK_SUPPORT)
+    sources["basic: join.c, shape_text.h"] = op_unit(c_toolkit.SHAPE_TEXT, join_c._JOIN)
+    sources["basic: split.c"] = op_unit(split_c._SPLIT)
+    sources["basic: alloc.c"] = op_unit(alloc_c._ALLOC)
+    sources["shape: shape.c"] = op_unit(shape_c._SHAPE)
+    for dtype, count_dtype in (("float64", "int64"), ("float32", "int32"), ("int8", "uint8")):
+        sources[f"extra_ops: group_sum.c {dtype} {count_dtype}"] = op_unit(
+            group_sum_c.group_sum_support(dtype, count_dtype)[1])
+    for index_dtype in ("int64", "int32", "uint8"):
+        sources[f"sort: permute.c {index_dtype}"] = op_unit(
+            permute_c.permute_support(index_dtype)[1])
+    for dtype in ("int8", "uint8", "int32", "uint64", "int64", "float32", "float64"):
+        for integer_bounds in (True, False):
+            sources[f"basic: arange.c {dtype} {integer_bounds}"] = op_unit(
+                arange_c.arange_support(dtype, integer_bounds)[1])
+    for dtype in ("float32", "float64"):
+        sources[f"sparse/kernels.c {dtype}"] = op_unit(sparse_kernels._support(dtype),
+                                                       blas=sparse_kernels_blas(dtype))
+    for dtype in ("int8", "uint16", "int32", "int64", "float32", "float64"):
+        for maximum in (True, False):
+            sources[f"reduction/extreme.c {dtype} {'max' if maximum else 'min'}"] = op_unit(
+                careduce_c._extreme_helper(dtype, maximum)[1])
     for handle in ("int", "void *"):
         sources[f"collectives.c, in_flight.c ({handle} handles)"] = op_unit(
             collectives._in_flight_unit(handle, handle)[0])
     return sources
 
 
+def sparse_kernels_blas(dtype: str) -> tuple[str, ...]:
+    """The BLAS routines sparse/kernels.c calls for `dtype`."""
+    prefix = "s" if dtype == "float32" else "d"
+    return tuple(name for name in prelude.BLAS_PROTOTYPES if name.startswith(prefix)
+                 and f"sympile_blas_{name}" in sparse_kernels._support(dtype))
+
+
 KERNEL_SOURCES = _kernel_sources()
+
+# Parts of each function's main unit, compiled by every test that compiles a function.
+MAIN_UNIT_FILES = {"link/c/module_init.c", "link/c/thread_governor.c"}
+
+
+def test_every_c_file_is_compiled_here():
+    """Each .c and .h file of the package is in one of KERNEL_SOURCES (or of the main unit)."""
+    covered = {line.split('"')[1] for text in KERNEL_SOURCES.values()
+               for line in text.splitlines() if line.startswith('#line 1 "')}
+    files = {str(path) for path in ROOT.rglob("*") if path.suffix in (".c", ".h")}
+    missing = {path for path in files - covered
+               if str(Path(path).relative_to(ROOT)) not in MAIN_UNIT_FILES}
+    assert not missing, sorted(missing)
 
 
 @requires_compiler

@@ -1,0 +1,175 @@
+"""No other local user can plant code in the compile cache (sympile.cache.trust): a compiledir
+others can write to is refused, what sympile creates is private, and no symbolic link in the
+cache is followed."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import stat
+
+import pytest
+
+from sympile.cache import store
+from sympile.cache.trust import UnsafeCacheError
+from sympile.config import config
+from sympile.link.c import cmodule
+from tests.link.c.test_cache import module_source
+from tests.link.c.utils import requires_compiler
+
+pytestmark = requires_compiler
+
+as_root = pytest.mark.skipif(os.geteuid() != 0, reason="giving a directory to another user "
+                                                       "takes root")
+
+
+def build_in(compiledir, source: str | None = None):
+    with config.change_flags(compiledir=str(compiledir)):
+        return store.build(source or module_source(1), cmodule.compile_flags())
+
+
+def load_in(compiledir, source: str):
+    with config.change_flags(compiledir=str(compiledir)):
+        return store.load(source, cmodule.compile_flags()).module
+
+
+def mode(path) -> int:
+    return stat.S_IMODE(os.lstat(path).st_mode)
+
+
+@pytest.mark.parametrize("bits", [0o777, 0o770, 0o1777])
+def test_a_compiledir_others_can_write_to_is_refused(tmp_path, bits):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(bits)
+    with pytest.raises(UnsafeCacheError, match=rf"{shared} is writable by other users "
+                                               rf"\(mode {bits:o}\).*chmod 700 {shared}"):
+        build_in(shared)
+    assert os.listdir(shared) == []
+
+
+def test_a_directory_above_it_others_can_write_to_is_refused_unless_sticky(tmp_path):
+    open_parent = tmp_path / "open"
+    open_parent.mkdir()
+    open_parent.chmod(0o777)
+    with pytest.raises(UnsafeCacheError, match=rf"inside {open_parent}, which other users can "
+                                               rf"write to \(mode 777, not sticky\)"):
+        build_in(open_parent / "cache")
+    sticky_parent = tmp_path / "sticky"
+    sticky_parent.mkdir()
+    sticky_parent.chmod(0o1777)
+    key, library, compiled = build_in(sticky_parent / "cache")
+    assert compiled and os.path.isfile(library)
+
+
+@as_root
+def test_a_compiledir_of_another_user_is_refused(tmp_path):
+    theirs = tmp_path / "theirs"
+    theirs.mkdir(mode=0o755)
+    os.chown(theirs, 12345, 12345)
+    with pytest.raises(UnsafeCacheError, match=rf"{theirs} belongs to uid 12345"):
+        build_in(theirs)
+
+
+@as_root
+def test_a_cache_inside_another_users_directory_is_refused(tmp_path):
+    theirs = tmp_path / "theirs"
+    theirs.mkdir(mode=0o755)
+    os.chown(theirs, 12345, 12345)
+    with pytest.raises(UnsafeCacheError, match=rf"inside {theirs}, which belongs to uid 12345"):
+        build_in(theirs / "cache")
+
+
+def test_a_compiledir_that_links_to_a_private_directory_is_used(tmp_path):
+    """The user's own link (a cache on another disk): its target is what is checked."""
+    target = tmp_path / "disk"
+    target.mkdir(mode=0o700)
+    os.symlink(target, tmp_path / "cache")
+    key, library, compiled = build_in(tmp_path / "cache")
+    assert compiled and os.path.islink(tmp_path / "cache")
+    assert os.path.realpath(library).startswith(str(target))
+    target.chmod(0o777)
+    store._secured.clear()
+    with pytest.raises(UnsafeCacheError, match=rf"{target} is writable by other users"):
+        build_in(tmp_path / "cache")
+
+
+def test_a_symlinked_platform_directory_is_replaced_not_followed(tmp_path):
+    compiledir = tmp_path / "cache"
+    key, library, _ = build_in(compiledir)
+    platform = os.path.dirname(os.path.dirname(library))
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(platform, elsewhere, symlinks=True)
+    shutil.rmtree(platform)
+    os.symlink(elsewhere, platform)
+    store._secured.clear()
+    assert build_in(compiledir)[2] is True
+    assert not os.path.islink(platform) and mode(platform) == 0o700
+    assert os.listdir(elsewhere) == [os.path.basename(os.path.dirname(library))]
+
+
+def test_what_the_cache_creates_is_private(tmp_path):
+    compiledir = tmp_path / "new" / "cache"
+    source = module_source(1)
+    assert load_in(compiledir, source).Program == 1
+    with config.change_flags(compiledir=str(compiledir)):
+        key, library, _ = store.build(source, cmodule.compile_flags())
+    entry = os.path.dirname(library)
+    for directory in (compiledir, os.path.dirname(entry), entry):
+        assert mode(directory) == 0o700, directory
+    for name in ("meta.json", "module.c", "lock"):
+        assert mode(os.path.join(entry, name)) == 0o600, name
+    assert not mode(library) & 0o022
+    assert mode(os.path.join(os.path.dirname(entry), ".lock")) == 0o600
+
+
+def test_a_library_replaced_by_a_symlink_is_never_loaded(tmp_path):
+    compiledir = tmp_path / "cache"
+    source = module_source(7)
+    key, library, _ = build_in(compiledir, source)
+    # Another module, planted where the link points.
+    planted = tmp_path / "planted"
+    planted.mkdir()
+    _, other_library, _ = build_in(planted, module_source(666))
+    os.unlink(library)
+    os.symlink(other_library, library)
+    # Its size and hash recorded too, as whoever could write the directory could do.
+    meta_path = os.path.join(os.path.dirname(library), "meta.json")
+    meta = json.loads(open(meta_path).read())
+    meta["library_size"] = os.path.getsize(other_library)
+    meta["library_sha256"] = hashlib.sha256(open(other_library, "rb").read()).hexdigest()
+    open(meta_path, "w").write(json.dumps(meta))
+    key, library, compiled = build_in(compiledir, source)
+    assert compiled and not os.path.islink(library)
+    assert os.path.islink(other_library) is False and os.path.getsize(other_library) > 0
+    assert load_in(compiledir, source).Program == 7
+
+
+def test_a_lock_replaced_by_a_symlink_creates_nothing_where_it_points(tmp_path):
+    compiledir = tmp_path / "cache"
+    source = module_source(3)
+    key, library, _ = build_in(compiledir, source)
+    entry = os.path.dirname(library)
+    target = tmp_path / "victim-file"
+    os.unlink(os.path.join(entry, "lock"))
+    os.symlink(target, os.path.join(entry, "lock"))
+    os.unlink(os.path.join(entry, "meta.json"))  # forces a rebuild under the entry's lock
+    assert build_in(compiledir, source)[2] is True
+    assert not target.exists()
+    assert stat.S_ISREG(os.lstat(os.path.join(entry, "lock")).st_mode)
+
+
+def test_a_symlinked_entry_directory_is_replaced_not_followed(tmp_path):
+    compiledir = tmp_path / "cache"
+    source = module_source(5)
+    key, library, _ = build_in(compiledir, source)
+    entry = os.path.dirname(library)
+    outside = tmp_path / "outside"
+    shutil.copytree(entry, outside)
+    shutil.rmtree(entry)
+    os.symlink(outside, entry)
+    assert build_in(compiledir, source)[2] is True
+    assert not os.path.islink(entry) and mode(entry) == 0o700
+    assert sorted(os.listdir(outside)) == sorted(os.listdir(entry))
