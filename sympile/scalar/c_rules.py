@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from sympile.graph.ccode import C_TYPES, c_file
+from sympile.graph.ccode import C_TYPES, c_file, render
 from sympile.graph.utils import bind_methods
 from sympile.scalar.basic import (
     Cast,
@@ -288,57 +288,13 @@ static inline {t} sympile_remainder_{dtype}({t} a, {t} b)
 """
 
 
+_FLOAT_DIVISION = c_file(__file__, "float_division.c")
+
+
 def _float_division_support(dtype: str) -> str:
-    """numpy's floor division and remainder of floats (npy_divmod): the quotient snapped to
-    an integer, the remainder with the divisor's sign."""
-    t = C_TYPES[dtype]
-    f = "f" if dtype == "float32" else ""
-    return f"""
-static inline {t} sympile_divmod_{dtype}({t} a, {t} b, {t} *modulus)
-{{
-    {t} mod = fmod{f}(a, b);
-    if (b == 0) {{
-        *modulus = mod;
-        return a / b;
-    }}
-    {t} div = (a - mod) / b;
-    if (mod) {{
-        if (isless(b, 0) != isless(mod, 0)) {{
-            mod += b;
-            div -= 1;
-        }}
-    }} else {{
-        mod = copysign{f}(0, b);
-    }}
-    {t} floordiv;
-    if (div) {{
-        floordiv = floor{f}(div);
-        if (isgreater(div - floordiv, 0.5{f}))
-            floordiv += 1;
-    }} else {{
-        floordiv = copysign{f}(0, a / b);
-    }}
-    *modulus = mod;
-    return floordiv;
-}}
-
-static inline {t} sympile_floor_divide_{dtype}({t} a, {t} b)
-{{
-    {t} mod;
-    if (b == 0)
-        return a / b;
-    return sympile_divmod_{dtype}(a, b, &mod);
-}}
-
-static inline {t} sympile_remainder_{dtype}({t} a, {t} b)
-{{
-    {t} mod;
-    if (b == 0)
-        return fmod{f}(a, b);
-    sympile_divmod_{dtype}(a, b, &mod);
-    return mod;
-}}
-"""
+    """numpy's floor division and remainder of floats (npy_divmod, float_division.c)."""
+    return render(_FLOAT_DIVISION, {"T": C_TYPES[dtype], "dtype": dtype,
+                                    "f": "f" if dtype == "float32" else ""})
 
 
 def _division(function: str):

@@ -2,7 +2,7 @@
 of the fused CrossentropySoftmax1Hot and its gradient CrossentropySoftmax1HotDx (target checks
 as perform's). Other dtypes fall back to perform().
 
-Every slice along the op's axis runs through a vectorised row kernel of nnet_c_rows (see
+Every slice along the op's axis runs through a vectorised row kernel of rows_c.py (see
 there for the accuracy): in place when its elements are adjacent in memory, else copied to a
 buffer and back. The rows run on one thread: on a machine busy with other work, OpenMP's
 threads waiting for one another at the end of the row loop made it up to 10 times slower.
@@ -11,7 +11,7 @@ threads waiting for one another at the end of the row loop made it up to 10 time
 from __future__ import annotations
 
 from sympile.graph.basic import Apply
-from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_file, render
+from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_file, c_string, render
 from sympile.tensor.nnet.rows_c import kernel_name, row_kernels, scaled_row_kernel
 
 __all__ = ["crossentropy_softmax_c_code", "crossentropy_softmax_dx_c_code",
@@ -63,39 +63,39 @@ def softmax_family_c_code(kind: str, op, node: Apply, names: CNames) -> CCode | 
     return CCode(body=body, support=(*row_kernels(kind, dtype), slices))
 
 
-def _target_checks(op, targets: str, rows: str, classes: str, fail: str) -> str:
-    """C that checks the targets as perform's _checked_target_values does: one per row, and
-    every class index in [0, classes) (the error gives their minimum and maximum)."""
-    return f"""
-if (PyArray_DIM({targets}, 0) != {rows}) {{
-    PyErr_Format(PyExc_ValueError, "{op}: %lld targets for %lld rows: expected one class "
-                 "index per row", (long long)PyArray_DIM({targets}, 0), (long long){rows});
-    {fail}
-}}
-if ({rows} > 0) {{
-    long long lowest = 0, highest = 0;
-    for (npy_intp i = 0; i < {rows}; ++i) {{
-        long long target = (long long)TARGET(i);
-        if (i == 0 || target < lowest) lowest = target;
-        if (i == 0 || target > highest) highest = target;
-    }}
-    if (lowest < 0 || highest >= (long long){classes}) {{
-        PyErr_Format(PyExc_IndexError, "{op}: target class indices must be in [0, %lld), "
-                     "got values from %lld to %lld", (long long){classes}, lowest, highest);
-        {fail}
-    }}
-}}
-"""
+_TARGETS = c_file(__file__, "targets.c")
+_CROSSENTROPY = c_file(__file__, "crossentropy.c")
+_CROSSENTROPY_DX = c_file(__file__, "crossentropy_dx.c")
 
 
-def _target_macro(targets: str, target_type: str) -> str:
-    return (f"#define TARGET(i) (*(const {target_type} *)(PyArray_BYTES({targets}) "
-            f"+ (i) * PyArray_STRIDE({targets}, 0)))")
+def _targets_support(target_dtype: str) -> str:
+    """targets.c for targets of `target_dtype`: sympile_check_targets_<dtype>."""
+    return render(_TARGETS, {"YNAME": target_dtype, "Y": C_TYPES[target_dtype]})
 
 
-def _matrix_macro(name: str, array: str, element_type: str) -> str:
-    return (f"#define {name}(i, k) (*({element_type} *)(PyArray_BYTES({array}) "
-            f"+ (i) * PyArray_STRIDE({array}, 0) + (k) * PyArray_STRIDE({array}, 1)))")
+def crossentropy_support(dtype: str, target_dtype: str) -> tuple[str, tuple[str, ...]]:
+    """(function name, support pieces) of crossentropy.c for logits of `dtype`."""
+    name = f"{dtype}_{target_dtype}"
+    function = render(_CROSSENTROPY, {
+        "NAME": name, "T": C_TYPES[dtype], "Y": C_TYPES[target_dtype], "YNAME": target_dtype,
+        "NPY": NPY_TYPES[dtype], "KERNEL": kernel_name("crossentropy", dtype)})
+    return (f"sympile_crossentropy_softmax_{name}",
+            (*row_kernels("crossentropy", dtype), _targets_support(target_dtype), function))
+
+
+def crossentropy_dx_support(dtypes: tuple[str, str, str], target_dtype: str
+                            ) -> tuple[str, tuple[str, ...]]:
+    """(function name, support pieces) of crossentropy_dx.c for dloss, sm and the output of
+    `dtypes`."""
+    loss_dtype, probability_dtype, output_dtype = dtypes
+    name = "_".join((*dtypes, target_dtype))
+    scaled, kernel = scaled_row_kernel(probability_dtype, output_dtype)
+    function = render(_CROSSENTROPY_DX, {
+        "NAME": name, "L": C_TYPES[loss_dtype], "P": C_TYPES[probability_dtype],
+        "O": C_TYPES[output_dtype], "Y": C_TYPES[target_dtype], "YNAME": target_dtype,
+        "NPY": NPY_TYPES[output_dtype], "SCALED": scaled})
+    return (f"sympile_crossentropy_softmax_dx_{name}",
+            (kernel, _targets_support(target_dtype), function))
 
 
 def _targets_have_c_type(node: Apply, position: int) -> bool:
@@ -106,46 +106,18 @@ def _targets_have_c_type(node: Apply, position: int) -> bool:
 
 def crossentropy_softmax_c_code(op, node: Apply, names: CNames) -> CCode | None:
     """C of CrossentropySoftmax1Hot: per row, sm = softmax(x) and loss = -(x[y] - peak -
-    log_total) from the shifted logits' exps (nnet_c_rows' crossentropy kernel), rows of
+    log_total) from the shifted logits' exps (rows_c's crossentropy kernel, crossentropy.c), rows of
     x with strided elements copied to a buffer first."""
     dtype = node.inputs[0].type.dtype
     if dtype not in _DTYPES or not _targets_have_c_type(node, 1):
         return None
-    ctype = C_TYPES[dtype]
-    x, targets = names.inputs
-    loss, probabilities = names.outputs
-    target_type = C_TYPES[node.inputs[1].type.dtype]
+    (x, targets), (loss, probabilities) = names.inputs, names.outputs
+    function, support = crossentropy_support(dtype, node.inputs[1].type.dtype)
     return CCode(body=f"""
-{_target_macro(targets, target_type)}
-{{
-    const npy_intp rows = PyArray_DIM({x}, 0), classes = PyArray_DIM({x}, 1);
-    {_target_checks(op, targets, "rows", "classes", names.fail)}
-    if (sympile_prepare_output(&{loss}, 1, &rows, {NPY_TYPES[dtype]})
-            || sympile_prepare_output(&{probabilities}, 2, PyArray_DIMS({x}),
-                                      {NPY_TYPES[dtype]})) {{
-        {names.fail}
-    }}
-    const npy_intp step = PyArray_STRIDE({x}, 1);
-    const int buffered = classes > 1 && step != (npy_intp)sizeof({ctype});
-    {ctype} *buffer = buffered ? ({ctype} *)malloc((size_t)classes * sizeof({ctype})) : NULL;
-    if (buffered && buffer == NULL) {{
-        PyErr_NoMemory();
-        {names.fail}
-    }}
-    {ctype} *losses = ({ctype} *)PyArray_DATA({loss});
-    {ctype} *probability_rows = ({ctype} *)PyArray_DATA({probabilities});
-    for (npy_intp i = 0; i < rows; ++i) {{
-        const char *row = PyArray_BYTES({x}) + i * PyArray_STRIDE({x}, 0);
-        if (buffered)
-            for (npy_intp k = 0; k < classes; ++k) buffer[k] = *(const {ctype} *)(row + k * step);
-        losses[i] = ({ctype}){kernel_name("crossentropy", dtype)}(
-            classes, buffered ? buffer : (const {ctype} *)row, probability_rows + i * classes,
-            (npy_intp)TARGET(i));
-    }}
-    free(buffer);
+if ({function}({x}, {targets}, &{loss}, &{probabilities}, {c_string(op)}) != 0) {{
+    {names.fail}
 }}
-#undef TARGET
-""", support=row_kernels("crossentropy", dtype))
+""", support=support)
 
 
 def crossentropy_softmax_dx_c_code(op, node: Apply, names: CNames) -> CCode | None:
@@ -155,45 +127,10 @@ def crossentropy_softmax_dx_c_code(op, node: Apply, names: CNames) -> CCode | No
                                                     node.outputs[0])]
     if not set(dtypes) <= set(_DTYPES) or not _targets_have_c_type(node, 2):
         return None
-    loss_type, probability_type, output_type = (C_TYPES[dtype] for dtype in dtypes)
-    loss_grad, probabilities, targets = names.inputs
-    (output,) = names.outputs
-    target_type = C_TYPES[node.inputs[2].type.dtype]
-    scaled, kernel = scaled_row_kernel(dtypes[1], dtypes[2])
+    (loss_grad, probabilities, targets), (output,) = names.inputs, names.outputs
+    function, support = crossentropy_dx_support(tuple(dtypes), node.inputs[2].type.dtype)
     return CCode(body=f"""
-{_target_macro(targets, target_type)}
-{_matrix_macro("SM", probabilities, probability_type)}
-{{
-    const npy_intp rows = PyArray_DIM({probabilities}, 0);
-    const npy_intp classes = PyArray_DIM({probabilities}, 1);
-    {_target_checks(op, targets, "rows", "classes", names.fail)}
-    if (PyArray_DIM({loss_grad}, 0) != rows) {{
-        PyErr_Format(PyExc_ValueError, "{op}: dloss has %lld entries for %lld rows",
-                     (long long)PyArray_DIM({loss_grad}, 0), (long long)rows);
-        {names.fail}
-    }}
-    if (sympile_prepare_output(&{output}, 2, PyArray_DIMS({probabilities}),
-                               {NPY_TYPES[dtypes[2]]})) {{
-        {names.fail}
-    }}
-    const char *loss_data = PyArray_BYTES({loss_grad});
-    const npy_intp loss_stride = PyArray_STRIDE({loss_grad}, 0);
-    const npy_intp step = PyArray_STRIDE({probabilities}, 1);
-    const int adjacent = step == (npy_intp)sizeof({probability_type});
-    for (npy_intp i = 0; i < rows; ++i) {{
-        const {output_type} scale =
-            ({output_type})*(const {loss_type} *)(loss_data + i * loss_stride);
-        const npy_intp target = (npy_intp)TARGET(i);
-        {output_type} *out_row = ({output_type} *)PyArray_DATA({output}) + i * classes;
-        if (adjacent) {{
-            {scaled}(classes, &SM(i, 0), out_row, scale);
-        }} else {{
-            for (npy_intp k = 0; k < classes; ++k)
-                out_row[k] = ({output_type})SM(i, k) * scale;
-        }}
-        out_row[target] = (({output_type})SM(i, target) - 1) * scale;
-    }}
+if ({function}({loss_grad}, {probabilities}, {targets}, &{output}, {c_string(op)}) != 0) {{
+    {names.fail}
 }}
-#undef TARGET
-#undef SM
-""", support=(kernel,))
+""", support=support)

@@ -123,3 +123,55 @@ static void sympile_choice_from_uniform_##T(T *weights, npy_int64 rows,         
 
 SYMPILE_CHOICE_FROM_UNIFORM(npy_float32)
 SYMPILE_CHOICE_FROM_UNIFORM(npy_float64)
+
+/* MultinomialFromUniform (`multinomial`) or ChoiceFromUniform: *output (of `typenum`) holds,
+   per row of pvals, the category each of its n uniforms selects (with replacement), or n
+   categories drawn without replacement; perform's checks with its messages (`label` names
+   the caller). Returns 0, or -1 with a Python exception set. */
+static int sympile_from_uniform(PyArrayObject *pvals, PyArrayObject *uniforms,
+                                PyArrayObject *n, int multinomial, int typenum,
+                                PyArrayObject **output, const char *label)
+{
+    const npy_intp rows = PyArray_DIM(pvals, 0), categories = PyArray_DIM(pvals, 1);
+    const npy_int64 samples = *(npy_int64 *)PyArray_DATA(n);
+    if (!multinomial && samples > categories) {
+        PyErr_Format(PyExc_ValueError, "%s: cannot take %lld samples without replacement "
+                     "from %lld categories", label, (long long)samples, (long long)categories);
+        return -1;
+    }
+    if (samples < 0 || PyArray_DIM(uniforms, 0) != rows * samples) {
+        PyErr_Format(PyExc_ValueError, "%s: expected %lld uniforms (rows of pvals times n), "
+                     "got %lld", label, (long long)(rows * samples),
+                     (long long)PyArray_DIM(uniforms, 0));
+        return -1;
+    }
+    const int pvals_type = !multinomial && PyArray_TYPE(pvals) == NPY_FLOAT32
+                           ? NPY_FLOAT32 : NPY_FLOAT64;
+    PyArrayObject *weights = (PyArrayObject *)PyArray_FROMANY(
+        (PyObject *)pvals, pvals_type, 2, 2, NPY_ARRAY_CARRAY | NPY_ARRAY_ENSURECOPY);
+    PyArrayObject *unis = (PyArrayObject *)PyArray_FROMANY(
+        (PyObject *)uniforms, NPY_FLOAT64, 1, 1, NPY_ARRAY_CARRAY_RO);
+    npy_intp dims[2] = {rows, multinomial ? categories : samples};
+    PyArrayObject *work = (PyArrayObject *)PyArray_SimpleNew(2, dims, NPY_INT64);
+    int status = weights != NULL && unis != NULL && work != NULL ? 0 : -1;
+    if (status == 0) {
+        const npy_float64 *u = (const npy_float64 *)PyArray_DATA(unis);
+        npy_int64 *out = (npy_int64 *)PyArray_DATA(work);
+        if (multinomial)
+            sympile_multinomial_from_uniform((const npy_float64 *)PyArray_DATA(weights), rows,
+                                             categories, u, samples, out);
+        else if (pvals_type == NPY_FLOAT32)
+            sympile_choice_from_uniform_npy_float32((npy_float32 *)PyArray_DATA(weights),
+                                                    rows, categories, u, samples, out);
+        else
+            sympile_choice_from_uniform_npy_float64((npy_float64 *)PyArray_DATA(weights),
+                                                    rows, categories, u, samples, out);
+        status = sympile_prepare_output(output, 2, dims, typenum);
+    }
+    if (status == 0 && PyArray_CopyInto(*output, work) < 0)
+        status = -1;
+    Py_XDECREF(weights);
+    Py_XDECREF(unis);
+    Py_XDECREF(work);
+    return status;
+}

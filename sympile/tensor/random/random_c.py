@@ -156,17 +156,8 @@ if (status == 0) {{ {_sampler_call(op, parameters, steps, target)} }}
 {cast_back}
 {releases}
 Py_XDECREF(work);
-if (status != 0) {{
+if (status != 0 || sympile_random_next_state(&{new_state}, key, calls) != 0) {{
     {names.fail}
-}}
-{{
-    npy_intp two = 2;
-    if (sympile_prepare_output(&{new_state}, 1, &two, NPY_UINT64) != 0) {{
-        {names.fail}
-    }}
-    npy_uint64 *next = (npy_uint64 *)PyArray_DATA({new_state});
-    next[0] = ((npy_uint64)key.k1 << 32) | key.k0;
-    next[1] = calls + 1;
 }}
 """
     return CCode(body=body, support=RANDOM_SUPPORT, openmp=config.openmp)
@@ -207,59 +198,10 @@ sympile_mrg_uniform_{op.dtype}((npy_int32 *)PyArray_DATA({new_state}), PyArray_D
 def _from_uniform_body(op, names: CNames, kind: str) -> str:
     (pvals, uniforms, n), (output,) = names.inputs, names.outputs
     label = f"MRG_RandomStreams.{'multinomial' if kind == 'multinomial' else 'choice'}"
-    pvals_type = "NPY_FLOAT64" if kind == "multinomial" else f"PyArray_TYPE({pvals})"
-    if kind == "multinomial":
-        output_dims = "{rows, categories}"
-        call = ("sympile_multinomial_from_uniform((const npy_float64 *)PyArray_DATA(weights), "
-                "rows, categories, (const npy_float64 *)PyArray_DATA(unis), samples, "
-                "(npy_int64 *)PyArray_DATA(work));")
-        check = ""
-    else:
-        output_dims = "{rows, samples}"
-        call = ("if (PyArray_TYPE(weights) == NPY_FLOAT32) "
-                "sympile_choice_from_uniform_npy_float32((npy_float32 *)PyArray_DATA(weights), "
-                "rows, categories, (const npy_float64 *)PyArray_DATA(unis), samples, "
-                "(npy_int64 *)PyArray_DATA(work)); else "
-                "sympile_choice_from_uniform_npy_float64((npy_float64 *)PyArray_DATA(weights), "
-                "rows, categories, (const npy_float64 *)PyArray_DATA(unis), samples, "
-                "(npy_int64 *)PyArray_DATA(work));")
-        check = f"""if (samples > categories) {{
-    PyErr_Format(PyExc_ValueError, "%s: cannot take %lld samples without replacement from "
-                 "%lld categories", label, (long long)samples, (long long)categories);
-    {names.fail}
-}}"""
     return f"""
-const char *label = "{label}";
-const npy_intp rows = PyArray_DIM({pvals}, 0), categories = PyArray_DIM({pvals}, 1);
-const npy_int64 samples = *(npy_int64 *)PyArray_DATA({n});
-{check}
-if (samples < 0 || PyArray_DIM({uniforms}, 0) != rows * samples) {{
-    PyErr_Format(PyExc_ValueError, "%s: expected %lld uniforms (rows of pvals times n), got "
-                 "%lld", label, (long long)(rows * samples), (long long)PyArray_DIM({uniforms}, 0));
+if (sympile_from_uniform({pvals}, {uniforms}, {n}, {int(kind == "multinomial")},
+                         {NPY_TYPES[op.dtype]}, &{output}, {c_string(label)}) != 0) {{
     {names.fail}
-}}
-{{
-    const int pvals_type = (PyArray_TYPE({pvals}) == NPY_FLOAT32 && {pvals_type} != NPY_FLOAT64)
-                           ? NPY_FLOAT32 : NPY_FLOAT64;
-    PyArrayObject *weights = (PyArrayObject *)PyArray_FROMANY(
-        (PyObject *){pvals}, pvals_type, 2, 2, NPY_ARRAY_CARRAY | NPY_ARRAY_ENSURECOPY);
-    PyArrayObject *unis = (PyArrayObject *)PyArray_FROMANY(
-        (PyObject *){uniforms}, NPY_FLOAT64, 1, 1, NPY_ARRAY_CARRAY_RO);
-    npy_intp dims[2] = {output_dims};
-    PyArrayObject *work = (PyArrayObject *)PyArray_SimpleNew(2, dims, NPY_INT64);
-    int status = weights != NULL && unis != NULL && work != NULL ? 0 : -1;
-    if (status == 0) {{
-        {call}
-        status = sympile_prepare_output(&{output}, 2, dims, {NPY_TYPES[op.dtype]});
-    }}
-    if (status == 0 && PyArray_CopyInto({output}, work) < 0)
-        status = -1;
-    Py_XDECREF(weights);
-    Py_XDECREF(unis);
-    Py_XDECREF(work);
-    if (status != 0) {{
-        {names.fail}
-    }}
 }}
 """
 

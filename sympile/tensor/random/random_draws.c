@@ -19,6 +19,19 @@ static int sympile_random_key(PyArrayObject *state, sympile_philox_key *key,
     return 0;
 }
 
+/* *new_state becomes [key, calls + 1]: the state after this draw. */
+static int sympile_random_next_state(PyArrayObject **new_state, sympile_philox_key key,
+                                     npy_uint64 calls)
+{
+    npy_intp two = 2;
+    if (sympile_prepare_output(new_state, 1, &two, NPY_UINT64) != 0)
+        return -1;
+    npy_uint64 *next = (npy_uint64 *)PyArray_DATA(*new_state);
+    next[0] = ((npy_uint64)key.k1 << 32) | key.k0;
+    next[1] = calls + 1;
+    return 0;
+}
+
 static int sympile_draw_binomial(sympile_philox_key key, npy_int64 *out, npy_int64 count,
                                  const npy_int64 *n, npy_intp n_step, const npy_float64 *p,
                                  npy_intp p_step, int threaded, const char *label)

@@ -29,7 +29,7 @@ from __future__ import annotations
 import hashlib
 
 from sympile.graph.basic import Apply
-from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_file, render
+from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_file, c_string, render
 from sympile.scalar import basic as scalar
 from sympile.tensor.c_toolkit import vectorized_kernel_attribute
 
@@ -88,63 +88,48 @@ def fold_statement(scalar_op: scalar.ScalarOp, acc_dtype: str) -> tuple[str, str
     return None
 
 
-def _loop(node: Apply, names: CNames, reduced_axes: tuple[int, ...], nonempty_check: str,
+# The axes' layout and the odometer every reduction's loop nest uses (fused_c.py's too).
+LAYOUT = c_file(__file__, "layout.c")
+
+
+def _loop(node: Apply, names: CNames, reduced_axes: tuple[int, ...], op_name: str | None,
           before_block: str, per_value: str, after_block: str, output_dtype: str,
           contiguous_block: str = "", whole: str = "") -> str:
     """The loop nest: `before_block` then `per_value` for each element `value_pointer` of the
     reduced block (its position `position`), then `after_block` storing into `output[o]`.
-    contiguous_block: statements folding a block that is one contiguous run from `outer`
+    op_name: check that no reduced axis is empty (a reduction with no identity), naming the
+    op. contiguous_block: statements folding a block that is one contiguous run from `outer`
     (of block_size elements) instead; whole: statements that may do the whole reduction
-    from the merged axes, setting `handled`."""
+    from the merged axes (layout.c), setting `handled`."""
     ndim = node.inputs[0].type.ndim
+    length = max(ndim, 1)
     reduced_flags = ", ".join("1" if axis in reduced_axes else "0" for axis in range(ndim))
-    return f"""
+    check = "" if op_name is None else (
+        f"if (sympile_reduction_check_nonempty({ndim}, shape, reduced_flags, "
+        f"{c_string(op_name)}) != 0) {{ {names.fail} }}")
+    output, output_type = names.outputs[0], C_TYPES[output_dtype]
+    layout = f"""
 PyArrayObject *input = {names.inputs[0]};
-const int ndim = {ndim};
-const int reduced_flags[{max(ndim, 1)}] = {{{reduced_flags or "0"}}};
+static const int reduced_flags[{length}] = {{{reduced_flags or "0"}}};
 const npy_intp *shape = PyArray_DIMS(input);
-const npy_intp *strides = PyArray_STRIDES(input);
-npy_intp output_dims[{max(ndim, 1)}];
-int output_ndim = 0;
-npy_intp kept_lengths[{max(ndim, 1)}], kept_strides[{max(ndim, 1)}];
-npy_intp block_lengths[{max(ndim, 1)}], block_strides[{max(ndim, 1)}];
-int kept_count = 0, block_count = 0;
-npy_intp block_size = 1;
-for (int axis = 0; axis < ndim; ++axis) {{
-    if (reduced_flags[axis]) {{
-        block_size *= shape[axis];
-        {nonempty_check}
-    }} else {{
-        output_dims[output_ndim++] = shape[axis];
-    }}
-}}
-if (sympile_prepare_output(&{names.outputs[0]}, output_ndim, output_dims,
-                           {NPY_TYPES[output_dtype]}) != 0) {{
+npy_intp output_dims[{length}], kept_lengths[{length}], kept_strides[{length}];
+npy_intp block_lengths[{length}], block_strides[{length}], block_size;
+int kept_count, block_count;
+{check}
+const int output_ndim = sympile_reduction_output_shape({ndim}, shape, reduced_flags,
+                                                       output_dims, &block_size);
+if (sympile_prepare_output(&{output}, output_ndim, output_dims, {NPY_TYPES[output_dtype]})) {{
     {names.fail}
 }}
-npy_intp output_size = PyArray_SIZE({names.outputs[0]});
+const npy_intp output_size = PyArray_SIZE({output});
 if (output_size > 0) {{
-    /* Drop length-1 axes; merge an axis into the previous one of its kind when the two
-       step through memory as one. */
-    for (int axis = 0; axis < ndim; ++axis) {{
-        npy_intp length = shape[axis], stride = strides[axis];
-        if (length == 1) continue;
-        npy_intp *lengths = reduced_flags[axis] ? block_lengths : kept_lengths;
-        npy_intp *steps = reduced_flags[axis] ? block_strides : kept_strides;
-        int *count = reduced_flags[axis] ? &block_count : &kept_count;
-        if (*count > 0 && steps[*count - 1] == stride * length) {{
-            lengths[*count - 1] *= length;
-            steps[*count - 1] = stride;
-        }} else {{
-            lengths[*count] = length;
-            steps[*count] = stride;
-            ++*count;
-        }}
-    }}
-    {C_TYPES[output_dtype]} *output = ({C_TYPES[output_dtype]} *)PyArray_DATA({names.outputs[0]});
-    const char *data = PyArray_BYTES(input);
-    npy_intp kept_index[{max(ndim, 1)}] = {{0}};
-    const char *outer = data;
+    sympile_reduction_merge_axes(&input, 1, {ndim}, shape, reduced_flags, kept_lengths,
+                                 kept_strides, &kept_count, block_lengths, block_strides,
+                                 &block_count);"""
+    return layout + f"""
+    {output_type} *output = ({output_type} *)PyArray_DATA({output});
+    const char *data = PyArray_BYTES(input), *outer = data;
+    npy_intp kept_index[{length}] = {{0}};
     const npy_intp inner_length = block_count > 0 ? block_lengths[block_count - 1] : 1;
     const npy_intp inner_stride = block_count > 0 ? block_strides[block_count - 1] : 0;
     const int contiguous_blocks = {1 if contiguous_block else 0} && block_count == 1
@@ -156,34 +141,28 @@ if (output_size > 0) {{
         if (contiguous_blocks) {{
             {contiguous_block}
         }} else if (block_size > 0) {{
-            npy_intp block_index[{max(ndim, 1)}] = {{0}};
+            {_block_walk(length, per_value)}
+        }}
+        {after_block}
+        sympile_reduction_step(&outer, 1, kept_index, kept_lengths, kept_strides, kept_count);
+    }}
+}}
+"""
+
+
+def _block_walk(length: int, per_value: str) -> str:
+    """`per_value` for each element `value_pointer` of the block from `outer`, its innermost
+    axis a strided loop and the others an odometer."""
+    return f"""npy_intp block_index[{length}] = {{0}};
             const char *row = outer;
             npy_intp position = 0;
-            for (;;) {{
+            do {{
                 for (npy_intp j = 0; j < inner_length; ++j, ++position) {{
                     const char *value_pointer = row + j * inner_stride;
                     {per_value}
                 }}
-                int axis = block_count - 2;
-                for (; axis >= 0; --axis) {{
-                    row += block_strides[axis];
-                    if (++block_index[axis] < block_lengths[axis]) break;
-                    row -= block_strides[axis] * block_lengths[axis];
-                    block_index[axis] = 0;
-                }}
-                if (axis < 0) break;
-            }}
-        }}
-        {after_block}
-        for (int axis = kept_count - 1; axis >= 0; --axis) {{
-            outer += kept_strides[axis];
-            if (++kept_index[axis] < kept_lengths[axis]) break;
-            outer -= kept_strides[axis] * kept_lengths[axis];
-            kept_index[axis] = 0;
-        }}
-    }}
-}}
-"""
+            }} while (sympile_reduction_step(&row, 1, block_index, block_lengths,
+                                             block_strides, block_count - 1));"""
 
 
 # Vectorisation of the helper kernels (see sympile.tensor.elemwise.elemwise_c), compiled for this
@@ -360,21 +339,6 @@ def _rows_path(rows_name: str, acc_dtype: str, output_dtype: str, names: CNames)
     }}"""
 
 
-def empty_check(op_name: str, names: CNames, ndim: str = "ndim") -> str:
-    """C raising perform's error where reduced axis `axis` of `shape` (`ndim` lengths) is
-    empty."""
-    return f"""if (shape[axis] == 0) {{
-            PyObject *input_shape = PyArray_IntTupleFromIntp({ndim}, shape);
-            if (input_shape != NULL) {{
-                PyErr_Format(PyExc_ValueError, "{op_name}: cannot reduce axis %d of an input "
-                             "of shape %R: the axis is empty, and this reduction of an empty "
-                             "axis has no value", axis, input_shape);
-                Py_DECREF(input_shape);
-            }}
-            {names.fail}
-        }}"""
-
-
 def _axes(op, node: Apply) -> tuple[int, ...]:
     return tuple(range(node.inputs[0].type.ndim)) if op.axis is None else op.axis
 
@@ -391,7 +355,7 @@ def careduce_c_code(op, node: Apply, names: CNames) -> CCode | None:
         return None
     identity, statement = fold
     acc_type = C_TYPES[acc_dtype]
-    check = empty_check(str(op), names) if op.scalar_op.identity is None else ""
+    check = str(op) if op.scalar_op.identity is None else None
     per_value = (f"{acc_type} value = "
                  f"{c_cast(f'*(const {C_TYPES[input_dtype]} *)value_pointer', acc_dtype)}; "
                  f"{statement}")
@@ -411,12 +375,13 @@ def careduce_c_code(op, node: Apply, names: CNames) -> CCode | None:
                  contiguous_block=(f"acc = {contiguous_name}"
                                    f"((const {C_TYPES[input_dtype]} *)outer, block_size);"),
                  whole=_rows_path(rows_name, acc_dtype, output_dtype, names))
-    return CCode(body=body, support=(contiguous, rows))
+    return CCode(body=body, support=(LAYOUT, contiguous, rows))
 
 
 # Elements an arg-reduction folds at a time: the block whose extreme beats the best so far is
 # remembered, and the first position of the best is searched in it alone, at the end.
 _ARG_BLOCK = 1024
+_ARG_EXTREME = c_file(__file__, "argextreme.c")
 
 
 def _argreduce_helpers(input_dtype: str, maximum: bool) -> tuple[str, str, str, str]:
@@ -441,38 +406,10 @@ def _argreduce_helpers(input_dtype: str, maximum: bool) -> tuple[str, str, str, 
     extreme_name, extreme = (
         _extreme_helper(input_dtype, maximum) if input_dtype in _SIZES
         else _contiguous_fold(input_dtype, input_dtype, identity, statement, _WIDE_LANES))
-    contiguous_name, contiguous = named_kernel("argcontiguous", extreme + f"""
-{KERNEL_ATTRIBUTE}
-static npy_intp @NAME@(const {value_type} *data, npy_intp n)
-{{
-    {value_type} best = {identity};
-    npy_intp best_start = -1;
-    for (npy_intp start = 0; start < n; start += {_ARG_BLOCK}) {{
-        const {value_type} *run = data + start;
-        const npy_intp length = n - start < {_ARG_BLOCK} ? n - start : {_ARG_BLOCK};
-        const {value_type} value = {extreme_name}(run, length);
-        if (best_start < 0 || {better}) {{
-            best = value;
-            best_start = start;
-            /* Nothing comes before a block's first NaN. */
-            if (value != value) break;
-        }}
-    }}
-    const {value_type} *run = data + best_start;
-    npy_intp i = 0;
-    /* Whole chunks without the best skipped by a vectorised test. */
-    for (; i + {_LANES} <= n - best_start; i += {_LANES}) {{
-        int found = 0;
-        for (int lane = 0; lane < {_LANES}; ++lane) {{
-            const {value_type} value = run[i + lane];
-            found |= {chunk_hit};
-        }}
-        if (found) break;
-    }}
-    while (!({hit})) ++i;
-    return best_start + i;
-}}
-""")
+    contiguous_name, contiguous = named_kernel("argcontiguous", extreme + render(
+        _ARG_EXTREME, {"attribute": KERNEL_ATTRIBUTE, "T": value_type, "identity": identity,
+                       "BLOCK": _ARG_BLOCK, "EXTREME": extreme_name, "LANES": _LANES,
+                       "better": better, "chunk_hit": chunk_hit, "hit": hit}))
     rows_name, rows = named_kernel("argrows", f"""
 {KERNEL_ATTRIBUTE}
 static void @NAME@(const char *data, npy_intp rows, npy_intp row_stride, npy_intp length,
@@ -527,7 +464,7 @@ def argreduce_c_code(op, node: Apply, names: CNames, maximum: bool) -> CCode | N
         free(best_values);
         handled = 1;
     }}"""
-    body = _loop(node, names, _axes(op, node), empty_check(str(op), names),
+    body = _loop(node, names, _axes(op, node), str(op),
                  before_block=f"{value_type} best = 0; npy_intp best_position = 0;",
                  per_value=per_value,
                  after_block="output[o] = (npy_int64)best_position;",
@@ -535,4 +472,4 @@ def argreduce_c_code(op, node: Apply, names: CNames, maximum: bool) -> CCode | N
                  contiguous_block=(f"best_position = {contiguous_name}"
                                    f"((const {value_type} *)outer, block_size);"),
                  whole=whole)
-    return CCode(body=body, support=(contiguous, rows))
+    return CCode(body=body, support=(LAYOUT, contiguous, rows))

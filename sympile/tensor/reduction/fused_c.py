@@ -34,9 +34,9 @@ from sympile.tensor.elemwise.elemwise_c import broadcast_shape_checks
 from sympile.tensor.reduction.careduce_c import (
     BLOCK,
     KERNEL_ATTRIBUTE,
+    LAYOUT,
     c_cast,
     combine_lanes,
-    empty_check,
     fold_statement,
     lane_loops,
     lanes_for,
@@ -225,7 +225,8 @@ def fused_careduce_c_code(op, node: Apply, names: CNames) -> CCode | None:
     rows_name, rows = _rows_kernel(operands, acc_dtype, identity, statement)
     body = _body(op, node, names, operands, axes, acc_dtype, identity, statement,
                  contiguous_name, rows_name)
-    return CCode(body=body, support=(*scalar_code.support, SHAPE_ERROR, contiguous, rows))
+    return CCode(body=body, support=(*scalar_code.support, SHAPE_ERROR, LAYOUT, contiguous,
+                                     rows))
 
 
 def _body(op, node: Apply, names: CNames, operands: _Operands, axes: tuple[int, ...],
@@ -237,8 +238,9 @@ def _body(op, node: Apply, names: CNames, operands: _Operands, axes: tuple[int, 
     acc_type, output_type = C_TYPES[acc_dtype], C_TYPES[node.outputs[0].type.dtype]
     output_dtype = node.outputs[0].type.dtype
     reduced_flags = ", ".join("1" if axis in axes else "0" for axis in range(ndim)) or "0"
-    check = (empty_check(str(op), names, str(ndim))
-             if op.scalar_op.identity is None else "")
+    check = "" if op.scalar_op.identity is not None else (
+        f"if (sympile_reduction_check_nonempty({ndim}, dims, reduced_flags, "
+        f"{c_string(op)}) != 0) {{ {names.fail} }}")
     varying = [k for k in range(count) if not operands.block_constant[k]]
     contiguous_test = " && ".join(
         [f"inner_strides[{k}] == (npy_intp)sizeof({operands.types[k]})" for k in varying]
@@ -270,62 +272,33 @@ def _body(op, node: Apply, names: CNames, operands: _Operands, axes: tuple[int, 
         f"    {names.fail}\n}}" for code, exception, message in C_ERRORS)
     operand_list = ", ".join(names.inputs)
     checks = "\n".join(broadcast_shape_checks(op, node, names))
-    return f"""
+    layout = f"""
 PyArrayObject *operands[{count}] = {{{operand_list}}};
 npy_intp dims[{length}] = {{{', '.join(['1'] * length)}}};
 {checks}
 int {C_ERROR_FLAG} = 0;
-const npy_intp *shape = dims;
-const int reduced_flags[{length}] = {{{reduced_flags}}};
-npy_intp output_dims[{length}];
-int output_ndim = 0;
-npy_intp block_size = 1;
-for (int axis = 0; axis < {ndim}; ++axis) {{
-    if (reduced_flags[axis]) {{
-        block_size *= dims[axis];
-        {check}
-    }} else {{
-        output_dims[output_ndim++] = dims[axis];
-    }}
-}}
+static const int reduced_flags[{length}] = {{{reduced_flags}}};
+npy_intp output_dims[{length}], block_size;
+{check}
+const int output_ndim = sympile_reduction_output_shape({ndim}, dims, reduced_flags,
+                                                       output_dims, &block_size);
 if (sympile_prepare_output(&{names.outputs[0]}, output_ndim, output_dims,
                            {NPY_TYPES[output_dtype]}) != 0) {{
     {names.fail}
 }}
-npy_intp output_size = PyArray_SIZE({names.outputs[0]});
+const npy_intp output_size = PyArray_SIZE({names.outputs[0]});
 if (output_size > 0) {{
-    /* Per input, the strides of the merged kept and reduced axes (k-th of each axis at
-       [axis * {count} + k]); 0 along the axes it is broadcast on. */
     npy_intp kept_lengths[{length}], kept_strides[{length * count}];
     npy_intp block_lengths[{length}], block_strides[{length * count}];
-    int kept_count = 0, block_count = 0;
-    for (int axis = 0; axis < {ndim}; ++axis) {{
-        const npy_intp axis_length = dims[axis];
-        if (axis_length == 1) continue;
-        npy_intp *lengths = reduced_flags[axis] ? block_lengths : kept_lengths;
-        npy_intp *steps = reduced_flags[axis] ? block_strides : kept_strides;
-        int *axis_count = reduced_flags[axis] ? &block_count : &kept_count;
-        npy_intp axis_strides[{count}];
-        int merge = *axis_count > 0;
-        for (int k = 0; k < {count}; ++k) {{
-            axis_strides[k] = PyArray_DIMS(operands[k])[axis] == 1 ? 0
-                : PyArray_STRIDES(operands[k])[axis];
-            merge = merge && steps[(*axis_count - 1) * {count} + k]
-                == axis_strides[k] * axis_length;
-        }}
-        if (merge) {{
-            lengths[*axis_count - 1] *= axis_length;
-        }} else {{
-            lengths[*axis_count] = axis_length;
-            ++*axis_count;
-        }}
-        for (int k = 0; k < {count}; ++k)
-            steps[(*axis_count - 1) * {count} + k] = axis_strides[k];
-    }}
+    int kept_count, block_count;
+    sympile_reduction_merge_axes(operands, {count}, {ndim}, dims, reduced_flags, kept_lengths,
+                                 kept_strides, &kept_count, block_lengths, block_strides,
+                                 &block_count);
     {output_type} *output = ({output_type} *)PyArray_DATA({names.outputs[0]});
     const char *outer[{count}];
     for (int k = 0; k < {count}; ++k)
-        outer[k] = PyArray_BYTES(operands[k]);
+        outer[k] = PyArray_BYTES(operands[k]);"""
+    walk = f"""
     static const npy_intp no_strides[{count}] = {{0}};
     const npy_intp inner_length = block_count > 0 ? block_lengths[block_count - 1] : 1;
     const npy_intp *inner_strides = block_count > 0
@@ -341,39 +314,33 @@ if (output_size > 0) {{
             if (contiguous_blocks) {{
                 acc = {contiguous_name}(outer, block_size, &{C_ERROR_FLAG});
             }} else if (block_size > 0) {{
-                npy_intp block_index[{length}] = {{0}};
-                const char *row[{count}];
-                for (int k = 0; k < {count}; ++k)
-                    row[k] = outer[k];
-                for (;;) {{
-                    for (npy_intp j = 0; j < inner_length; ++j) {{
-                        {operands.compute(general_loads, precise=True)}
-                        const {acc_type} value = {c_cast("z0", acc_dtype)};
-                        {statement}
-                    }}
-                    int axis = block_count - 2;
-                    for (; axis >= 0; --axis) {{
-                        for (int k = 0; k < {count}; ++k)
-                            row[k] += block_strides[axis * {count} + k];
-                        if (++block_index[axis] < block_lengths[axis]) break;
-                        for (int k = 0; k < {count}; ++k)
-                            row[k] -= block_strides[axis * {count} + k] * block_lengths[axis];
-                        block_index[axis] = 0;
-                    }}
-                    if (axis < 0) break;
-                }}
+                {_block_walk(operands, length, general_loads, acc_dtype, statement)}
             }}
             output[o] = {c_cast("acc", output_dtype)};
-            for (int axis = kept_count - 1; axis >= 0; --axis) {{
-                for (int k = 0; k < {count}; ++k)
-                    outer[k] += kept_strides[axis * {count} + k];
-                if (++kept_index[axis] < kept_lengths[axis]) break;
-                for (int k = 0; k < {count}; ++k)
-                    outer[k] -= kept_strides[axis * {count} + k] * kept_lengths[axis];
-                kept_index[axis] = 0;
-            }}
+            sympile_reduction_step(outer, {count}, kept_index, kept_lengths, kept_strides,
+                                   kept_count);
         }}
     }}
 }}
 {error_checks}
 """
+    return layout + walk
+
+
+def _block_walk(operands: _Operands, length: int, loads: list[str], acc_dtype: str,
+                statement: str) -> str:
+    """The fold of the block from `outer` into `acc`: its innermost axis a strided loop
+    computing the elementwise value from `loads`, the others an odometer."""
+    count = operands.count
+    return f"""npy_intp block_index[{length}] = {{0}};
+                const char *row[{count}];
+                for (int k = 0; k < {count}; ++k)
+                    row[k] = outer[k];
+                do {{
+                    for (npy_intp j = 0; j < inner_length; ++j) {{
+                        {operands.compute(loads, precise=True)}
+                        const {C_TYPES[acc_dtype]} value = {c_cast("z0", acc_dtype)};
+                        {statement}
+                    }}
+                }} while (sympile_reduction_step(row, {count}, block_index, block_lengths,
+                                                 block_strides, block_count - 1));"""

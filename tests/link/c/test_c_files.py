@@ -4,6 +4,8 @@ a compiler error in one names the file and its line, each compiles without a war
 
 from __future__ import annotations
 
+import ast
+import re
 import subprocess
 import sys
 import sysconfig
@@ -118,6 +120,8 @@ def _kernel_sources() -> dict[str, str]:
             render(abstract_conv_c._GEMM, {"T": f"npy_{dtype}", "p": prefix}),
             blas=(f"{prefix}gemm",))
     sources["digamma.h, trigamma.h"] = op_unit(c_rules._DIGAMMA, c_rules._TRIGAMMA)
+    for dtype in ("float32", "float64"):
+        sources[f"float_division.c {dtype}"] = op_unit(c_rules._float_division_support(dtype))
     sources["indexing"] = op_unit(c_toolkit.SHAPE_ERROR, advanced_c._SLICE_SUPPORT,
                                   advanced_c._BROADCAST_ERROR_SUPPORT,
                                   index_rows_c.VALUE_CHECK_SUPPORT)
@@ -125,6 +129,11 @@ def _kernel_sources() -> dict[str, str]:
     sources["basic: split.c"] = op_unit(split_c._SPLIT)
     sources["basic: alloc.c"] = op_unit(alloc_c._ALLOC)
     sources["shape: shape.c"] = op_unit(shape_c._SHAPE)
+    for dtype, target_dtype in (("float32", "int32"), ("float64", "int64"), ("float64", "uint8")):
+        sources[f"nnet: crossentropy.c, targets.c {dtype} {target_dtype}"] = op_unit(
+            *basic_c.crossentropy_support(dtype, target_dtype)[1])
+        sources[f"nnet: crossentropy_dx.c {dtype} {target_dtype}"] = op_unit(
+            *basic_c.crossentropy_dx_support(("float32", dtype, dtype), target_dtype)[1])
     for dtype, count_dtype in (("float64", "int64"), ("float32", "int32"), ("int8", "uint8")):
         sources[f"extra_ops: group_sum.c {dtype} {count_dtype}"] = op_unit(
             group_sum_c.group_sum_support(dtype, count_dtype)[1])
@@ -142,6 +151,11 @@ def _kernel_sources() -> dict[str, str]:
         for maximum in (True, False):
             sources[f"reduction/extreme.c {dtype} {'max' if maximum else 'min'}"] = op_unit(
                 careduce_c._extreme_helper(dtype, maximum)[1])
+    sources["reduction/layout.c"] = op_unit(careduce_c.LAYOUT)
+    for dtype in ("int8", "int64", "float32", "float64", "bool"):
+        for maximum in (True, False):
+            sources[f"reduction/argextreme.c {dtype} {maximum}"] = op_unit(
+                *careduce_c._argreduce_helpers(dtype, maximum)[2:])
     for handle in ("int", "void *"):
         sources[f"collectives.c, in_flight.c ({handle} handles)"] = op_unit(
             collectives._in_flight_unit(handle, handle)[0])
@@ -197,3 +211,42 @@ def test_every_c_file_is_in_the_wheel(tmp_path):
     files = {str(path.relative_to(ROOT.parent)) for path in ROOT.rglob("*")
              if path.suffix in (".c", ".h")}
     assert len(files) >= 20 and files <= shipped, files - shipped
+
+
+# C in a Python string: what the C API, numpy's C names or C statements give away.
+_C_TEXT = re.compile(r"PyArray|npy_|PyErr_|Py_[A-Z]|#include|#define|\bstatic\b|for \(|"
+                     r"\bconst \w+ \*")
+LONGEST_C_LITERAL = 30
+
+
+def _c_literals(path: Path) -> list[tuple[int, int]]:
+    """(first line, lines) of each string literal of `path` holding C (docstrings aside)."""
+    text = path.read_text()
+    tree = ast.parse(text)
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef,
+                                       ast.AsyncFunctionDef))
+                  and node.body and isinstance(node.body[0], ast.Expr)
+                  and isinstance(node.body[0].value, ast.Constant)}
+    inside = {id(part) for node in ast.walk(tree) if isinstance(node, ast.JoinedStr)
+              for part in ast.walk(node) if part is not node}
+    return [(node.lineno, node.end_lineno - node.lineno + 1) for node in ast.walk(tree)
+            if (isinstance(node, ast.JoinedStr)
+                or (isinstance(node, ast.Constant) and isinstance(node.value, str)))
+            and id(node) not in docstrings and id(node) not in inside
+            and _C_TEXT.search(ast.get_source_segment(text, node) or "")]
+
+
+def test_no_c_literal_is_longer_than_thirty_lines():
+    """Fixed C lives in .c files; what a generator writes per node is short."""
+    long = [f"{path.relative_to(ROOT.parent)}:{line} ({lines} lines)"
+            for path in sorted(ROOT.rglob("*.py")) for line, lines in _c_literals(path)
+            if lines > LONGEST_C_LITERAL]
+    assert not long, long
+
+
+def test_the_c_literal_check_finds_one(tmp_path):
+    module = tmp_path / "kernel_c.py"
+    module.write_text('"""Docstring: static npy_intp x;\n' + "\n" * 40 + '"""\n'
+                      'BODY = f"""\n' + "static int x;\n" * 31 + '"""\n')
+    assert _c_literals(module) == [(43, 33)]
