@@ -50,6 +50,7 @@ from sympile.tensor.shape.ops import (
     shape_i,
     specify_shape,
     static_int,
+    sum_of_lengths,
     vector_entries,
     vector_static_entries,
 )
@@ -91,24 +92,6 @@ __all__ = [
     "zeros",
     "zeros_like",
 ]
-
-
-def _sum(lengths: Sequence[Length]) -> Length:
-    """The sum of lengths, folded to an int where they are all known."""
-    known = 0
-    symbolic = []
-    for length in lengths:
-        value = static_int(length)
-        if value is None:
-            symbolic.append(length)
-        else:
-            known += value
-    if not symbolic:
-        return known
-    result = symbolic[0]
-    for length in symbolic[1:]:
-        result = math.add(result, length)
-    return math.add(result, known) if known else result
 
 
 def _axis_input(axis: Any, op: Any) -> Variable:
@@ -587,7 +570,7 @@ class Join(Op):
             if static[dimension] is not None:
                 result.append(static[dimension])
                 continue
-            total = _sum([s[dimension] for s in shapes])
+            total = sum_of_lengths([s[dimension] for s in shapes])
             known = [s[dimension] for s in shapes if static_int(s[dimension]) is not None]
             other = known[0] if known else shapes[0][dimension]
             if static_axis is not None:

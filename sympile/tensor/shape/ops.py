@@ -11,7 +11,8 @@ make_vector's gradient with respect to its i-th scalar is entry i of the output 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import operator
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -383,22 +384,36 @@ def axis_length(x: Variable, axis: int) -> Length:
     return static if static is not None else ShapeI(axis)(x)
 
 
-def product_of_lengths(lengths: Sequence[Length]) -> Length:
-    """The product of lengths, folded to an int where they are known (0 if any is 0)."""
-    known = 1
+def _fold_lengths(lengths: Sequence[Length], identity: int,
+                  ints: Callable[[int, int], int], variables: Callable[[Any, Any], Variable],
+                  absorbing: int | None) -> Length:
+    """lengths folded: the known ones into one int (by `ints`), the symbolic ones into a graph
+    (by `variables`, then the int joined unless it is the identity); the int alone where all
+    are known or it is `absorbing`."""
+    known = identity
     symbolic = []
     for length in lengths:
         value = static_int(length)
         if value is None:
             symbolic.append(length)
         else:
-            known *= value
-    if known == 0 or not symbolic:
+            known = ints(known, value)
+    if not symbolic or known == absorbing:
         return known
     result = symbolic[0]
     for length in symbolic[1:]:
-        result = math.mul(result, length)
-    return result if known == 1 else math.mul(result, known)
+        result = variables(result, length)
+    return result if known == identity else variables(result, known)
+
+
+def sum_of_lengths(lengths: Sequence[Length]) -> Length:
+    """The sum of lengths, folded to an int where they are all known."""
+    return _fold_lengths(lengths, 0, operator.add, math.add, None)
+
+
+def product_of_lengths(lengths: Sequence[Length]) -> Length:
+    """The product of lengths, folded to an int where they are known (0 if any is 0)."""
+    return _fold_lengths(lengths, 1, operator.mul, math.mul, 0)
 
 
 def as_length_variable(length: Length) -> Variable:
