@@ -553,11 +553,23 @@ def _shift(direction: str):
     return rule
 
 
+# Float to integer as numpy's astype (float_to_int.h): the conversion each integer dtype
+# goes through.
+_FLOAT_TO_INT = c_file(__file__, "float_to_int.h")
+_FLOAT_TO_INT_VIA = {"int8": "int32", "uint8": "int32", "int16": "int32", "uint16": "int32",
+                     "int32": "int32", "uint32": "uint32", "int64": "int64",
+                     "uint64": "uint64"}
+
+
 def _cast_rule(c: CScalar) -> CScalarCode | None:
-    # Conversions are C's, as numpy's astype (a NaN or out-of-range float to an integer gives
-    # the platform's value); to bool it is x != 0 (NaN is True), not C's truncation.
+    # To bool it is x != 0 (NaN is True), not C's truncation; a float to an integer gives
+    # numpy's value where C's would be undefined; the other conversions are C's, as numpy's.
     if c.kind == "b":
         return c.assign(_truth(c, 0))
+    if c.kind in "iu" and np.dtype(c.input_dtypes[0]).kind == "f":
+        via = _FLOAT_TO_INT_VIA[c.dtype]
+        return c.assign(f"({c.ctype})sympile_float_to_{via}((double){c.inputs[0]})",
+                        _FLOAT_TO_INT)
     return c.assign(c.x(0))
 
 

@@ -13,10 +13,11 @@ merge. The rules of arithmetic with zeros and the sparse updates are in zeros.py
 runs them again after the scan rewrites), those of ifelse in sympile/ifelse/rewriting.py,
 both in canonicalize_db.
 
-Changes of value, as in Theano: x + 0 gives x where x is -0.0 (IEEE gives +0.0); x - x gives
-0 where x is inf or nan (IEEE gives nan); x / x gives 1 where x is 0, inf or nan (IEEE gives
-nan); merged reshapes and reductions skip the run-time
-checks of the inner one (a reshape whose size does not match) and sum in another order.
+No rule changes a value numpy gives: x - x folds to 0 for integers only (a float x - x is nan
+where x is inf or nan), and x / x does not fold (0 / 0 is nan). Two known differences remain:
+x + 0 gives x where x is -0.0 (IEEE gives +0.0, which compares equal), and merged reshapes
+and reductions skip the run-time checks of the inner one (a reshape whose size does not
+match) and sum in another order.
 """
 
 from __future__ import annotations
@@ -102,24 +103,14 @@ def local_sub_zero(fgraph: FunctionGraph, node: Apply):
 
 @node_rewriter([Elemwise])
 def local_sub_self(fgraph: FunctionGraph, node: Apply):
-    """x - x -> zeros of x's shape and the difference's dtype. Where x is inf or nan the
-    difference is nan; the rewritten graph gives 0 (as Theano's does)."""
-    if not is_elemwise(node, scalar.sub) or node.inputs[0] is not node.inputs[1]:
+    """x - x -> zeros of x's shape and the difference's dtype, for an integer x only: a float
+    x - x is nan where x is inf or nan, which zeros would hide (x / x has no exact fold at
+    all: 0 / 0 is nan whatever the dtype, so it is left to run)."""
+    if not is_elemwise(node, scalar.sub) or node.inputs[0] is not node.inputs[1] \
+            or node.inputs[0].type.dtype not in scalar.INT_DTYPES + scalar.UINT_DTYPES:
         return None
     zero = np.zeros((1,) * node.outputs[0].type.ndim, dtype=node.outputs[0].type.dtype)
     replacement = like_output(node, TensorType(zero.dtype.name, zero.shape).make_constant(zero))
-    return None if replacement is None else [replacement]
-
-
-@node_rewriter([Elemwise])
-def local_div_self(fgraph: FunctionGraph, node: Apply):
-    """x / x -> ones of x's shape and the quotient's dtype (true division only: integer
-    x // x is 0 where x is 0). Where x is 0, inf or nan the quotient is nan; the rewritten
-    graph gives 1 (as Theano's does)."""
-    if not is_elemwise(node, scalar.true_div) or node.inputs[0] is not node.inputs[1]:
-        return None
-    one = np.ones((1,) * node.outputs[0].type.ndim, dtype=node.outputs[0].type.dtype)
-    replacement = like_output(node, TensorType(one.dtype.name, one.shape).make_constant(one))
     return None if replacement is None else [replacement]
 
 
@@ -516,7 +507,7 @@ def local_matmul_to_dot(fgraph, node):
 
 CANONICALIZE_RULES = (
     local_mul_by_one, local_mul_self, local_add_zero, local_sub_zero, local_sub_self,
-    local_div_self, local_neg_neg,
+    local_neg_neg,
     local_div_by_one, local_pow_specialize, local_useless_cast, local_dimshuffle_dimshuffle,
     local_useless_dimshuffle, local_reshape_reshape, local_useless_specify_shape,
     local_reduce_reduce, local_reduce_length_one, local_combine_constants, local_div_to_mul,

@@ -23,7 +23,7 @@ from sympile.graph.rewriting.basic import node_rewriter
 from sympile.graph.rewriting.db import EquilibriumDatabase
 from sympile.tensor.blas.basic import dot
 from sympile.tensor.elemwise import DimShuffle, Elemwise
-from sympile.tensor.math import elemwise_of
+from sympile.tensor.math import cast, elemwise_of
 from sympile.tensor.reduction import CAReduce
 from sympile.tensor.rewriting.basic import rewrite_db
 from sympile.tensor.rewriting.canonicalize import (
@@ -41,14 +41,16 @@ __all__ = ["local_mul_by_minus_one", "local_sum_of_product_to_dot",
 
 @node_rewriter([Elemwise])
 def local_mul_by_minus_one(fgraph: FunctionGraph, node: Apply):
-    """x * -1 -> neg(x) and -1 * x -> neg(x) (cast to the product's dtype, allocated to its
-    shape when the constant broadcasts x). Not for unsigned or boolean products, where -1
-    is not what neg computes."""
-    if not is_elemwise(node, scalar.mul) or node.outputs[0].type.dtype[0] in "ub":
+    """x * -1 -> neg(x) and -1 * x -> neg(x), x first cast to the product's dtype (a bool or
+    unsigned x times -1.0 is the negation of its float value; neg of the bool itself does
+    not exist), then allocated to its shape when the constant broadcasts x. Not for unsigned
+    or boolean products, where -1 is not what neg computes."""
+    output_dtype = node.outputs[0].type.dtype
+    if not is_elemwise(node, scalar.mul) or output_dtype[0] in "ub":
         return None
     for position, other in ((0, 1), (1, 0)):
         if is_constant(node.inputs[other], -1):
-            negated = elemwise_of(scalar.neg)(node.inputs[position])
+            negated = elemwise_of(scalar.neg)(cast(node.inputs[position], output_dtype))
             replacement = like_output(node, negated)
             if replacement is not None:
                 return [replacement]
