@@ -129,7 +129,8 @@ def _use_private_cache(reason: str) -> None:
         raise CompileError(f"sympile's private compile cache is unusable too: {reason}")
     private = tempfile.mkdtemp(prefix="sympile-cache-")
     warnings.warn(f"sympile: the compile cache {config.compiledir} is unusable ({reason}); "
-                  f"this process compiles into the private temporary cache {private} "
+                  f"this process loads what it holds as it is and compiles the rest into the "
+                  f"private temporary cache {private} "
                   f"(set config.compiledir, or SYMPILE_FLAGS=compiledir=..., to a writable "
                   f"directory to keep compiled code between runs)", stacklevel=3)
     _private_dirs[config.compiledir] = private
@@ -325,6 +326,8 @@ class _EntryLock:
             try:
                 if os.stat(path).st_ino == os.fstat(descriptor).st_ino:
                     self.descriptor = descriptor
+                    # Whoever wrote them held this lock and is gone: a compile killed midway.
+                    _remove_temporaries(self.directory)
                     return self
             except FileNotFoundError:
                 pass
@@ -332,6 +335,18 @@ class _EntryLock:
 
     def __exit__(self, *exc_info) -> None:
         os.close(self.descriptor)
+
+
+def _remove_temporaries(directory: str) -> None:
+    """Remove the temporary files (.tmp-*) of an entry's directory: the caller holds the
+    entry's lock or the root's exclusively, so no compile is writing them."""
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        if name.startswith(".tmp-"):
+            _unlink_quietly(os.path.join(directory, name))
 
 
 def _named_module_source(source: str, key: str) -> str:
@@ -492,11 +507,7 @@ def build(source: str, flags: tuple[str, ...], units: tuple[str, ...] = (),
         return _build_entry(source, flags, "module", SOURCE_NAME)
     main_flags = flags if main_flags is None else main_flags
     header_kind = _header_kind()
-    header_key = compute_key(key_inputs(unit_header[1], flags, header_kind))
-    unit_keys = tuple(compute_key(key_inputs(unit, flags, "unit", (header_key,)))
-                      for unit in units)
-    inputs = key_inputs(source, main_flags, "module", (header_key, *unit_keys))
-    key = compute_key(inputs)
+    header_key, key, inputs = _module_key(source, flags, units, unit_header, main_flags)
     directory = os.path.join(_secure_root(), key)
     library = library_path(directory, key)
     if entry_is_valid(directory, key, inputs):
@@ -507,6 +518,45 @@ def build(source: str, flags: tuple[str, ...], units: tuple[str, ...] = (),
         _build_module(source, flags, main_flags, units, unit_header, header_kind, header_key,
                       directory, key, inputs)
     return key, library, True
+
+
+def _module_key(source: str, flags: tuple[str, ...], units: tuple[str, ...],
+                unit_header: tuple[str, str], main_flags: tuple[str, ...]
+                ) -> tuple[str, str, dict]:
+    """(the unit header's key, the module's key, its key inputs) of a module built from
+    `source` and `units` (see build); without units the header key is ''."""
+    if not units:
+        inputs = key_inputs(source, flags, "module")
+        return "", compute_key(inputs), inputs
+    header_key = compute_key(key_inputs(unit_header[1], flags, _header_kind()))
+    unit_keys = tuple(compute_key(key_inputs(unit, flags, "unit", (header_key,)))
+                      for unit in units)
+    inputs = key_inputs(source, main_flags, "module", (header_key, *unit_keys))
+    return header_key, compute_key(inputs), inputs
+
+
+def _load_read_only(source: str, flags: tuple[str, ...], units: tuple[str, ...],
+                    unit_header: tuple[str, str],
+                    main_flags: tuple[str, ...] | None) -> ModuleType | None:
+    """The module from a valid entry of config.compiledir itself, read without its locks,
+    where that cache cannot be written (a cache prepared once and mounted read-only); None
+    when it holds none. The same checks of who could have written it apply."""
+    base = config.compiledir
+    entry_root = os.path.join(base, platform_tag())
+    if not os.path.isdir(entry_root) or os.path.islink(entry_root):
+        return None
+    check_private_directory(os.path.realpath(base))
+    check_ancestors(base)
+    check_private_directory(entry_root)
+    _, key, inputs = _module_key(source, flags, units, unit_header,
+                                 flags if main_flags is None else main_flags)
+    directory = os.path.join(entry_root, key)
+    if not entry_is_valid(directory, key, inputs):
+        return None
+    try:
+        return _import_library(key, library_path(directory, key))
+    except (ImportError, OSError):
+        return None
 
 
 def _build_module(source: str, flags: tuple[str, ...], main_flags: tuple[str, ...],
@@ -605,6 +655,12 @@ def load(source: str, flags: tuple[str, ...], units: tuple[str, ...] = (),
         return LoadResult(module, time.perf_counter() - start, 0.0, True)
     for attempt in range(4):
         try:
+            if config.compiledir in _private_dirs:
+                # What the unusable compiledir holds is loaded from it as it is.
+                module = _load_read_only(source, flags, units, unit_header, main_flags)
+                if module is not None:
+                    built, compiled = time.perf_counter(), False
+                    break
             # Held from the build to the import: no entry it uses is removed meanwhile.
             with _RootLock(exclusive=False):
                 key, library, compiled = build(source, flags, units, unit_header, main_flags)
@@ -706,8 +762,11 @@ def verify() -> tuple[int, int]:
 
 def prune(older_than_s: float | None = None, max_size: int | None = None) -> int:
     """Remove the entries older than `older_than_s` seconds, then the oldest ones until the
-    cache holds at most `max_size` bytes; returns how many were removed."""
+    cache holds at most `max_size` bytes; returns how many were removed. The temporary files
+    that compiles killed midway left in the others are removed too."""
     with _RootLock(exclusive=True):
+        for entry in list_entries():
+            _remove_temporaries(entry.path)
         entries = sorted(list_entries(), key=lambda entry: -entry.age_s)
         doomed = [e for e in entries if older_than_s is not None and e.age_s > older_than_s]
         kept = [e for e in entries if e not in doomed]

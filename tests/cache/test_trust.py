@@ -4,11 +4,13 @@ cache is followed."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
 import shutil
 import stat
+from pathlib import Path
 
 import pytest
 
@@ -173,3 +175,51 @@ def test_a_symlinked_entry_directory_is_replaced_not_followed(tmp_path):
     assert build_in(compiledir, source)[2] is True
     assert not os.path.islink(entry) and mode(entry) == 0o700
     assert sorted(os.listdir(outside)) == sorted(os.listdir(entry))
+
+
+def test_temporaries_of_a_killed_compile_are_removed(tmp_path):
+    """A compile killed midway leaves .tmp-* files: the next compile of the entry and prune
+    remove them."""
+    compiledir = tmp_path / "cache"
+    source = module_source(9)
+    key, library, _ = build_in(compiledir, source)
+    entry = os.path.dirname(library)
+    other_key, other_library, _ = build_in(compiledir)
+    other = os.path.dirname(other_library)
+    for directory in (entry, other):
+        (Path(directory) / ".tmp-killed.o").write_bytes(b"\x7fELF half")
+    os.unlink(os.path.join(entry, "meta.json"))
+    assert build_in(compiledir, source)[2] is True
+    assert not [name for name in os.listdir(entry) if name.startswith(".tmp-")]
+    with config.change_flags(compiledir=str(compiledir)):
+        assert store.prune() == 0
+    assert not [name for name in os.listdir(other) if name.startswith(".tmp-")]
+    assert os.path.isfile(other_library)
+
+
+def test_a_read_only_cache_serves_what_it_holds(tmp_path, monkeypatch):
+    """A cache prepared once and mounted read-only: its modules load as they are, without
+    locks; what it lacks compiles into a private cache, after one warning."""
+    compiledir = tmp_path / "cache"
+    held = module_source(11)
+    build_in(compiledir, held)
+    monkeypatch.setattr(store, "_private_dirs", {})
+    monkeypatch.setattr(store, "_loaded", {})
+    original = os.open
+
+    def read_only(path, flags, *args, **kwargs):
+        if str(path).startswith(str(compiledir)) \
+                and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT):
+            raise OSError(errno.EROFS, "Read-only file system", str(path))
+        return original(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(store.os, "open", read_only)
+    before = sorted(os.listdir(os.path.dirname(build_in(compiledir, held)[1])))
+    with config.change_flags(compiledir=str(compiledir)):
+        with pytest.warns(UserWarning, match="loads what it holds as it is"):
+            result = store.load(held, cmodule.compile_flags())
+        assert result.module.Program == 11 and result.cache_hit
+        fresh = store.load(module_source(12), cmodule.compile_flags())
+        assert fresh.module.Program == 12 and not fresh.cache_hit
+        assert not str(fresh.module.__file__).startswith(str(compiledir))
+    assert sorted(os.listdir(os.path.dirname(build_in(compiledir, held)[1]))) == before

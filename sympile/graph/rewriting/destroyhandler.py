@@ -164,6 +164,8 @@ class _Analysis:
         self.viewers: dict[Variable, list[Variable]] = {}
         # Deterministic order: the nodes in data order.
         self.nodes = io_toposort(fgraph.inputs, fgraph.outputs)
+        self._input_index = {variable: index for index, variable in enumerate(fgraph.inputs)}
+        self._node_index = {node: index for index, node in enumerate(self.nodes)}
         for node in self.nodes:
             for output_index, input_indexes in node.op.view_map.items():
                 output = node.outputs[output_index]
@@ -253,6 +255,6 @@ class _Analysis:
 
     def _position(self, variable: Variable) -> tuple[int, int]:
         """A deterministic sort key: graph inputs first, in order, then by first use."""
-        if variable in self.fgraph.inputs:
-            return (0, self.fgraph.inputs.index(variable))
-        return (1, self.nodes.index(variable.owner) if variable.owner in self.nodes else 0)
+        if variable in self._input_index:
+            return (0, self._input_index[variable])
+        return (1, self._node_index.get(variable.owner, 0))

@@ -13,7 +13,8 @@ A producer is taken in only when the fused node is its only client (else its res
 computed twice) and its output broadcasts like the fused node's output (else a value computed
 once on a row would be computed again for every row of the larger result). Constants of one
 element become constants of the scalar graph. A fused node has at most MAX_FUSED_INPUTS
-inputs.
+inputs; the walks are iterative and take each node in once, so that a chain of thousands of
+elementwise ops is fused in time in proportion.
 
 local_careduce_fusion is registered in rewrite_db as 'local_careduce_fusion' (tags fusion,
 fast_run) in the fusion phase, just after elemwise fusion, so that the reduction takes
@@ -23,6 +24,8 @@ them; FusedCAReduce has its own L_op and R_op all the same.
 """
 
 from __future__ import annotations
+
+from collections import deque
 
 from sympile.graph.basic import Apply, Constant, Variable
 from sympile.graph.ccode import C_TYPES
@@ -34,10 +37,13 @@ from sympile.tensor.elemwise import Elemwise
 from sympile.tensor.reduction import CAReduce, FusedCAReduce
 from sympile.tensor.rewriting.basic import rewrite_db
 
-__all__ = ["MAX_FUSED_INPUTS",
+__all__ = ["MAX_FUSED_INPUTS", "MAX_FUSED_NODES",
            "local_careduce_fusion", "local_elemwise_fusion"]
 
 MAX_FUSED_INPUTS = 32
+# The C compiler's time grows faster than one loop body's length: a longer chain of
+# elementwise ops is fused into loops of at most this many scalar nodes each.
+MAX_FUSED_NODES = 500
 
 
 def _fusable_op(node: Apply) -> bool:
@@ -52,6 +58,12 @@ def _inlined_constant(variable: Variable) -> bool:
 
 def _broadcastable(variable: Variable) -> tuple[bool, ...]:
     return tuple(length == 1 for length in variable.type.shape)
+
+
+def _scalar_size(node: Apply) -> int:
+    """How many scalar nodes `node` computes (a fused node: its composite's)."""
+    scalar_op = node.op.scalar_op
+    return len(scalar_op.nodes) if isinstance(scalar_op, Composite) else 1
 
 
 def _leaves(absorbed: list[Apply], computed: set[Variable]) -> list[Variable]:
@@ -83,18 +95,28 @@ def _scalar_graph(absorbed_set: set[Apply], leaves: list[Variable], output: Vari
     scalars: dict[Variable, Variable] = {v: get_scalar_type(v.type.dtype)() for v in leaves}
 
     def scalar_of(variable: Variable) -> Variable:
-        if variable in scalars:
-            return scalars[variable]
-        if variable.owner is None or variable.owner not in absorbed_set:
-            # Only an inlined constant is neither a leaf nor computed by an absorbed node.
-            data = variable.data.reshape(())
-            result = get_scalar_type(data.dtype).make_constant(data[()])
-        else:
-            node = variable.owner
-            arguments = [scalar_of(v) for v in node.inputs]
-            result = _apply_scalar(node.op.scalar_op, arguments)
-        scalars[variable] = result
-        return result
+        # Post-order with an explicit stack: a chain of thousands of fused nodes must not
+        # hit Python's recursion limit.
+        stack = [variable]
+        while stack:
+            current = stack[-1]
+            if current in scalars:
+                stack.pop()
+                continue
+            if current.owner is None or current.owner not in absorbed_set:
+                # Only an inlined constant is neither a leaf nor computed by an absorbed node.
+                data = current.data.reshape(())
+                scalars[current] = get_scalar_type(data.dtype).make_constant(data[()])
+                stack.pop()
+                continue
+            pending = [v for v in current.owner.inputs if v not in scalars]
+            if pending:
+                stack.extend(reversed(pending))
+                continue
+            arguments = [scalars[v] for v in current.owner.inputs]
+            scalars[current] = _apply_scalar(current.owner.op.scalar_op, arguments)
+            stack.pop()
+        return scalars[variable]
 
     return [scalars[v] for v in leaves], scalar_of(output)
 
@@ -122,15 +144,24 @@ def local_elemwise_fusion(fgraph: FunctionGraph, node: Apply):
     absorbed = [node]
     absorbed_set = {node}
     computed = set(node.outputs)
-    frontier = list(node.inputs)
+    # The leaves so far as a set (at most MAX_FUSED_INPUTS), updated per absorbed node, so
+    # that a long chain is taken in in linear time.
+    leaf_set = set(_leaves(absorbed, computed))
+    frontier = deque(node.inputs)
+    size = _scalar_size(node)
     while frontier:
-        variable = frontier.pop(0)
-        if not _absorbable(fgraph, variable, absorbed_set, pattern):
+        variable = frontier.popleft()
+        if not _absorbable(fgraph, variable, absorbed_set, pattern) \
+                or size + _scalar_size(variable.owner) > MAX_FUSED_NODES:
             continue
         owner = variable.owner
-        leaves = _leaves(absorbed + [owner], computed | set(owner.outputs))
+        leaves = (leaf_set - set(owner.outputs)) | {
+            v for v in owner.inputs
+            if v not in computed and v not in owner.outputs and not _inlined_constant(v)}
         if len(leaves) > MAX_FUSED_INPUTS:
             continue
+        leaf_set = leaves
+        size += _scalar_size(owner)
         absorbed.append(owner)
         absorbed_set.add(owner)
         computed.update(owner.outputs)

@@ -14,7 +14,7 @@ from sympile.compile.mode import Mode, get_mode
 from sympile.scalar.composite import Composite
 from sympile.tensor.elemwise import Elemwise
 from sympile.tensor.rewriting import rewrite_db
-from sympile.tensor.rewriting.fusion import MAX_FUSED_INPUTS
+from sympile.tensor.rewriting.fusion import MAX_FUSED_INPUTS, MAX_FUSED_NODES
 from tests.utils import assert_like_numpy
 
 FUSED = get_mode("FAST_RUN").including("fusion")
@@ -175,3 +175,19 @@ def test_fused_graph_under_debug_mode():
     value = np.linspace(-1, 1, 6).reshape(2, 3)
     assert_like_numpy(checked(value), np.exp(-value * value) * np.sin(value)
                       + np.tanh(value) * 0.5)
+
+
+def test_a_chain_of_thousands_of_ops_fuses_without_recursion():
+    """Fusion walks iteratively (a chain of 500 ops hit Python's recursion limit), takes each
+    node in once, and splits the chain into loops of at most MAX_FUSED_NODES scalar nodes."""
+    x = T.dvector("x")
+    y, expected = x, np.linspace(-1.0, 1.0, 5)
+    for step in range(3000):
+        y = T.sin(y) if step % 2 else y * 1.0001 + 0.5
+        expected = np.sin(expected) if step % 2 else expected * 1.0001 + 0.5
+    f = sympile.function([x], y)
+    fused = [node.op.scalar_op for node in f.maker.fgraph.apply_nodes
+             if isinstance(node.op, Elemwise) and isinstance(node.op.scalar_op, Composite)]
+    assert len(fused) >= 3000 * 3 // 2 // MAX_FUSED_NODES
+    assert all(len(composite.nodes) <= MAX_FUSED_NODES for composite in fused)
+    np.testing.assert_allclose(f(np.linspace(-1.0, 1.0, 5)), expected, rtol=1e-12)
