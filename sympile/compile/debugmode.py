@@ -256,13 +256,15 @@ class CheckingVM(UpdatingRuns):
 def _run(vm: PythonVM, input_values: Sequence[Any]) -> dict[Variable, Any]:
     """Run `vm` on copies of `input_values` (an op that wrongly overwrites an input cannot
     change the real inputs); returns every variable's value and empties the storage."""
-    for variable, value in zip(vm.fgraph.inputs, input_values):
-        vm.storage[variable][0] = copy.copy(value)
+    for cell, value in zip(vm.input_cells, input_values):
+        cell[0] = copy.copy(value)
     vm()
     values = {variable: cell[0] for variable, cell in vm.storage.items()}
     for variable, cell in vm.storage.items():
         if not isinstance(variable, Constant):
             cell[0] = None
+    for cell in vm.input_cells:
+        cell[0] = None
     return values
 
 

@@ -103,6 +103,13 @@ class Mode:
         return "python" if self.linker == "py" else None
 
     @property
+    def runs_python_vm(self) -> bool:
+        """Whether functions of this mode run on the Python backend: chosen, or the C backend
+        without a compiler."""
+        backend = config.backend if self.backend is None else self.backend
+        return backend == "python" or not compiler_available()
+
+    @property
     def allow_gc(self) -> bool:
         """Whether functions free their intermediates after each call ('_nogc' linkers do
         not; otherwise config.allow_gc)."""

@@ -37,11 +37,19 @@ from sympile.tensor.shape import LengthsAgree
 
 __all__ = ["UpdateOrder", "protect_updates"]
 
-def protect_updates(fgraph: FunctionGraph, shared_inputs: Sequence[Variable]) -> None:
+def protect_updates(fgraph: FunctionGraph, shared_inputs: Sequence[Variable],
+                    whole: bool = False) -> None:
     """Make `fgraph` (rewritten, with its DestroyHandler) update `shared_inputs` all or
-    nothing (module docstring)."""
+    nothing (module docstring). whole: revert every commit node, so that each update
+    replaces the stored value at the end of the call (the Python backend: numpy's loops let
+    another thread run while an inplace op is half-way through a shared variable's array,
+    and a function reading it there would see it torn)."""
     shared = {id(v) for v in shared_inputs}
     if not any(_commits(fgraph, shared)):
+        return
+    if whole:
+        for node in _commits(fgraph, shared):
+            _revert(fgraph, node)
         return
     # A commit node inside a lazy branch is reverted: ordering it after phase one would
     # take it out of its branch (lazy_schedule), running it when the branch should not run.

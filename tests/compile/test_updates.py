@@ -73,10 +73,10 @@ def test_two_accumulators_of_one_expression(mode):
     f(np.ones(4))
     np.testing.assert_allclose(acc1.get_value(), [0.1] * 4)
     np.testing.assert_allclose(acc2.get_value(), [0.1] * 4)
-    # Both accumulators are still updated in their own storage: the shared square is not the
-    # value overwritten.
+    # Both accumulators are still updated in their own storage (on the C backend; the Python
+    # backend replaces updated values whole): the shared square is not the value overwritten.
     destroyed = f.maker.fgraph.destroy_handler.destroyed_inputs()
-    assert {v.name for v in destroyed} == {"acc1", "acc2"}
+    assert {v.name for v in destroyed} == (set() if mode is PYTHON_MODE else {"acc1", "acc2"})
 
 
 def rmsprop(params, grads):

@@ -82,7 +82,13 @@ class PythonVM(UpdatingRuns):
         self.fgraph = fgraph
         self._lock = threading.Lock()
         self.nodes = fgraph.toposort()
-        self.storage: dict[Variable, list[Any]] = dict(zip(fgraph.inputs, input_storage))
+        # The nodes read the inputs from cells of their own, filled from `input_storage` when
+        # a run starts: a shared variable that another thread's function updates meanwhile
+        # is seen by every node of this run as it was at the start.
+        self.storage: dict[Variable, list[Any]] = {variable: [None] for variable in fgraph.inputs}
+        self.input_cells = list(input_storage)
+        self._input_copies = [(self.storage[variable], cell)
+                              for variable, cell in zip(fgraph.inputs, input_storage)]
         for variable in fgraph.variables:
             if variable not in self.storage:
                 self.storage[variable] = [variable.data] if isinstance(variable, Constant) \
@@ -110,6 +116,8 @@ class PythonVM(UpdatingRuns):
                      for step in steps)
 
     def __call__(self) -> None:
+        for own, given in self._input_copies:
+            own[0] = given[0]
         if self._lazy_program is not None:
             self._run_lazy(self._lazy_program)
             return

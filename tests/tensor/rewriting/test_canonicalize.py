@@ -533,7 +533,9 @@ def test_matmul_update_becomes_gemm():
     weights = sympile.shared(RNG.normal(size=(4, 3)), name="W")
     x, g = T.dmatrix("x"), T.dmatrix("g")
     step = sympile.function([x, g], [], updates=[(weights, weights - 0.5 * (x.T @ g))])
-    assert "GemmInplace" in [type(n.op).__name__ for n in step.maker.fgraph.toposort()]
+    # In place on the C backend; the Python backend replaces updated values whole.
+    expected_op = "Gemm" if get_mode(None).runs_python_vm else "GemmInplace"
+    assert expected_op in [type(n.op).__name__ for n in step.maker.fgraph.toposort()]
     x_value, g_value = RNG.normal(size=(2, 4)), RNG.normal(size=(2, 3))
     expected = weights.get_value() - 0.5 * x_value.T @ g_value
     step(x_value, g_value)
