@@ -117,9 +117,14 @@ static PyObject *Program_run_locked(Program *self, PyObject *argument)
         return NULL;
     self->failed_node = -1;
     self->bad_input = -1;
-    for (long call = 0; call < n_calls; call++)
+    for (long call = 0; call < n_calls; call++) {
         if (sympile_run_once(self) || sympile_apply_updates(self))
             return NULL;
+        /* Ctrl-C (any Python signal handler that raises) stops the loop between two calls:
+           the calls made so far stay applied, the next one never starts. */
+        if (call + 1 < n_calls && PyErr_CheckSignals() != 0)
+            return NULL;
+    }
     Py_RETURN_NONE;
 }
 
