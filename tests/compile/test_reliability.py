@@ -78,3 +78,25 @@ def test_ctrl_c_stops_fn_n_calls_between_two_calls(mode):
     assert time.perf_counter() - start < 5.0
     value = counter.get_value()
     assert value.min() == value.max() and 1 <= value[0] < 10_000_000
+
+
+@requires_compiler
+def test_ctrl_c_stops_a_long_scan_and_its_call_applies_nothing():
+    """A scan of 400 million steps (some 20 s) on the C backend stops within a step of
+    SIGINT; the function's update of a shared variable is not applied."""
+    calls = sympile.shared(np.float64(0.0))
+    x = T.dscalar("x")
+    steps, _ = sympile.scan(lambda previous: T.sin(previous) + 0.5, outputs_info=x,
+                            n_steps=400_000_000)
+    loop = sympile.function([x], steps[-1], updates={calls: calls + 1.0}, mode=C_MODE)
+    previous = signal.signal(signal.SIGALRM, signal.default_int_handler)
+    start = time.perf_counter()
+    signal.setitimer(signal.ITIMER_REAL, 0.3)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            loop(0.0)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert time.perf_counter() - start < 5.0
+    assert calls.get_value() == 0.0

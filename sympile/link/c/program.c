@@ -591,6 +591,9 @@ static PyObject *Program_run_steps_locked(Program *self, PyObject *args)
         if (sympile_apply_updates(self))
             goto done;
         steps_run = step + 1;
+        /* Ctrl-C stops a long loop within a step: the call it is part of fails whole. */
+        if (PyErr_CheckSignals() != 0)
+            goto done;
         int stop = 0;
         if (plan->condition >= 0) {
             stop = sympile_truth(PyList_GET_ITEM(self->cells[plan->condition], 0));
