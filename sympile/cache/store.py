@@ -56,7 +56,7 @@ import numpy
 
 from sympile.cache.progress import CompileProgress
 from sympile.cache.trust import (
-    check_ancestors,
+    check_compiledir,
     check_private_directory,
     is_private_file,
     make_private_directory,
@@ -114,10 +114,8 @@ def _secure_root() -> str:
     root = cache_root()
     base = os.path.dirname(root)
     if os.path.realpath(base) not in _secured or not os.path.isdir(root):
-        # The compiledir may be a link the user made (to another disk): its target is checked.
         os.makedirs(base, mode=0o700, exist_ok=True)
-        check_private_directory(os.path.realpath(base))
-        check_ancestors(base)
+        check_compiledir(base)
         make_private_directory(root)
         _secured.add(os.path.realpath(base))
     return root
@@ -545,8 +543,7 @@ def _load_read_only(source: str, flags: tuple[str, ...], units: tuple[str, ...],
     entry_root = os.path.join(base, platform_tag())
     if not os.path.isdir(entry_root) or os.path.islink(entry_root):
         return None
-    check_private_directory(os.path.realpath(base))
-    check_ancestors(base)
+    check_compiledir(base)
     check_private_directory(entry_root)
     _, key, inputs = _module_key(source, flags, units, unit_header,
                                  flags if main_flags is None else main_flags)

@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import errno
 import os
+import pwd
 import stat
 
-__all__ = ["UnsafeCacheError", "check_ancestors", "check_private_directory",
-           "is_private_file", "make_private_directory"]
+__all__ = ["UnsafeCacheError", "check_ancestors", "check_compiledir",
+           "check_private_directory", "is_private_file", "make_private_directory"]
 
 _WRITABLE_BY_OTHERS = stat.S_IWGRP | stat.S_IWOTH
 
@@ -46,9 +47,8 @@ def _trusted(uid: int) -> bool:
 
 def _owner_name(uid: int) -> str:
     try:
-        import pwd
         return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
-    except (ImportError, KeyError):
+    except KeyError:
         return f"uid {uid}"
 
 
@@ -99,6 +99,14 @@ def check_ancestors(path: str) -> None:
         if parent == current:
             return
         current = parent
+
+
+def check_compiledir(path: str) -> None:
+    """UnsafeCacheError unless the compiledir `path` (existing) and the directories above it
+    pass the checks above; a compiledir that is a link the user made (to another disk) is
+    checked at its target."""
+    check_private_directory(os.path.realpath(path))
+    check_ancestors(path)
 
 
 def make_private_directory(path: str) -> None:
