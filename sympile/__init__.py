@@ -10,8 +10,10 @@
     g([1.0, 2.0])  # array([2., 4.])
 """
 
-# sympile.sparse registers its shared constructor: sympile.shared(a scipy.sparse matrix).
+# sympile.sparse registers its shared constructor: sympile.shared(a scipy.sparse matrix);
+# sympile.gpu its placement rewrite and the device shared constructor.
 from sympile import (  # noqa: F401
+    gpu,
     gradient,
     printing,
     sandbox,

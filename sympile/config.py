@@ -96,10 +96,42 @@ def _exception_verbosity(value: Any) -> str:
     return value
 
 
+class GpuUnavailableError(RuntimeError):
+    """config.device names a GPU that this machine or environment cannot use."""
+
+
+def require_cupy(index: int) -> Any:
+    """The cupy module, once it is known that GPU `index` exists; else GpuUnavailableError
+    saying what to install or set. CuPy is imported here only, never by a plain install."""
+    try:
+        import cupy
+    except ImportError as error:
+        raise GpuUnavailableError(
+            f"config.device='cuda{index}' needs CuPy ({error}); install it with "
+            f"pip install 'sympile[cuda]', or set config.device='cpu'") from None
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as error:  # CuPy's CUDARuntimeError: no driver, or no device
+        raise GpuUnavailableError(
+            f"config.device='cuda{index}': CUDA reports no usable GPU ({error}); set "
+            f"config.device='cpu'") from None
+    if index >= count:
+        raise GpuUnavailableError(
+            f"config.device='cuda{index}': this machine has {count} GPU(s), cuda0 to "
+            f"cuda{count - 1}")
+    return cupy
+
+
 def _device(value: Any) -> str:
-    if value != "cpu":
-        raise ValueError(f"config.device: sympile runs on 'cpu' only (it has no GPU backend "
-                         f"yet), got {value!r}")
+    """'cpu', or 'cuda' / 'cudaN' (Theano's names), checked when set: CuPy must import and
+    the GPU must exist."""
+    if value == "cpu":
+        return value
+    if not (isinstance(value, str) and value.startswith("cuda")
+            and (value == "cuda" or value[4:].isdigit())):
+        raise ValueError(f"config.device must be 'cpu', 'cuda' or 'cudaN' (cuda0, cuda1, ...), "
+                         f"got {value!r}")
+    require_cupy(int(value[4:] or 0))
     return value
 
 
@@ -159,7 +191,8 @@ _FLAGS: dict[str, tuple[Any, Callable[[Any], Any], str]] = {
                             "'high': run-time errors also print the failing node's graph"),
     "profile": (False, _boolean, "profile every function (function(profile=True)) and print "
                                  "their summaries when Python exits"),
-    "device": ("cpu", _device, "where functions run: only 'cpu' (no GPU backend yet)"),
+    "device": ("cpu", _device, "where functions run: 'cpu', or 'cuda' / 'cudaN' (a GPU "
+                                        "through CuPy: sympile.gpu)"),
     "warn.round": (False, _boolean, "warn when round() is called without a mode (Theano's "
                                     "default changed to numpy's half_to_even)"),
     "warn.ignore_bug_before": ("all", _theano_version,

@@ -317,7 +317,11 @@ def _normalize_updates(updates: Any) -> list[tuple[SharedVariable, Variable]]:
             raise ValueError(f"function: shared variable {target} is updated twice")
         seen.add(id(target))
         if not isinstance(target.type, TensorType):
-            # A shared value of another type (a sparse matrix): the update has its type.
+            # A shared value of another type (a sparse matrix, a device array): the update
+            # has its type, or one the type converts without computing (a host tensor moved
+            # to the device).
+            if isinstance(expression, Variable):
+                expression = target.type.convert_variable(expression) or expression
             if not isinstance(expression, Variable) or expression.type != target.type:
                 described = expression.type if isinstance(expression, Variable) \
                     else repr(expression)

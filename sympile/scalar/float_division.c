@@ -14,7 +14,7 @@ static inline @T@ sympile_divmod_@dtype@(@T@ a, @T@ b, @T@ *modulus)
             div -= 1;
         }
     } else {
-        mod = copysign@f@(0, b);
+        mod = copysign@f@((@T@)0, b);
     }
     @T@ floordiv;
     if (div) {
@@ -22,7 +22,7 @@ static inline @T@ sympile_divmod_@dtype@(@T@ a, @T@ b, @T@ *modulus)
         if (isgreater(div - floordiv, 0.5@f@))
             floordiv += 1;
     } else {
-        floordiv = copysign@f@(0, a / b);
+        floordiv = copysign@f@((@T@)0, a / b);
     }
     *modulus = mod;
     return floordiv;

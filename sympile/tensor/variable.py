@@ -125,6 +125,10 @@ def as_tensor_variable(value: Any, name: str | None = None, ndim: int | None = N
                        dtype: Any = None, op: Any = None, argument: Any = None) -> Variable:
     """`value` as a tensor Variable: variables pass through, data becomes a constant, a list
     containing variables is stacked. `op`/`argument` name the caller in error messages."""
+    if isinstance(value, Variable) and not isinstance(value.type, TensorType) \
+            and hasattr(value, "_as_TensorVariable"):
+        # Theano's hook: a device array becomes its copy on the host (sympile.gpu).
+        value = value._as_TensorVariable()
     if isinstance(value, Variable):
         if not isinstance(value.type, TensorType):
             raise TypeError(f"{_caller(op, argument)}expected a tensor, got {value} of type "

@@ -1,0 +1,29 @@
+"""The GPU backend (docs/architecture.md, "Where the GPU goes"): the device Type and its
+transfers, the runtimes, the placement rewrite and the GPU ops that are not one family's.
+
+  basic.py      GpuArrayType, its variables and shared variables; GpuFromHost, HostFromGpu
+  runtime.py    the device runtimes: CuPy ('cuda0', ...) and the CPU emulation ('emulated')
+  emulation.py  a CUDA kernel compiled as C and run over a serial grid (the emulation's launch)
+  nvrtc.py      NVRTC through ctypes: kernels to PTX without a GPU
+  placement.py  the rewrite that moves nodes to the device (the pipeline's gpu phase)
+  elemwise.py   Elemwise, DimShuffle and the shape ops on the device
+
+Importing sympile imports this package (it registers the placement rewrite); it imports
+CuPy only when a CUDA context is used.
+"""
+
+from sympile.gpu import elemwise, placement  # noqa: F401 - they register their rewrites
+from sympile.gpu.basic import (  # noqa: F401
+    GpuArrayConstant,
+    GpuArraySharedVariable,
+    GpuArrayType,
+    GpuArrayVariable,
+    GpuFromHost,
+    HostFromGpu,
+)
+from sympile.gpu.placement import GpuHostOpsWarning, GpuPlacement, register_gpu  # noqa: F401
+from sympile.gpu.runtime import emulate  # noqa: F401
+
+__all__ = ["GpuArrayConstant", "GpuArraySharedVariable", "GpuArrayType", "GpuArrayVariable",
+           "GpuFromHost", "GpuHostOpsWarning", "GpuPlacement", "HostFromGpu", "emulate",
+           "register_gpu"]

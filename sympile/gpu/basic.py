@@ -1,0 +1,195 @@
+"""GpuArrayType: arrays in a device's memory (Theano's gpuarray type), its variables, and the
+transfers between host and device (GpuFromHost, HostFromGpu).
+
+A GpuArrayType has a TensorType's dtype and static shape plus the device context that holds
+its values (sympile.gpu.runtime). Its variables support every tensor operator: an op that
+takes a tensor receives HostFromGpu of the variable (`_as_TensorVariable`), which the
+placement rewrite removes again when that op runs on the device too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from sympile.graph.basic import Apply, Constant, Variable
+from sympile.graph.op import Op
+from sympile.graph.type import Type
+from sympile.gpu.runtime import runtime
+from sympile.tensor.sharedvar import SharedVariable
+from sympile.tensor.type import TensorType, tensor_type
+from sympile.tensor.variable import TensorMethods, as_tensor_variable
+
+__all__ = ["GpuArrayConstant", "GpuArraySharedVariable", "GpuArrayType", "GpuArrayVariable",
+           "GpuFromHost", "HostFromGpu"]
+
+
+class GpuArrayType(Type):
+    """Device arrays of `dtype` with static `shape` in `context` ('cuda0', 'emulated')."""
+
+    __props__ = ("dtype", "shape", "context")
+
+    def __init__(self, dtype: Any, shape: Sequence[int | None], context: str):
+        host = tensor_type(dtype, shape)
+        self.dtype, self.shape, self.ndim = host.dtype, host.shape, host.ndim
+        self.context = context
+
+    @classmethod
+    def of(cls, host: TensorType, context: str) -> GpuArrayType:
+        return cls(host.dtype, host.shape, context)
+
+    @property
+    def host_type(self) -> TensorType:
+        """The TensorType of the same arrays in host memory."""
+        return tensor_type(self.dtype, self.shape)
+
+    @property
+    def broadcastable(self) -> tuple[bool, ...]:
+        return tuple(size == 1 for size in self.shape)
+
+    @property
+    def numpy_dtype(self) -> np.dtype:
+        return np.dtype(self.dtype)
+
+    def clone(self, dtype: Any = None, shape: Sequence[int | None] | None = None):
+        return GpuArrayType(dtype or self.dtype, self.shape if shape is None else shape,
+                            self.context)
+
+    def __str__(self):
+        return f"GpuArrayType<{self.context}>{str(self.host_type)[len('TensorType'):]}"
+
+    def is_super(self, other: Type) -> bool:
+        return isinstance(other, GpuArrayType) and other.context == self.context \
+            and self.host_type.is_super(other.host_type)
+
+    def convert_variable(self, variable: Variable) -> Variable | None:
+        """`variable` of this Type: itself, or a host tensor of the same dtype and number of
+        dimensions moved to the device (an update of a GPU shared variable)."""
+        if self.is_super(variable.type):
+            return variable
+        if isinstance(variable.type, TensorType) and variable.type.dtype == self.dtype \
+                and variable.type.ndim == self.ndim:
+            return GpuFromHost(self.context)(variable)
+        return None
+
+    def filter(self, value: Any, strict: bool = False, allow_downcast: bool | None = None):
+        """A device array of this Type as it is; anything else (unless strict) converted as
+        TensorType.filter converts it, then copied to the device."""
+        device = runtime(self.context)
+        if device.is_device_array(value):
+            if value.dtype.name != self.dtype:
+                raise TypeError(f"expected a device array of dtype {self.dtype}, got one of "
+                                f"{value.dtype.name}")
+            # TensorType's checks of the number of dimensions and the static lengths, on an
+            # array of the value's shape that allocates nothing.
+            self.host_type.filter(np.broadcast_to(np.zeros((), self.dtype), value.shape))
+            return value
+        if strict:
+            raise TypeError(f"expected a device array of {self}, got {type(value).__name__}")
+        return device.to_device(self.host_type.filter(value, allow_downcast=allow_downcast))
+
+    def values_eq(self, a, b) -> bool:
+        return self.host_type.values_eq(*self._hosts(a, b))
+
+    def values_eq_approx(self, a, b, rtol=None, atol=None) -> bool:
+        return self.host_type.values_eq_approx(*self._hosts(a, b), rtol=rtol, atol=atol)
+
+    def _hosts(self, *values):
+        device = runtime(self.context)
+        return [device.to_host(v) if device.is_device_array(v) else v for v in values]
+
+    def data_signature(self, data):
+        return self.host_type.data_signature(runtime(self.context).to_host(data))
+
+    def make_constant(self, value, name=None):
+        return GpuArrayConstant(self, self.filter(value), name)
+
+
+class _GpuMethods(TensorMethods):
+    def _as_TensorVariable(self):
+        return HostFromGpu()(self)
+
+
+class GpuArrayVariable(_GpuMethods, Variable):
+    """A symbolic device array."""
+
+
+class GpuArrayConstant(_GpuMethods, Constant):
+    """A device array fixed at compile time (moved to the device once)."""
+
+
+GpuArrayType.variable_type = GpuArrayVariable
+GpuArrayType.constant_type = GpuArrayConstant
+
+
+class GpuArraySharedVariable(_GpuMethods, SharedVariable):
+    """A shared variable whose value lives on the device. get_value() returns a numpy array
+    (borrow=True with return_internal_type=True: the device array itself)."""
+
+    def get_value(self, borrow: bool = False, return_internal_type: bool = False):
+        value = self.container.storage[0]
+        if borrow and return_internal_type:
+            return value
+        return runtime(self.type.context).to_host(value)
+
+    def set_value(self, value: Any, borrow: bool = False) -> None:
+        try:
+            data = self.type.filter(value)
+        except TypeError as error:
+            raise TypeError(f"set_value of shared variable {self}: {error}") from None
+        if not borrow and data is value:
+            data = runtime(self.type.context).copy(data)
+        self.container.storage[0] = data
+
+
+class GpuFromHost(Op):
+    """A host tensor copied to the device of `context`."""
+
+    __props__ = ("context",)
+
+    def __init__(self, context: str):
+        self.context = context
+
+    def __str__(self):
+        return f"GpuFromHost<{self.context}>"
+
+    def make_node(self, x):
+        x = as_tensor_variable(x, op=self)
+        return Apply(self, [x], [GpuArrayType.of(x.type, self.context)()])
+
+    def perform(self, node, inputs, output_storage):
+        output_storage[0][0] = runtime(self.context).to_device(inputs[0])
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return input_shapes
+
+    def grad(self, inputs, output_grads):
+        return [as_tensor_variable(output_grads[0])]
+
+    def R_op(self, inputs, eval_points):
+        return [None if eval_points[0] is None else self(eval_points[0])]
+
+
+class HostFromGpu(Op):
+    """A device array copied to the host (a numpy array)."""
+
+    __props__ = ()
+
+    def make_node(self, x):
+        if not isinstance(getattr(x, "type", None), GpuArrayType):
+            raise TypeError(f"{self}: expected a device array variable, got {x!r}")
+        return Apply(self, [x], [x.type.host_type()])
+
+    def perform(self, node, inputs, output_storage):
+        output_storage[0][0] = runtime(node.inputs[0].type.context).to_host(inputs[0])
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return input_shapes
+
+    def grad(self, inputs, output_grads):
+        return [GpuFromHost(inputs[0].type.context)(output_grads[0])]
+
+    def R_op(self, inputs, eval_points):
+        return [None if eval_points[0] is None else self(eval_points[0])]

@@ -1,0 +1,197 @@
+"""Elemwise and DimShuffle on the device, and the shape ops of device arrays.
+
+GpuElemwise launches the kernel of sympile/tensor/elemwise/elemwise_cuda.py: it checks the
+broadcast as Elemwise does, allocates the outputs (C-contiguous), gives each operand its
+strides in elements (0 along the axes its type broadcasts), merges the axes every operand's
+strides allow (a contiguous operation runs the 1-d kernel) and launches over the output's
+elements. GpuDimShuffle is a view (transpose and reshape of the device array). The shape ops
+(Shape, Shape_i) read a device array's shape without moving it: their outputs stay on the
+host.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from sympile.graph.basic import Apply
+from sympile.graph.op import Op
+from sympile.gpu.basic import GpuArrayType
+from sympile.gpu.placement import register_gpu
+from sympile.gpu.runtime import runtime
+from sympile.scalar.c_rules import C_ERRORS
+from sympile.tensor.elemwise import DimShuffle, Elemwise
+from sympile.tensor.elemwise.elemwise_cuda import CudaKernel, elemwise_cuda_kernel
+from sympile.tensor.elemwise.ops import check_runtime_broadcast
+from sympile.tensor.shape.ops import Shape, ShapeI
+
+__all__ = ["GpuDimShuffle", "GpuElemwise", "GpuShapeOp", "collapse_axes"]
+
+
+def _check_context(op: Op, inputs, context: str) -> None:
+    for index, variable in enumerate(inputs):
+        if not isinstance(variable.type, GpuArrayType) or variable.type.context != context:
+            raise TypeError(f"{op}: input {index} must be a device array of {context}, got "
+                            f"{variable} of type {variable.type}")
+
+
+def collapse_axes(shape: tuple[int, ...], strides: list[list[int]]
+                  ) -> tuple[list[int], list[list[int]]]:
+    """(shape, each operand's strides) with length-1 axes dropped and neighbouring axes
+    merged where every operand steps from one to the next as over one axis; at least one
+    axis is left."""
+    kept = [axis for axis, length in enumerate(shape) if length != 1]
+    if not kept:
+        return [1], [[0] for _ in strides]
+    merged_shape = [shape[kept[0]]]
+    merged = [[operand[kept[0]]] for operand in strides]
+    for axis in kept[1:]:
+        if all(m[-1] == operand[axis] * shape[axis] for m, operand in zip(merged, strides)):
+            merged_shape[-1] *= shape[axis]
+            for m, operand in zip(merged, strides):
+                m[-1] = operand[axis]
+        else:
+            merged_shape.append(shape[axis])
+            for m, operand in zip(merged, strides):
+                m.append(operand[axis])
+    return merged_shape, merged
+
+
+def _element_strides(value, broadcast: tuple[bool, ...]) -> list[int]:
+    itemsize = value.dtype.itemsize
+    return [0 if flag else stride // itemsize for stride, flag in zip(value.strides, broadcast)]
+
+
+class GpuElemwise(Op):
+    """`elemwise` (an Elemwise op without inplace pattern) on device arrays of `context`."""
+
+    __props__ = ("elemwise", "context")
+
+    def __init__(self, elemwise: Elemwise, context: str):
+        self.elemwise = elemwise
+        self.context = context
+
+    def __str__(self):
+        return f"GpuElemwise{{{self.elemwise}}}<{self.context}>"
+
+    def make_node(self, *inputs):
+        _check_context(self, inputs, self.context)
+        host = self.elemwise.make_node(*[v.type.host_type() for v in inputs])
+        return Apply(self, list(inputs),
+                     [GpuArrayType.of(v.type, self.context)() for v in host.outputs])
+
+    @functools.cache  # noqa: B019 - ops live as long as the graphs that hold them
+    def kernel(self, input_dtypes: tuple[str, ...], output_dtypes: tuple[str, ...],
+               ndim: int) -> CudaKernel | None:
+        return elemwise_cuda_kernel(self.elemwise.scalar_op, input_dtypes, output_dtypes, ndim)
+
+    def perform(self, node, inputs, output_storage):
+        check_runtime_broadcast(self.elemwise, node, inputs)
+        device = runtime(self.context)
+        ndim = node.outputs[0].type.ndim
+        # Each axis has the length of the inputs that do not broadcast along it (checked).
+        shape = tuple(next((value.shape[axis] for value, variable in zip(inputs, node.inputs)
+                            if variable.type.shape[axis] != 1), 1) for axis in range(ndim))
+        outputs = [device.empty(shape, v.type.dtype) for v in node.outputs]
+        size = math.prod(shape)
+        if size:
+            strides = [_element_strides(value, variable.type.broadcastable)
+                       for value, variable in zip(inputs, node.inputs)]
+            strides += [_element_strides(value, (False,) * ndim) for value in outputs]
+            merged_shape, merged = collapse_axes(shape, strides)
+            kernel = self.kernel(tuple(v.type.dtype for v in node.inputs),
+                                 tuple(v.type.dtype for v in node.outputs), len(merged_shape))
+            arguments = [size, *merged_shape]
+            for value, operand_strides in zip([*inputs, *outputs], merged):
+                arguments += [value, *operand_strides]
+            error = None
+            if kernel.reports_errors:
+                error = device.to_device(np.zeros(1, dtype=np.int32))
+                arguments.append(error)
+            device.launch(kernel, size, arguments)
+            if error is not None:
+                code = int(device.to_host(error)[0])
+                for bit, exception, message in C_ERRORS:
+                    if code & bit:
+                        raise {"PyExc_ValueError": ValueError}[exception](message)
+        for storage, value in zip(output_storage, outputs):
+            storage[0] = value
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return self.elemwise.infer_shape(fgraph, node, input_shapes)
+
+
+class GpuDimShuffle(Op):
+    """`dimshuffle` (a DimShuffle op) of a device array: a view."""
+
+    __props__ = ("dimshuffle", "context")
+    view_map = {0: [0]}
+
+    def __init__(self, dimshuffle: DimShuffle, context: str):
+        self.dimshuffle = dimshuffle
+        self.context = context
+
+    def __str__(self):
+        return f"Gpu{self.dimshuffle}"
+
+    def make_node(self, x):
+        _check_context(self, [x], self.context)
+        host = self.dimshuffle.make_node(x.type.host_type())
+        return Apply(self, [x], [GpuArrayType.of(host.outputs[0].type, self.context)()])
+
+    def perform(self, node, inputs, output_storage):
+        (x,) = inputs
+        op = self.dimshuffle
+        shape = [1 if a == "x" else x.shape[a] for a in op.new_order]
+        output_storage[0][0] = x.transpose(op.shuffle + op.drop).reshape(shape)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return self.dimshuffle.infer_shape(fgraph, node, input_shapes)
+
+
+class GpuShapeOp(Op):
+    """A shape op (`op`: Shape or Shape_i) of a device array: its perform reads only the
+    array's shape, and its output is a host tensor."""
+
+    __props__ = ("op",)
+
+    def __init__(self, op: Op):
+        self.op = op
+
+    def __str__(self):
+        return f"Gpu{self.op}"
+
+    def make_node(self, x):
+        host = self.op.make_node(x.type.host_type())
+        return Apply(self, [x], [v.type() for v in host.outputs])
+
+    def perform(self, node, inputs, output_storage):
+        self.op.perform(node, inputs, output_storage)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return self.op.infer_shape(fgraph, node, input_shapes)
+
+
+@register_gpu(Elemwise)
+def _lift_elemwise(node: Apply, inputs, context: str):
+    op = node.op
+    if op.inplace_pattern:
+        return None
+    dtypes = (tuple(v.type.dtype for v in node.inputs), tuple(v.type.dtype for v in node.outputs))
+    gpu_op = GpuElemwise(op, context)
+    if gpu_op.kernel(*dtypes, max(node.outputs[0].type.ndim, 1)) is None:
+        return None
+    return gpu_op.make_node(*inputs).outputs
+
+
+@register_gpu(DimShuffle)
+def _lift_dimshuffle(node: Apply, inputs, context: str):
+    return [GpuDimShuffle(node.op, context)(inputs[0])]
+
+
+@register_gpu(Shape)
+@register_gpu(ShapeI)
+def _lift_shape(node: Apply, inputs, context: str):
+    return [GpuShapeOp(node.op)(inputs[0])]

@@ -1,0 +1,218 @@
+"""The device runtimes: where a GPU value lives and how a kernel is launched on it.
+
+A context name picks one (it is part of each GpuArrayType):
+
+- 'cuda0', 'cuda1', ...: an NVIDIA GPU through CuPy (arrays are cupy.ndarray; kernels
+  compiled by CuPy's NVRTC and cached on disk by CuPy, keyed by the source and the device's
+  compute capability).
+- 'emulated': the CPU emulation that tests the GPU backend where there is no GPU. Its arrays
+  are EmulatedArray (a numpy buffer that host code cannot read by mistake: only to_host
+  does), and its kernels are the same CUDA sources compiled by the C compiler, launched as a
+  serial loop over the grid's blocks and threads (sympile.gpu.emulation). It checks the
+  kernels' index and broadcast logic, the launch arguments, placement and transfers.
+
+`target_context()` is the context the placement rewrite moves nodes to: the emulated one
+inside `emulate()`, config.device when it names a GPU, else None (nothing is placed).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import math
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from sympile.config import config, require_cupy
+from sympile.gpu.emulation import emulated_launcher
+from sympile.tensor.elemwise.elemwise_cuda import CudaKernel
+
+__all__ = ["EMULATED", "EmulatedArray", "Runtime", "emulate", "runtime", "target_context"]
+
+EMULATED = "emulated"
+
+
+class Runtime:
+    """What the GPU ops need of a device: arrays (shape, dtype, strides in bytes, views by
+    transpose and reshape), transfers, allocation and kernel launches."""
+
+    context: str
+
+    def is_device_array(self, value: Any) -> bool:
+        raise NotImplementedError
+
+    def to_device(self, array: np.ndarray) -> Any:
+        raise NotImplementedError
+
+    def to_host(self, value: Any) -> np.ndarray:
+        raise NotImplementedError
+
+    def empty(self, shape: Sequence[int], dtype: str) -> Any:
+        raise NotImplementedError
+
+    def copy(self, value: Any) -> Any:
+        """A new device array holding `value`'s elements."""
+        raise NotImplementedError
+
+    def launch(self, kernel: CudaKernel, size: int, arguments: Sequence[Any]) -> None:
+        """Run `kernel` over `size` elements; `arguments`: ints (int64 parameters) and
+        device arrays (pointers to their first element)."""
+        raise NotImplementedError
+
+    def synchronize(self) -> None:
+        """Wait for every launched kernel."""
+
+
+class EmulatedArray:
+    """A device array of the emulated runtime: shape, dtype, strides, views."""
+
+    __slots__ = ("_buffer",)
+
+    def __init__(self, buffer: np.ndarray):
+        self._buffer = buffer
+
+    shape = property(lambda self: self._buffer.shape)
+    dtype = property(lambda self: self._buffer.dtype)
+    strides = property(lambda self: self._buffer.strides)
+    ndim = property(lambda self: self._buffer.ndim)
+    size = property(lambda self: self._buffer.size)
+
+    @property
+    def pointer(self) -> int:
+        return self._buffer.ctypes.data
+
+    def transpose(self, axes: Sequence[int]) -> EmulatedArray:
+        return EmulatedArray(self._buffer.transpose(axes))
+
+    def reshape(self, shape: Sequence[int]) -> EmulatedArray:
+        return EmulatedArray(self._buffer.reshape(shape))
+
+    def __repr__(self) -> str:
+        return f"EmulatedArray(shape={self.shape}, dtype={self.dtype})"
+
+
+class EmulatedRuntime(Runtime):
+    context = EMULATED
+    # Few blocks of few threads: every thread's grid-stride loop takes several steps, as on
+    # a GPU with large arrays, and the serial loop calls the kernel few times.
+    BLOCK = 32
+    MAX_GRID = 3
+
+    def is_device_array(self, value: Any) -> bool:
+        return isinstance(value, EmulatedArray)
+
+    def to_device(self, array: np.ndarray) -> EmulatedArray:
+        return EmulatedArray(np.array(array, copy=True))
+
+    def to_host(self, value: EmulatedArray) -> np.ndarray:
+        return np.array(value._buffer, copy=True)
+
+    def empty(self, shape: Sequence[int], dtype: str) -> EmulatedArray:
+        return EmulatedArray(np.empty(tuple(shape), dtype=dtype))
+
+    def copy(self, value: EmulatedArray) -> EmulatedArray:
+        return EmulatedArray(value._buffer.copy())
+
+    def launch(self, kernel: CudaKernel, size: int, arguments: Sequence[Any]) -> None:
+        grid = min(math.ceil(size / self.BLOCK), self.MAX_GRID)
+        values = [a.pointer if isinstance(a, EmulatedArray) else int(a) for a in arguments]
+        emulated_launcher(kernel)(grid, self.BLOCK, *values)
+
+
+class CupyRuntime(Runtime):
+    """An NVIDIA GPU through CuPy (imported here only, when a CUDA context is used)."""
+
+    BLOCK = 256
+    MAX_GRID = 65535
+
+    def __init__(self, index: int):
+        self.cupy = require_cupy(index)
+        self.index = index
+        self.context = f"cuda{index}"
+        self.device = self.cupy.cuda.Device(index)
+        self._functions: dict[str, Any] = {}
+
+    def is_device_array(self, value: Any) -> bool:
+        return isinstance(value, self.cupy.ndarray)
+
+    def to_device(self, array: np.ndarray) -> Any:
+        with self.device:
+            return self.cupy.asarray(array)
+
+    def to_host(self, value: Any) -> np.ndarray:
+        with self.device:
+            return self.cupy.asnumpy(value)
+
+    def empty(self, shape: Sequence[int], dtype: str) -> Any:
+        with self.device:
+            return self.cupy.empty(tuple(shape), dtype=dtype)
+
+    def copy(self, value: Any) -> Any:
+        with self.device:
+            return value.copy()
+
+    def _function(self, kernel: CudaKernel) -> Any:
+        function = self._functions.get(kernel.name)
+        if function is None:
+            from sympile.gpu.nvrtc import OPTIONS
+            with self.device:
+                module = self.cupy.RawModule(code=kernel.source, options=OPTIONS,
+                                             backend="nvrtc")
+                function = module.get_function(kernel.name)
+            self._functions[kernel.name] = function
+        return function
+
+    def launch(self, kernel: CudaKernel, size: int, arguments: Sequence[Any]) -> None:
+        grid = min(math.ceil(size / self.BLOCK), self.MAX_GRID)
+        values = tuple(a if self.is_device_array(a) else np.int64(a) for a in arguments)
+        with self.device:
+            self._function(kernel)((grid,), (self.BLOCK,), values)
+
+    def synchronize(self) -> None:
+        self.device.synchronize()
+
+
+_emulating = threading.local()
+
+
+@functools.cache
+def _emulated_runtime() -> EmulatedRuntime:
+    return EmulatedRuntime()
+
+
+@functools.cache
+def _cuda_runtime(index: int) -> CupyRuntime:
+    return CupyRuntime(index)
+
+
+def runtime(context: str) -> Runtime:
+    """The runtime of `context` ('emulated' or 'cudaN')."""
+    if context == EMULATED:
+        return _emulated_runtime()
+    if context.startswith("cuda") and context[4:].isdigit():
+        return _cuda_runtime(int(context[4:]))
+    raise ValueError(f"sympile.gpu: unknown device context {context!r}; expected 'emulated' "
+                     f"or 'cuda0', 'cuda1', ...")
+
+
+def target_context() -> str | None:
+    """Where the placement rewrite moves nodes: see the module's docstring."""
+    if getattr(_emulating, "depth", 0):
+        return EMULATED
+    device = config.device
+    if device == "cuda":
+        return "cuda0"
+    return device if device.startswith("cuda") else None
+
+
+@contextlib.contextmanager
+def emulate() -> Iterator[None]:
+    """Functions compiled inside place their GPU nodes on the emulated device (tests)."""
+    _emulating.depth = getattr(_emulating, "depth", 0) + 1
+    try:
+        yield
+    finally:
+        _emulating.depth -= 1
