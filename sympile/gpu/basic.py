@@ -17,8 +17,8 @@ import numpy as np
 from sympile.graph.basic import Apply, Constant, Variable
 from sympile.graph.op import Op
 from sympile.graph.type import Type
-from sympile.gpu.runtime import runtime
-from sympile.tensor.sharedvar import SharedVariable
+from sympile.gpu.runtime import EMULATED, runtime, target_context
+from sympile.tensor.sharedvar import SharedVariable, shared_constructor
 from sympile.tensor.type import TensorType, tensor_type
 from sympile.tensor.variable import TensorMethods, as_tensor_variable
 
@@ -165,7 +165,7 @@ class GpuFromHost(Op):
     def infer_shape(self, fgraph, node, input_shapes):
         return input_shapes
 
-    def grad(self, inputs, output_grads):
+    def L_op(self, inputs, outputs, output_grads):
         return [as_tensor_variable(output_grads[0])]
 
     def R_op(self, inputs, eval_points):
@@ -188,8 +188,48 @@ class HostFromGpu(Op):
     def infer_shape(self, fgraph, node, input_shapes):
         return input_shapes
 
-    def grad(self, inputs, output_grads):
+    def L_op(self, inputs, outputs, output_grads):
         return [GpuFromHost(inputs[0].type.context)(output_grads[0])]
 
     def R_op(self, inputs, eval_points):
         return [None if eval_points[0] is None else self(eval_points[0])]
+
+
+@shared_constructor
+def gpu_shared_constructor(value: Any, name: str | None = None, strict: bool = False,
+                           allow_downcast: bool | None = None, borrow: bool = False,
+                           shape: Sequence[int | None] | None = None,
+                           broadcastable: Sequence[bool] | None = None,
+                           target: str | None = None, **kwargs: Any):
+    """A shared variable on the device: of a device array, of any value given
+    target='cudaN' (or 'emulated'), and of a float value when the placement target
+    (config.device) is a GPU and target is None. None otherwise (the host's constructors
+    take it)."""
+    if target == "cpu" or isinstance(value, Variable):
+        return None
+    context = target or target_context()
+    if context is None or (target is not None and not _is_context(target)):
+        return None
+    device = runtime(context)
+    on_device = device.is_device_array(value)
+    if not on_device:
+        value = np.asarray(value)
+        if value.dtype.kind not in "biuf" or (target is None and value.dtype.kind != "f"):
+            return None
+    if broadcastable is not None:
+        if shape is not None:
+            raise TypeError("shared: give shape or broadcastable, not both")
+        shape = tuple(1 if flag else None for flag in broadcastable)
+    static = tuple(shape) if shape is not None else (None,) * value.ndim
+    if len(static) != value.ndim:
+        raise ValueError(f"shared: shape {shape} does not match the value's shape {value.shape}")
+    type_ = GpuArrayType(value.dtype.name, static, context)
+    variable = GpuArraySharedVariable(type_, value, name=name, strict=strict,
+                                      allow_downcast=allow_downcast, borrow=True)
+    if not borrow and on_device and variable.container.storage[0] is value:
+        variable.container.storage[0] = device.copy(value)
+    return variable
+
+
+def _is_context(name: str) -> bool:
+    return name == EMULATED or (name.startswith("cuda") and name[4:].isdigit())

@@ -186,12 +186,12 @@ def _lift_elemwise(node: Apply, inputs, context: str):
     return gpu_op.make_node(*inputs).outputs
 
 
-@register_gpu(DimShuffle)
+@register_gpu(DimShuffle, computes=False)
 def _lift_dimshuffle(node: Apply, inputs, context: str):
     return [GpuDimShuffle(node.op, context)(inputs[0])]
 
 
-@register_gpu(Shape)
-@register_gpu(ShapeI)
+@register_gpu(Shape, computes=False)
+@register_gpu(ShapeI, computes=False)
 def _lift_shape(node: Apply, inputs, context: str):
     return [GpuShapeOp(node.op)(inputs[0])]

@@ -27,6 +27,7 @@ from collections.abc import Callable
 from sympile.graph.basic import Apply, Constant, Variable
 from sympile.graph.fgraph import FunctionGraph
 from sympile.graph.rewriting.basic import GraphRewriter
+from sympile.graph.utils import user_stacklevel
 from sympile.gpu.basic import GpuArrayType, GpuFromHost, HostFromGpu
 from sympile.gpu.runtime import target_context
 from sympile.tensor.rewriting.basic import rewrite_db
@@ -35,17 +36,19 @@ from sympile.tensor.type import TensorType
 __all__ = ["GpuHostOpsWarning", "GpuPlacement", "register_gpu"]
 
 Lift = Callable[[Apply, list[Variable], str], list[Variable] | None]
-_IMPLEMENTATIONS: dict[type, Lift] = {}
+_IMPLEMENTATIONS: dict[type, tuple[Lift, bool]] = {}
 
 
 class GpuHostOpsWarning(UserWarning):
     """Some ops of a function compiled for a GPU run on the host."""
 
 
-def register_gpu(op_class: type) -> Callable[[Lift], Lift]:
-    """Decorator: the function giving the GPU implementation of nodes of `op_class`."""
+def register_gpu(op_class: type, computes: bool = True) -> Callable[[Lift], Lift]:
+    """Decorator: the function giving the GPU implementation of nodes of `op_class`.
+    computes=False (views, shapes): a node moves only when an input is already on the
+    device, never to move a host value there for it."""
     def register(lift: Lift) -> Lift:
-        _IMPLEMENTATIONS[op_class] = lift
+        _IMPLEMENTATIONS[op_class] = (lift, computes)
         return lift
     return register
 
@@ -72,10 +75,12 @@ def _reads_device(variable: Variable, context: str) -> bool:
         and owner.inputs[0].type.context == context
 
 
-def _worth_moving(node: Apply, context: str) -> bool:
-    """Float work, or any work on values already on the device."""
-    return any(_is_tensor(v) and v.type.dtype.startswith("float") for v in node.outputs) \
-        or any(_reads_device(v, context) for v in node.inputs)
+def _worth_moving(node: Apply, context: str, computes: bool) -> bool:
+    """Work on values already on the device, or float work."""
+    if any(_reads_device(v, context) for v in node.inputs):
+        return True
+    return computes and any(_is_tensor(v) and v.type.dtype.startswith("float")
+                            for v in node.outputs)
 
 
 class GpuPlacement(GraphRewriter):
@@ -91,10 +96,11 @@ class GpuPlacement(GraphRewriter):
         on_host: Counter[str] = Counter()
         for node in fgraph.toposort():
             if isinstance(node.op, (GpuFromHost, HostFromGpu)) \
-                    or not any(map(_is_tensor, node.inputs + node.outputs)) \
-                    or not _worth_moving(node, context):
+                    or not any(map(_is_tensor, node.inputs + node.outputs)):
                 continue
-            lift = _IMPLEMENTATIONS.get(type(node.op))
+            lift, computes = _IMPLEMENTATIONS.get(type(node.op), (None, True))
+            if not _worth_moving(node, context, computes):
+                continue
             outputs = None
             if lift is not None:
                 outputs = lift(node, [on_device(v, context) if _is_tensor(v) else v
@@ -113,7 +119,7 @@ class GpuPlacement(GraphRewriter):
             warnings.warn(f"sympile.gpu: {sum(on_host.values())} node(s) run on the host "
                           f"({context} has no implementation of them; their inputs and "
                           f"outputs are transferred): {listed}", GpuHostOpsWarning,
-                          stacklevel=2)
+                          stacklevel=user_stacklevel())
         return changed
 
     def _cut_transfers(self, fgraph: FunctionGraph) -> bool:

@@ -11,8 +11,9 @@ A context name picks one (it is part of each GpuArrayType):
   serial loop over the grid's blocks and threads (sympile.gpu.emulation). It checks the
   kernels' index and broadcast logic, the launch arguments, placement and transfers.
 
-`target_context()` is the context the placement rewrite moves nodes to: the emulated one
-inside `emulate()`, config.device when it names a GPU, else None (nothing is placed).
+`target_context()` is the context the placement rewrite moves nodes to: the innermost
+`placement_target(context)` (`emulate()` is the emulated one's), else config.device when
+it names a GPU, else None (nothing is placed).
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from sympile.config import config, require_cupy
 from sympile.gpu.emulation import emulated_launcher
 from sympile.tensor.elemwise.elemwise_cuda import CudaKernel
 
-__all__ = ["EMULATED", "EmulatedArray", "Runtime", "emulate", "runtime", "target_context"]
+__all__ = ["EMULATED", "EmulatedArray", "Runtime", "emulate", "placement_target", "runtime",
+           "target_context"]
 
 EMULATED = "emulated"
 
@@ -175,7 +177,7 @@ class CupyRuntime(Runtime):
         self.device.synchronize()
 
 
-_emulating = threading.local()
+_targets = threading.local()
 
 
 @functools.cache
@@ -200,8 +202,9 @@ def runtime(context: str) -> Runtime:
 
 def target_context() -> str | None:
     """Where the placement rewrite moves nodes: see the module's docstring."""
-    if getattr(_emulating, "depth", 0):
-        return EMULATED
+    stack = getattr(_targets, "stack", None)
+    if stack:
+        return stack[-1]
     device = config.device
     if device == "cuda":
         return "cuda0"
@@ -209,10 +212,18 @@ def target_context() -> str | None:
 
 
 @contextlib.contextmanager
-def emulate() -> Iterator[None]:
-    """Functions compiled inside place their GPU nodes on the emulated device (tests)."""
-    _emulating.depth = getattr(_emulating, "depth", 0) + 1
+def placement_target(context: str) -> Iterator[None]:
+    """Functions compiled inside place their GPU nodes in `context`, whatever config.device
+    says; shared variables made inside live there."""
+    runtime(context)
+    _targets.stack = [*getattr(_targets, "stack", []), context]
     try:
         yield
     finally:
-        _emulating.depth -= 1
+        _targets.stack.pop()
+
+
+def emulate() -> contextlib.AbstractContextManager[None]:
+    """Functions compiled inside place their GPU nodes on the CPU emulation of a device
+    (tests of the GPU backend without a GPU)."""
+    return placement_target(EMULATED)

@@ -39,6 +39,17 @@ def user_creation_site() -> str | None:
     return None
 
 
+def user_stacklevel() -> int:
+    """The `stacklevel` that makes a warnings.warn in the caller of this function point at
+    the innermost frame outside the sympile package (the user's line)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None:
+        if not os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep):
+            return level
+        frame, level = frame.f_back, level + 1
+    return 1
+
+
 # What every class body holds whatever it defines (__module__, __dict__, __doc__, ...).
 _CLASS_INTERNALS = frozenset(vars(type("Empty", (), {})))
 

@@ -90,8 +90,13 @@ def shared_constructor(constructor: Any) -> Any:
 def shared(value: Any, name: str | None = None, strict: bool = False,
            allow_downcast: bool | None = None, borrow: bool = False,
            shape: tuple[int | None, ...] | None = None,
-           broadcastable: tuple[bool, ...] | None = None) -> SharedVariable:
+           broadcastable: tuple[bool, ...] | None = None,
+           target: str | None = None) -> SharedVariable:
     """A shared variable holding `value` (copied unless borrow=True).
+
+    target (Theano's): 'cpu' keeps the value in host memory; a device context ('cuda0')
+    puts it there; None: on the GPU that config.device names for float values (sympile.gpu
+    registers that constructor), else on the host.
 
     Its dtype is numpy's for the value; its static shape is unknown in every dimension (so
     set_value may change the shape) unless `shape` is given. broadcastable (Theano's form):
@@ -99,9 +104,13 @@ def shared(value: Any, name: str | None = None, strict: bool = False,
     """
     for constructor in _CONSTRUCTORS:
         variable = constructor(value, name=name, strict=strict, allow_downcast=allow_downcast,
-                               borrow=borrow, shape=shape, broadcastable=broadcastable)
+                               borrow=borrow, shape=shape, broadcastable=broadcastable,
+                               target=target)
         if variable is not None:
             return variable
+    if target not in (None, "cpu"):
+        raise ValueError(f"shared: target must be 'cpu' or a GPU device context ('cuda0', "
+                         f"...), got {target!r}")
     if broadcastable is not None:
         if shape is not None:
             raise TypeError("shared: give shape or broadcastable, not both")

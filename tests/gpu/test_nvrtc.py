@@ -1,0 +1,81 @@
+"""Every kernel the generators emit compiles with NVRTC to PTX for sm_90 (the H100/H200),
+without a GPU: the scalar op table in every dtype and the fused kernels of a training
+step. NVRTC comes with the test extra (the nvidia-cuda-nvrtc wheel)."""
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+import sympile
+import sympile.tensor as T
+from sympile.gpu import emulate
+from sympile.gpu.elemwise import GpuElemwise
+from sympile.gpu.nvrtc import NvrtcError, compile_ptx, version
+from sympile.scalar.basic import SCALAR_OPS
+from sympile.tensor.elemwise.elemwise_cuda import elemwise_cuda_kernel
+from tests.gpu.test_elemwise import ALL_DTYPES, FAST_DTYPES, HOST_ONLY
+
+
+def _kernels(dtypes, ndim):
+    for name, op in sorted(SCALAR_OPS.items()):
+        for dtype in dtypes:
+            try:
+                outputs = op.output_dtypes(*[dtype] * op.nin)
+            except TypeError:
+                continue
+            if name not in HOST_ONLY:
+                yield elemwise_cuda_kernel(op, [dtype] * op.nin, list(outputs), ndim)
+
+
+def _compile(kernel):
+    ptx = compile_ptx(kernel.source, kernel.name + ".cu")
+    assert f".entry {kernel.name}(" in ptx
+
+
+def _compile_all(kernels):
+    """The number of kernels compiled, on one thread per core (NVRTC is thread-safe)."""
+    with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+        return len(list(pool.map(_compile, kernels)))
+
+
+def test_nvrtc_is_cuda_13():
+    assert version()[0] == 13
+
+
+def test_op_table_kernels_compile():
+    assert _compile_all(_kernels(FAST_DTYPES, 2)) > 300
+
+
+@pytest.mark.slow
+def test_op_table_kernels_compile_all_dtypes_and_ranks():
+    others = [d for d in ALL_DTYPES if d not in FAST_DTYPES]
+    assert _compile_all(_kernels(others, 2)) > 300
+    assert _compile_all(_kernels(ALL_DTYPES, 1)) > 600
+    assert _compile_all(_kernels(ALL_DTYPES, 4)) > 600
+
+
+def test_training_step_kernels_compile():
+    """The fused kernels of an MLP's SGD step in float32 and float16."""
+    for dtype in ("float32", "float16"):
+        with emulate():
+            W = sympile.shared(np.zeros((6, 4), dtype), name="W")
+            x = T.tensor(dtype, (None, None), name="x")
+            y = T.lvector("y")
+            p = T.nnet.softmax(T.tanh(T.dot(x, W)))
+            cost = -T.mean(T.log(p)[T.arange(y.shape[0]), y])
+            f = sympile.function([x, y], cost,
+                                 updates=[(W, W - np.asarray(0.1, dtype) * sympile.grad(cost, W))])
+        nodes = [n for n in f.maker.fgraph.apply_nodes if isinstance(n.op, GpuElemwise)]
+        assert nodes
+        for node in nodes:
+            kernel = node.op.kernel(tuple(v.type.dtype for v in node.inputs),
+                                    tuple(v.type.dtype for v in node.outputs),
+                                    max(node.outputs[0].type.ndim, 1))
+            assert _compile_all([kernel]) == 1
+
+
+def test_a_broken_kernel_reports_nvrtc_log():
+    with pytest.raises(NvrtcError, match="broken.cu.*undefined"):
+        compile_ptx('extern "C" __global__ void k() { undefined_name(); }', "broken.cu")
