@@ -13,7 +13,7 @@ CuPy only when a CUDA context is used.
 """
 
 from sympile.gpu import elemwise, placement  # noqa: F401 - they register their rewrites
-from sympile.gpu.basic import (  # noqa: F401
+from sympile.gpu.basic import (
     GpuArrayConstant,
     GpuArraySharedVariable,
     GpuArrayType,
@@ -21,8 +21,8 @@ from sympile.gpu.basic import (  # noqa: F401
     GpuFromHost,
     HostFromGpu,
 )
-from sympile.gpu.placement import GpuHostOpsWarning, GpuPlacement, register_gpu  # noqa: F401
-from sympile.gpu.runtime import emulate  # noqa: F401
+from sympile.gpu.placement import GpuHostOpsWarning, GpuPlacement, register_gpu
+from sympile.gpu.runtime import emulate
 
 __all__ = ["GpuArrayConstant", "GpuArraySharedVariable", "GpuArrayType", "GpuArrayVariable",
            "GpuFromHost", "GpuHostOpsWarning", "GpuPlacement", "HostFromGpu", "emulate",

@@ -14,10 +14,10 @@ from typing import Any
 
 import numpy as np
 
+from sympile.gpu.runtime import EMULATED, runtime, target_context
 from sympile.graph.basic import Apply, Constant, Variable
 from sympile.graph.op import Op
 from sympile.graph.type import Type
-from sympile.gpu.runtime import EMULATED, runtime, target_context
 from sympile.tensor.sharedvar import SharedVariable, shared_constructor
 from sympile.tensor.type import TensorType, tensor_type
 from sympile.tensor.variable import TensorMethods, as_tensor_variable

@@ -16,11 +16,11 @@ import math
 
 import numpy as np
 
-from sympile.graph.basic import Apply
-from sympile.graph.op import Op
 from sympile.gpu.basic import GpuArrayType
 from sympile.gpu.placement import register_gpu
 from sympile.gpu.runtime import runtime
+from sympile.graph.basic import Apply
+from sympile.graph.op import Op
 from sympile.scalar.c_rules import C_ERRORS
 from sympile.tensor.elemwise import DimShuffle, Elemwise
 from sympile.tensor.elemwise.elemwise_cuda import CudaKernel, elemwise_cuda_kernel

@@ -24,12 +24,12 @@ import warnings
 from collections import Counter
 from collections.abc import Callable
 
+from sympile.gpu.basic import GpuArrayType, GpuFromHost, HostFromGpu
+from sympile.gpu.runtime import target_context
 from sympile.graph.basic import Apply, Constant, Variable
 from sympile.graph.fgraph import FunctionGraph
 from sympile.graph.rewriting.basic import GraphRewriter
 from sympile.graph.utils import user_stacklevel
-from sympile.gpu.basic import GpuArrayType, GpuFromHost, HostFromGpu
-from sympile.gpu.runtime import target_context
 from sympile.tensor.rewriting.basic import rewrite_db
 from sympile.tensor.type import TensorType
 
