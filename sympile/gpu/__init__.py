@@ -7,12 +7,13 @@ transfers, the runtimes, the placement rewrite and the GPU ops that are not one 
   nvrtc.py      NVRTC through ctypes: kernels to PTX without a GPU
   placement.py  the rewrite that moves nodes to the device (the pipeline's gpu phase)
   elemwise.py   Elemwise, DimShuffle and the shape ops on the device
+  reduction.py  CAReduce and FusedCAReduce on the device (passes of partial results)
 
 Importing sympile imports this package (it registers the placement rewrite); it imports
 CuPy only when a CUDA context is used.
 """
 
-from sympile.gpu import elemwise, placement  # noqa: F401 - they register their rewrites
+from sympile.gpu import elemwise, placement, reduction  # noqa: F401 - they register rewrites
 from sympile.gpu.basic import (
     GpuArrayConstant,
     GpuArraySharedVariable,

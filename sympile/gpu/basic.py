@@ -134,14 +134,8 @@ class GpuArraySharedVariable(_GpuMethods, SharedVariable):
             return value
         return runtime(self.type.context).to_host(value)
 
-    def set_value(self, value: Any, borrow: bool = False) -> None:
-        try:
-            data = self.type.filter(value)
-        except TypeError as error:
-            raise TypeError(f"set_value of shared variable {self}: {error}") from None
-        if not borrow and data is value:
-            data = runtime(self.type.context).copy(data)
-        self.container.storage[0] = data
+    def _copy(self, data: Any) -> Any:
+        return runtime(self.type.context).copy(data)
 
 
 class GpuFromHost(Op):

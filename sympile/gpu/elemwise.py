@@ -14,23 +14,21 @@ from __future__ import annotations
 import functools
 import math
 
-import numpy as np
-
 from sympile.gpu.basic import GpuArrayType
 from sympile.gpu.placement import register_gpu
 from sympile.gpu.runtime import runtime
 from sympile.graph.basic import Apply
 from sympile.graph.op import Op
-from sympile.scalar.c_rules import C_ERRORS
 from sympile.tensor.elemwise import DimShuffle, Elemwise
 from sympile.tensor.elemwise.elemwise_cuda import CudaKernel, elemwise_cuda_kernel
 from sympile.tensor.elemwise.ops import check_runtime_broadcast
 from sympile.tensor.shape.ops import Shape, ShapeI
 
-__all__ = ["GpuDimShuffle", "GpuElemwise", "GpuShapeOp", "collapse_axes"]
+__all__ = ["GpuDimShuffle", "GpuElemwise", "GpuShapeOp", "broadcast_operands", "check_context",
+           "collapse_axes", "element_strides"]
 
 
-def _check_context(op: Op, inputs, context: str) -> None:
+def check_context(op: Op, inputs, context: str) -> None:
     for index, variable in enumerate(inputs):
         if not isinstance(variable.type, GpuArrayType) or variable.type.context != context:
             raise TypeError(f"{op}: input {index} must be a device array of {context}, got "
@@ -59,9 +57,31 @@ def collapse_axes(shape: tuple[int, ...], strides: list[list[int]]
     return merged_shape, merged
 
 
-def _element_strides(value, broadcast: tuple[bool, ...]) -> list[int]:
+def element_strides(value, broadcast: tuple[bool, ...]) -> list[int]:
+    """The strides of a device array in elements, 0 along the axes it broadcasts."""
     itemsize = value.dtype.itemsize
     return [0 if flag else stride // itemsize for stride, flag in zip(value.strides, broadcast)]
+
+
+def broadcast_operands(elemwise: Elemwise, variables, values) -> tuple[tuple[int, ...],
+                                                                       list[list[int]]]:
+    """(the broadcast shape, each value's element strides) of the inputs of an elementwise
+    computation, checked as Elemwise checks them: each axis has the length of the inputs
+    whose type does not broadcast it."""
+    check_runtime_broadcast(elemwise, _Inputs(variables), values)
+    ndim = variables[0].type.ndim if variables else 0
+    shape = tuple(next((value.shape[axis] for value, variable in zip(values, variables)
+                        if variable.type.shape[axis] != 1), 1) for axis in range(ndim))
+    return shape, [element_strides(value, variable.type.broadcastable)
+                   for value, variable in zip(values, variables)]
+
+
+class _Inputs:
+    """What check_runtime_broadcast reads of a node: its inputs and its output's ndim."""
+
+    def __init__(self, variables):
+        self.inputs = list(variables)
+        self.outputs = [self.inputs[0]] if self.inputs else []
 
 
 class GpuElemwise(Op):
@@ -77,7 +97,7 @@ class GpuElemwise(Op):
         return f"GpuElemwise{{{self.elemwise}}}<{self.context}>"
 
     def make_node(self, *inputs):
-        _check_context(self, inputs, self.context)
+        check_context(self, inputs, self.context)
         host = self.elemwise.make_node(*[v.type.host_type() for v in inputs])
         return Apply(self, list(inputs),
                      [GpuArrayType.of(v.type, self.context)() for v in host.outputs])
@@ -88,34 +108,19 @@ class GpuElemwise(Op):
         return elemwise_cuda_kernel(self.elemwise.scalar_op, input_dtypes, output_dtypes, ndim)
 
     def perform(self, node, inputs, output_storage):
-        check_runtime_broadcast(self.elemwise, node, inputs)
         device = runtime(self.context)
-        ndim = node.outputs[0].type.ndim
-        # Each axis has the length of the inputs that do not broadcast along it (checked).
-        shape = tuple(next((value.shape[axis] for value, variable in zip(inputs, node.inputs)
-                            if variable.type.shape[axis] != 1), 1) for axis in range(ndim))
+        shape, strides = broadcast_operands(self.elemwise, node.inputs, inputs)
         outputs = [device.empty(shape, v.type.dtype) for v in node.outputs]
         size = math.prod(shape)
         if size:
-            strides = [_element_strides(value, variable.type.broadcastable)
-                       for value, variable in zip(inputs, node.inputs)]
-            strides += [_element_strides(value, (False,) * ndim) for value in outputs]
+            strides += [element_strides(value, (False,) * len(shape)) for value in outputs]
             merged_shape, merged = collapse_axes(shape, strides)
             kernel = self.kernel(tuple(v.type.dtype for v in node.inputs),
                                  tuple(v.type.dtype for v in node.outputs), len(merged_shape))
             arguments = [size, *merged_shape]
             for value, operand_strides in zip([*inputs, *outputs], merged):
                 arguments += [value, *operand_strides]
-            error = None
-            if kernel.reports_errors:
-                error = device.to_device(np.zeros(1, dtype=np.int32))
-                arguments.append(error)
             device.launch(kernel, size, arguments)
-            if error is not None:
-                code = int(device.to_host(error)[0])
-                for bit, exception, message in C_ERRORS:
-                    if code & bit:
-                        raise {"PyExc_ValueError": ValueError}[exception](message)
         for storage, value in zip(output_storage, outputs):
             storage[0] = value
 
@@ -137,7 +142,7 @@ class GpuDimShuffle(Op):
         return f"Gpu{self.dimshuffle}"
 
     def make_node(self, x):
-        _check_context(self, [x], self.context)
+        check_context(self, [x], self.context)
         host = self.dimshuffle.make_node(x.type.host_type())
         return Apply(self, [x], [GpuArrayType.of(host.outputs[0].type, self.context)()])
 

@@ -29,12 +29,15 @@ import numpy as np
 
 from sympile.config import config, require_cupy
 from sympile.gpu.emulation import emulated_launcher
+from sympile.scalar.c_rules import C_ERRORS
 from sympile.tensor.elemwise.elemwise_cuda import CudaKernel
 
 __all__ = ["EMULATED", "EmulatedArray", "Runtime", "emulate", "placement_target", "runtime",
            "target_context"]
 
 EMULATED = "emulated"
+# The exceptions of c_rules.C_ERRORS, by their C name.
+_EXCEPTIONS = {"PyExc_ValueError": ValueError}
 
 
 class Runtime:
@@ -42,6 +45,10 @@ class Runtime:
     transpose and reshape), transfers, allocation and kernel launches."""
 
     context: str
+    # A reduction's first pass uses about this many threads in all (enough to fill the
+    # device), each folding at least REDUCTION_MIN_VALUES values.
+    REDUCTION_THREADS = 1 << 16
+    REDUCTION_MIN_VALUES = 32
 
     def is_device_array(self, value: Any) -> bool:
         raise NotImplementedError
@@ -60,8 +67,21 @@ class Runtime:
         raise NotImplementedError
 
     def launch(self, kernel: CudaKernel, size: int, arguments: Sequence[Any]) -> None:
-        """Run `kernel` over `size` elements; `arguments`: ints (int64 parameters) and
-        device arrays (pointers to their first element)."""
+        """Run `kernel` with `size` threads' work; `arguments`: ints (int64 parameters) and
+        device arrays (pointers to their first element), without the error flag: a kernel
+        that reports errors gets one, and the error it reports is raised here (as the CPU
+        loops raise it)."""
+        if not kernel.reports_errors:
+            self._launch(kernel, size, arguments)
+            return
+        flag = self.to_device(np.zeros(1, dtype=np.int32))
+        self._launch(kernel, size, [*arguments, flag])
+        code = int(self.to_host(flag)[0])
+        for bit, exception, message in C_ERRORS:
+            if code & bit:
+                raise _EXCEPTIONS[exception](message)
+
+    def _launch(self, kernel: CudaKernel, size: int, arguments: Sequence[Any]) -> None:
         raise NotImplementedError
 
     def synchronize(self) -> None:
@@ -102,6 +122,10 @@ class EmulatedRuntime(Runtime):
     # a GPU with large arrays, and the serial loop calls the kernel few times.
     BLOCK = 32
     MAX_GRID = 3
+    # Reductions split into few partial results of few values each: several passes even
+    # on small arrays.
+    REDUCTION_THREADS = 8
+    REDUCTION_MIN_VALUES = 2
 
     def is_device_array(self, value: Any) -> bool:
         return isinstance(value, EmulatedArray)
@@ -118,7 +142,7 @@ class EmulatedRuntime(Runtime):
     def copy(self, value: EmulatedArray) -> EmulatedArray:
         return EmulatedArray(value._buffer.copy())
 
-    def launch(self, kernel: CudaKernel, size: int, arguments: Sequence[Any]) -> None:
+    def _launch(self, kernel: CudaKernel, size: int, arguments: Sequence[Any]) -> None:
         grid = min(math.ceil(size / self.BLOCK), self.MAX_GRID)
         values = [a.pointer if isinstance(a, EmulatedArray) else int(a) for a in arguments]
         emulated_launcher(kernel)(grid, self.BLOCK, *values)
@@ -167,7 +191,7 @@ class CupyRuntime(Runtime):
             self._functions[kernel.name] = function
         return function
 
-    def launch(self, kernel: CudaKernel, size: int, arguments: Sequence[Any]) -> None:
+    def _launch(self, kernel: CudaKernel, size: int, arguments: Sequence[Any]) -> None:
         grid = min(math.ceil(size / self.BLOCK), self.MAX_GRID)
         values = tuple(a if self.is_device_array(a) else np.int64(a) for a in arguments)
         with self.device:

@@ -52,8 +52,12 @@ class SharedVariable(Variable):
         except TypeError as error:
             raise TypeError(f"set_value of shared variable {self}: {error}") from None
         if not borrow and data is value:
-            data = copy.deepcopy(data)
+            data = self._copy(data)
         self.container.storage[0] = data
+
+    def _copy(self, data: Any) -> Any:
+        """A copy of a value of this variable's Type that shares no memory with it."""
+        return copy.deepcopy(data)
 
     def clone(self, name: str | None = None):
         copy_ = self.__class__.__new__(self.__class__)

@@ -13,9 +13,13 @@ import sympile.tensor as T
 from sympile.gpu import emulate
 from sympile.gpu.elemwise import GpuElemwise
 from sympile.gpu.nvrtc import NvrtcError, compile_ptx, version
+from sympile.scalar import basic as scalar
 from sympile.scalar.basic import SCALAR_OPS
-from sympile.tensor.elemwise.elemwise_cuda import elemwise_cuda_kernel
+from sympile.tensor.elemwise.elemwise_cuda import computed_dtype, elemwise_cuda_kernel
+from sympile.tensor.reduction import CAReduce
+from sympile.tensor.reduction.careduce_cuda import careduce_cuda_kernel
 from tests.gpu.test_elemwise import ALL_DTYPES, FAST_DTYPES, HOST_ONLY
+from tests.gpu.test_reduction import DTYPES, FOLDS
 
 
 def _kernels(dtypes, ndim):
@@ -56,6 +60,30 @@ def test_op_table_kernels_compile_all_dtypes_and_ranks():
     assert _compile_all(_kernels(ALL_DTYPES, 4)) > 600
 
 
+def _reduction_kernels():
+    for fold in FOLDS.values():
+        for dtype in DTYPES:
+            try:
+                reduction = CAReduce(fold, (1,))
+                node = reduction.make_node(T.tensor(dtype, (None, None)))
+            except TypeError:
+                continue
+            out = node.outputs[0].type.dtype
+            acc = out
+            for kept, reduced in ((1, 1), (2, 3)):
+                yield careduce_cuda_kernel(fold, None, [dtype], acc, out, kept, reduced)
+            yield careduce_cuda_kernel(fold, None, [computed_dtype(acc)], computed_dtype(acc),
+                                       out, 1, 1)
+
+
+def test_reduction_kernels_compile():
+    kernels = [kernel for kernel in _reduction_kernels() if kernel is not None]
+    assert _compile_all(kernels) > 100
+    fused = careduce_cuda_kernel(scalar.add, SCALAR_OPS["exp"], ["float16"], "float32",
+                                 "float16", 1, 2)
+    assert _compile_all([fused]) == 1
+
+
 def test_training_step_kernels_compile():
     """The fused kernels of an MLP's SGD step in float32 and float16."""
     for dtype in ("float32", "float16"):
@@ -69,11 +97,10 @@ def test_training_step_kernels_compile():
                                  updates=[(W, W - np.asarray(0.1, dtype) * sympile.grad(cost, W))])
         nodes = [n for n in f.maker.fgraph.apply_nodes if isinstance(n.op, GpuElemwise)]
         assert nodes
-        for node in nodes:
-            kernel = node.op.kernel(tuple(v.type.dtype for v in node.inputs),
-                                    tuple(v.type.dtype for v in node.outputs),
-                                    max(node.outputs[0].type.ndim, 1))
-            assert _compile_all([kernel]) == 1
+        kernels = [node.op.kernel(tuple(v.type.dtype for v in node.inputs),
+                                  tuple(v.type.dtype for v in node.outputs),
+                                  max(node.outputs[0].type.ndim, 1)) for node in nodes]
+        assert _compile_all(kernels) == len(nodes)
 
 
 def test_a_broken_kernel_reports_nvrtc_log():

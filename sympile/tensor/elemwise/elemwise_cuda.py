@@ -32,7 +32,9 @@ from sympile.scalar.c_fastmath import FAST_MATH_SUPPORT, precise_statements
 from sympile.scalar.c_rules import C_ERROR_FLAG
 from sympile.scalar.composite import Composite
 
-__all__ = ["CUDA_PRELUDE", "CudaKernel", "elemwise_cuda_kernel"]
+__all__ = ["CUDA_PRELUDE", "CudaKernel", "ScalarCuda", "computed_dtype", "coordinates",
+           "cuda_kernel", "elemwise_cuda_kernel", "error_flag", "load", "offset",
+           "pointer_parameter", "scalar_cuda", "stored"]
 
 CUDA_PRELUDE = c_file(__file__, "elemwise.cu")
 
@@ -45,13 +47,11 @@ class CudaKernel:
     name: str
     source: str
     parameters: tuple[str, ...]  # the C declarations, in order
-    ndim: int
-    n_inputs: int
-    n_outputs: int
-    reports_errors: bool
+    reports_errors: bool  # its last parameter is the error flag
 
 
-def _computed_dtype(dtype: str) -> str:
+def computed_dtype(dtype: str) -> str:
+    """The dtype a value of `dtype` is computed in (float16 in float32)."""
     return "float32" if dtype == "float16" else dtype
 
 
@@ -62,7 +62,7 @@ def _computed_node(op: ScalarOp, inputs: Sequence, original_outputs: Sequence) -
     cast to that dtype first, as numpy's loop for it would."""
     if isinstance(op, Cast) and op.dtype == "float16":
         op = cast_op("float32")
-    targets = [_computed_dtype(v.type.dtype) for v in original_outputs]
+    targets = [computed_dtype(v.type.dtype) for v in original_outputs]
     outputs = op.make_node(*inputs).outputs
     if [v.type.dtype for v in outputs] != targets and len(set(targets)) == 1:
         cast = cast_op(targets[0])
@@ -76,7 +76,7 @@ def _float32_arithmetic(scalar_op: ScalarOp, input_dtypes: Sequence[str],
     """`scalar_op` rebuilt to compute in float32 where it reads or makes float16 (see
     _computed_node); None when the rebuilt graph's outputs are not the computed dtypes of
     `output_dtypes`."""
-    inputs = [get_scalar_type(_computed_dtype(d))() for d in input_dtypes]
+    inputs = [get_scalar_type(computed_dtype(d))() for d in input_dtypes]
     if not isinstance(scalar_op, Composite):
         original = [get_scalar_type(d)() for d in output_dtypes]
         outputs = _computed_node(scalar_op, inputs, original)
@@ -94,19 +94,94 @@ def _float32_arithmetic(scalar_op: ScalarOp, input_dtypes: Sequence[str],
             values.update(zip(node.outputs, _computed_node(node.op, [value(v) for v in node.inputs],
                                                            node.outputs)))
         outputs = [value(v) for v in scalar_op.outputs]
-    if [v.type.dtype for v in outputs] != [_computed_dtype(d) for d in output_dtypes]:
+    if [v.type.dtype for v in outputs] != [computed_dtype(d) for d in output_dtypes]:
         return None
     return Composite(inputs, outputs)
 
 
-def _operand(index: int, dtype: str, ndim: int, output: bool) -> tuple[list[str], str]:
-    """(the parameters, the element expression) of operand `index`."""
-    name = f"{'out' if output else 'in'}{index}"
+@dataclass(frozen=True)
+class ScalarCuda:
+    """The scalar C of one op for a CUDA kernel: statements and the helpers they call."""
+
+    statements: str
+    support: tuple[str, ...]
+
+    @property
+    def reports_errors(self) -> bool:
+        return C_ERROR_FLAG in self.statements
+
+
+def scalar_cuda(scalar_op: ScalarOp, inputs: Sequence[str], outputs: Sequence[str],
+                input_dtypes: Sequence[str], output_dtypes: Sequence[str]) -> ScalarCuda | None:
+    """The statements computing `scalar_op` from the C variables `inputs` (of the computed
+    dtypes of `input_dtypes`) into `outputs` (computed dtypes of `output_dtypes`): float16
+    read and made as float32, libm's functions. None where the op has no C."""
+    computed_op = scalar_op
+    if "float16" in (*input_dtypes, *output_dtypes):
+        computed_op = _float32_arithmetic(scalar_op, input_dtypes, output_dtypes)
+        if computed_op is None:
+            return None
+    code = computed_op.c_scalar(tuple(inputs), tuple(outputs),
+                                tuple(map(computed_dtype, input_dtypes)),
+                                tuple(map(computed_dtype, output_dtypes)))
+    if code is None:
+        return None
+    # The CPU's vectorisable functions are replaced by libm's: their definitions are not
+    # needed (nor compilable: they copy bits with __builtin_memcpy).
+    return ScalarCuda(precise_statements(code.statements),
+                      tuple(piece for piece in code.support if piece != FAST_MATH_SUPPORT))
+
+
+def pointer_parameter(name: str, dtype: str, output: bool) -> str:
+    """The parameter of an array of `dtype` (float16 as its 16 bits)."""
     storage = "npy_uint16" if dtype == "float16" else C_TYPES[dtype]
-    pointer = f"{storage} *const {name}" if output else f"const {storage} *const {name}"
-    strides = [f"const npy_int64 {name}_s{axis}" for axis in range(ndim)]
-    offset = " + ".join(f"c{axis} * {name}_s{axis}" for axis in range(ndim))
-    return [pointer, *strides], f"{name}[{offset}]"
+    return f"{storage} *const {name}" if output else f"const {storage} *const {name}"
+
+
+def load(dtype: str, element: str) -> str:
+    """`element` of an array of `dtype`, in the computed dtype."""
+    return f"sympile_half_to_float({element})" if dtype == "float16" else element
+
+
+def stored(dtype: str, value: str) -> str:
+    """`value` (of the computed dtype) as stored in an array of `dtype`."""
+    return f"sympile_float_to_half({value})" if dtype == "float16" else value
+
+
+def coordinates(index: str, prefix: str, ndim: int) -> list[str]:
+    """Statements splitting `index` into the C-order coordinates {prefix}0.. of a shape
+    whose lengths are the parameters {prefix}_n0.. (the first one is never divided)."""
+    lines = [f"npy_int64 {prefix}_rest = {index};"]
+    lines += [f"const npy_int64 {prefix}{a} = {prefix}_rest % {prefix}_n{a}; "
+              f"{prefix}_rest /= {prefix}_n{a};" for a in range(ndim - 1, 0, -1)]
+    return [*lines, f"const npy_int64 {prefix}0 = {prefix}_rest;"]
+
+
+def offset(name: str, prefix: str, ndim: int) -> str:
+    """The offset in operand `name` of the coordinates {prefix}0.., its strides being the
+    parameters {name}_{prefix}0.."""
+    return " + ".join(f"{prefix}{a} * {name}_{prefix}{a}" for a in range(ndim))
+
+
+def error_flag(reports_errors: bool) -> tuple[str, str]:
+    """The statements declaring the kernel's error flag and reporting it at its end."""
+    if not reports_errors:
+        return "", ""
+    return (f"int {C_ERROR_FLAG} = 0;",
+            f"if ({C_ERROR_FLAG}) SYMPILE_ERROR_OR(error, {C_ERROR_FLAG});")
+
+
+def cuda_kernel(kind: str, parameters: Sequence[str], body: str, support: Sequence[str],
+                reports_errors: bool) -> CudaKernel:
+    """The kernel `body` (its text, with @NAME@ for its name) as a whole translation unit:
+    the prelude, the helpers, the kernel named after a hash of its text."""
+    unique_support = "".join(dict.fromkeys(support))
+    text = f"SYMPILE_KERNEL void @NAME@({', '.join(parameters)})\n{body}"
+    digest = hashlib.sha1((unique_support + text).encode()).hexdigest()[:16]
+    name = f"sympile_gpu_{kind}_{digest}"
+    source = resolve_resume_lines(CUDA_PRELUDE + unique_support + text.replace("@NAME@", name),
+                                  f"{name}.cu")
+    return CudaKernel(name, source, tuple(parameters), reports_errors)
 
 
 def elemwise_cuda_kernel(scalar_op: ScalarOp, input_dtypes: Sequence[str],
@@ -116,56 +191,36 @@ def elemwise_cuda_kernel(scalar_op: ScalarOp, input_dtypes: Sequence[str],
     C lacks: the node then stays on the host)."""
     if ndim < 1:
         raise ValueError(f"elemwise_cuda_kernel: ndim must be at least 1, got {ndim}")
-    computed_op = scalar_op
-    if "float16" in (*input_dtypes, *output_dtypes):
-        computed_op = _float32_arithmetic(scalar_op, input_dtypes, output_dtypes)
-        if computed_op is None:
-            return None
-    computed_in = [_computed_dtype(d) for d in input_dtypes]
-    computed_out = [_computed_dtype(d) for d in output_dtypes]
-    scalar = computed_op.c_scalar(tuple(f"x{i}" for i in range(len(input_dtypes))),
-                                  tuple(f"z{j}" for j in range(len(output_dtypes))),
-                                  tuple(computed_in), tuple(computed_out))
+    scalar = scalar_cuda(scalar_op, [f"x{i}" for i in range(len(input_dtypes))],
+                         [f"z{j}" for j in range(len(output_dtypes))], input_dtypes,
+                         output_dtypes)
     if scalar is None:
         return None
-    statements = precise_statements(scalar.statements)
-    reports_errors = C_ERROR_FLAG in statements
-    parameters = ["const npy_int64 n", *(f"const npy_int64 shape{a}" for a in range(ndim))]
+    parameters = ["const npy_int64 n", *(f"const npy_int64 c_n{a}" for a in range(ndim))]
     loads, stores = [], []
-    for i, dtype in enumerate(input_dtypes):
-        declared, element = _operand(i, dtype, ndim, output=False)
-        parameters += declared
-        value = f"sympile_half_to_float({element})" if dtype == "float16" else element
-        loads.append(f"const {C_TYPES[computed_in[i]]} x{i} = {value};")
-    for j, dtype in enumerate(output_dtypes):
-        declared, element = _operand(j, dtype, ndim, output=True)
-        parameters += declared
-        value = f"sympile_float_to_half(z{j})" if dtype == "float16" else f"z{j}"
-        stores.append(f"{element} = {value};")
-    if reports_errors:
+    operands = [(f"in{i}", d, False) for i, d in enumerate(input_dtypes)]
+    operands += [(f"out{j}", d, True) for j, d in enumerate(output_dtypes)]
+    for name, dtype, output in operands:
+        parameters.append(pointer_parameter(name, dtype, output))
+        parameters += [f"const npy_int64 {name}_c{a}" for a in range(ndim)]
+        element = f"{name}[{offset(name, 'c', ndim)}]"
+        if output:
+            stores.append(f"{element} = {stored(dtype, 'z' + name[3:])};")
+        else:
+            loads.append(f"const {C_TYPES[computed_dtype(dtype)]} x{name[2:]} = "
+                         f"{load(dtype, element)};")
+    if scalar.reports_errors:
         parameters.append("int *const error")
-    coordinates = [f"const npy_int64 c{a} = rest % shape{a}; rest /= shape{a};"
-                   for a in range(ndim - 1, 0, -1)] + ["const npy_int64 c0 = rest;"]
-    declarations = [f"{C_TYPES[d]} z{j};" for j, d in enumerate(computed_out)]
-    body = "\n        ".join(["npy_int64 rest = i;", *coordinates, *loads, *declarations,
-                              statements, *stores])
-    flag_start = f"int {C_ERROR_FLAG} = 0;" if reports_errors else ""
-    flag_end = (f"if ({C_ERROR_FLAG}) SYMPILE_ERROR_OR(error, {C_ERROR_FLAG});"
-                if reports_errors else "")
-    kernel = f"""SYMPILE_KERNEL void @NAME@({", ".join(parameters)})
-{{
+    declarations = [f"{C_TYPES[computed_dtype(d)]} z{j};" for j, d in enumerate(output_dtypes)]
+    lines = "\n        ".join([*coordinates("i", "c", ndim), *loads, *declarations,
+                               scalar.statements, *stores])
+    flag_start, flag_end = error_flag(scalar.reports_errors)
+    body = f"""{{
     {flag_start}
     for (npy_int64 i = SYMPILE_GRID_START; i < n; i += SYMPILE_GRID_STEP) {{
-        {body}
+        {lines}
     }}
     {flag_end}
 }}
 """
-    # The CPU's vectorisable functions are replaced by libm's: their definitions are not
-    # needed (nor compilable: they copy bits with __builtin_memcpy).
-    support = "".join(piece for piece in scalar.support if piece != FAST_MATH_SUPPORT)
-    name = "sympile_gpu_elemwise_" + hashlib.sha1((support + kernel).encode()).hexdigest()[:16]
-    source = resolve_resume_lines(CUDA_PRELUDE + support + kernel.replace("@NAME@", name),
-                                  f"{name}.cu")
-    return CudaKernel(name, source, tuple(parameters), ndim, len(input_dtypes), len(output_dtypes),
-                      reports_errors)
+    return cuda_kernel("elemwise", parameters, body, scalar.support, scalar.reports_errors)

@@ -1,0 +1,146 @@
+"""CAReduce and FusedCAReduce on the device: the passes of
+sympile/tensor/reduction/careduce_cuda.py.
+
+The input's axes (the broadcast of a fused reduction's inputs) split into kept ones (the
+output's, in order) and reduced ones; each group is merged where every operand's strides
+allow. The first pass folds each output's R values into K partial results, about
+REDUCTION_THREADS threads in all with at least REDUCTION_MIN_VALUES values each (K = 1: the
+one pass writes the output); passes over the partial results follow until one is left.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+from sympile.gpu.basic import GpuArrayType
+from sympile.gpu.elemwise import (
+    broadcast_operands,
+    check_context,
+    collapse_axes,
+    element_strides,
+)
+from sympile.gpu.placement import register_gpu
+from sympile.gpu.runtime import Runtime, runtime
+from sympile.graph.basic import Apply
+from sympile.graph.op import Op
+from sympile.tensor.elemwise.elemwise_cuda import CudaKernel, computed_dtype
+from sympile.tensor.reduction.careduce_cuda import careduce_cuda_kernel
+from sympile.tensor.reduction.ops import CAReduce, FusedCAReduce, check_runtime_nonempty
+
+__all__ = ["GpuCAReduce", "partial_count"]
+
+
+def partial_count(device: Runtime, outputs: int, values: int) -> int:
+    """K, the partial results per output of a pass over `values` values per output."""
+    by_threads = device.REDUCTION_THREADS // max(outputs, 1)
+    return max(1, min(values // device.REDUCTION_MIN_VALUES, by_threads))
+
+
+class GpuCAReduce(Op):
+    """`reduction` (a CAReduce or a FusedCAReduce) of device arrays of `context`."""
+
+    __props__ = ("reduction", "context")
+
+    def __init__(self, reduction: CAReduce | FusedCAReduce, context: str):
+        self.reduction = reduction
+        self.context = context
+        fused = isinstance(reduction, FusedCAReduce)
+        self.careduce = reduction.reduction if fused else reduction
+        self.pre_op = reduction.pre_op if fused else None
+        self.elemwise = reduction.elemwise if fused else None
+
+    def __str__(self):
+        return f"Gpu{self.reduction}<{self.context}>"
+
+    def make_node(self, *inputs):
+        check_context(self, inputs, self.context)
+        host = self.reduction.make_node(*[v.type.host_type() for v in inputs])
+        return Apply(self, list(inputs),
+                     [GpuArrayType.of(host.outputs[0].type, self.context)()])
+
+    def acc_dtype(self, node: Apply) -> str:
+        return self.careduce.acc_dtype or node.outputs[0].type.dtype
+
+    @functools.cache  # noqa: B019 - ops live as long as the graphs that hold them
+    def kernel(self, input_dtypes: tuple[str, ...], acc_dtype: str, out_dtype: str,
+               kept_ndim: int, reduced_ndim: int, first: bool) -> CudaKernel | None:
+        """The kernel of the first pass (over the inputs) or of a later one (over the
+        partial results, in the computed accumulation dtype)."""
+        if first:
+            return careduce_cuda_kernel(self.careduce.scalar_op, self.pre_op, input_dtypes,
+                                        acc_dtype, out_dtype, kept_ndim, reduced_ndim)
+        partial = computed_dtype(acc_dtype)
+        return careduce_cuda_kernel(self.careduce.scalar_op, None, (partial,), partial,
+                                    out_dtype, 1, 1)
+
+    def perform(self, node, inputs, output_storage):
+        device = runtime(self.context)
+        if self.elemwise is not None:
+            shape, strides = broadcast_operands(self.elemwise, node.inputs, inputs)
+        else:
+            shape = tuple(inputs[0].shape)
+            strides = [element_strides(inputs[0], node.inputs[0].type.broadcastable)]
+        axes = tuple(range(len(shape))) if self.careduce.axis is None else self.careduce.axis
+        if self.careduce.scalar_op.identity is None:
+            check_runtime_nonempty(self.reduction, _Shape(shape), axes)
+        kept = [axis for axis in range(len(shape)) if axis not in axes]
+        out_dtype, acc_dtype = node.outputs[0].type.dtype, self.acc_dtype(node)
+        output = device.empty([shape[axis] for axis in kept], out_dtype)
+        outputs, values = math.prod(shape[a] for a in kept), math.prod(shape[a] for a in axes)
+        if outputs == 0:
+            output_storage[0][0] = output
+            return
+        kept_shape, kept_strides = collapse_axes(tuple(shape[a] for a in kept),
+                                                 [[s[a] for a in kept] for s in strides])
+        reduced_shape, reduced_strides = collapse_axes(tuple(shape[a] for a in axes),
+                                                       [[s[a] for a in axes] for s in strides])
+        if values == 0:
+            reduced_shape = [0]
+        partials = partial_count(device, outputs, values)
+        target = output if partials == 1 else device.empty(
+            (outputs, partials), computed_dtype(acc_dtype))
+        kernel = self.kernel(tuple(v.type.dtype for v in node.inputs), acc_dtype,
+                             out_dtype if partials == 1 else computed_dtype(acc_dtype),
+                             len(kept_shape), len(reduced_shape), True)
+        arguments = [outputs, partials, values, *kept_shape, *reduced_shape]
+        for value, kept_operand, reduced_operand in zip(inputs, kept_strides, reduced_strides):
+            arguments += [value, *kept_operand, *reduced_operand]
+        device.launch(kernel, outputs * partials, [*arguments, target])
+        while partials > 1:
+            values, partials = partials, partial_count(device, outputs, partials)
+            source = target
+            target = output if partials == 1 else device.empty(
+                (outputs, partials), computed_dtype(acc_dtype))
+            kernel = self.kernel((), acc_dtype, out_dtype if partials == 1
+                                 else computed_dtype(acc_dtype), 1, 1, False)
+            device.launch(kernel, outputs * partials,
+                          [outputs, partials, values, outputs, values, source, values, 1,
+                           target])
+        output_storage[0][0] = output
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return self.reduction.infer_shape(fgraph, node, input_shapes)
+
+
+class _Shape:
+    """A stand-in with a `shape` for check_runtime_nonempty."""
+
+    def __init__(self, shape):
+        self.shape = shape
+
+
+@register_gpu(CAReduce)
+@register_gpu(FusedCAReduce)
+def _lift_reduction(node: Apply, inputs, context: str):
+    gpu_op = GpuCAReduce(node.op, context)
+    ndim = node.inputs[0].type.ndim
+    axes = range(ndim) if gpu_op.careduce.axis is None else gpu_op.careduce.axis
+    kept, reduced = max(ndim - len(axes), 1), max(len(axes), 1)
+    dtypes = tuple(v.type.dtype for v in node.inputs)
+    out_dtype = node.outputs[0].type.dtype
+    acc = gpu_op.careduce.acc_dtype or out_dtype
+    if gpu_op.kernel(dtypes, acc, out_dtype, kept, reduced, True) is None \
+            or gpu_op.kernel((), acc, out_dtype, 1, 1, False) is None:
+        return None
+    return gpu_op.make_node(*inputs).outputs
