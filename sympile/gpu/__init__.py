@@ -8,12 +8,18 @@ transfers, the runtimes, the placement rewrite and the GPU ops that are not one 
   placement.py  the rewrite that moves nodes to the device (the pipeline's gpu phase)
   elemwise.py   Elemwise, DimShuffle and the shape ops on the device
   reduction.py  CAReduce and FusedCAReduce on the device (passes of partial results)
+  blas.py       Dot through the device's BLAS; Gemm, Gemv, Ger as a product and a kernel
 
 Importing sympile imports this package (it registers the placement rewrite); it imports
 CuPy only when a CUDA context is used.
 """
 
-from sympile.gpu import elemwise, placement, reduction  # noqa: F401 - they register rewrites
+from sympile.gpu import (  # noqa: F401 - they register their GPU implementations
+    blas,
+    elemwise,
+    placement,
+    reduction,
+)
 from sympile.gpu.basic import (
     GpuArrayConstant,
     GpuArraySharedVariable,

@@ -55,13 +55,23 @@ def register_gpu(op_class: type, computes: bool = True) -> Callable[[Lift], Lift
 
 def on_device(variable: Variable, context: str) -> Variable:
     """`variable` as a device array of `context`: the device value a HostFromGpu copies, a
-    constant moved now, or a new GpuFromHost."""
+    constant moved now, a host view taken again on the device, or a new GpuFromHost."""
     owner = variable.owner
     if owner is not None and isinstance(owner.op, HostFromGpu) \
             and owner.inputs[0].type.context == context:
         return owner.inputs[0]
     if isinstance(variable, Constant):
         return GpuArrayType.of(variable.type, context).make_constant(variable.data)
+    if owner is not None:
+        # A host view (x.T) of what is moved anyway: the view is taken on the device, of
+        # the one transfer of x (final_merge merges equal transfers).
+        lift, computes = _IMPLEMENTATIONS.get(type(owner.op), (None, True))
+        if lift is not None and not computes and len(owner.inputs) == 1 \
+                and _is_tensor(owner.inputs[0]):
+            outputs = lift(owner, [on_device(owner.inputs[0], context)], context)
+            moved = outputs[owner.outputs.index(variable)] if outputs else None
+            if moved is not None and isinstance(moved.type, GpuArrayType):
+                return moved
     return GpuFromHost(context)(variable)
 
 

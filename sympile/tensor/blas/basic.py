@@ -54,7 +54,7 @@ def _check_static_match(op: Any, a: Variable, b: Variable, axis_a: int, axis_b: 
                          f"length {length_a}, axis {axis_b} of b has length {length_b}")
 
 
-def _check_runtime_match(op: Any, a: np.ndarray, b: np.ndarray, axis_a: int,
+def check_runtime_match(op: Any, a: np.ndarray, b: np.ndarray, axis_a: int,
                          axis_b: int) -> None:
     if a.shape[axis_a] != b.shape[axis_b]:
         raise ValueError(f"{op}: shapes {a.shape} and {b.shape} are not aligned: axis "
@@ -132,7 +132,7 @@ class Dot(Op):
 
     def perform(self, node, inputs, output_storage):
         a, b = inputs
-        _check_runtime_match(self, a, b, a.ndim - 1, 0)
+        check_runtime_match(self, a, b, a.ndim - 1, 0)
         _store(output_storage, node, np.dot(a, b))
 
     def infer_shape(self, fgraph, node, input_shapes):
@@ -376,7 +376,7 @@ class TensorDot(Op):
     def perform(self, node, inputs, output_storage):
         a, b = inputs
         for axis_a, axis_b in zip(self.axes_a, self.axes_b):
-            _check_runtime_match(self, a, b, axis_a, axis_b)
+            check_runtime_match(self, a, b, axis_a, axis_b)
         _store(output_storage, node, np.tensordot(a, b, (list(self.axes_a),
                                                          list(self.axes_b))))
 

@@ -206,9 +206,10 @@ def test_rewrite_db_entries():
 
     assert own(rewrite_db.names()) == ["merge", "local_constant_folding", "final_merge"]
     assert rewrite_db["local_constant_folding"] is local_constant_folding
-    # FAST_COMPILE: the merge pass, and the inlining of OpFromGraph(inline=True) nodes.
+    # FAST_COMPILE: the merge pass, the inlining of OpFromGraph(inline=True) nodes, and
+    # the GPU placement (which does nothing unless compiling for a GPU).
     assert [str(r) for r in rewrite_db.query(include=["fast_compile"]).rewriters] == \
-        ["merge", "local_inline_op_from_graph"]
+        ["merge", "local_inline_op_from_graph", "gpu_placement"]
     assert own(str(r) for r in rewrite_db.query(include=["fast_run"]).rewriters) == \
         ["merge", "local_constant_folding", "final_merge"]
     assert own(str(r) for r in rewrite_db.query(include=["fast_run"],

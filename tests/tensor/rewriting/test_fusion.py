@@ -37,9 +37,10 @@ def test_registration():
     assert "local_elemwise_fusion" in rewrite_db
     assert rewrite_db.tags_of("local_elemwise_fusion") == frozenset({"fusion", "fast_run"})
     names = rewrite_db.names()
-    # Only the reduction fusion, which takes in what elemwise fusion built, comes between.
+    # Only the reduction fusion, which takes in what elemwise fusion built, comes between;
+    # then the GPU placement, which moves each fused node as one kernel.
     assert names.index("local_elemwise_fusion") == names.index("local_careduce_fusion") - 1
-    assert names.index("local_careduce_fusion") == names.index("final_merge") - 1
+    assert names.index("local_careduce_fusion") == names.index("gpu_placement") - 1
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
