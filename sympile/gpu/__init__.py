@@ -9,6 +9,7 @@ transfers, the runtimes, the placement rewrite and the GPU ops that are not one 
   elemwise.py   Elemwise, DimShuffle and the shape ops on the device
   reduction.py  CAReduce and FusedCAReduce on the device (passes of partial results)
   blas.py       Dot through the device's BLAS; Gemm, Gemv, Ger as a product and a kernel
+  nnet.py       softmax, log-softmax, their gradient and the fused cross-entropy
 
 Importing sympile imports this package (it registers the placement rewrite); it imports
 CuPy only when a CUDA context is used.
@@ -17,6 +18,7 @@ CuPy only when a CUDA context is used.
 from sympile.gpu import (  # noqa: F401 - they register their GPU implementations
     blas,
     elemwise,
+    nnet,
     placement,
     reduction,
 )

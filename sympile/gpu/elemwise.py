@@ -1,4 +1,4 @@
-"""Elemwise and DimShuffle on the device, and the shape ops of device arrays.
+"""Elemwise, DimShuffle and Alloc on the device, and the shape ops of device arrays.
 
 GpuElemwise launches the kernel of sympile/tensor/elemwise/elemwise_cuda.py: it checks the
 broadcast as Elemwise does, allocates the outputs (C-contiguous), gives each operand its
@@ -19,13 +19,15 @@ from sympile.gpu.placement import register_gpu
 from sympile.gpu.runtime import runtime
 from sympile.graph.basic import Apply
 from sympile.graph.op import Op
+from sympile.scalar import basic as scalar
+from sympile.tensor.basic.ops import Alloc, checked_alloc_shape
 from sympile.tensor.elemwise import DimShuffle, Elemwise
 from sympile.tensor.elemwise.elemwise_cuda import CudaKernel, elemwise_cuda_kernel
 from sympile.tensor.elemwise.ops import check_runtime_broadcast
 from sympile.tensor.shape.ops import Shape, ShapeI
 
-__all__ = ["GpuDimShuffle", "GpuElemwise", "GpuShapeOp", "broadcast_operands", "check_context",
-           "collapse_axes", "element_strides"]
+__all__ = ["GpuAlloc", "GpuDimShuffle", "GpuElemwise", "GpuShapeOp", "broadcast_operands",
+           "check_context", "collapse_axes", "element_strides"]
 
 
 def check_context(op: Op, inputs, context: str) -> None:
@@ -177,6 +179,58 @@ class GpuShapeOp(Op):
 
     def infer_shape(self, fgraph, node, input_shapes):
         return self.op.infer_shape(fgraph, node, input_shapes)
+
+
+class GpuAlloc(Op):
+    """Alloc (`alloc`) of a device value: a new array of the requested shape (host lengths)
+    filled by broadcasting the value, through the elementwise copy kernel."""
+
+    __props__ = ("alloc", "context")
+
+    def __init__(self, alloc: Alloc, context: str):
+        self.alloc = alloc
+        self.context = context
+        self.copy = GpuElemwise(Elemwise(scalar.identity), context)
+
+    def __str__(self):
+        return f"GpuAlloc<{self.context}>"
+
+    def make_node(self, value, *shape):
+        check_context(self, [value], self.context)
+        host = self.alloc.make_node(value.type.host_type(), *shape)
+        return Apply(self, [value, *host.inputs[1:]],
+                     [GpuArrayType.of(host.outputs[0].type, self.context)()])
+
+    def perform(self, node, inputs, output_storage):
+        value, *lengths = inputs
+        shape = checked_alloc_shape(self, node, value.shape, lengths)
+        device = runtime(self.context)
+        dtype = node.outputs[0].type.dtype
+        output = device.empty(shape, dtype)
+        if math.prod(shape):
+            offset = len(shape) - value.ndim
+            broadcast = [True] * offset + [length == 1 for length in value.shape]
+            value_strides = [0] * offset + element_strides(value, tuple(broadcast[offset:]))
+            merged_shape, merged = collapse_axes(
+                shape, [value_strides, element_strides(output, (False,) * len(shape))])
+            kernel = self.copy.kernel((value.dtype.name,), (dtype,), len(merged_shape))
+            device.launch(kernel, math.prod(shape),
+                          [math.prod(shape), *merged_shape, value, *merged[0], output,
+                           *merged[1]])
+        output_storage[0][0] = output
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return self.alloc.infer_shape(fgraph, node, input_shapes)
+
+
+@register_gpu(Alloc)
+def _lift_alloc(node: Apply, inputs, context: str):
+    gpu_op = GpuAlloc(node.op, context)
+    dtypes = ((node.inputs[0].type.dtype,), (node.outputs[0].type.dtype,))
+    if gpu_op.copy.kernel(*dtypes, max(node.outputs[0].type.ndim, 1)) is None:
+        return None
+    # The lengths stay the host's values (the node's own inputs).
+    return [gpu_op(inputs[0], *node.inputs[1:])]
 
 
 @register_gpu(Elemwise)

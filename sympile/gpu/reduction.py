@@ -38,13 +38,17 @@ def partial_count(device: Runtime, outputs: int, values: int) -> int:
 
 
 class GpuCAReduce(Op):
-    """`reduction` (a CAReduce or a FusedCAReduce) of device arrays of `context`."""
+    """`reduction` (a CAReduce or a FusedCAReduce) of device arrays of `context`.
+    empty_value: what max and min (which have no identity) give for an empty slice, as
+    numpy's `initial` (None: an empty slice is an error, as CAReduce's)."""
 
-    __props__ = ("reduction", "context")
+    __props__ = ("reduction", "context", "empty_value")
 
-    def __init__(self, reduction: CAReduce | FusedCAReduce, context: str):
+    def __init__(self, reduction: CAReduce | FusedCAReduce, context: str,
+                 empty_value: float | None = None):
         self.reduction = reduction
         self.context = context
+        self.empty_value = empty_value
         fused = isinstance(reduction, FusedCAReduce)
         self.careduce = reduction.reduction if fused else reduction
         self.pre_op = reduction.pre_op if fused else None
@@ -69,7 +73,8 @@ class GpuCAReduce(Op):
         partial results, in the computed accumulation dtype)."""
         if first:
             return careduce_cuda_kernel(self.careduce.scalar_op, self.pre_op, input_dtypes,
-                                        acc_dtype, out_dtype, kept_ndim, reduced_ndim)
+                                        acc_dtype, out_dtype, kept_ndim, reduced_ndim,
+                                        self.empty_value)
         partial = computed_dtype(acc_dtype)
         return careduce_cuda_kernel(self.careduce.scalar_op, None, (partial,), partial,
                                     out_dtype, 1, 1)
@@ -82,7 +87,7 @@ class GpuCAReduce(Op):
             shape = tuple(inputs[0].shape)
             strides = [element_strides(inputs[0], node.inputs[0].type.broadcastable)]
         axes = tuple(range(len(shape))) if self.careduce.axis is None else self.careduce.axis
-        if self.careduce.scalar_op.identity is None:
+        if self.careduce.scalar_op.identity is None and self.empty_value is None:
             check_runtime_nonempty(self.reduction, _Shape(shape), axes)
         kept = [axis for axis in range(len(shape)) if axis not in axes]
         out_dtype, acc_dtype = node.outputs[0].type.dtype, self.acc_dtype(node)

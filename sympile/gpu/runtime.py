@@ -29,15 +29,14 @@ import numpy as np
 
 from sympile.config import config, require_cupy
 from sympile.gpu.emulation import emulated_launcher
-from sympile.scalar.c_rules import C_ERRORS
 from sympile.tensor.elemwise.elemwise_cuda import CudaKernel
 
 __all__ = ["EMULATED", "EmulatedArray", "Runtime", "emulate", "placement_target", "runtime",
            "target_context"]
 
 EMULATED = "emulated"
-# The exceptions of c_rules.C_ERRORS, by their C name.
-_EXCEPTIONS = {"PyExc_ValueError": ValueError}
+# The exceptions a kernel's error flag can report, by their C name.
+_EXCEPTIONS = {"PyExc_ValueError": ValueError, "PyExc_IndexError": IndexError}
 
 
 class Runtime:
@@ -81,7 +80,7 @@ class Runtime:
         flag = self.to_device(np.zeros(1, dtype=np.int32))
         self._launch(kernel, size, [*arguments, flag])
         code = int(self.to_host(flag)[0])
-        for bit, exception, message in C_ERRORS:
+        for bit, exception, message in kernel.errors:
             if code & bit:
                 raise _EXCEPTIONS[exception](message)
 
@@ -149,7 +148,8 @@ class EmulatedRuntime(Runtime):
     def matmul(self, a: EmulatedArray, b: EmulatedArray) -> EmulatedArray:
         # The device's BLAS library, emulated by numpy's: what the tests check around it
         # (placement, shapes, the elementwise kernels that scale and add) is sympile's.
-        return EmulatedArray(np.asarray(np.matmul(a._buffer, b._buffer)))
+        with np.errstate(all="ignore"):  # inf and NaN give numpy's values, as on the host
+            return EmulatedArray(np.asarray(np.matmul(a._buffer, b._buffer)))
 
     def _launch(self, kernel: CudaKernel, size: int, arguments: Sequence[Any]) -> None:
         grid = min(math.ceil(size / self.BLOCK), self.MAX_GRID)

@@ -16,6 +16,7 @@ from sympile.gpu.nvrtc import NvrtcError, compile_ptx, version
 from sympile.scalar import basic as scalar
 from sympile.scalar.basic import SCALAR_OPS
 from sympile.tensor.elemwise.elemwise_cuda import computed_dtype, elemwise_cuda_kernel
+from sympile.tensor.nnet.crossentropy_cuda import crossentropy_dx_kernel, crossentropy_pick_kernel
 from sympile.tensor.reduction import CAReduce
 from sympile.tensor.reduction.careduce_cuda import careduce_cuda_kernel
 from tests.gpu.test_elemwise import ALL_DTYPES, FAST_DTYPES, HOST_ONLY
@@ -82,6 +83,18 @@ def test_reduction_kernels_compile():
     fused = careduce_cuda_kernel(scalar.add, SCALAR_OPS["exp"], ["float16"], "float32",
                                  "float16", 1, 2)
     assert _compile_all([fused]) == 1
+
+
+def test_crossentropy_kernels_compile():
+    kernels = []
+    for dtype in ("float32", "float64"):
+        for target in ("int32", "int64", "uint8"):
+            kernels.append(crossentropy_pick_kernel(dtype, target))
+            kernels.append(crossentropy_dx_kernel(dtype, "float32", dtype, target))
+    assert _compile_all(kernels) == 12
+    with_empty = careduce_cuda_kernel(scalar.maximum, None, ["float32"], "float32", "float32",
+                                      1, 1, -np.inf)
+    assert "-INFINITY" in with_empty.source and _compile_all([with_empty]) == 1
 
 
 def test_training_step_kernels_compile():

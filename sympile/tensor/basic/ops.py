@@ -164,6 +164,28 @@ def transfer(x: Any, target: str) -> Variable:
 # ---------------------------------------------------------------------------------------------
 # Alloc and the functions built on it
 
+def checked_alloc_shape(op: Op, node: Apply, value_shape: tuple[int, ...],
+                        shape: Sequence[Any]) -> tuple[int, ...]:
+    """The shape an Alloc node (`op`) makes of the lengths `shape`, checked: no negative
+    length, and the value broadcasts to it (an axis of length 1 only where its type says
+    so)."""
+    requested = tuple(int(length) for length in shape)
+    if any(length < 0 for length in requested):
+        raise ValueError(f"{op}: negative length in shape {requested}")
+    offset = len(requested) - len(value_shape)
+    for axis, static in enumerate(node.inputs[0].type.shape):
+        if static != 1 and value_shape[axis] != requested[offset + axis]:
+            if value_shape[axis] == 1:
+                raise ValueError(
+                    f"{op}: axis {axis} of the value (shape {value_shape}) has length 1 "
+                    f"at run time but its type does not say it is broadcastable, so it is "
+                    f"not broadcast to shape {requested}; declare it (row/col, "
+                    f"dimshuffle('x', ...), specify_shape or a static shape)")
+            raise ValueError(f"{op}: a value of shape {value_shape} cannot be broadcast "
+                             f"to shape {requested}")
+    return requested
+
+
 class Alloc(Op):
     """`alloc(value, *shape)`: a new array of `shape` holding `value` broadcast to it (numpy's
     rules, value's axes aligned with the last ones). As in Elemwise, an axis of value is
@@ -194,20 +216,7 @@ class Alloc(Op):
 
     def perform(self, node, inputs, output_storage):
         value, *shape = inputs
-        requested = tuple(int(length) for length in shape)
-        if any(length < 0 for length in requested):
-            raise ValueError(f"{self}: negative length in shape {requested}")
-        offset = len(requested) - value.ndim
-        for axis, static in enumerate(node.inputs[0].type.shape):
-            if static != 1 and value.shape[axis] != requested[offset + axis]:
-                if value.shape[axis] == 1:
-                    raise ValueError(
-                        f"{self}: axis {axis} of the value (shape {value.shape}) has length 1 "
-                        f"at run time but its type does not say it is broadcastable, so it is "
-                        f"not broadcast to shape {requested}; declare it (row/col, "
-                        f"dimshuffle('x', ...), specify_shape or a static shape)")
-                raise ValueError(f"{self}: a value of shape {value.shape} cannot be broadcast "
-                                 f"to shape {requested}")
+        requested = checked_alloc_shape(self, node, value.shape, shape)
         result = np.empty(requested, dtype=node.outputs[0].type.dtype)
         result[...] = value
         output_storage[0][0] = result

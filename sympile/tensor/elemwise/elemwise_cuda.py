@@ -29,7 +29,7 @@ from sympile.graph.basic import Constant
 from sympile.graph.ccode import C_TYPES, c_file, resolve_resume_lines
 from sympile.scalar.basic import Cast, ScalarOp, cast_op, get_scalar_type
 from sympile.scalar.c_fastmath import FAST_MATH_SUPPORT, precise_statements
-from sympile.scalar.c_rules import C_ERROR_FLAG
+from sympile.scalar.c_rules import C_ERROR_FLAG, C_ERRORS
 from sympile.scalar.composite import Composite
 
 __all__ = ["CUDA_PRELUDE", "CudaKernel", "ScalarCuda", "computed_dtype", "coordinates",
@@ -48,6 +48,8 @@ class CudaKernel:
     source: str
     parameters: tuple[str, ...]  # the C declarations, in order
     reports_errors: bool  # its last parameter is the error flag
+    # (bit, Python exception's C name, message) of each error the flag can report.
+    errors: tuple[tuple[int, str, str], ...] = C_ERRORS
 
 
 def computed_dtype(dtype: str) -> str:
@@ -172,7 +174,8 @@ def error_flag(reports_errors: bool) -> tuple[str, str]:
 
 
 def cuda_kernel(kind: str, parameters: Sequence[str], body: str, support: Sequence[str],
-                reports_errors: bool) -> CudaKernel:
+                reports_errors: bool,
+                errors: tuple[tuple[int, str, str], ...] = C_ERRORS) -> CudaKernel:
     """The kernel `body` (its text, with @NAME@ for its name) as a whole translation unit:
     the prelude, the helpers, the kernel named after a hash of its text."""
     unique_support = "".join(dict.fromkeys(support))
@@ -181,7 +184,7 @@ def cuda_kernel(kind: str, parameters: Sequence[str], body: str, support: Sequen
     name = f"sympile_gpu_{kind}_{digest}"
     source = resolve_resume_lines(CUDA_PRELUDE + unique_support + text.replace("@NAME@", name),
                                   f"{name}.cu")
-    return CudaKernel(name, source, tuple(parameters), reports_errors)
+    return CudaKernel(name, source, tuple(parameters), reports_errors, errors)
 
 
 def elemwise_cuda_kernel(scalar_op: ScalarOp, input_dtypes: Sequence[str],

@@ -45,10 +45,12 @@ __all__ = ["careduce_cuda_kernel"]
 
 def careduce_cuda_kernel(fold_op: ScalarOp, pre_op: ScalarOp | None,
                          input_dtypes: Sequence[str], acc_dtype: str, out_dtype: str,
-                         kept_ndim: int, reduced_ndim: int) -> CudaKernel | None:
+                         kept_ndim: int, reduced_ndim: int,
+                         empty_value: float | None = None) -> CudaKernel | None:
     """One pass folding `fold_op` (add, mul, maximum, ...) over the values of `pre_op`
     applied to the inputs (None: the single input's elements) in `acc_dtype`, storing
-    `out_dtype`; None when a scalar op has no C for these dtypes."""
+    `out_dtype`; None when a scalar op has no C for these dtypes. empty_value: the result of
+    an empty fold for an op without identity (max's -inf, numpy's `initial`)."""
     if kept_ndim < 1 or reduced_ndim < 1:
         raise ValueError("careduce_cuda_kernel: kept_ndim and reduced_ndim must be at least 1")
     acc = computed_dtype(acc_dtype)
@@ -106,7 +108,8 @@ def careduce_cuda_kernel(fold_op: ScalarOp, pre_op: ScalarOp | None,
         start = f"{C_TYPES[acc]} acc = {c_literal(fold_op.identity, acc)};"
         accumulate = fold
     else:
-        start = f"{C_TYPES[acc]} acc = 0; int have = 0;"
+        empty = 0 if empty_value is None else c_literal(empty_value, acc)
+        start = f"{C_TYPES[acc]} acc = {empty}; int have = 0;"
         accumulate = f"if (have) {fold} else {{ acc = {value}; have = 1; }}"
     finish = []
     if result_code is not None:
