@@ -65,13 +65,15 @@ def Param(variable: Variable, default: Any = None, name: str | None = None,
 
 class Out:
     """An output specification. borrow=True returns the function's internal buffer, which the
-    next call may overwrite (faster; copy it if you keep it)."""
+    next call may overwrite (faster; copy it if you keep it). device_array=True returns a
+    device array (a GPU output) as it is, not copied to a numpy array."""
 
-    def __init__(self, variable: Variable, borrow: bool = False):
+    def __init__(self, variable: Variable, borrow: bool = False, device_array: bool = False):
         if not isinstance(variable, Variable):
             raise TypeError(f"Out: expected a Variable, got {variable!r}")
         self.variable = variable
         self.borrow = borrow
+        self.device_array = device_array
 
 
 def function(inputs: Sequence[Variable | In] | None = None, outputs: Any = None,
@@ -80,7 +82,8 @@ def function(inputs: Sequence[Variable | In] | None = None, outputs: Any = None,
              accept_inplace: bool = False,
              name: str | None = None, rebuild_strict: bool = True,
              allow_input_downcast: bool | None = None, profile: Any = None,
-             on_unused_input: str | None = None, trust_input: bool = False) -> Function:
+             on_unused_input: str | None = None, trust_input: bool = False,
+             return_device_arrays: bool = False) -> Function:
     """Compile `outputs` (a Variable, a list, or a dict name -> Variable) as a function of
     `inputs`.
 
@@ -95,6 +98,9 @@ def function(inputs: Sequence[Variable | In] | None = None, outputs: Any = None,
     never another input, a constant or a value the caller receives. accept_inplace: allow
     `outputs` to contain ops that overwrite a value themselves (by default a TypeError); the
     inputs they overwrite are then mutable.
+
+    Outputs that are device arrays (sympile.gpu) are returned as numpy arrays, unless
+    return_device_arrays=True (or Out(..., device_array=True) for one output).
     """
     if inputs is None:
         inputs = []
@@ -113,6 +119,8 @@ def function(inputs: Sequence[Variable | In] | None = None, outputs: Any = None,
         raise ValueError("function: an input variable is listed twice")
 
     output_specs, output_keys, single = _normalize_outputs(outputs)
+    output_specs = [_placed_output(spec, return_device_arrays or spec.device_array)
+                    for spec in output_specs]
     explicit_updates = _normalize_updates(updates)
     given_pairs = _normalize_givens(givens, specs)
 
@@ -278,6 +286,21 @@ def _normalize_outputs(outputs: Any) -> tuple[list[Out], list[Any] | None, bool]
     if isinstance(outputs, (list, tuple)):
         return [_as_out(o, i) for i, o in enumerate(outputs)], None, False
     return [_as_out(outputs, 0)], None, True
+
+
+def _placed_output(spec: Out, on_device: bool) -> Out:
+    """`spec` with its variable where the function returns it: a device array output is
+    copied to the host (Theano's `_as_TensorVariable` hook) unless `on_device`; with
+    `on_device`, a host output computed for a GPU is kept there (the `_as_device_variable`
+    that sympile.gpu binds onto tensors)."""
+    variable = spec.variable
+    if not on_device and not isinstance(variable.type, TensorType) \
+            and hasattr(variable, "_as_TensorVariable"):
+        return Out(variable._as_TensorVariable(), spec.borrow)
+    if on_device and isinstance(variable.type, TensorType) \
+            and hasattr(variable, "_as_device_variable"):
+        return Out(variable._as_device_variable(), spec.borrow, device_array=True)
+    return spec
 
 
 def _as_out(output: Any, key: Any) -> Out:

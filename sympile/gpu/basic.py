@@ -18,9 +18,10 @@ from sympile.gpu.runtime import EMULATED, runtime, target_context
 from sympile.graph.basic import Apply, Constant, Variable
 from sympile.graph.op import Op
 from sympile.graph.type import Type
+from sympile.graph.utils import bind_methods
 from sympile.tensor.sharedvar import SharedVariable, shared_constructor
 from sympile.tensor.type import TensorType, tensor_type
-from sympile.tensor.variable import TensorMethods, as_tensor_variable
+from sympile.tensor.variable import TensorMethods, TensorVariable, as_tensor_variable
 
 __all__ = ["GpuArrayConstant", "GpuArraySharedVariable", "GpuArrayType", "GpuArrayVariable",
            "GpuFromHost", "HostFromGpu"]
@@ -227,3 +228,16 @@ def gpu_shared_constructor(value: Any, name: str | None = None, strict: bool = F
 
 def _is_context(name: str) -> bool:
     return name == EMULATED or (name.startswith("cuda") and name[4:].isdigit())
+
+
+class _DeviceOutput:
+    """_as_device_variable(), bound onto TensorVariable: the tensor as a device array of the
+    placement target (function(..., return_device_arrays=True) returns it so), or itself
+    where nothing is placed."""
+
+    def _as_device_variable(self):
+        context = target_context()
+        return self if context is None else GpuFromHost(context)(self)
+
+
+bind_methods(TensorVariable, _DeviceOutput)

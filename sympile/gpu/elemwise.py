@@ -113,18 +113,25 @@ class GpuElemwise(Op):
         device = runtime(self.context)
         shape, strides = broadcast_operands(self.elemwise, node.inputs, inputs)
         outputs = [device.empty(shape, v.type.dtype) for v in node.outputs]
-        size = math.prod(shape)
-        if size:
-            strides += [element_strides(value, (False,) * len(shape)) for value in outputs]
-            merged_shape, merged = collapse_axes(shape, strides)
-            kernel = self.kernel(tuple(v.type.dtype for v in node.inputs),
-                                 tuple(v.type.dtype for v in node.outputs), len(merged_shape))
-            arguments = [size, *merged_shape]
-            for value, operand_strides in zip([*inputs, *outputs], merged):
-                arguments += [value, *operand_strides]
-            device.launch(kernel, size, arguments)
+        self.launch(device, shape, inputs, strides, outputs)
         for storage, value in zip(output_storage, outputs):
             storage[0] = value
+
+    def launch(self, device, shape: tuple[int, ...], inputs, input_strides, outputs) -> None:
+        """The kernel over `shape` from the inputs (with their element strides, 0 where
+        they broadcast) into the device arrays `outputs` (any strides, views included)."""
+        size = math.prod(shape)
+        if not size:
+            return
+        strides = [*input_strides, *(element_strides(value, (False,) * len(shape))
+                                     for value in outputs)]
+        merged_shape, merged = collapse_axes(shape, strides)
+        kernel = self.kernel(tuple(v.dtype.name for v in inputs),
+                             tuple(v.dtype.name for v in outputs), len(merged_shape))
+        arguments = [size, *merged_shape]
+        for value, operand_strides in zip([*inputs, *outputs], merged):
+            arguments += [value, *operand_strides]
+        device.launch(kernel, size, arguments)
 
     def infer_shape(self, fgraph, node, input_shapes):
         return self.elemwise.infer_shape(fgraph, node, input_shapes)
@@ -207,16 +214,10 @@ class GpuAlloc(Op):
         device = runtime(self.context)
         dtype = node.outputs[0].type.dtype
         output = device.empty(shape, dtype)
-        if math.prod(shape):
-            offset = len(shape) - value.ndim
-            broadcast = [True] * offset + [length == 1 for length in value.shape]
-            value_strides = [0] * offset + element_strides(value, tuple(broadcast[offset:]))
-            merged_shape, merged = collapse_axes(
-                shape, [value_strides, element_strides(output, (False,) * len(shape))])
-            kernel = self.copy.kernel((value.dtype.name,), (dtype,), len(merged_shape))
-            device.launch(kernel, math.prod(shape),
-                          [math.prod(shape), *merged_shape, value, *merged[0], output,
-                           *merged[1]])
+        offset = len(shape) - value.ndim
+        value_strides = [0] * offset + element_strides(value, tuple(length == 1 for length
+                                                                    in value.shape))
+        self.copy.launch(device, shape, [value], [value_strides], [output])
         output_storage[0][0] = output
 
     def infer_shape(self, fgraph, node, input_shapes):

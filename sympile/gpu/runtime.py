@@ -109,6 +109,9 @@ class EmulatedArray:
     def pointer(self) -> int:
         return self._buffer.ctypes.data
 
+    def __getitem__(self, index) -> EmulatedArray:
+        return EmulatedArray(self._buffer[index])
+
     def transpose(self, axes: Sequence[int]) -> EmulatedArray:
         return EmulatedArray(self._buffer.transpose(axes))
 

@@ -96,7 +96,7 @@ class IncSubtensorInplace(IncSubtensor):
         x, y, *index_values = inputs
         index = numpy_index(self.idx_list, index_values) + (Ellipsis,)
         region = apply_numpy_index(self, x, index)
-        self._check_value(node, y, region.shape)
+        self.check_value(node, y, region.shape)
         if self.set_instead_of_inc:
             region[...] = y
         else:
@@ -119,7 +119,7 @@ class AdvancedIncSubtensorInplace(AdvancedIncSubtensor):
         x, y, *index_values = inputs
         # Checked before anything is written, so a bad value leaves x as it was.
         region = self._runtime_region(x, index_values)
-        self._check_value(node, y, region)
+        self.check_value(node, y, region)
         index = numpy_index(self.idx_list, index_values)
         if self.set_instead_of_inc:
             x[index] = y

@@ -19,6 +19,7 @@ from sympile.tensor.elemwise.elemwise_cuda import computed_dtype, elemwise_cuda_
 from sympile.tensor.nnet.crossentropy_cuda import crossentropy_dx_kernel, crossentropy_pick_kernel
 from sympile.tensor.reduction import CAReduce
 from sympile.tensor.reduction.careduce_cuda import careduce_cuda_kernel
+from sympile.tensor.subtensor.rows_cuda import ATOMIC_DTYPES, inc_rows_kernel, take_rows_kernel
 from tests.gpu.test_elemwise import ALL_DTYPES, FAST_DTYPES, HOST_ONLY
 from tests.gpu.test_reduction import DTYPES, FOLDS
 
@@ -95,6 +96,15 @@ def test_crossentropy_kernels_compile():
     with_empty = careduce_cuda_kernel(scalar.maximum, None, ["float32"], "float32", "float32",
                                       1, 1, -np.inf)
     assert "-INFINITY" in with_empty.source and _compile_all([with_empty]) == 1
+
+
+def test_row_indexing_kernels_compile():
+    kernels = [take_rows_kernel(dtype, index, inner) for dtype in ("float16", "float32",
+                                                                      "int8", "float64")
+               for index in ("int32", "int64", "uint8") for inner in (1, 3)]
+    kernels += [inc_rows_kernel(dtype, "int64", inner) for dtype in ATOMIC_DTYPES
+                for inner in (1, 2)]
+    assert _compile_all(kernels) == 24 + 2 * len(ATOMIC_DTYPES)
 
 
 def test_training_step_kernels_compile():

@@ -177,3 +177,15 @@ def test_device_arrays_as_inputs_without_copy():
     np.testing.assert_array_equal(f(value), 1)
     with pytest.raises(TypeError, match="float64"):
         f(runtime("emulated").to_device(np.zeros(3, "float32")))
+
+
+def test_device_outputs_return_numpy_unless_asked():
+    with emulate():
+        W = sympile.shared(np.ones(3, "float32"))
+    plain = _compile([], [W * 2, W])
+    assert all(isinstance(value, np.ndarray) for value in plain())
+    device = _compile([], [W * 2, W], return_device_arrays=True)
+    assert all(isinstance(value, EmulatedArray) for value in device())
+    one = _compile([], [sympile.Out(W * 2, device_array=True), W * 3])
+    first, second = one()
+    assert isinstance(first, EmulatedArray) and isinstance(second, np.ndarray)

@@ -105,7 +105,7 @@ def advanced_pair_write_c_code(op, node: Apply, names: CNames) -> CCode | None:
     x, y, rows, columns = names.inputs
     (output,) = names.outputs
     element_type = C_TYPES[dtype]
-    # As _check_value: only an axis the type says has length 1 is broadcast.
+    # As check_value: only an axis the type says has length 1 is broadcast.
     if y_type.ndim == 0:
         y_check, y_step = "", "0"
     else:

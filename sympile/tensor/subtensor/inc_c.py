@@ -74,7 +74,7 @@ if (sympile_prepare_output(&{output}, 0, NULL, NPY_INT64) != 0) {{
 
 
 def _value_checks(op, node: Apply, y: str, region_ndim: int, fail: str) -> str:
-    """C that raises perform's ValueError (from _IncOp._check_value) when y does not
+    """C that raises perform's ValueError (from _IncOp.check_value) when y does not
     broadcast to `region`: only axes y's type says have length 1 broadcast."""
     y_type = node.inputs[1].type
     offset = region_ndim - y_type.ndim

@@ -614,7 +614,7 @@ class _IncOp(_IndexOp):
                                  f"{_shape_text(region)}")
         return Apply(self, [x, y, *index_inputs], [tensor_type(x.type.dtype, x.type.shape)()])
 
-    def _check_value(self, node: Apply, y: np.ndarray, region: tuple) -> None:
+    def check_value(self, node: Apply, y: np.ndarray, region: tuple) -> None:
         """y broadcasts to the region; as in Elemwise, only axes its type says have length 1
         are broadcast at run time."""
         y_static = node.inputs[1].type.shape
@@ -710,7 +710,7 @@ class IncSubtensor(_IncOp):
         result = x.copy()
         index = numpy_index(self.idx_list, index_values) + (Ellipsis,)
         region = apply_numpy_index(self, result, index)
-        self._check_value(node, y, region.shape)
+        self.check_value(node, y, region.shape)
         if self.set_instead_of_inc:
             region[...] = y
         else:
@@ -752,7 +752,7 @@ class AdvancedIncSubtensor(_IncOp):
         # The region's shape, from the index alone: checks the index as numpy would, without
         # gathering the region.
         region = self._runtime_region(x, index_values)
-        self._check_value(node, y, region)
+        self.check_value(node, y, region)
         result = x.copy()
         index = numpy_index(self.idx_list, index_values)
         if self.set_instead_of_inc:

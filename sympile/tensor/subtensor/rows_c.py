@@ -16,7 +16,7 @@ from sympile.tensor.subtensor.index_kinds import ARRAY
 __all__ = ["VALUE_CHECK_SUPPORT", "advanced_rows_read_c_code", "advanced_rows_write_c_code",
            "c_string", "trailing_loops", "update_target", "value_check"]
 
-# The errors of _IncOp._check_value, with the shapes printed as Python tuples.
+# The errors of _IncOp.check_value, with the shapes printed as Python tuples.
 _VALUE_SHAPE_ERROR = c_file(__file__, "value_shape_error.h")
 
 # The support piece that the C of value_check calls.
@@ -43,7 +43,7 @@ sympile_assign_output(&{output}, {x});"""
 
 def value_check(op, node: Apply, y: str, region: str, region_ndim: int, fail: str) -> str:
     """C that checks that y (input 1 of node) broadcasts to the region, whose lengths are in
-    the C array `region`, as _IncOp._check_value does: only an axis the type says has
+    the C array `region`, as _IncOp.check_value does: only an axis the type says has
     length 1 is broadcast. It also declares `y_strides[region_ndim]`: y's byte strides per
     region axis, 0 along the axes it is broadcast over."""
     y_type = node.inputs[1].type

@@ -1,0 +1,198 @@
+"""Indexing on the device.
+
+- GpuSubtensor: x[basic index], a view of the device array.
+- GpuIncSubtensor: a copy of x with its basic region set to, or incremented by, y (the
+  elementwise copy or add kernel writing into the region's view).
+- GpuTakeRows: x[index] for an integer array on axis 0 (an embedding lookup,
+  rows_take.cu); GpuIncRows: x[index] += y for an integer vector on axis 0 with atomic adds,
+  so repeated entries add every occurrence (rows_inc.cu; float32/64 and 32/64-bit integers).
+The index's integers and slice bounds stay host values; index arrays move to the device.
+"""
+
+from __future__ import annotations
+
+import math
+
+from sympile.gpu.basic import GpuArrayType
+from sympile.gpu.elemwise import GpuElemwise, check_context, element_strides
+from sympile.gpu.placement import register_gpu
+from sympile.gpu.runtime import runtime
+from sympile.graph.basic import Apply
+from sympile.graph.op import Op
+from sympile.scalar import basic as scalar
+from sympile.tensor.elemwise import Elemwise
+from sympile.tensor.subtensor.index_kinds import ARRAY
+from sympile.tensor.subtensor.ops import (
+    AdvancedIncSubtensor,
+    AdvancedSubtensor,
+    IncSubtensor,
+    Subtensor,
+    apply_numpy_index,
+    numpy_index,
+)
+from sympile.tensor.subtensor.rows_cuda import ATOMIC_DTYPES, inc_rows_kernel, take_rows_kernel
+
+__all__ = ["GpuIncRows", "GpuIncSubtensor", "GpuSubtensor", "GpuTakeRows"]
+
+
+class _Wrapper(Op):
+    """A GPU op for the host op `op` whose first inputs (`device_inputs` of them) are device
+    arrays; the rest are the host op's index inputs."""
+
+    __props__ = ("op", "context")
+    device_inputs = 1
+
+    def __init__(self, op: Op, context: str):
+        self.op = op
+        self.context = context
+
+    def __str__(self):
+        return f"Gpu{self.op}<{self.context}>"
+
+    def make_node(self, *inputs):
+        on_device = inputs[:self.device_inputs]
+        check_context(self, on_device, self.context)
+        host = self.op.make_node(*[v.type.host_type() for v in on_device],
+                                 *inputs[self.device_inputs:])
+        return Apply(self, [*on_device, *host.inputs[self.device_inputs:]],
+                     [GpuArrayType.of(host.outputs[0].type, self.context)()])
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return self.op.infer_shape(fgraph, node, input_shapes)
+
+
+class GpuSubtensor(_Wrapper):
+    view_map = {0: [0]}
+
+    def perform(self, node, inputs, output_storage):
+        x, *index_values = inputs
+        index = numpy_index(self.op.idx_list, index_values) + (Ellipsis,)
+        output_storage[0][0] = apply_numpy_index(self, x, index)
+
+
+class GpuIncSubtensor(_Wrapper):
+    device_inputs = 2
+
+    def perform(self, node, inputs, output_storage):
+        x, y, *index_values = inputs
+        device = runtime(self.context)
+        result = device.copy(x)
+        index = numpy_index(self.op.idx_list, index_values) + (Ellipsis,)
+        region = apply_numpy_index(self, result, index)
+        self.op.check_value(node, y, region.shape)
+        offset = region.ndim - y.ndim
+        y_strides = [0] * offset + element_strides(y, tuple(length == 1 for length in y.shape))
+        if self.op.set_instead_of_inc:
+            kernel, inputs = GpuElemwise(Elemwise(scalar.identity), self.context), [y]
+            strides = [y_strides]
+        else:
+            kernel, inputs = GpuElemwise(Elemwise(scalar.add), self.context), [region, y]
+            strides = [element_strides(region, (False,) * region.ndim), y_strides]
+        kernel.launch(device, region.shape, inputs, strides, [region])
+        output_storage[0][0] = result
+
+
+def _contiguous(device, value):
+    expected, stride = [], value.dtype.itemsize
+    for length in reversed(value.shape):
+        expected.insert(0, stride)
+        stride *= length
+    return value if all(length == 1 or a == b for a, b, length in
+                        zip(value.strides, expected, value.shape)) else device.copy(value)
+
+
+def _index_error(op: Op, device, kernel, size: int, arguments, rows: int) -> None:
+    try:
+        device.launch(kernel, size, arguments)
+    except IndexError:
+        raise IndexError(f"{op}: an index entry is out of bounds for axis 0 with size "
+                         f"{rows}") from None
+
+
+class GpuTakeRows(_Wrapper):
+    """x[index] for an integer array index on axis 0."""
+
+    device_inputs = 2
+
+    def perform(self, node, inputs, output_storage):
+        x, index = inputs
+        device = runtime(self.context)
+        index = _contiguous(device, index)
+        inner_shape = x.shape[1:] or (1,)
+        output = device.empty(index.shape + x.shape[1:], x.dtype.name)
+        size = math.prod(output.shape)
+        if size:
+            x_strides = element_strides(x, (False,) * x.ndim)
+            kernel = take_rows_kernel(x.dtype.name, index.dtype.name, len(inner_shape))
+            arguments = [size, math.prod(inner_shape), x.shape[0], *inner_shape, x,
+                         x_strides[0], *(x_strides[1:] or [0]), index, output]
+            _index_error(self, device, kernel, size, arguments, x.shape[0])
+        output_storage[0][0] = output
+
+
+class GpuIncRows(_Wrapper):
+    """x[index] += y for an integer vector index on axis 0 (numpy.add.at)."""
+
+    device_inputs = 3
+
+    def make_node(self, x, y, index):
+        check_context(self, [x, y, index], self.context)
+        host = self.op.make_node(x.type.host_type(), y.type.host_type(),
+                                 index.type.host_type())
+        return Apply(self, [x, y, index], [GpuArrayType.of(host.outputs[0].type, self.context)()])
+
+    def perform(self, node, inputs, output_storage):
+        x, y, index = inputs
+        device = runtime(self.context)
+        region = (index.shape[0],) + x.shape[1:]
+        self.op.check_value(node, y, region)
+        result = device.copy(x)
+        size = math.prod(region)
+        if size:
+            inner_shape = x.shape[1:] or (1,)
+            offset = len(region) - y.ndim
+            y_strides = [0] * offset + element_strides(y, tuple(n == 1 for n in y.shape))
+            out_strides = element_strides(result, (False,) * result.ndim)
+            kernel = inc_rows_kernel(x.dtype.name, index.dtype.name, len(inner_shape))
+            arguments = [size, math.prod(inner_shape), x.shape[0], *inner_shape, result,
+                         out_strides[0], *(out_strides[1:] or [0]), index,
+                         element_strides(index, (False,))[0], y, y_strides[0],
+                         *(y_strides[1:] or [0])]
+            _index_error(self, device, kernel, size, arguments, x.shape[0])
+        output_storage[0][0] = result
+
+
+def _host_index(node: Apply, first: int):
+    return node.inputs[first:]
+
+
+@register_gpu(Subtensor, computes=False)
+def _lift_subtensor(node: Apply, inputs, context: str):
+    return [GpuSubtensor(node.op, context)(inputs[0], *_host_index(node, 1))]
+
+
+@register_gpu(IncSubtensor)
+def _lift_inc_subtensor(node: Apply, inputs, context: str):
+    return [GpuIncSubtensor(node.op, context)(inputs[0], inputs[1], *_host_index(node, 2))]
+
+
+def _rows_index(node: Apply, first: int) -> bool:
+    """The index is one integer array on axis 0 (x[index])."""
+    return node.op.idx_list == (ARRAY,) and node.inputs[first].type.dtype in (
+        "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32")
+
+
+@register_gpu(AdvancedSubtensor)
+def _lift_take_rows(node: Apply, inputs, context: str):
+    if not _rows_index(node, 1) or node.inputs[0].type.dtype.startswith("complex"):
+        return None
+    return [GpuTakeRows(node.op, context)(*inputs)]
+
+
+@register_gpu(AdvancedIncSubtensor)
+def _lift_inc_rows(node: Apply, inputs, context: str):
+    op = node.op
+    if not _rows_index(node, 2) or op.set_instead_of_inc or op.ignore_duplicates \
+            or node.inputs[2].type.ndim != 1 or node.inputs[0].type.dtype not in ATOMIC_DTYPES:
+        return None
+    return [GpuIncRows(op, context)(*inputs)]

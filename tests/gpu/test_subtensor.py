@@ -1,0 +1,105 @@
+"""Indexing on the device against the reference backend: basic views and writes, rows
+taken by an integer array (an embedding lookup) and incremented with repeated entries,
+negative entries and errors."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import sympile
+import sympile.tensor as T
+from sympile.gpu import GpuArrayType, GpuHostOpsWarning
+from sympile.gpu.runtime import placement_target
+from sympile.gpu.subtensor import GpuIncRows, GpuIncSubtensor, GpuSubtensor, GpuTakeRows
+
+
+def _both(inputs, outputs, context, moved, device_inputs=()):
+    """(the reference, the device function); the inputs numbered in `device_inputs` are
+    device arrays in the latter (integer work on host values stays on the host)."""
+    reference = sympile.function(inputs, outputs)
+    replacements = {inputs[i]: GpuArrayType.of(inputs[i].type, context)() for i in device_inputs}
+    with placement_target(context), warnings.catch_warnings():
+        warnings.simplefilter("error", GpuHostOpsWarning)
+        f = sympile.function([replacements.get(v, v) for v in inputs], outputs,
+                             givens=[(v, r._as_TensorVariable()) for v, r in replacements.items()])
+    assert any(isinstance(n.op, moved) for n in f.maker.fgraph.apply_nodes)
+    return reference, f
+
+
+def test_basic_views(context):
+    x = GpuArrayType("float64", (None, None, None), context)("x")
+    i = T.lscalar("i")
+    outputs = [x[1:, ::-2, i] * 1.0, x[i, 0, -1] * 1.0, x[:, None, 2:3] * 1.0]
+    host = T.dtensor3("x")
+    reference = sympile.function([host, i], [host[1:, ::-2, i] * 1.0, host[i, 0, -1] * 1.0,
+                                             host[:, None, 2:3] * 1.0])
+    with placement_target(context):
+        f = sympile.function([x, i], outputs)
+    assert any(isinstance(n.op, GpuSubtensor) for n in f.maker.fgraph.apply_nodes)
+    value = np.arange(60.0).reshape(3, 4, 5)
+    for got, want in zip(f(value, 2), reference(value, 2)):
+        np.testing.assert_array_equal(got, want)
+    with pytest.raises(IndexError, match="out of bounds"):
+        f(value, 7)
+
+
+@pytest.mark.parametrize("set_", [False, True])
+def test_basic_writes(set_, context):
+    x, y = T.dmatrix("x"), T.drow("y")
+    write = T.set_subtensor if set_ else T.inc_subtensor
+    outputs = [write(x[1:, ::2], y), write(x[0], 5.0)]
+    reference, f = _both([x, y], outputs, context, GpuIncSubtensor)
+    value, row = np.arange(12.0).reshape(3, 4), np.array([[10.0, 20.0]])
+    for got, want in zip(f(value, row), reference(value, row)):
+        np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError, match="cannot be broadcast"):
+        f(value, np.ones((1, 3)))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "int64", "bool"])
+def test_take_rows(dtype, context):
+    """An embedding lookup: a matrix of indices into a table's rows, negatives counting
+    from the end."""
+    table = T.tensor(dtype, (None, None), name="table")
+    index = T.lmatrix("index")
+    reference, f = _both([table, index], table[index], context, GpuTakeRows, (0,))
+    value = np.arange(15).reshape(5, 3).astype(dtype)
+    entries = np.array([[0, 4, -1], [2, 2, -5]])
+    np.testing.assert_array_equal(f(value, entries), reference(value, entries))
+    with pytest.raises(IndexError, match="out of bounds for axis 0 with size 5"):
+        f(value, np.array([[5, 0, 0]]))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
+def test_increment_rows_with_repeats(dtype, context):
+    """numpy.add.at: a repeated entry adds every occurrence (the embedding's gradient)."""
+    x = T.tensor(dtype, (None, None), name="x")
+    y = T.tensor(dtype, (None, None), name="y")
+    index = T.lvector("index")
+    reference, f = _both([x, y, index], T.inc_subtensor(x[index], y), context, GpuIncRows,
+                         (0, 1))
+    value = np.zeros((4, 3), dtype)
+    increments = np.arange(15).reshape(5, 3).astype(dtype)
+    entries = np.array([1, 3, 1, -1, 0])
+    np.testing.assert_array_equal(f(value, increments, entries),
+                                  reference(value, increments, entries))
+    with pytest.raises(IndexError, match="out of bounds"):
+        f(value, increments, np.array([1, 3, 1, 4, 0]))
+
+
+def test_embedding_gradient_on_the_device(context):
+    """The gradient of a lookup is an increment of rows: both run on the device."""
+    with placement_target(context):
+        table = sympile.shared(np.arange(12.0).reshape(4, 3), name="table")
+    index = T.lvector("index")
+    cost = T.sum(T.tanh(table[index]) ** 2)
+    reference_table = T.dmatrix("t")
+    reference = sympile.function([reference_table, index], sympile.grad(
+        T.sum(T.tanh(reference_table[index]) ** 2), reference_table))
+    with placement_target(context), warnings.catch_warnings():
+        warnings.simplefilter("error", GpuHostOpsWarning)
+        f = sympile.function([index], sympile.grad(cost, table))
+    entries = np.array([0, 2, 2, 3])
+    # 1 - tanh(x)**2 for x near 9 cancels: an ulp of libm's tanh against numpy's shows.
+    np.testing.assert_allclose(f(entries), reference(table.get_value(), entries), rtol=1e-7)
