@@ -11,6 +11,7 @@ transfers, the runtimes, the placement rewrite and the GPU ops that are not one 
   blas.py       Dot through the device's BLAS; Gemm, Gemv, Ger as a product and a kernel
   nnet.py       softmax, log-softmax, their gradient and the fused cross-entropy
   subtensor.py  indexing: basic views and writes, rows taken and incremented by an array
+  random.py     RandomStreams' uniform and bernoulli draws, the CPU's numbers
 
 Importing sympile imports this package (it registers the placement rewrite); it imports
 CuPy only when a CUDA context is used.
@@ -21,6 +22,7 @@ from sympile.gpu import (  # noqa: F401 - they register their GPU implementation
     elemwise,
     nnet,
     placement,
+    random,
     reduction,
     subtensor,
 )

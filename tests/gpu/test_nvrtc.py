@@ -17,6 +17,7 @@ from sympile.scalar import basic as scalar
 from sympile.scalar.basic import SCALAR_OPS
 from sympile.tensor.elemwise.elemwise_cuda import computed_dtype, elemwise_cuda_kernel
 from sympile.tensor.nnet.crossentropy_cuda import crossentropy_dx_kernel, crossentropy_pick_kernel
+from sympile.tensor.random.random_cuda import DEVICE_DRAWS, philox_draw_kernel
 from sympile.tensor.reduction import CAReduce
 from sympile.tensor.reduction.careduce_cuda import careduce_cuda_kernel
 from sympile.tensor.subtensor.rows_cuda import ATOMIC_DTYPES, inc_rows_kernel, take_rows_kernel
@@ -105,6 +106,12 @@ def test_row_indexing_kernels_compile():
     kernels += [inc_rows_kernel(dtype, "int64", inner) for dtype in ATOMIC_DTYPES
                 for inner in (1, 2)]
     assert _compile_all(kernels) == 24 + 2 * len(ATOMIC_DTYPES)
+
+
+def test_random_kernels_compile():
+    kernels = [philox_draw_kernel(distribution, dtype)
+               for distribution, dtypes in DEVICE_DRAWS.items() for dtype in dtypes]
+    assert _compile_all(kernels) == len(kernels) > 10
 
 
 def test_training_step_kernels_compile():

@@ -66,7 +66,7 @@ def _size_input(size, op_label: str, length: int) -> Variable:
     return size
 
 
-def _shape_of(size: np.ndarray, label: str) -> tuple[int, ...]:
+def shape_of_size(size: np.ndarray, label: str) -> tuple[int, ...]:
     shape = tuple(int(entry) for entry in size)
     if any(entry < 0 for entry in shape):
         raise ValueError(f"{label}: size must have no negative entry, got {shape}")
@@ -133,7 +133,7 @@ class RandomDraw(_RandomOp):
     def perform(self, node, inputs, output_storage):
         state, size, *parameters = inputs
         key, calls = int(state[0]), int(state[1])
-        shape = _shape_of(size, self.label)
+        shape = shape_of_size(size, self.label)
         sample = _draw(self, shape, parameters, key, calls)
         output_storage[0][0] = np.array([key, (calls + 1) % 2**64], dtype=np.uint64)
         output_storage[1][0] = np.asarray(sample).astype(self.dtype, copy=False)
@@ -320,7 +320,7 @@ class MRGUniform(_RandomOp):
 
     def perform(self, node, inputs, output_storage):
         state, size = inputs
-        shape = _shape_of(size, "MRG_RandomStreams.uniform")
+        shape = shape_of_size(size, "MRG_RandomStreams.uniform")
         count = int(np.prod(shape, dtype=np.int64))
         if count > mrg.M1:
             raise ValueError(f"MRG_RandomStreams.uniform: at most 2**31 - 1 samples at once, "

@@ -16,14 +16,15 @@ from sympile.scalar.c_fastmath import FAST_MATH_SUPPORT
 from sympile.tensor.c_toolkit import vectorized_kernel_attribute
 from sympile.tensor.random.distributions import DISTRIBUTIONS, PVALS_TOLERANCE
 
-__all__ = ["random_draw_c_code", "mrg_uniform_c_code", "multinomial_from_uniform_c_code",
-           "choice_from_uniform_c_code", "check_parameter_c_code", "RANDOM_SUPPORT",
-           "MRG_SUPPORT"]
+__all__ = ["PHILOX_CORE", "random_draw_c_code", "mrg_uniform_c_code",
+           "multinomial_from_uniform_c_code", "choice_from_uniform_c_code",
+           "check_parameter_c_code", "RANDOM_SUPPORT", "MRG_SUPPORT"]
 
 _COMMON = c_file(__file__, "random_common.h")
 # The fixed-count samplers' chunk kernels are vectorised like the elementwise loops (and
 # compiled for this machine's widest vectors, sympile.cpu.vector_target).
-RANDOM_SUPPORT = (FAST_MATH_SUPPORT, _COMMON,
+PHILOX_CORE = c_file(__file__, "philox_core.h")
+RANDOM_SUPPORT = (FAST_MATH_SUPPORT, _COMMON, PHILOX_CORE,
                   render(c_file(__file__, "philox.h"),
                          {"kernel": vectorized_kernel_attribute(compute_bound=True)}),
                   c_file(__file__, "random_draws.c"))

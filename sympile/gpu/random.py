@@ -1,0 +1,93 @@
+"""RandomStreams' draws on the device: uniform and bernoulli (random_cuda.py), with the
+CPU's numbers for the same seed. The stream's state stays a host value: a draw's node
+becomes AdvanceState (the new state, on the host) and GpuPhiloxDraw (the sample, on the
+device)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from sympile.gpu.basic import GpuArrayType
+from sympile.gpu.placement import register_gpu
+from sympile.gpu.runtime import runtime
+from sympile.graph.basic import Apply
+from sympile.graph.gradient_types import NonDifferentiable
+from sympile.graph.op import Op
+from sympile.tensor.random.op import STATE_TYPE, RandomDraw, shape_of_size
+from sympile.tensor.random.random_cuda import (
+    DEVICE_DRAWS,
+    philox_draw_kernel,
+    words_per_element,
+)
+
+__all__ = ["AdvanceState", "GpuPhiloxDraw"]
+
+
+class AdvanceState(NonDifferentiable, Op):
+    """A stream's state [key, calls] -> [key, calls + 1] (mod 2**64), as a draw leaves it."""
+
+    __props__ = ()
+
+    def make_node(self, state):
+        return Apply(self, [state], [STATE_TYPE()])
+
+    def perform(self, node, inputs, output_storage):
+        key, calls = (int(word) for word in inputs[0])
+        output_storage[0][0] = np.array([key, (calls + 1) % 2**64], dtype=np.uint64)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [(2,)]
+
+
+class GpuPhiloxDraw(NonDifferentiable, Op):
+    """The sample of `draw` (a RandomDraw of a distribution in DEVICE_DRAWS) on the device;
+    inputs: the host's state, size and parameters."""
+
+    __props__ = ("draw", "context")
+
+    def __init__(self, draw: RandomDraw, context: str):
+        self.draw = draw
+        self.context = context
+
+    def __str__(self):
+        return f"Gpu{self.draw}<{self.context}>"
+
+    def make_node(self, state, size, *parameters):
+        host = self.draw.make_node(state, size, *parameters)
+        return Apply(self, host.inputs, [GpuArrayType.of(host.outputs[1].type, self.context)()])
+
+    def perform(self, node, inputs, output_storage):
+        state, size, *parameters = inputs
+        key, calls = int(state[0]), int(state[1])
+        shape = shape_of_size(size, self.draw.label)
+        threshold = 0
+        if self.draw.distribution == "bernoulli":
+            p = float(parameters[0])
+            if not 0 <= p <= 1:
+                raise ValueError(f"{self.draw.label}: p must be in [0, 1], got {p}")
+            threshold = int(np.uint64(p * 4294967296.0))
+        device = runtime(self.context)
+        dtype = self.draw.dtype
+        sample = device.empty(shape, dtype)
+        count = math.prod(shape)
+        if count:
+            per_block = 4 // words_per_element(self.draw.distribution, dtype)
+            blocks = -(-count // per_block)
+            device.launch(philox_draw_kernel(self.draw.distribution, dtype), blocks,
+                          [count, blocks, key & 0xFFFFFFFF, key >> 32, calls & 0xFFFFFFFF,
+                           calls >> 32, threshold, sample])
+        output_storage[0][0] = sample
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [self.draw.infer_shape(fgraph, node, input_shapes)[1]]
+
+
+@register_gpu(RandomDraw)
+def _lift_draw(node: Apply, inputs, context: str):
+    draw = node.op
+    if draw.dtype not in DEVICE_DRAWS.get(draw.distribution, ()):
+        return None
+    state, size, *parameters = node.inputs
+    return [AdvanceState()(state), GpuPhiloxDraw(draw, context)(state, size, *parameters)]

@@ -1,0 +1,16 @@
+/* RandomStreams' fixed-count draws on the device (philox.py's layout): thread b computes
+   block b of Philox4x32-10 at counter (b, calls) and writes the @PER_BLOCK@ elements that
+   the block's four words give, so every element has the bits the CPU gives it. */
+{
+    const sympile_philox_key key = {(npy_uint32)k0, (npy_uint32)k1, (npy_uint32)calls_lo,
+                                    (npy_uint32)calls_hi};
+    for (npy_int64 b = SYMPILE_GRID_START; b < blocks; b += SYMPILE_GRID_STEP) {
+        npy_uint32 w[4];
+        sympile_philox4x32((npy_uint32)b, (npy_uint32)((npy_uint64)b >> 32), key, w);
+        for (int k = 0; k < @PER_BLOCK@; ++k) {
+            const npy_int64 e = b * @PER_BLOCK@ + k;
+            if (e < count)
+                out[e] = @VALUE@;
+        }
+    }
+}

@@ -1,0 +1,66 @@
+"""RandomStreams on the device: the same numbers as on the CPU for the same seed, call
+after call, for uniform and bernoulli draws; the normal draw stays on the host (reported)."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import sympile
+import sympile.tensor as T
+from sympile.gpu import GpuHostOpsWarning
+from sympile.gpu.random import GpuPhiloxDraw
+from sympile.gpu.runtime import placement_target
+from sympile.tensor.random import RandomStreams
+
+
+def _draws(build, context, calls=3):
+    """The values of `calls` calls of a function of build(RandomStreams(seed=7))."""
+    streams = RandomStreams(seed=7)
+    outputs = build(streams)
+    if context is None:
+        f = sympile.function([], outputs)
+    else:
+        with placement_target(context), warnings.catch_warnings():
+            warnings.simplefilter("error", GpuHostOpsWarning)
+            f = sympile.function([], outputs)
+        assert any(isinstance(n.op, GpuPhiloxDraw) for n in f.maker.fgraph.apply_nodes)
+    return [f() for _ in range(calls)]
+
+
+@pytest.mark.parametrize("size", [(3, 5), (7,), (0, 4), (2, 3, 1)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_uniform_is_the_cpus(dtype, size, context):
+    def build(streams):
+        return [streams.uniform(size=size, low=-1.0, high=3.0, dtype=dtype),
+                streams.uniform(size=size, dtype=dtype)]
+    for got, want in zip(_draws(build, context), _draws(build, None)):
+        for a, b in zip(got, want):
+            assert a.dtype == b.dtype
+            np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_bernoulli_is_the_cpus(dtype, context):
+    # Integer draws of host values stay on the host (placement moves integer work only when
+    # it reads device values); their kernels are compiled in test_nvrtc.
+    def build(streams):
+        return [streams.binomial(size=(4, 9), p=p, dtype=dtype) for p in (0.0, 0.3, 1.0)]
+    for got, want in zip(_draws(build, context), _draws(build, None)):
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_bad_probability(context):
+    p = T.dscalar("p")
+    streams = RandomStreams(seed=1)
+    with placement_target(context):
+        f = sympile.function([p], streams.binomial(size=(3,), p=p, dtype="float32"))
+    with pytest.raises(ValueError, match=r"p must be in \[0, 1\]"):
+        f(1.5)
+
+
+def test_normal_stays_on_the_host_and_says_so(context):
+    streams = RandomStreams(seed=1)
+    with placement_target(context), pytest.warns(GpuHostOpsWarning, match="normal"):
+        sympile.function([], streams.normal(size=(3,), dtype="float32") * 2)
