@@ -23,7 +23,7 @@ from sympile.graph.op import Op
 from sympile.graph.utils import MethodNotDefined
 from sympile.scan.c_loop import CLoop, build_c_loop
 from sympile.tensor.math import minimum
-from sympile.tensor.type import tensor_type
+from sympile.tensor.type import TensorType, tensor_type
 from sympile.tensor.variable import as_tensor_variable
 
 __all__ = ["Scan"]
@@ -119,8 +119,7 @@ class Scan(Op):
         if len(inputs) != expected:
             raise ValueError(f"{self}: expected n_steps and {expected} inputs, got "
                              f"{len(inputs)}")
-        inputs = [as_tensor_variable(value, op=str(self), argument=f"input {index}")
-                  for index, value in enumerate(inputs)]
+        inputs = [self._outer_input(value, index) for index, value in enumerate(inputs)]
         sequences = inputs[:self.n_sequence_inputs]
         initials = inputs[self.n_sequence_inputs:self.n_sequence_inputs + n_recurrent]
         non_sequences = inputs[self.n_sequence_inputs + n_recurrent:]
@@ -140,6 +139,17 @@ class Scan(Op):
         outputs = [tensor_type(inner.type.dtype, (None, *inner.type.shape))()
                    for inner in stacked]
         return Apply(self, [n_steps, *inputs], outputs)
+
+    def _outer_input(self, value: Any, index: int) -> Variable:
+        """Input `index` as a tensor; a non-sequence that is a variable of its inner input's
+        Type (a device array the inner graph reads as one, sympile.gpu) as it is."""
+        position = index - self.n_sequence_inputs - len(self.recurrent_taps)
+        if isinstance(value, Variable) and not isinstance(value.type, TensorType) \
+                and 0 <= position < self.n_non_sequences:
+            inner = self.inner_inputs[len(self.inner_inputs) - self.n_non_sequences + position]
+            if value.type == inner.type:
+                return value
+        return as_tensor_variable(value, op=str(self), argument=f"input {index}")
 
     def prepare_node(self, node: Apply, mode: Any, backend: str) -> None:
         """Called by Mode.link for each node of the graph being linked: run this node's inner
