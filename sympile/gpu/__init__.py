@@ -12,6 +12,7 @@ transfers, the runtimes, the placement rewrite and the GPU ops that are not one 
   nnet.py       softmax, log-softmax, their gradient and the fused cross-entropy
   subtensor.py  indexing: basic views and writes, rows taken and incremented by an array
   random.py     RandomStreams' uniform and bernoulli draws, the CPU's numbers
+  shape.py      Reshape and SpecifyShape of device arrays
 
 Importing sympile imports this package (it registers the placement rewrite); it imports
 CuPy only when a CUDA context is used.
@@ -24,6 +25,7 @@ from sympile.gpu import (  # noqa: F401 - they register their GPU implementation
     placement,
     random,
     reduction,
+    shape,
     subtensor,
 )
 from sympile.gpu.basic import (

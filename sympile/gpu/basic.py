@@ -24,7 +24,7 @@ from sympile.tensor.type import TensorType, tensor_type
 from sympile.tensor.variable import TensorMethods, TensorVariable, as_tensor_variable
 
 __all__ = ["GpuArrayConstant", "GpuArraySharedVariable", "GpuArrayType", "GpuArrayVariable",
-           "GpuFromHost", "HostFromGpu"]
+           "GpuFromHost", "GpuWrapper", "HostFromGpu", "check_context"]
 
 
 class GpuArrayType(Type):
@@ -188,6 +188,46 @@ class HostFromGpu(Op):
 
     def R_op(self, inputs, eval_points):
         return [None if eval_points[0] is None else self(eval_points[0])]
+
+
+def check_context(op: Op, inputs, context: str) -> None:
+    for index, variable in enumerate(inputs):
+        if not isinstance(variable.type, GpuArrayType) or variable.type.context != context:
+            raise TypeError(f"{op}: input {index} must be a device array of {context}, got "
+                            f"{variable} of type {variable.type}")
+
+
+class GpuWrapper(Op):
+    """The host op `op` on device arrays of `context`: its first `device_inputs` inputs are
+    device arrays, the others the host op's own (lengths, indices); its outputs are device
+    arrays. perform is the host op's, for ops whose perform only views, reshapes or checks
+    shapes (which device arrays do as numpy arrays do); subclasses that compute override
+    it."""
+
+    __props__ = ("op", "context")
+    device_inputs = 1
+
+    def __init__(self, op: Op, context: str):
+        self.op = op
+        self.context = context
+        self.view_map = dict(getattr(op, "view_map", {}))
+
+    def __str__(self):
+        return f"Gpu{self.op}<{self.context}>"
+
+    def make_node(self, *inputs):
+        on_device = inputs[:self.device_inputs]
+        check_context(self, on_device, self.context)
+        host = self.op.make_node(*[v.type.host_type() for v in on_device],
+                                 *inputs[self.device_inputs:])
+        return Apply(self, [*on_device, *host.inputs[self.device_inputs:]],
+                     [GpuArrayType.of(v.type, self.context)() for v in host.outputs])
+
+    def perform(self, node, inputs, output_storage):
+        self.op.perform(node, inputs, output_storage)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return self.op.infer_shape(fgraph, node, input_shapes)
 
 
 @shared_constructor

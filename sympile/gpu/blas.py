@@ -7,8 +7,8 @@ dot, mixed dtypes) stay on the host.
 
 from __future__ import annotations
 
-from sympile.gpu.basic import GpuArrayType
-from sympile.gpu.elemwise import GpuDimShuffle, GpuElemwise, check_context
+from sympile.gpu.basic import GpuArrayType, check_context
+from sympile.gpu.elemwise import GpuDimShuffle, GpuElemwise
 from sympile.gpu.placement import register_gpu
 from sympile.gpu.runtime import runtime
 from sympile.graph.basic import Apply

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import math
 
-from sympile.gpu.basic import GpuArrayType
+from sympile.gpu.basic import GpuArrayType, check_context
 from sympile.gpu.placement import register_gpu
 from sympile.gpu.runtime import runtime
 from sympile.graph.basic import Apply
@@ -27,14 +27,7 @@ from sympile.tensor.elemwise.ops import check_runtime_broadcast
 from sympile.tensor.shape.ops import Shape, ShapeI
 
 __all__ = ["GpuAlloc", "GpuDimShuffle", "GpuElemwise", "GpuShapeOp", "broadcast_operands",
-           "check_context", "collapse_axes", "element_strides"]
-
-
-def check_context(op: Op, inputs, context: str) -> None:
-    for index, variable in enumerate(inputs):
-        if not isinstance(variable.type, GpuArrayType) or variable.type.context != context:
-            raise TypeError(f"{op}: input {index} must be a device array of {context}, got "
-                            f"{variable} of type {variable.type}")
+           "collapse_axes", "element_strides"]
 
 
 def collapse_axes(shape: tuple[int, ...], strides: list[list[int]]

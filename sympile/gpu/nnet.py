@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from sympile.gpu.basic import GpuArrayType
-from sympile.gpu.elemwise import GpuDimShuffle, GpuElemwise, check_context
+from sympile.gpu.basic import GpuArrayType, check_context
+from sympile.gpu.elemwise import GpuDimShuffle, GpuElemwise
 from sympile.gpu.placement import register_gpu
 from sympile.gpu.reduction import GpuCAReduce
 from sympile.gpu.runtime import runtime

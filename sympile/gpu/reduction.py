@@ -13,10 +13,9 @@ from __future__ import annotations
 import functools
 import math
 
-from sympile.gpu.basic import GpuArrayType
+from sympile.gpu.basic import GpuArrayType, check_context
 from sympile.gpu.elemwise import (
     broadcast_operands,
-    check_context,
     collapse_axes,
     element_strides,
 )

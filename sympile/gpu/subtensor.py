@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import math
 
-from sympile.gpu.basic import GpuArrayType
-from sympile.gpu.elemwise import GpuElemwise, check_context, element_strides
+from sympile.gpu.basic import GpuArrayType, GpuWrapper, check_context
+from sympile.gpu.elemwise import GpuElemwise, element_strides
 from sympile.gpu.placement import register_gpu
 from sympile.gpu.runtime import runtime
 from sympile.graph.basic import Apply
@@ -35,33 +35,7 @@ from sympile.tensor.subtensor.rows_cuda import ATOMIC_DTYPES, inc_rows_kernel, t
 __all__ = ["GpuIncRows", "GpuIncSubtensor", "GpuSubtensor", "GpuTakeRows"]
 
 
-class _Wrapper(Op):
-    """A GPU op for the host op `op` whose first inputs (`device_inputs` of them) are device
-    arrays; the rest are the host op's index inputs."""
-
-    __props__ = ("op", "context")
-    device_inputs = 1
-
-    def __init__(self, op: Op, context: str):
-        self.op = op
-        self.context = context
-
-    def __str__(self):
-        return f"Gpu{self.op}<{self.context}>"
-
-    def make_node(self, *inputs):
-        on_device = inputs[:self.device_inputs]
-        check_context(self, on_device, self.context)
-        host = self.op.make_node(*[v.type.host_type() for v in on_device],
-                                 *inputs[self.device_inputs:])
-        return Apply(self, [*on_device, *host.inputs[self.device_inputs:]],
-                     [GpuArrayType.of(host.outputs[0].type, self.context)()])
-
-    def infer_shape(self, fgraph, node, input_shapes):
-        return self.op.infer_shape(fgraph, node, input_shapes)
-
-
-class GpuSubtensor(_Wrapper):
+class GpuSubtensor(GpuWrapper):
     view_map = {0: [0]}
 
     def perform(self, node, inputs, output_storage):
@@ -70,7 +44,7 @@ class GpuSubtensor(_Wrapper):
         output_storage[0][0] = apply_numpy_index(self, x, index)
 
 
-class GpuIncSubtensor(_Wrapper):
+class GpuIncSubtensor(GpuWrapper):
     device_inputs = 2
 
     def perform(self, node, inputs, output_storage):
@@ -109,7 +83,7 @@ def _index_error(op: Op, device, kernel, size: int, arguments, rows: int) -> Non
                          f"{rows}") from None
 
 
-class GpuTakeRows(_Wrapper):
+class GpuTakeRows(GpuWrapper):
     """x[index] for an integer array index on axis 0."""
 
     device_inputs = 2
@@ -130,7 +104,7 @@ class GpuTakeRows(_Wrapper):
         output_storage[0][0] = output
 
 
-class GpuIncRows(_Wrapper):
+class GpuIncRows(GpuWrapper):
     """x[index] += y for an integer vector index on axis 0 (numpy.add.at)."""
 
     device_inputs = 3

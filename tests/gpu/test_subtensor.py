@@ -103,3 +103,22 @@ def test_embedding_gradient_on_the_device(context):
     entries = np.array([0, 2, 2, 3])
     # 1 - tanh(x)**2 for x near 9 cancels: an ulp of libm's tanh against numpy's shows.
     np.testing.assert_allclose(f(entries), reference(table.get_value(), entries), rtol=1e-7)
+
+
+def test_reshape_and_specify_shape(context):
+    x = GpuArrayType("float32", (None, None), context)("x")
+    n = T.lscalar("n")
+    outputs = [T.exp(x).reshape((n, -1)), T.specify_shape(T.exp(x), (2, None)).sum(axis=0)]
+    host = T.fmatrix("h")
+    reference = sympile.function([host, n], [T.exp(host).reshape((n, -1)),
+                                             T.specify_shape(T.exp(host), (2, None)).sum(axis=0)])
+    with placement_target(context), warnings.catch_warnings():
+        warnings.simplefilter("error", GpuHostOpsWarning)
+        f = sympile.function([x, n], outputs)
+    value = np.arange(6, dtype="float32").reshape(2, 3) / 6
+    for got, want in zip(f(value, 3), reference(value, 3)):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    with pytest.raises(ValueError, match="cannot reshape"):
+        f(value, 4)
+    with pytest.raises(ValueError, match="specify_shape"):
+        f(np.ones((3, 3), "float32"), 3)

@@ -153,7 +153,10 @@ class SpecifyShape(Op):
         inputs = [x]
         static = []
         for axis, length in enumerate(lengths):
-            if length is None:
+            # A constant -1 (what a node holds for an unknown length) reads as None, as perform
+            # reads it, so that rebuilding a node from its inputs gives the same node.
+            if length is None or (isinstance(length, Constant) and np.ndim(length.data) == 0
+                                  and int(length.data) == -1):
                 inputs.append(_NONE_LENGTH)
                 static.append(None)
                 continue
