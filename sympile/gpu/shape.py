@@ -4,9 +4,9 @@ entries stay host values."""
 
 from __future__ import annotations
 
-from sympile.graph.basic import Apply
 from sympile.gpu.basic import GpuWrapper
 from sympile.gpu.placement import register_gpu
+from sympile.graph.basic import Apply
 from sympile.tensor.shape.ops import Reshape, SpecifyShape
 
 __all__: list[str] = []
