@@ -115,7 +115,8 @@ from sympile.scalar.c_fastmath import (
     fast_function,
 )
 
-__all__ = ["C_ERRORS", "C_ERROR_FLAG", "CScalar", "CScalarCode", "NO_C_CODE", "c_literal"]
+__all__ = ["C_ERRORS", "C_ERROR_FLAG", "CScalar", "CScalarCode", "FLOAT_TO_INT", "NO_C_CODE",
+           "c_conversion", "c_literal"]
 
 # The int the statements set (or-ing a code of C_ERRORS into it) to report an error; the loop
 # running them raises the matching exception after the loop.
@@ -555,22 +556,31 @@ def _shift(direction: str):
 
 # Float to integer as numpy's astype (float_to_int.h): the conversion each integer dtype
 # goes through.
-_FLOAT_TO_INT = c_file(__file__, "float_to_int.h")
+FLOAT_TO_INT = c_file(__file__, "float_to_int.h")
 _FLOAT_TO_INT_VIA = {"int8": "int32", "uint8": "int32", "int16": "int32", "uint16": "int32",
                      "int32": "int32", "uint32": "uint32", "int64": "int64",
                      "uint64": "uint64"}
 
 
+def c_conversion(expression: str, source_dtype: str, dtype: str) -> str:
+    """`expression` (of `source_dtype`) converted to `dtype` as numpy's astype converts:
+    nonzero is True for bool (NaN included), a float to an integer through float_to_int.h
+    (FLOAT_TO_INT, which the caller's support must hold) where C would be undefined, C's
+    conversion otherwise."""
+    kind = np.dtype(dtype).kind
+    if kind == "b":
+        return f"(npy_bool)(({expression}) != 0)"
+    if kind in "iu" and np.dtype(source_dtype).kind == "f":
+        return (f"({C_TYPES[dtype]})sympile_float_to_{_FLOAT_TO_INT_VIA[dtype]}"
+                f"((double)({expression}))")
+    return f"({C_TYPES[dtype]})({expression})"
+
+
 def _cast_rule(c: CScalar) -> CScalarCode | None:
-    # To bool it is x != 0 (NaN is True), not C's truncation; a float to an integer gives
-    # numpy's value where C's would be undefined; the other conversions are C's, as numpy's.
     if c.kind == "b":
         return c.assign(_truth(c, 0))
-    if c.kind in "iu" and np.dtype(c.input_dtypes[0]).kind == "f":
-        via = _FLOAT_TO_INT_VIA[c.dtype]
-        return c.assign(f"({c.ctype})sympile_float_to_{via}((double){c.inputs[0]})",
-                        _FLOAT_TO_INT)
-    return c.assign(c.x(0))
+    conversion = c_conversion(c.inputs[0], c.input_dtypes[0], c.dtype)
+    return c.assign(conversion, *((FLOAT_TO_INT,) if "sympile_float_to_" in conversion else ()))
 
 
 _C_RULES: dict[ScalarOp, Callable[[CScalar], CScalarCode | None]] = {

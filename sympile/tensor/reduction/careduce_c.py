@@ -31,6 +31,7 @@ import hashlib
 from sympile.graph.basic import Apply
 from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_file, c_string, render
 from sympile.scalar import basic as scalar
+from sympile.scalar.c_rules import FLOAT_TO_INT, c_conversion
 from sympile.tensor.c_toolkit import vectorized_kernel_attribute
 
 __all__ = ["careduce_c_code", "argreduce_c_code"]
@@ -49,11 +50,13 @@ _LIMITS = {
 }
 
 
-def c_cast(expression: str, dtype: str) -> str:
-    """`expression` converted to `dtype` as numpy's astype does (nonzero is True for bool)."""
-    if dtype == "bool":
-        return f"(npy_bool)(({expression}) != 0)"
-    return f"({C_TYPES[dtype]})({expression})"
+def c_cast(expression: str, source_dtype: str, dtype: str) -> str:
+    """`expression` (of `source_dtype`) converted to `dtype` as numpy's astype does: nonzero
+    is True for bool, floats become integers through float_to_int.h (in every reduction's
+    support, FLOAT_TO_INT) where C's conversion is undefined."""
+    if source_dtype == dtype:
+        return expression
+    return c_conversion(expression, source_dtype, dtype)
 
 
 def fold_statement(scalar_op: scalar.ScalarOp, acc_dtype: str) -> tuple[str, str] | None:
@@ -258,7 +261,7 @@ def _contiguous_fold(input_dtype: str, acc_dtype: str, identity: str, statement:
     """(name, definition) of `acc name(const T *data, npy_intp n)`: the fold of n contiguous
     elements in `lanes` accumulators, pairwise over blocks of BLOCK elements."""
     value_type, acc_type = C_TYPES[input_dtype], C_TYPES[acc_dtype]
-    load = c_cast("data[i + lane]", acc_dtype)
+    load = c_cast("data[i + lane]", input_dtype, acc_dtype)
     return named_kernel("contiguous", f"""
 {KERNEL_ATTRIBUTE}
 static {acc_type} @NAME@(const {value_type} *data, npy_intp n)
@@ -279,7 +282,7 @@ static {acc_type} @NAME@(const {value_type} *data, npy_intp n)
     {lane_loops(acc_type, statement, load, "n", lanes)}
     {combine_lanes(acc_type, statement, lanes)}
     for (; i < n; ++i) {{
-        const {acc_type} value = {c_cast("data[i]", acc_dtype)};
+        const {acc_type} value = {c_cast("data[i]", input_dtype, acc_dtype)};
         {statement}
     }}
     return acc;
@@ -304,7 +307,7 @@ static void @NAME@(const char *data, npy_intp rows, npy_intp row_stride, npy_int
         const {value_type} *restrict row = (const {value_type} *)(data + r * row_stride);
         for (npy_intp k = 0; k < length; ++k) {{
             {acc_type} acc = accumulators[k];
-            const {acc_type} value = {c_cast("row[k]", acc_dtype)};
+            const {acc_type} value = {c_cast("row[k]", input_dtype, acc_dtype)};
             {statement}
             accumulators[k] = acc;
         }}
@@ -330,7 +333,7 @@ def _rows_path(rows_name: str, acc_dtype: str, output_dtype: str, names: CNames)
         }}
         {rows_name}(data, block_lengths[0], block_strides[0], kept_lengths[0], accumulators);
         for (npy_intp k = 0; k < kept_lengths[0]; ++k)
-            output[k] = {c_cast("accumulators[k]", output_dtype)};
+            output[k] = {c_cast("accumulators[k]", acc_dtype, output_dtype)};
         free(accumulators);"""
     return f"""if (kept_count == 1 && block_count == 1
         && kept_strides[0] == (npy_intp)PyArray_ITEMSIZE(input)) {{
@@ -356,9 +359,8 @@ def careduce_c_code(op, node: Apply, names: CNames) -> CCode | None:
     identity, statement = fold
     acc_type = C_TYPES[acc_dtype]
     check = str(op) if op.scalar_op.identity is None else None
-    per_value = (f"{acc_type} value = "
-                 f"{c_cast(f'*(const {C_TYPES[input_dtype]} *)value_pointer', acc_dtype)}; "
-                 f"{statement}")
+    value = c_cast(f"*(const {C_TYPES[input_dtype]} *)value_pointer", input_dtype, acc_dtype)
+    per_value = f"{acc_type} value = {value}; {statement}"
     if (op.scalar_op in (scalar.maximum, scalar.minimum) and input_dtype == acc_dtype
             and input_dtype in _SIZES):
         contiguous_name, contiguous = _extreme_helper(input_dtype,
@@ -370,12 +372,12 @@ def careduce_c_code(op, node: Apply, names: CNames) -> CCode | None:
     body = _loop(node, names, _axes(op, node), check,
                  before_block=f"{acc_type} acc = {identity};",
                  per_value=per_value,
-                 after_block=f"output[o] = {c_cast('acc', output_dtype)};",
+                 after_block=f"output[o] = {c_cast('acc', acc_dtype, output_dtype)};",
                  output_dtype=output_dtype,
                  contiguous_block=(f"acc = {contiguous_name}"
                                    f"((const {C_TYPES[input_dtype]} *)outer, block_size);"),
                  whole=_rows_path(rows_name, acc_dtype, output_dtype, names))
-    return CCode(body=body, support=(LAYOUT, contiguous, rows))
+    return CCode(body=body, support=(FLOAT_TO_INT, LAYOUT, contiguous, rows))
 
 
 # Elements an arg-reduction folds at a time: the block whose extreme beats the best so far is
@@ -472,4 +474,4 @@ def argreduce_c_code(op, node: Apply, names: CNames, maximum: bool) -> CCode | N
                  contiguous_block=(f"best_position = {contiguous_name}"
                                    f"((const {value_type} *)outer, block_size);"),
                  whole=whole)
-    return CCode(body=body, support=(LAYOUT, contiguous, rows))
+    return CCode(body=body, support=(FLOAT_TO_INT, LAYOUT, contiguous, rows))

@@ -28,7 +28,7 @@ from __future__ import annotations
 from sympile.graph.basic import Apply
 from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_string
 from sympile.scalar.c_fastmath import FALLBACK_FLAG, precise_statements
-from sympile.scalar.c_rules import C_ERROR_FLAG, C_ERRORS
+from sympile.scalar.c_rules import C_ERROR_FLAG, C_ERRORS, FLOAT_TO_INT
 from sympile.tensor.c_toolkit import SHAPE_ERROR
 from sympile.tensor.elemwise.elemwise_c import broadcast_shape_checks
 from sympile.tensor.reduction.careduce_c import (
@@ -57,8 +57,8 @@ class _Operands:
         kept = [a for a in range(node.inputs[0].type.ndim) if a not in axes]
         # Inputs whose type has length 1 on every kept axis: one value per row (rows path).
         self.row_constant = [all(v.type.shape[a] == 1 for a in kept) for v in node.inputs]
-        self.value_type = C_TYPES[node.op.pre_op.output_dtypes(
-            *(v.type.dtype for v in node.inputs))[0]]
+        self.value_dtype = node.op.pre_op.output_dtypes(*(v.type.dtype for v in node.inputs))[0]
+        self.value_type = C_TYPES[self.value_dtype]
         self.statements = statements
         self.fallback = FALLBACK_FLAG in statements
 
@@ -89,7 +89,7 @@ def _contiguous_kernel(operands: _Operands, acc_dtype: str, identity: str, state
             lane_loads.append(f"p{k}[i + lane]")
             tail_loads.append(f"p{k}[i]")
             advances.append(f"second[{k}] = pointers[{k}] + half * (npy_intp)sizeof({t});")
-    load = c_cast("z0", acc_dtype)
+    load = c_cast("z0", operands.value_dtype, acc_dtype)
 
     def leaf(precise: bool) -> str:
         return f"""{{
@@ -164,7 +164,7 @@ def _rows_kernel(operands: _Operands, acc_dtype: str, identity: str,
         return f"""for (npy_intp j = 0; j < chunk; ++j) {{
                 {acc_type} acc = accumulators[j];
                 {operands.compute(loads, precise)}
-                const {acc_type} value = {c_cast("z0", acc_dtype)};
+                const {acc_type} value = {c_cast("z0", operands.value_dtype, acc_dtype)};
                 {statement}
                 accumulators[j] = acc;
             }}"""
@@ -225,8 +225,10 @@ def fused_careduce_c_code(op, node: Apply, names: CNames) -> CCode | None:
     rows_name, rows = _rows_kernel(operands, acc_dtype, identity, statement)
     body = _body(op, node, names, operands, axes, acc_dtype, identity, statement,
                  contiguous_name, rows_name)
-    return CCode(body=body, support=(*scalar_code.support, SHAPE_ERROR, LAYOUT, contiguous,
-                                     rows))
+    # The pre-op's helpers may hold float_to_int.h already: each piece once.
+    support = dict.fromkeys((*scalar_code.support, FLOAT_TO_INT, SHAPE_ERROR, LAYOUT,
+                             contiguous, rows))
+    return CCode(body=body, support=tuple(support))
 
 
 def _body(op, node: Apply, names: CNames, operands: _Operands, axes: tuple[int, ...],
@@ -264,7 +266,7 @@ def _body(op, node: Apply, names: CNames, operands: _Operands, axes: tuple[int, 
         sympile_error |= {rows_name}(outer, block_lengths[0], block_strides, kept_strides,
                                      kept_lengths[0], accumulators);
         for (npy_intp k = 0; k < kept_lengths[0]; ++k)
-            output[k] = {c_cast("accumulators[k]", output_dtype)};
+            output[k] = {c_cast("accumulators[k]", acc_dtype, output_dtype)};
         free(accumulators);"""
     error_checks = "\n".join(
         f"if ({C_ERROR_FLAG} & {code}) {{\n"
@@ -316,7 +318,7 @@ if (output_size > 0) {{
             }} else if (block_size > 0) {{
                 {_block_walk(operands, length, general_loads, acc_dtype, statement)}
             }}
-            output[o] = {c_cast("acc", output_dtype)};
+            output[o] = {c_cast("acc", acc_dtype, output_dtype)};
             sympile_reduction_step(outer, {count}, kept_index, kept_lengths, kept_strides,
                                    kept_count);
         }}
@@ -339,7 +341,8 @@ def _block_walk(operands: _Operands, length: int, loads: list[str], acc_dtype: s
                 do {{
                     for (npy_intp j = 0; j < inner_length; ++j) {{
                         {operands.compute(loads, precise=True)}
-                        const {C_TYPES[acc_dtype]} value = {c_cast("z0", acc_dtype)};
+                        const {C_TYPES[acc_dtype]} value = {c_cast("z0", operands.value_dtype,
+                                                                 acc_dtype)};
                         {statement}
                     }}
                 }} while (sympile_reduction_step(row, {count}, block_index, block_lengths,

@@ -120,7 +120,7 @@ def _kernel_sources() -> dict[str, str]:
             render(abstract_conv_c._GEMM, {"T": f"npy_{dtype}", "p": prefix}),
             blas=(f"{prefix}gemm",))
     sources["digamma.h, trigamma.h"] = op_unit(c_rules._DIGAMMA, c_rules._TRIGAMMA)
-    sources["float_to_int.h"] = op_unit(c_rules._FLOAT_TO_INT)
+    sources["float_to_int.h"] = op_unit(c_rules.FLOAT_TO_INT)
     for dtype in ("float32", "float64"):
         sources[f"float_division.c {dtype}"] = op_unit(c_rules._float_division_support(dtype))
     sources["indexing"] = op_unit(c_toolkit.SHAPE_ERROR, advanced_c._SLICE_SUPPORT,

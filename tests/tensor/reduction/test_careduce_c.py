@@ -253,3 +253,17 @@ def test_extremes_are_clean_under_address_sanitizer(tmp_path):
     """The vector max/min and arg-extreme helpers read only their runs, at every length
     around their vector steps and argmax's blocks."""
     assert_clean_under_address_sanitizer(SANITIZER_SCRIPT, tmp_path)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "int64", "uint64"])
+def test_float_sums_into_integers_convert_as_numpy(dtype):
+    """A float reduction accumulated or returned in an integer dtype converts each NaN,
+    infinity and out-of-range value as numpy's astype (float_to_int.h), where C's own
+    conversion is undefined: plain and fused reductions. (uint32 is left out: numpy's own
+    reduce converts out-of-range values to it otherwise than its astype, see
+    float_to_int.h.)"""
+    x = T.dvector("x")
+    values = np.array([np.nan, 1e20, -3.7, 2.5, -np.inf, 4e9, -1e19])
+    outputs = [x.sum(dtype=dtype), x.sum(acc_dtype=dtype), (x * 2).sum(dtype=dtype),
+               T.max(x * 1.5, axis=0).astype(dtype)]
+    compare_backends(outputs, [x], [values])
