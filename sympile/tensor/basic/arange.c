@@ -60,6 +60,10 @@ static int sympile_arange_@NAME@(@S@ start, @S@ stop, @S@ step, PyArrayObject **
         return -1;
     }
     npy_intp length = rounded > 0 ? (npy_intp)rounded : 0;
+    /* numpy's underflow check: a nonzero span whose quotient rounds to zero (0 to 5e-324 by
+       2, or a step of inf) holds one element when the quotient is +0. */
+    if (quotient == 0 && stop != start)
+        length = signbit(quotient) ? 0 : 1;
     @T@ first = 0, second = 0;
     if (length >= 1 && sympile_arange_convert_@NAME@(start, &first) != 0)
         return -1;

@@ -468,7 +468,14 @@ class ARange(Op):
             length = math.neg(math.int_div(math.sub(start, stop), step))
         else:
             start, stop, step = (math.cast(v, "float64") for v in node.inputs)
-            length = math.cast(math.ceil(math.true_div(math.sub(stop, start), step)), "int64")
+            span = math.sub(stop, start)
+            quotient = math.true_div(span, step)
+            # numpy's underflow check: a nonzero span whose quotient rounds to +0 (0 to
+            # 5e-324 by 2) holds one element.
+            underflow = math.and_(math.and_(math.eq(quotient, 0), math.neq(span, 0)),
+                                  math.eq(math.gt(span, 0), math.gt(step, 0)))
+            length = math.maximum(math.cast(math.ceil(quotient), "int64"),
+                                  math.cast(underflow, "int64"))
         return [(math.maximum(length, 0),)]
 
     def connection_pattern(self, node):

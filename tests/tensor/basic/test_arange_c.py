@@ -89,6 +89,22 @@ def test_the_fill_wraps_and_the_first_values_are_checked(dtype):
         _assert_like_python("float64", dtype, values)
 
 
+def test_quotients_that_underflow():
+    """numpy's underflow check: a nonzero span whose quotient rounds to zero holds one
+    element when the quotient is +0 (once found by hypothesis: 0 to 5e-324 by 2 in float32
+    had no element on the C backend)."""
+    cases = [(0.0, 5e-324, 2.0), (0.0, -5e-324, 2.0), (0.0, 5e-324, -2.0), (1.0, 2.0, np.inf),
+             (2.0, 1.0, np.inf), (-1.0, -2.0, -np.inf)]
+    for values in cases:
+        for dtype in ("float32", "float64", "int32"):
+            _assert_like_python("float64", dtype, values)
+    a, b, c = T.dscalar("a"), T.dscalar("b"), T.dscalar("c")
+    node = T.arange(a, b, c).owner
+    length = sympile.function([a, b, c], node.op.infer_shape(None, node, [(), (), ()])[0][0])
+    for values in cases:
+        assert length(*values) == len(np.arange(*values))
+
+
 def test_bad_bounds():
     for values in [(0.0, np.inf, 1.0), (0.0, np.nan, 1.0), (0.0, 1.0, 0.0), (-np.inf, 0.0, 1.0),
                    (np.inf, np.inf, 1.0)]:
