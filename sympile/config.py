@@ -6,10 +6,14 @@ SYMPILE_FLAGS="floatX=float32,mode=FAST_COMPILE".
 
 from __future__ import annotations
 
+import difflib
 import os
 import shutil
+import warnings
 from collections.abc import Callable
 from typing import Any
+
+from sympile.frames import user_stacklevel
 
 
 def _float_dtype(value: str) -> str:
@@ -237,14 +241,67 @@ _FLAGS: dict[str, tuple[Any, Callable[[Any], Any], str]] = {
 }
 
 
+def _unknown_flag(name: str, source: str | None = None) -> str:
+    """The message for a flag that does not exist: the nearest flag's name when there is
+    one (floatx -> floatX), else the list."""
+    where = f" (in {source})" if source else ""
+    folded = {flag.lower(): flag for flag in _FLAGS}
+    close = ([folded[name.lower()]] if name.lower() in folded
+             else difflib.get_close_matches(name, _FLAGS, n=1, cutoff=0.7))
+    if close:
+        return f"sympile.config has no flag {name!r}{where}; did you mean {close[0]!r}?"
+    return f"sympile.config has no flag {name!r}{where}; flags: {', '.join(_FLAGS)}"
+
+
+# THEANO_FLAGS' device names (gpu, gpu0: the old backend's) as sympile's.
+_THEANO_DEVICES = {"gpu": "cuda", "cuda": "cuda", "cpu": "cpu"}
+
+
+def theano_flag_pairs(text: str) -> tuple[list[tuple[str, str]], list[str]]:
+    """THEANO_FLAGS as (flag, value) pairs of the flags sympile has (Theano's names), and
+    the names of those it has not (Theano-only flags, and misspellings), ignored."""
+    pairs, ignored = [], []
+    for item in filter(None, text.split(",")):
+        name, _, value = (part.strip() for part in item.partition("="))
+        if name == "device":
+            kind = value.rstrip("0123456789")
+            value = _THEANO_DEVICES.get(kind, kind) + value[len(kind):]
+        if name in _FLAGS:
+            pairs.append((name, value))
+        else:
+            ignored.append(name)
+    return pairs, ignored
+
+
 class Config:
     """The flags; attribute access validates values."""
 
-    def __init__(self, environment: str | None = None):
+    def __init__(self, environment: str | None = None, source: str = "SYMPILE_FLAGS"):
         object.__setattr__(self, "_values", {name: spec[0] for name, spec in _FLAGS.items()})
-        for item in filter(None, (environment or "").split(",")):
-            name, _, value = item.partition("=")
-            setattr(self, name.strip(), value.strip())
+        pairs = [tuple(part.strip() for part in item.partition("=")[::2])
+                 for item in filter(None, (environment or "").split(","))]
+        self._set_all(pairs, source)
+
+    def _set_all(self, pairs: list[tuple[str, str]], source: str) -> None:
+        for name, value in pairs:
+            if name not in _FLAGS:
+                raise AttributeError(_unknown_flag(name, source))
+            setattr(self, name, value)
+
+    @classmethod
+    def from_environment(cls, environ: Any) -> Config:
+        """The flags of SYMPILE_FLAGS; where it is not set, those of THEANO_FLAGS (Theano's
+        names and values mapped, Theano-only flags ignored), saying once that it was read."""
+        if environ.get("SYMPILE_FLAGS") is not None or not environ.get("THEANO_FLAGS"):
+            return cls(environ.get("SYMPILE_FLAGS"))
+        text = environ["THEANO_FLAGS"]
+        pairs, ignored = theano_flag_pairs(text)
+        config = cls()
+        config._set_all(pairs, "THEANO_FLAGS")
+        note = f"; ignored there (Theano-only): {', '.join(ignored)}" if ignored else ""
+        warnings.warn(f"sympile: read THEANO_FLAGS={text!r} (SYMPILE_FLAGS is not set){note}",
+                      stacklevel=user_stacklevel())
+        return config
 
     def __getattr__(self, name: str) -> Any:
         values = object.__getattribute__(self, "_values")
@@ -252,12 +309,11 @@ class Config:
             return values[name]
         if any(flag.startswith(name + ".") for flag in values):
             return _Section(self, name)
-        raise AttributeError(f"sympile.config has no flag {name!r}; flags: {', '.join(_FLAGS)}")
+        raise AttributeError(_unknown_flag(name))
 
     def __setattr__(self, name: str, value: Any) -> None:
         if name not in _FLAGS:
-            raise AttributeError(f"sympile.config has no flag {name!r}; flags: "
-                                 f"{', '.join(_FLAGS)}")
+            raise AttributeError(_unknown_flag(name))
         try:
             self._values[name] = _FLAGS[name][1](value)
         except ValueError as error:
@@ -314,4 +370,4 @@ class _ChangeFlags:
         return wrapped
 
 
-config = Config(os.environ.get("SYMPILE_FLAGS"))
+config = Config.from_environment(os.environ)

@@ -3,7 +3,7 @@
 import pytest
 
 import sympile.tensor as T
-from sympile.config import Config, config
+from sympile.config import Config, config, theano_flag_pairs
 
 
 def test_defaults_and_validation():
@@ -40,3 +40,31 @@ def test_environment_flags():
     with pytest.raises(ValueError):
         Config("floatX=float8")
     assert "floatX" in str(parsed)
+
+
+def test_a_mistyped_flag_names_the_nearest_and_its_source():
+    with pytest.raises(AttributeError, match=r"no flag 'floatx'; did you mean 'floatX'\?"):
+        config.floatx = "float32"
+    with pytest.raises(AttributeError, match=r"'on_unused_inputs' \(in SYMPILE_FLAGS\); did "
+                                             r"you mean 'on_unused_input'\?"):
+        Config("on_unused_inputs=warn")
+    with pytest.raises(AttributeError, match="flags: floatX"):
+        config.completely_unrelated  # noqa: B018
+
+
+def test_theano_flags_are_read_where_sympile_flags_are_not_set():
+    environment = {"THEANO_FLAGS": "floatX=float32,device=cpu,mode=FAST_COMPILE,"
+                                   "nvcc.fastmath=True,optimizer_including=fusion"}
+    with pytest.warns(UserWarning, match=r"read THEANO_FLAGS.*ignored there \(Theano-only\): "
+                                         r"nvcc.fastmath, optimizer_including"):
+        parsed = Config.from_environment(environment)
+    assert (parsed.floatX, parsed.device, parsed.mode) == ("float32", "cpu", "FAST_COMPILE")
+    # SYMPILE_FLAGS wins, and then THEANO_FLAGS is not read at all.
+    parsed = Config.from_environment({**environment, "SYMPILE_FLAGS": "floatX=float64"})
+    assert parsed.floatX == "float64" and parsed.mode == "Mode"
+
+
+def test_theano_device_names():
+    assert theano_flag_pairs("device=gpu0")[0] == [("device", "cuda0")]
+    assert theano_flag_pairs("device=cuda")[0] == [("device", "cuda")]
+    assert theano_flag_pairs("device=cpu,lib.cnmem=1")[0] == [("device", "cpu")]

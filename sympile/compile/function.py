@@ -394,6 +394,12 @@ def _normalize_givens(givens: Any, specs: list[In]) -> list[tuple[Variable, Vari
     return result
 
 
+def _display_name(variable: Variable) -> str:
+    """A variable's name, or its expression cut short where it has none."""
+    text = variable.name or str(variable)
+    return text if len(text) <= 30 else text[:27] + "..."
+
+
 class _Maker:
     """What a Function was compiled from (Theano's `f.maker`)."""
 
@@ -664,7 +670,16 @@ class Function:
                 cell[0] = None
 
     def __repr__(self):
-        return f"<sympile.Function {self.name or ''} of {self._n_explicit} inputs>"
+        """<sympile.Function name(x, y) -> (cost, grad), 2 updates>, as PyTorch's and JAX's
+        objects describe themselves: the inputs and outputs by name."""
+        maker = self.maker
+        inputs = ", ".join(_display_name(spec.variable) for spec in maker.inputs
+                           [:self._n_explicit])
+        outputs = [_display_name(spec.variable) for spec in maker.outputs]
+        returned = outputs[0] if len(outputs) == 1 else f"({', '.join(outputs)})"
+        updates = len(maker.fgraph.outputs) - len(maker.outputs)
+        extra = f", {updates} update{'s' * (updates != 1)}" if updates else ""
+        return f"<sympile.Function {self.name or 'function'}({inputs}) -> {returned}{extra}>"
 
 
 def _rebuild_function(arguments: dict[str, Any], trust_input: bool) -> Function:

@@ -3,11 +3,10 @@ binding of methods from a layer above onto a class below."""
 
 from __future__ import annotations
 
-import os
-import sys
+from sympile.frames import user_creation_site, user_stacklevel
 
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_INSIDE_PACKAGE: dict[str, bool] = {}
+__all__ = ["MethodNotDefined", "Scratchpad", "bind_methods", "user_creation_site",
+           "user_stacklevel"]
 
 
 class MethodNotDefined(NotImplementedError):
@@ -19,35 +18,6 @@ class Scratchpad:
 
     def __repr__(self):
         return f"Scratchpad({self.__dict__!r})"
-
-
-def user_creation_site() -> str | None:
-    """'file:line' of the innermost stack frame outside the sympile package.
-
-    Error messages at run time point the user at the line that built the offending variable.
-    """
-    frame = sys._getframe(1)
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        inside = _INSIDE_PACKAGE.get(filename)
-        if inside is None:
-            inside = os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep)
-            _INSIDE_PACKAGE[filename] = inside
-        if not inside:
-            return f"{filename}:{frame.f_lineno}"
-        frame = frame.f_back
-    return None
-
-
-def user_stacklevel() -> int:
-    """The `stacklevel` that makes a warnings.warn in the caller of this function point at
-    the innermost frame outside the sympile package (the user's line)."""
-    frame, level = sys._getframe(1), 1
-    while frame is not None:
-        if not os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep):
-            return level
-        frame, level = frame.f_back, level + 1
-    return 1
 
 
 # What every class body holds whatever it defines (__module__, __dict__, __doc__, ...).

@@ -262,7 +262,13 @@ def test_shared_variable_used_by_two_functions():
 def test_function_repr_and_maker():
     x = T.dvector("x")
     f = function([x], x + 1, name="inc")
-    assert "inc" in repr(f)
+    assert repr(f) == "<sympile.Function inc(x) -> add.out>"
+    y = T.dvector("y")
+    w = sympile.shared(0.0, name="w")
+    cost = (x * y).sum()
+    cost.name = "cost"
+    g = function([x, y], [cost, x], updates=[(w, w + 1)])
+    assert repr(g) == "<sympile.Function function(x, y) -> (cost, x), 1 update>"
     assert len(f.maker.fgraph.outputs) == 1
     assert [spec.name for spec in f.inputs] == ["x"]
 
