@@ -582,7 +582,7 @@ def _build_module(source: str, flags: tuple[str, ...], main_flags: tuple[str, ..
 
     jobs = [(source, compile_main)]
     jobs += [(unit, functools.partial(compile_unit, unit)) for unit in units]
-    progress = CompileProgress(len(jobs), enabled=config.compile_progress)
+    progress = CompileProgress(len(jobs), enabled=config.compile_progress, where=cache_root())
     try:
         pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 1)
         try:
