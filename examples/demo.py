@@ -78,11 +78,10 @@ def logistic_regression(n_examples: int = 400, n_features: int = 50,
                              updates=[(w, w - 0.1 * gw), (b, b - 0.1 * gb)], name="train")
     compile_s = time.perf_counter() - start
     predict = sympile.function([x], prediction, name="predict")
+    # config.backend is 'python' once sympile found it cannot compile C here (it warned).
     backend = sympile.config.backend
-    if backend == "c" and not sympile.config.cxx:
-        backend = "python (no C compiler found)"
-    print(f"backend {backend}; compiling the training step took {compile_s:.2f} s "
-          f"(compiled C is cached in {sympile.config.compiledir})")
+    cached = f" (compiled C is cached in {sympile.config.compiledir})" if backend == "c" else ""
+    print(f"backend {backend}; compiling the training step took {compile_s:.2f} s{cached}")
 
     for step in range(steps + 1):
         _, loss = train(inputs, labels)

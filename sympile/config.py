@@ -44,7 +44,11 @@ def _compiler(value: Any) -> str:
 
 
 def _default_compiler() -> str:
-    """The first C compiler on PATH (gcc, then cc, then clang), or '' when there is none."""
+    """$CC when it names a runnable compiler (as Python's build tools read it), else the
+    first C compiler on PATH (gcc, then cc, then clang), or '' when there is none."""
+    chosen = os.environ.get("CC", "").strip()
+    if chosen and shutil.which(chosen.split()[0]):
+        return chosen.split()[0]
     for name in ("gcc", "cc", "clang"):
         if shutil.which(name):
             return name

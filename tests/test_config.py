@@ -5,6 +5,9 @@ import pytest
 import sympile.tensor as T
 from sympile.config import Config, config, theano_flag_pairs
 
+# Part of the smoke subset (README: python -m pytest -m smoke).
+pytestmark = pytest.mark.smoke
+
 
 def test_defaults_and_validation():
     assert config.floatX == "float64"

@@ -32,6 +32,9 @@ from sympile.gradient import (
 from sympile.graph.basic import Apply, applys_between, graph_inputs, io_toposort
 from sympile.graph.op import Op
 
+# Part of the smoke subset (README: python -m pytest -m smoke).
+pytestmark = pytest.mark.smoke
+
 
 def test_derivative_of_x_squared():
     x = T.dscalar("x")

@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+# Part of the smoke subset (README: python -m pytest -m smoke).
+pytestmark = pytest.mark.smoke
+
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 PAGES = sorted((ROOT / "docs").rglob("*.md"))

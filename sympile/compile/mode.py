@@ -19,7 +19,8 @@ from sympile.config import OPTIMIZERS, config, linker_name, optimizer_name
 from sympile.graph.fgraph import FunctionGraph
 from sympile.graph.rewriting.basic import RewriteHistory
 from sympile.graph.rewriting.db import RewriteQuery
-from sympile.link.c.cmodule import compiler_available
+from sympile.graph.utils import user_stacklevel
+from sympile.link.c.cmodule import compiler_available, toolchain_problem
 from sympile.link.c.codegen import has_c_code
 from sympile.link.c.linker import CVM
 from sympile.link.python.vm import PythonVM
@@ -174,23 +175,22 @@ class Mode:
 
 
 def c_backend(fgraph: FunctionGraph, input_storage: list[list[Any]], profile: bool = False):
-    """The C backend's VM for `fgraph`; the Python backend (after one warning) when there is
-    no C compiler (config.cxx = '' or not runnable), and when no node has C code (nothing
-    to compile)."""
-    if not compiler_available():
-        global _warned_no_compiler
-        if not _warned_no_compiler:
-            _warned_no_compiler = True
-            warnings.warn(f"sympile: no usable C compiler (config.cxx = {config.cxx!r}); "
-                          f"functions run on the Python backend, which is much slower",
-                          stacklevel=2)
+    """The C backend's VM for `fgraph`; the Python backend when no node has C code (nothing
+    to compile), and when this machine cannot compile C (no compiler, or no Python
+    headers): then config.backend becomes 'python', after one warning at the user's line
+    saying how to get the C backend."""
+    problem = toolchain_problem()
+    if problem is not None:
+        warnings.warn(f"sympile: {problem}; functions run on the Python backend "
+                      f"(config.backend is now 'python'), which is much slower. For the C "
+                      f"backend install a compiler and Python's headers (apt-get install gcc "
+                      f"python3-dev), or name a compiler: SYMPILE_FLAGS=cxx=/path/to/cc",
+                      stacklevel=user_stacklevel())
+        config.backend = "python"
         return PythonVM(fgraph, input_storage, profile)
     if not any(has_c_code(node) for node in fgraph.apply_nodes):
         return PythonVM(fgraph, input_storage, profile)
     return CVM(fgraph, input_storage, profile)
-
-
-_warned_no_compiler = False
 
 BACKENDS: dict[str, Callable[..., Any]] = {"python": PythonVM, "c": c_backend}
 

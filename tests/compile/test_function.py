@@ -9,6 +9,9 @@ from sympile import In, Out, function, shared
 from sympile.compile.function import UnusedInputError
 from sympile.graph.fgraph import MissingInputError
 
+# Part of the smoke subset (README: python -m pytest -m smoke).
+pytestmark = pytest.mark.smoke
+
 
 def test_outputs_single_list_and_dict():
     x, y = T.dvectors("x", "y")

@@ -21,6 +21,9 @@ from sympile.gpu.elemwise import GpuDimShuffle, GpuElemwise, GpuShapeOp
 from sympile.gpu.runtime import EmulatedArray, target_context
 from sympile.tensor.elemwise import DimShuffle, Elemwise
 
+# Part of the smoke subset (README: python -m pytest -m smoke).
+pytestmark = pytest.mark.smoke
+
 
 def _ops(f, op_class):
     return [node for node in f.maker.fgraph.apply_nodes if isinstance(node.op, op_class)]

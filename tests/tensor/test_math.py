@@ -27,6 +27,9 @@ from tests.utils import (
     reference_result,
 )
 
+# Part of the smoke subset (README: python -m pytest -m smoke).
+pytestmark = pytest.mark.smoke
+
 OP_NAMES = sorted(SCALAR_OPS)
 MULTI_INPUT_NAMES = [name for name in OP_NAMES if SCALAR_OPS[name].nin > 1]
 

@@ -3,7 +3,10 @@ and loads it."""
 
 from __future__ import annotations
 
+import functools
+import os
 import shutil
+import sysconfig
 from types import ModuleType
 
 from sympile import cache
@@ -18,6 +21,7 @@ __all__ = [
     "CompileError",
     "compile_flags",
     "compiler_available",
+    "toolchain_problem",
     "load_module",
 ]
 
@@ -31,7 +35,26 @@ MAIN_UNIT_OPTIMIZATION = "-O1"
 
 
 def compiler_available() -> bool:
-    return bool(config.cxx) and shutil.which(config.cxx) is not None
+    return toolchain_problem() is None
+
+
+def toolchain_problem() -> str | None:
+    """What keeps the C backend from compiling here (no compiler, or no Python headers),
+    or None."""
+    if not config.cxx or shutil.which(config.cxx) is None:
+        return f"no usable C compiler (config.cxx = {config.cxx!r})"
+    if not _python_headers_present():
+        return (f"Python's headers are not installed ({_PYTHON_H} is missing), so C "
+                f"extensions cannot compile")
+    return None
+
+
+_PYTHON_H = os.path.join(sysconfig.get_paths()["include"], "Python.h")
+
+
+@functools.cache
+def _python_headers_present() -> bool:
+    return os.path.exists(_PYTHON_H)
 
 
 def compile_flags(openmp: bool = False, extra_flags: tuple[str, ...] = (),
@@ -50,7 +73,7 @@ def load_module(source: str, openmp: bool = False, extra_flags: tuple[str, ...] 
     `__sympile_build__` = {compile_s, load_s, cache_hit} (seconds spent compiling or checking
     the cache, seconds spent loading)."""
     if not compiler_available():
-        raise CompileError(f"load_module: no C compiler (config.cxx={config.cxx!r})")
+        raise CompileError(f"load_module: {toolchain_problem()}")
     result = cache.load(source, compile_flags(openmp, extra_flags), units,
                         (prelude.UNIT_HEADER_NAME, prelude.UNIT_HEADER),
                         compile_flags(openmp, extra_flags, MAIN_UNIT_OPTIMIZATION))

@@ -11,7 +11,7 @@ import pytest
 
 import sympile
 import sympile.tensor as T
-from sympile.compile.mode import c_backend
+from sympile.config import config
 from sympile.graph.basic import Apply
 from sympile.graph.ccode import CCode
 from sympile.graph.fgraph import FunctionGraph
@@ -21,7 +21,8 @@ from sympile.link.python.vm import PythonVM
 from sympile.tensor.variable import as_tensor_variable
 from tests.link.c.utils import requires_compiler
 
-pytestmark = requires_compiler
+# Part of the smoke subset (README: python -m pytest -m smoke).
+pytestmark = [requires_compiler, pytest.mark.smoke]
 
 
 class AddOne(Op):
@@ -248,17 +249,24 @@ def test_a_graph_without_c_code_runs_on_the_python_backend():
     assert isinstance(f._vm, PythonVM)
 
 
-def test_no_compiler_warns_once_and_uses_the_python_backend(monkeypatch):
-    monkeypatch.setattr(sympile.compile.mode, "compiler_available", lambda: False)
-    monkeypatch.setattr(sympile.compile.mode, "_warned_no_compiler", False)
+@pytest.mark.parametrize("missing", ["compiler", "headers"])
+def test_without_a_toolchain_one_warning_and_the_python_backend(missing, monkeypatch):
+    """No compiler, or no Python.h: one warning at the user's line naming the fix, and
+    config.backend says what runs from then on."""
+    if missing == "headers":
+        monkeypatch.setattr(sympile.link.c.cmodule, "_python_headers_present", lambda: False)
+    cxx = "" if missing == "compiler" else config.cxx
     x = T.dvector("x")
-    graph = FunctionGraph([x], [add_one(x)], clone=True)
-    with pytest.warns(UserWarning, match="no usable C compiler"):
-        vm = c_backend(graph, [[None]])
-    assert isinstance(vm, PythonVM)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        c_backend(graph, [[None]])
+    with config.change_flags(backend="c", cxx=cxx):
+        with pytest.warns(UserWarning, match=r"(compiler|headers).*Python backend.*apt-get "
+                                             r"install gcc python3-dev") as record:
+            f = sympile.function([x], add_one(x), mode="FAST_RUN")
+        assert [w.filename for w in record] == [__file__]
+        assert config.backend == "python" and isinstance(f._vm, PythonVM)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            g = sympile.function([x], add_one(x) * 2, mode="FAST_RUN")
+        np.testing.assert_array_equal(g(np.ones(2)), [4.0, 4.0])
 
 
 def test_profile_counts_each_node():
