@@ -82,14 +82,16 @@ static inline SYMPILE_INLINE npy_float32 sympile_fast_logf(npy_float32 x)
 }
 
 /* tanh(x): Cephes' odd polynomial below |x| = 0.625, else sign(x) (1 - 2 / (e + 1)) with
-   e = exp(2 min(|x|, 9)): tanh rounds to 1 from 9 on, so e's argument lies in [1.25, 18],
-   where exp needs no clamping, no NaN test and one power of two (sympile_expf_reduced).
-   NaN is passed on at the end. */
+   e = exp(2 min(|x|, 10)): tanh rounds to 1 from about 9.01 on (at 9 it is still the float
+   below 1), and from 10 on 1 - 2 / (e + 1) rounds to 1 exactly, so e's argument lies in
+   [1.25, 20], where exp needs no clamping, no NaN test and one power of two
+   (sympile_expf_reduced). NaN is passed on at the end. */
 static inline SYMPILE_INLINE npy_float32 sympile_fast_tanhf(npy_float32 x)
 {
     const npy_float32 magnitude = fabsf(x), z = x * x;
     npy_float32 n;
-    const npy_float32 p = sympile_expf_reduced(2.0f * (magnitude < 9.0f ? magnitude : 9.0f), &n);
+    const npy_float32 p = sympile_expf_reduced(2.0f * (magnitude < 10.0f ? magnitude : 10.0f),
+                                               &n);
     const npy_float32 e = p * sympile_float32_of_bits((npy_uint32)((npy_int32)n + 127) << 23);
     npy_float32 small = SYMPILE_FMAF(-5.70498872745e-3f, z, 2.06390887954e-2f);
     small = SYMPILE_FMAF(small, z, -5.37397155531e-2f);

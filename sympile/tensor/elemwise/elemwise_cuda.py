@@ -25,6 +25,8 @@ import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from sympile.graph.basic import Constant
 from sympile.graph.ccode import C_TYPES, c_file, resolve_resume_lines
 from sympile.scalar.basic import Cast, ScalarOp, cast_op, get_scalar_type
@@ -57,11 +59,31 @@ def computed_dtype(dtype: str) -> str:
     return "float32" if dtype == "float16" else dtype
 
 
+class RoundToHalf(ScalarOp):
+    """A float32 rounded to the nearest float16, as a float32: numpy's float16 loops compute
+    each op in float32 and round its result to float16, so a float16 graph computed in
+    float32 rounds after each op to give numpy's values."""
+
+    nin = 1
+
+    @staticmethod
+    def nfunc(x):
+        return np.asarray(x, np.float32).astype(np.float16).astype(np.float32)
+
+    @staticmethod
+    def c_rule(c):
+        return c.assign(f"sympile_half_to_float(sympile_float_to_half({c.inputs[0]}))")
+
+
+round_to_half = RoundToHalf()
+
+
 def _computed_node(op: ScalarOp, inputs: Sequence, original_outputs: Sequence) -> list:
     """The outputs of `op` applied to `inputs` (float32 where the original node read
     float16), in the computed dtypes of the original outputs: an op whose output dtype
     follows its inputs' (exp of int8 gives float16, erf of float16 float64) gets its inputs
-    cast to that dtype first, as numpy's loop for it would."""
+    cast to that dtype first, as numpy's loop for it would; a float16 result is rounded to
+    float16 (RoundToHalf), as numpy rounds it."""
     if isinstance(op, Cast) and op.dtype == "float16":
         op = cast_op("float32")
     targets = [computed_dtype(v.type.dtype) for v in original_outputs]
@@ -70,7 +92,8 @@ def _computed_node(op: ScalarOp, inputs: Sequence, original_outputs: Sequence) -
         cast = cast_op(targets[0])
         outputs = op.make_node(*[v if v.type.dtype == targets[0] else cast(v)
                                  for v in inputs]).outputs
-    return outputs
+    return [round_to_half(computed) if original.type.dtype == "float16" else computed
+            for computed, original in zip(outputs, original_outputs)]
 
 
 def _float32_arithmetic(scalar_op: ScalarOp, input_dtypes: Sequence[str],
