@@ -265,7 +265,7 @@ def test_compile_error_message(compiledir):
 
 def test_missing_compiler_is_a_compile_error(compiledir):
     with config.change_flags(cxx="no-such-compiler-sympile"):
-        with pytest.raises(cmodule.CompileError, match="no C compiler"):
+        with pytest.raises(cmodule.CompileError, match="no usable C compiler"):
             cmodule.load_module(module_source(29))
 
 
