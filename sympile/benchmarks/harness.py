@@ -111,6 +111,11 @@ class Case:
     units: float
     per: str = "run"
     count: int = 1
+    # The physical limit the work is bound by ("read": bytes read per `per`, against the
+    # machine's read bandwidth; "fma": multiply-add flops per `per`, against its peak) and
+    # that amount of work per `per` (sympile.benchmarks.machine).
+    limit: str = ""
+    work: float = 0.0
     implementations: dict[str, Callable[[], Any]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
@@ -136,6 +141,9 @@ class Row:
     ratio: float | None
     busy_seconds: float | None = None
     busy_ratio: float | None = None
+    # The fraction of the machine's limit the row reaches (the case's work per second over
+    # the read bandwidth or the multiply-add peak of every core), where the case has one.
+    of_limit: float | None = None
 
 
 def matching_sympile(label: str, ours: list[str]) -> str | None:
@@ -162,10 +170,13 @@ def time_case(case: Case, repeats: int) -> dict[str, float]:
             for label, run in case.implementations.items()}
 
 
-def rows_of(case: Case, idle: dict[str, float], busy: dict[str, float]) -> list[Row]:
+def rows_of(case: Case, idle: dict[str, float], busy: dict[str, float],
+            limits: dict[str, float] | None = None) -> list[Row]:
     """The rows of one case from its idle times and its busy-core times (empty if not
-    measured), each implementation against sympile's in the matching style."""
+    measured), each implementation against sympile's in the matching style; `limits`
+    ({"read": bytes/s, "fma": flops/s}) gives each row its fraction of the case's limit."""
     ours = [label for label in idle if label.startswith("sympile")]
+    limit = (limits or {}).get(case.limit)
     rows = []
     for label, seconds in idle.items():
         match = matching_sympile(label, ours)
@@ -173,7 +184,8 @@ def rows_of(case: Case, idle: dict[str, float], busy: dict[str, float]) -> list[
             case.workload, case.size, label, seconds, case.per,
             case.units / case.count / seconds, case.unit, match,
             seconds / idle[match] if match else None, busy.get(label),
-            busy[label] / busy[match] if match and label in busy and match in busy else None))
+            busy[label] / busy[match] if match and label in busy and match in busy else None,
+            case.work / seconds / limit if limit and case.work else None))
     return rows
 
 
@@ -181,7 +193,8 @@ def format_table(rows: list[Row]) -> str:
     """The rows as a table whose columns line up: times with their unit (per call, per
     step, ...), throughput, and each peer's ratio to the sympile style named beside it."""
     busy = any(row.busy_seconds is not None for row in rows)
-    header = ["workload", "size", "implementation", "time", "throughput", "vs", "ratio"]
+    header = ["workload", "size", "implementation", "time", "throughput", "vs", "ratio",
+              "of limit"]
     if busy:
         header += ["busy time", "busy ratio"]
     table = []
@@ -190,14 +203,15 @@ def format_table(rows: list[Row]) -> str:
                  f"{format_seconds(row.seconds)}/{row.per}",
                  f"{row.units_per_second:,.4g} {row.unit}/s",
                  (row.compared_with or "").removeprefix("sympile "),
-                 "" if row.ratio is None else f"{row.ratio:.2f}"]
+                 "" if row.ratio is None else f"{row.ratio:.2f}",
+                 "" if row.of_limit is None else f"{row.of_limit:.0%}"]
         if busy:
             cells += ["" if row.busy_seconds is None
                       else f"{format_seconds(row.busy_seconds)}/{row.per}",
                       "" if row.busy_ratio is None else f"{row.busy_ratio:.2f}"]
         table.append(cells)
     widths = [max(len(line[i]) for line in [header, *table]) for i in range(len(header))]
-    numeric = {3, 4, 6, 7, 8}
+    numeric = {3, 4, 6, 7, 8, 9}
 
     def line(cells: list[str]) -> str:
         return "  ".join(cell.rjust(width) if index in numeric else cell.ljust(width)

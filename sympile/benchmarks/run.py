@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from sympile.benchmarks import mlp, rnn
+from sympile.benchmarks import machine, mlp, rnn
 from sympile.benchmarks.harness import (
     Case,
     Row,
@@ -120,7 +120,10 @@ def elementwise_cases(library: str, sizes: tuple[int, ...], mode: Any) -> list[C
                               ("sum of squared dev.", _variance_sum)):
         for size in sizes:
             x = rng.standard_normal(size).astype("float32")
-            case = Case(label, f"{size:.0e} float32", "elements", size, "evaluation")
+            # The least traffic: x read once, and the elementwise result written.
+            moved = size * 4 * (2 if label == "fused elementwise" else 1)
+            case = Case(label, f"{size:.0e} float32", "elements", size, "evaluation",
+                        limit="read", work=moved)
             if library == "sympile":
                 import sympile
                 import sympile.tensor as T
@@ -158,8 +161,12 @@ def mlp_cases(library: str, models: list[str], batches: tuple[int, ...], full: b
         layers = mlp.MODELS[model]
         for batch in batches:
             steps = mlp.N_EXAMPLES // batch if full else 50
+            # A step's products: 2 flops per weight and example forward, 4 backward (the
+            # weights' and the inputs' gradients), less the first layer's input gradient.
+            weights = sum(a * b for a, b in zip(layers, layers[1:]))
+            flops = 2 * batch * (3 * weights - layers[0] * layers[1])
             case = Case(f"MLP train, {model}", f"batch {batch}", "examples", steps * batch,
-                        "step", steps)
+                        "step", steps, limit="fma", work=flops)
             if library == "sympile":
                 import sympile
                 import sympile.tensor as T
@@ -273,7 +280,7 @@ def worker(library: str, arguments: argparse.Namespace) -> None:
     results = {}
     for case in cases:
         results[case.key] = {"case": [case.workload, case.size, case.unit, case.units,
-                                      case.per, case.count],
+                                      case.per, case.count, case.limit, case.work],
                              "seconds": time_case(case, arguments.repeats)}
         print(f"{library}: measured {case.key}", file=sys.stderr)
     print(json.dumps({"results": results, "compile_seconds": compile_times}))
@@ -328,6 +335,20 @@ def parser() -> argparse.ArgumentParser:
     return described
 
 
+def machine_text(info: dict[str, Any], measured: dict[str, Any]) -> str:
+    """The machine and its measured limits, as the report's header."""
+    caches = ", ".join(f"{name} {size}" for name, size in info["caches"].items())
+    fma = ", ".join(f"{gflops:.0f} GFLOP/s on {threads} thread{'s' * (threads > 1)}"
+                    for threads, gflops in measured["fma_gflops"].items())
+    read = ", ".join(f"{gbs:.1f} GB/s on {threads} thread{'s' * (threads > 1)}"
+                     for threads, gbs in measured["read_gbs"].items())
+    level = info["isa_level"] or "level unknown"
+    return (f"machine: {info['cpu'] or 'CPU model unknown'} ({level}, {info['cores']} cores; "
+            f"caches {caches or 'unknown'})\n"
+            f"limits: float32 multiply-add peak {fma}; read bandwidth {read}. 'of limit': "
+            f"each row's share of the all-core limit it is bound by")
+
+
 def main(argv: list[str] | None = None) -> None:
     arguments = parser().parse_args(argv)
     if arguments.worker:
@@ -335,6 +356,10 @@ def main(argv: list[str] | None = None) -> None:
         return
     peers, notes = available_peers([p for p in arguments.compare.split(",") if p])
     libraries = ["sympile", "numpy", *peers]
+    # The machine's limits, measured first, while it is idle.
+    info, measured = machine.machine_info(), machine.limits()
+    cores = max(measured["fma_gflops"])
+    limits = {"fma": measured["fma_gflops"][cores] * 1e9, "read": measured["read_gbs"][cores] * 1e9}
     forwarded = list(sys.argv[1:] if argv is None else argv)
     idle = run_workers(__spec__.name, libraries, forwarded, busy=False, skip_failures=True)
     busy = ({} if arguments.no_busy else
@@ -342,12 +367,13 @@ def main(argv: list[str] | None = None) -> None:
     rows: list[Row] = []
     for key, result in idle.get("sympile", {}).get("results", {}).items():
         rows += rows_of(Case(*result["case"]), _case_seconds(idle, key),
-                        _case_seconds(busy, key))
+                        _case_seconds(busy, key), limits)
     backend = arguments.backend
     print(f"sympile: FAST_RUN on the {backend} backend; peers: {', '.join(peers) or 'none'}; "
           f"each library in its own process")
     for note in notes:
         print(note)
+    print(machine_text(info, measured))
     print(format_table(rows))
     compile_times = idle.get("sympile", {}).get("compile_seconds", {})
     if compile_times:
@@ -359,7 +385,7 @@ def main(argv: list[str] | None = None) -> None:
                  "one sequence); ratio: the row's time over that of `compared_with` "
                  "(above 1: sympile is faster); busy_*: the same with one core kept busy",
         "versions": peer_versions(peers), "notes": notes, "backend": backend,
-        "compile_seconds": compile_times})
+        "compile_seconds": compile_times, "machine": {**info, **measured}})
     print(f"\nwritten to {arguments.json}")
     plot = plot_ratios(rows, os.path.splitext(arguments.json)[0] + ".png")
     print(f"ratios plotted in {plot}" if plot else "no plot: matplotlib is not installed")

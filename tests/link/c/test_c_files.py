@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import sympile
+from sympile.benchmarks import machine
 from sympile.cache import CompileError
 from sympile.config import config
 from sympile.distributed import collectives
@@ -153,6 +154,7 @@ def _kernel_sources() -> dict[str, str]:
             sources[f"reduction/extreme.c {dtype} {'max' if maximum else 'min'}"] = op_unit(
                 careduce_c._extreme_helper(dtype, maximum)[1])
     sources["reduction/layout.c"] = op_unit(careduce_c.LAYOUT)
+    sources["benchmarks/machine_limits.c"] = op_unit(machine.kernel_source())
     for dtype in ("int8", "int64", "float32", "float64", "bool"):
         for maximum in (True, False):
             sources[f"reduction/argextreme.c {dtype} {maximum}"] = op_unit(
@@ -202,7 +204,7 @@ def test_kernel_files_compile_without_warnings(name, tmp_path):
 
 @pytest.mark.slow
 def test_every_c_file_is_in_the_wheel(tmp_path):
-    """`pip install .` installs from a wheel: every .c and .h file must be in it."""
+    """`pip install .` installs from a wheel: every .c, .h and .cu file must be in it."""
     import zipfile
 
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
@@ -210,7 +212,7 @@ def test_every_c_file_is_in_the_wheel(tmp_path):
     (wheel,) = tmp_path.glob("sympile-*.whl")
     shipped = set(zipfile.ZipFile(wheel).namelist())
     files = {str(path.relative_to(ROOT.parent)) for path in ROOT.rglob("*")
-             if path.suffix in (".c", ".h")}
+             if path.suffix in (".c", ".h", ".cu")}
     assert len(files) >= 20 and files <= shipped, files - shipped
 
 
