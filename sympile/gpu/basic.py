@@ -48,11 +48,11 @@ class GpuArrayType(Type):
 
     @property
     def broadcastable(self) -> tuple[bool, ...]:
-        return tuple(size == 1 for size in self.shape)
+        return self.host_type.broadcastable
 
     @property
     def numpy_dtype(self) -> np.dtype:
-        return np.dtype(self.dtype)
+        return self.host_type.numpy_dtype
 
     def clone(self, dtype: Any = None, shape: Sequence[int | None] | None = None):
         return GpuArrayType(dtype or self.dtype, self.shape if shape is None else shape,

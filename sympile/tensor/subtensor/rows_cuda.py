@@ -18,6 +18,7 @@ from sympile.tensor.elemwise.elemwise_cuda import CudaKernel, coordinates, cuda_
 __all__ = ["ATOMIC_DTYPES", "inc_rows_kernel", "take_rows_kernel"]
 
 _ERRORS = ((1, "PyExc_IndexError", "an index entry is out of range"),)
+_INDEX_ROW = c_file(__file__, "rows_index.cu")
 # The types CUDA's atomicAdd takes for each dtype (64-bit integers as unsigned long long,
 # whose wrapping sum has the same bits).
 _ATOMIC_TYPES = {"float32": "float", "float64": "double", "int32": "int",
@@ -44,7 +45,7 @@ def take_rows_kernel(dtype: str, index_dtype: str, inner_ndim: int) -> CudaKerne
                   f"const {C_TYPES[index_dtype]} *const index", f"{t} *const out",
                   "int *const error"]
     body = render(c_file(__file__, "rows_take.cu"), _row("x", inner_ndim))
-    return cuda_kernel("take_rows", parameters, body, (), True, _ERRORS)
+    return cuda_kernel("take_rows", parameters, body, (_INDEX_ROW,), True, _ERRORS)
 
 
 def inc_rows_kernel(dtype: str, index_dtype: str, inner_ndim: int) -> CudaKernel:
@@ -57,4 +58,4 @@ def inc_rows_kernel(dtype: str, index_dtype: str, inner_ndim: int) -> CudaKernel
     values = {**_row("out", inner_ndim), "Y_OFFSET": offset("y", "c", inner_ndim), "T": t,
               "ATOMIC_T": _ATOMIC_TYPES[dtype]}
     body = render(c_file(__file__, "rows_inc.cu"), values)
-    return cuda_kernel("inc_rows", parameters, body, (), True, _ERRORS)
+    return cuda_kernel("inc_rows", parameters, body, (_INDEX_ROW,), True, _ERRORS)

@@ -6,10 +6,8 @@
     int flag = 0;
     for (npy_int64 t = SYMPILE_GRID_START; t < n; t += SYMPILE_GRID_STEP) {
         const npy_int64 i = t / inner;
-        npy_int64 row = (npy_int64)index[i];
-        if (row < 0)
-            row += rows;
-        if (row < 0 || row >= rows) {
+        const npy_int64 row = sympile_index_row((npy_int64)index[i], rows);
+        if (row < 0) {
             flag = 1;
             continue;
         }
