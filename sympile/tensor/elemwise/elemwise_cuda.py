@@ -11,9 +11,10 @@ lengths, then for each input and each output its pointer and `ndim` strides, and
 the scalar code can report an error (C_ERROR_FLAG), a pointer to one int the kernel or-s its
 code into.
 
-float16 is stored as float16 and computed in float32 (as Theano's GPU backend did): loads
-convert to float32, the scalar graph is rebuilt with float32 where it had float16, and stores
-round back to float16.
+float16 is stored as float16 and computed in float32: loads convert to float32, the scalar
+graph is rebuilt with float32 where it had float16 and each float16 result rounded to
+float16 (RoundToHalf), as numpy's float16 loops round after each op, and stores convert
+back to float16.
 
 elemwise.cu is the prelude of the source: it compiles with NVRTC, and with the C compiler for
 the CPU emulation (sympile.gpu.emulation), which runs the grid serially.
