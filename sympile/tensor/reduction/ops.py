@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -39,14 +40,15 @@ from sympile.tensor import math
 from sympile.tensor.basic.ops import second
 from sympile.tensor.elemwise import DimShuffle, Elemwise
 from sympile.tensor.reduction.careduce_c import argreduce_c_code, careduce_c_code
+from sympile.tensor.reduction.centered_c import centered_square_sum_c_code
 from sympile.tensor.reduction.fused_c import fused_careduce_c_code
 from sympile.tensor.shape.ops import declared_like, shape_i
 from sympile.tensor.type import is_discrete, tensor_type
 from sympile.tensor.variable import as_tensor_variable, constant
 
-__all__ = ["CAReduce", "FusedCAReduce", "Argmax", "Argmin", "sum", "prod", "max", "min", "amax",
-           "amin", "all", "any", "mean", "var", "std", "ptp", "argmax", "argmin",
-           "max_and_argmax", "logsumexp"]
+__all__ = ["CAReduce", "CenteredSquareSum", "FusedCAReduce", "Argmax", "Argmin", "sum", "prod",
+           "max", "min", "amax", "amin", "all", "any", "mean", "var", "std", "ptp", "argmax",
+           "argmin", "max_and_argmax", "logsumexp"]
 
 
 def normalize_axis(axis: Any, ndim: int, function: Any) -> tuple[int, ...]:
@@ -368,6 +370,50 @@ class FusedCAReduce(Op):
         if tangent is None:
             return [None]
         return self.reduction.R_op([values], [tangent])
+
+
+class CenteredSquareSum(Op):
+    """sum((x - mean(x))**2) over every axis of a float32 or float64 x, a 0-d result of x's
+    dtype: numpy's two passes (perform), or one read of x in C (centered.c: block sums
+    combined by Chan, Golub and LeVeque's update, in double). The rewrite
+    local_centered_square_sum forms it from the fused reduction of (x - x.mean())**2."""
+
+    __props__ = ()
+
+    def make_node(self, x):
+        x = as_tensor_variable(x, op=self)
+        if x.type.dtype not in ("float32", "float64"):
+            raise TypeError(f"{self}: expected a float32 or float64 tensor, got {x.type}")
+        return Apply(self, [x], [tensor_type(x.type.dtype, ())()])
+
+    def perform(self, node, inputs, output_storage):
+        (x,) = inputs
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # the mean of no value
+            deviations = x - np.mean(x, dtype=x.dtype)
+        output_storage[0][0] = np.asarray(np.sum(deviations * deviations), dtype=x.dtype)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [()]
+
+    def c_code(self, node, names):
+        return centered_square_sum_c_code(self, node, names)
+
+    def L_op(self, inputs, outputs, output_grads):
+        """2 (x - mean(x)) g: the mean's own derivative term is sum(x - mean(x)) = 0."""
+        (x,), (gradient,) = inputs, output_grads
+        if isinstance(gradient.type, DisconnectedType):
+            return [disconnected_type()]
+        deviations = math.sub(x, CAReduce(scalar.add)(x) / math.cast(x.size, x.type.dtype))
+        return [math.mul(math.mul(deviations, 2), gradient)]
+
+    def R_op(self, inputs, eval_points):
+        """2 sum((x - mean(x)) v)."""
+        (x,), (tangent,) = inputs, eval_points
+        if tangent is None:
+            return [None]
+        deviations = math.sub(x, CAReduce(scalar.add)(x) / math.cast(x.size, x.type.dtype))
+        return [math.mul(CAReduce(scalar.add)(math.mul(deviations, tangent)), 2)]
 
 
 def _extremum_mask(x: Variable, extremum: Variable, axes: tuple[int, ...]) -> Variable:

@@ -3,6 +3,8 @@ reduction of an elementwise result one FusedCAReduce node.
 
   local_elemwise_fusion   f(g(x, y), h(z)) -> Elemwise(Composite(f(g(i0, i1), h(i2))))(x, y, z)
   local_careduce_fusion   sum(f(x, y), axis) -> FusedCAReduce(add, f, axis)(x, y)
+  local_centered_square_sum
+                          sum((x - x.mean())**2) over every axis -> CenteredSquareSum()(x)
 
 registered in rewrite_db as 'local_elemwise_fusion' (tags fusion, fast_run) in the fusion
 phase (after canonicalize, shape, stabilize and blas, whose rules match the separate Elemwise
@@ -31,11 +33,13 @@ from sympile.graph.basic import Apply, Constant, Variable
 from sympile.graph.ccode import C_TYPES
 from sympile.graph.fgraph import OUTPUT, FunctionGraph
 from sympile.graph.rewriting.basic import node_rewriter, out2in
-from sympile.scalar.basic import get_scalar_type
+from sympile.scalar import basic as scalar
+from sympile.scalar.basic import Cast, get_scalar_type
 from sympile.scalar.composite import Composite
-from sympile.tensor.elemwise import Elemwise
-from sympile.tensor.reduction import CAReduce, FusedCAReduce
+from sympile.tensor.elemwise import DimShuffle, Elemwise
+from sympile.tensor.reduction import CAReduce, CenteredSquareSum, FusedCAReduce
 from sympile.tensor.rewriting.basic import rewrite_db
+from sympile.tensor.shape.ops import ShapeI
 
 __all__ = ["MAX_FUSED_INPUTS", "MAX_FUSED_NODES",
            "local_careduce_fusion", "local_elemwise_fusion"]
@@ -220,4 +224,90 @@ def local_careduce_fusion(fgraph: FunctionGraph, node: Apply):
 
 rewrite_db.register("local_careduce_fusion",
                     out2in(local_careduce_fusion, name="local_careduce_fusion"),
+                    "fusion", "fast_run", phase="fusion")
+
+
+def _composite_parts(node: Apply) -> tuple[Variable, dict[Variable, Variable]] | None:
+    """(the scalar output, scalar input -> outer input) of an Elemwise node with one output."""
+    op = getattr(node.op, "scalar_op", None)
+    if not isinstance(node.op, Elemwise) or len(node.outputs) != 1:
+        return None
+    if isinstance(op, Composite):
+        return op.outputs[0], dict(zip(op.inputs, node.inputs))
+    inputs = [get_scalar_type(v.type.dtype)() for v in node.inputs]
+    return op.make_node(*inputs).outputs[0], dict(zip(inputs, node.inputs))
+
+
+def _is_mean_of(mean: Variable, x: Variable) -> bool:
+    """mean is x.mean() as the graph computes it: cast(sum(x) / (n0 * n1 ...)) broadcast to
+    x's rank, n_k the lengths of x (Shape_i), over every axis of x."""
+    owner = mean.owner
+    if owner is None or not isinstance(owner.op, DimShuffle) \
+            or owner.inputs[0].type.ndim != 0 or owner.outputs[0].type.ndim != x.type.ndim:
+        return False
+    quotient = owner.inputs[0].owner
+    parts = _composite_parts(quotient) if quotient is not None else None
+    if parts is None:
+        return False
+    expression, outer = parts
+    if expression.owner is not None and isinstance(expression.owner.op, Cast):
+        expression = expression.owner.inputs[0]
+    if expression.owner is None or expression.owner.op != scalar.true_div:
+        return False
+    numerator, denominator = expression.owner.inputs
+    total = outer.get(numerator)
+    if total is None or total.owner is None or not isinstance(total.owner.op, CAReduce) \
+            or total.owner.op.scalar_op != scalar.add or total.owner.inputs[0] is not x \
+            or total.owner.op.dtype not in (None, x.type.dtype) or total.owner.op.acc_dtype \
+            or total.owner.outputs[0].type.ndim != 0:
+        return False
+    lengths, pending = [], [denominator]
+    while pending:
+        factor = pending.pop()
+        if factor.owner is not None and factor.owner.op == scalar.mul:
+            pending += factor.owner.inputs
+            continue
+        length = outer.get(factor)
+        if length is None or length.owner is None or not isinstance(length.owner.op, ShapeI) \
+                or length.owner.inputs[0] is not x:
+            return False
+        lengths.append(length.owner.op.axis)
+    return sorted(lengths) == list(range(x.type.ndim))
+
+
+def _is_square_of_difference(pre_op) -> bool:
+    """pre_op is (i0 - i1)**2 (sqr, or the difference times itself)."""
+    if not isinstance(pre_op, Composite) or len(pre_op.inputs) != 2 or len(pre_op.nodes) != 2:
+        return False
+    difference, square = pre_op.nodes
+    return difference.op == scalar.sub and list(difference.inputs) == pre_op.inputs \
+        and (square.op == scalar.sqr and square.inputs == difference.outputs
+             or square.op == scalar.mul and square.inputs == difference.outputs * 2) \
+        and pre_op.outputs == square.outputs
+
+
+@node_rewriter([FusedCAReduce])
+def local_centered_square_sum(fgraph: FunctionGraph, node: Apply):
+    """FusedCAReduce(add, (i0 - i1)**2, every axis)(x, x.mean()) -> CenteredSquareSum()(x):
+    the sum of squared deviations (a variance's numerator) reads x once in C instead of
+    twice (once for the mean, once for the deviations). For float32 and float64 x, with the
+    default dtypes; the result agrees with the two passes to rounding (its sums run in
+    double)."""
+    op = node.op
+    if op.scalar_op != scalar.add or op.dtype is not None or op.acc_dtype is not None \
+            or len(node.inputs) != 2:
+        return None
+    x, mean = node.inputs
+    if x.type.dtype not in ("float32", "float64") or x.type.ndim == 0 \
+            or node.outputs[0].type.dtype != x.type.dtype:
+        return None
+    if op.axis is not None and sorted(op.axis) != list(range(x.type.ndim)):
+        return None
+    if not _is_square_of_difference(op.pre_op) or not _is_mean_of(mean, x):
+        return None
+    return [CenteredSquareSum()(x)]
+
+
+rewrite_db.register("local_centered_square_sum",
+                    out2in(local_centered_square_sum, name="local_centered_square_sum"),
                     "fusion", "fast_run", phase="fusion")

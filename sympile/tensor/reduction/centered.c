@@ -1,0 +1,94 @@
+/* sum((x - mean(x))**2) of the n contiguous values of x, reading x from memory once: blocks
+   of @BLOCK@ values, for each the sum (a first read), then the sums of x - c and of
+   (x - c)**2 for c the block's mean rounded to @T@ (a second read, from the L1 cache), whose
+   centered sum of squares is sum((x - c)**2) - sum(x - c)**2 / length; blocks are combined
+   in order by Chan, Golub and LeVeque's update, in double. Inside a block the sums run in
+   four vectors of @LANES@ lanes. The chunks of @CHUNK@ blocks are computed independently
+   (on several threads when `threaded`) and combined in order, so the result does not depend
+   on the number of threads. NaN and infinities give numpy's NaN; no value gives 0. */
+typedef @T@ sympile_centered_vector_@T@ __attribute__((vector_size(@BYTES@)));
+
+typedef struct {
+    double count, mean, m2;
+} sympile_centered_stats;
+
+static inline void sympile_centered_merge(sympile_centered_stats *into, double count,
+                                          double mean, double m2)
+{
+    if (count == 0.0)
+        return;
+    const double total = into->count + count, delta = mean - into->mean;
+    into->m2 += m2 + (into->count == 0.0 ? 0.0 : delta * delta * into->count * count / total);
+    into->mean = into->count == 0.0 ? mean : into->mean + delta * count / total;
+    into->count = total;
+}
+
+@ATTRIBUTE@ static inline double sympile_centered_sum_@T@(const @T@ *x, npy_intp n)
+{
+    sympile_centered_vector_@T@ s0 = {0}, s1 = {0}, s2 = {0}, s3 = {0}, v0, v1, v2, v3;
+    npy_intp i = 0;
+    for (; i + 4 * @LANES@ <= n; i += 4 * @LANES@) {
+        memcpy(&v0, x + i, sizeof v0);
+        memcpy(&v1, x + i + @LANES@, sizeof v1);
+        memcpy(&v2, x + i + 2 * @LANES@, sizeof v2);
+        memcpy(&v3, x + i + 3 * @LANES@, sizeof v3);
+        s0 += v0; s1 += v1; s2 += v2; s3 += v3;
+    }
+    double total = 0.0;
+    for (int l = 0; l < @LANES@; ++l)
+        total += (double)s0[l] + (double)s1[l] + (double)s2[l] + (double)s3[l];
+    for (; i < n; ++i)
+        total += x[i];
+    return total;
+}
+
+/* sum((x - c)**2) - sum(x - c)**2 / n: the centered sum of squares of a block around c. */
+@ATTRIBUTE@ static inline double sympile_centered_m2_@T@(const @T@ *x, npy_intp n, @T@ c)
+{
+    const sympile_centered_vector_@T@ shift = (sympile_centered_vector_@T@){0} + c;
+    sympile_centered_vector_@T@ d0 = {0}, d1 = {0}, q0 = {0}, q1 = {0}, v0, v1;
+    npy_intp i = 0;
+    for (; i + 2 * @LANES@ <= n; i += 2 * @LANES@) {
+        memcpy(&v0, x + i, sizeof v0);
+        memcpy(&v1, x + i + @LANES@, sizeof v1);
+        v0 -= shift; v1 -= shift;
+        d0 += v0; d1 += v1; q0 += v0 * v0; q1 += v1 * v1;
+    }
+    double deviations = 0.0, squares = 0.0;
+    for (int l = 0; l < @LANES@; ++l) {
+        deviations += (double)d0[l] + (double)d1[l];
+        squares += (double)q0[l] + (double)q1[l];
+    }
+    for (; i < n; ++i) {
+        const double d = (double)(x[i] - c);
+        deviations += d;
+        squares += d * d;
+    }
+    return squares - deviations * deviations / (double)n;
+}
+
+/* Returns 0 with the sum in *result, or -1 when memory for the chunks' sums runs out. */
+static int sympile_centered_square_sum_@T@(const @T@ *x, npy_intp n, int threaded,
+                                           double *result)
+{
+    const npy_intp chunk = (npy_intp)@CHUNK@ * @BLOCK@, chunks = (n + chunk - 1) / chunk;
+    sympile_centered_stats *parts = calloc(chunks > 0 ? chunks : 1, sizeof *parts);
+    if (parts == NULL)
+        return -1;
+#pragma omp parallel for schedule(static) if (threaded)
+    for (npy_intp k = 0; k < chunks; ++k) {
+        const npy_intp end = (k + 1) * chunk < n ? (k + 1) * chunk : n;
+        for (npy_intp start = k * chunk; start < end; start += @BLOCK@) {
+            const npy_intp length = end - start < @BLOCK@ ? end - start : @BLOCK@;
+            const double mean = sympile_centered_sum_@T@(x + start, length) / (double)length;
+            sympile_centered_merge(&parts[k], (double)length, mean,
+                                   sympile_centered_m2_@T@(x + start, length, (@T@)mean));
+        }
+    }
+    sympile_centered_stats total = {0.0, 0.0, 0.0};
+    for (npy_intp k = 0; k < chunks; ++k)
+        sympile_centered_merge(&total, parts[k].count, parts[k].mean, parts[k].m2);
+    free(parts);
+    *result = total.m2;
+    return 0;
+}
