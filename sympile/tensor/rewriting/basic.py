@@ -170,7 +170,7 @@ PIPELINE = (
           "(specialize.py)"),
     Phase("blas", 40, "products and the sums around them as Gemm, Gemv and Ger (blas.py)"),
     Phase("fusion", 49, "elementwise trees as one loop, then a reduction of one as a "
-          "FusedCAReduce (fusion.py)"),
+          "FusedCAReduce, and sum((x - x.mean())**2) read once (fusion.py)"),
     Phase("gpu", 60, "nodes with a GPU implementation moved to the device, transfers at the "
           "edges, when compiling for one (sympile/gpu/placement.py)"),
     Phase("final_merge", 100, "merge again what the phases made identical"),

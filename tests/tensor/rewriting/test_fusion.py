@@ -37,10 +37,11 @@ def test_registration():
     assert "local_elemwise_fusion" in rewrite_db
     assert rewrite_db.tags_of("local_elemwise_fusion") == frozenset({"fusion", "fast_run"})
     names = rewrite_db.names()
-    # Only the reduction fusion, which takes in what elemwise fusion built, comes between;
-    # then the GPU placement, which moves each fused node as one kernel.
+    # The reduction fusion takes in what elemwise fusion built, the centered square sum what
+    # the reduction fusion built; then the GPU placement moves each fused node as one kernel.
     assert names.index("local_elemwise_fusion") == names.index("local_careduce_fusion") - 1
-    assert names.index("local_careduce_fusion") == names.index("gpu_placement") - 1
+    assert names.index("local_careduce_fusion") == names.index("local_centered_square_sum") - 1
+    assert names.index("local_centered_square_sum") == names.index("gpu_placement") - 1
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
