@@ -13,8 +13,11 @@ from __future__ import annotations
 import functools
 import math
 
-from sympile.gpu.basic import GpuArrayType, check_context
+from sympile.gpu.basic import GpuArrayType, GpuFromHost, check_context
 from sympile.gpu.elemwise import (
+    GpuDimShuffle,
+    GpuElemwise,
+    GpuShapeOp,
     broadcast_operands,
     collapse_axes,
     element_strides,
@@ -23,9 +26,18 @@ from sympile.gpu.placement import register_gpu
 from sympile.gpu.runtime import Runtime, runtime
 from sympile.graph.basic import Apply
 from sympile.graph.op import Op
+from sympile.scalar import basic as scalar
+from sympile.scalar.composite import Composite
+from sympile.tensor.elemwise import DimShuffle, Elemwise
 from sympile.tensor.elemwise.elemwise_cuda import CudaKernel, computed_dtype
 from sympile.tensor.reduction.careduce_cuda import careduce_cuda_kernel
-from sympile.tensor.reduction.ops import CAReduce, FusedCAReduce, check_runtime_nonempty
+from sympile.tensor.reduction.ops import (
+    CAReduce,
+    CenteredSquareSum,
+    FusedCAReduce,
+    check_runtime_nonempty,
+)
+from sympile.tensor.shape.ops import Shape
 
 __all__ = ["GpuCAReduce", "partial_count"]
 
@@ -148,3 +160,21 @@ def _lift_reduction(node: Apply, inputs, context: str):
             or gpu_op.kernel((), acc, out_dtype, 1, 1, False) is None:
         return None
     return gpu_op.make_node(*inputs).outputs
+
+
+@register_gpu(CenteredSquareSum)
+def _lift_centered_square_sum(node: Apply, inputs, context: str):
+    """sum((x - x.mean())**2) as the two passes it was before local_centered_square_sum
+    (the device reads x twice: once for the sum, once for the fused squares)."""
+    (x,) = inputs
+    dtype, ndim = x.type.dtype, x.type.ndim
+    total = GpuCAReduce(CAReduce(scalar.add), context)(x)
+    count = CAReduce(scalar.mul)(GpuShapeOp(Shape())(x))
+    # x.mean()'s own arithmetic: the sum over the int64 count, cast back to x's dtype.
+    pair = [scalar.get_scalar_type(dtype)(), scalar.get_scalar_type("int64")()]
+    divide = Composite(pair, [scalar.cast_op(dtype)(scalar.true_div(*pair))])
+    mean = GpuElemwise(Elemwise(divide), context)(total, GpuFromHost(context)(count))
+    kept = GpuDimShuffle(DimShuffle(0, ("x",) * ndim), context)(mean)
+    values = [scalar.get_scalar_type(dtype)() for _ in range(2)]
+    square = Composite(values, [scalar.sqr(scalar.sub(*values))])
+    return [GpuCAReduce(FusedCAReduce(scalar.add, square), context)(x, kept)]

@@ -118,3 +118,12 @@ def test_passes_over_partial_results():
     value = np.random.default_rng(0).normal(size=1000)
     got, want = _run(lambda x: x.sum(), "float64", (1000,), "emulated", value)
     np.testing.assert_allclose(got, want, rtol=1e-13)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_centered_square_sum(dtype, context):
+    """sum((x - x.mean())**2), which the CPU reads once (CenteredSquareSum), is the two
+    passes on the device."""
+    value = np.random.default_rng(2).normal(size=(40, 30)).astype(dtype) + 5
+    got, want = _run(lambda x: ((x - x.mean()) ** 2).sum(), dtype, (40, 30), context, value)
+    np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == "float32" else 1e-12)
