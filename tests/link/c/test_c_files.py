@@ -33,7 +33,7 @@ from sympile.tensor.extra_ops import group_sum_c
 from sympile.tensor.linalg import lapack_c
 from sympile.tensor.nnet import abstract_conv_c, basic_c, rows_c
 from sympile.tensor.random import random_c
-from sympile.tensor.reduction import careduce_c
+from sympile.tensor.reduction import careduce_c, centered_c
 from sympile.tensor.shape import shape_c
 from sympile.tensor.signal import pool_c
 from sympile.tensor.sort import permute_c
@@ -154,6 +154,8 @@ def _kernel_sources() -> dict[str, str]:
             sources[f"reduction/extreme.c {dtype} {'max' if maximum else 'min'}"] = op_unit(
                 careduce_c._extreme_helper(dtype, maximum)[1])
     sources["reduction/layout.c"] = op_unit(careduce_c.LAYOUT)
+    for dtype in ("float32", "float64"):
+        sources[f"reduction/centered.c {dtype}"] = op_unit(centered_c.centered_support(dtype))
     sources["benchmarks/machine_limits.c"] = op_unit(machine.kernel_source())
     for dtype in ("int8", "int64", "float32", "float64", "bool"):
         for maximum in (True, False):
