@@ -171,12 +171,12 @@ def time_case(case: Case, repeats: int) -> dict[str, float]:
 
 
 def rows_of(case: Case, idle: dict[str, float], busy: dict[str, float],
-            limits: dict[str, float] | None = None) -> list[Row]:
+            limits: Callable[[Case], float | None] | None = None) -> list[Row]:
     """The rows of one case from its idle times and its busy-core times (empty if not
     measured), each implementation against sympile's in the matching style; `limits`
-    ({"read": bytes/s, "fma": flops/s}) gives each row its fraction of the case's limit."""
+    (the case's limit: bytes/s or flops/s) gives each row its fraction of it."""
     ours = [label for label in idle if label.startswith("sympile")]
-    limit = (limits or {}).get(case.limit)
+    limit = limits(case) if limits is not None and case.limit else None
     rows = []
     for label, seconds in idle.items():
         match = matching_sympile(label, ours)

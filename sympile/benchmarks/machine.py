@@ -1,10 +1,11 @@
 """What the machine can do, measured in the benchmark's own run: the CPU's model, x86-64
 level, cores and caches, and two physical limits — the float32 multiply-add peak (a
 register-blocked loop of independent fused multiply-adds on the machine's widest vectors)
-and the read bandwidth (a sum over an array far larger than the caches) — each on one
-thread and on every core. A workload's row then says what fraction of its limit it reaches:
-bytes per second over the read bandwidth for the memory-bound ones, multiply-add flops per
-second over the peak for the products."""
+and the read bandwidth (a sum over arrays of the workloads' sizes and of one far larger than
+most caches) — each on one thread and on every core. A workload's row then says what
+fraction of its limit it reaches: bytes per second over the read bandwidth at its data's
+size for the memory-bound ones, multiply-add flops per second over the peak for the
+products."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ from sympile.cpu import cpu_level, has_fma, vector_target
 from sympile.graph.ccode import c_file, render
 from sympile.link.c.cmodule import compile_flags
 
-__all__ = ["cache_sizes", "cpu_model", "kernel_source", "limits", "machine_info"]
+__all__ = ["READ_SIZES", "cache_sizes", "cpu_model", "kernel_source", "limits", "machine_info",
+           "read_limit"]
 
 # The multiply-add loop: ACCUMULATORS independent chains of vectors of LANES floats, each
 # step a * m + c (one fused multiply-add where the CPU has them); enough chains to cover
@@ -127,19 +129,37 @@ def _best(run, repeats: int) -> float:
     return best
 
 
-def limits(steps: int = 20_000_000, read_bytes: int = 256 << 20,
+# The array sizes the read bandwidth is measured at: the elementwise workloads' (1e6 and
+# 1e7 float32, which may live in a large L3 cache) and one beyond most caches.
+READ_SIZES = (4 << 20, 40 << 20, 1 << 30)
+
+
+def limits(steps: int = 20_000_000, read_sizes: tuple[int, ...] = READ_SIZES,
            repeats: int = 3) -> dict[str, Any]:
     """The measured float32 multiply-add peak (GFLOP/s, a multiply-add counting two) and
-    read bandwidth (GB/s), each on one thread and on every core, best of `repeats`."""
+    read bandwidth (GB/s, for each array size in bytes), each on one thread and on every
+    core, best of `repeats`."""
     kernels = _kernels()
     width, accumulators = _vector_shape()
     flops = 2 * steps * accumulators * (width // 4)
-    data = np.ones(read_bytes // 4, dtype=np.float32)
-    address = data.ctypes.data
+    threads_measured = sorted({1, os.cpu_count() or 1})
     result: dict[str, Any] = {"fma_gflops": {}, "read_gbs": {}}
-    for threads in sorted({1, os.cpu_count() or 1}):
+    for threads in threads_measured:
         seconds = _best(lambda n=threads: kernels.fma(steps, n), repeats)
         result["fma_gflops"][threads] = threads * flops / seconds / 1e9
-        seconds = _best(lambda n=threads: kernels.read(address, data.size, n), repeats)
-        result["read_gbs"][threads] = data.nbytes / seconds / 1e9
+    for size in read_sizes:
+        data = np.ones(size // 4, dtype=np.float32)
+        result["read_gbs"][size] = {}
+        for threads in threads_measured:
+            seconds = _best(lambda n=threads, a=data: kernels.read(a.ctypes.data, a.size, n),
+                            repeats)
+            result["read_gbs"][size][threads] = data.nbytes / seconds / 1e9
     return result
+
+
+def read_limit(measured: dict[str, Any], footprint: float) -> float:
+    """The all-core read bandwidth (bytes/s) measured at the smallest size holding
+    `footprint` bytes (the largest size past them all)."""
+    sizes = sorted(measured["read_gbs"])
+    size = next((s for s in sizes if s >= footprint), sizes[-1])
+    return max(measured["read_gbs"][size].values()) * 1e9

@@ -340,13 +340,16 @@ def machine_text(info: dict[str, Any], measured: dict[str, Any]) -> str:
     caches = ", ".join(f"{name} {size}" for name, size in info["caches"].items())
     fma = ", ".join(f"{gflops:.0f} GFLOP/s on {threads} thread{'s' * (threads > 1)}"
                     for threads, gflops in measured["fma_gflops"].items())
-    read = ", ".join(f"{gbs:.1f} GB/s on {threads} thread{'s' * (threads > 1)}"
-                     for threads, gbs in measured["read_gbs"].items())
+    read = "; ".join(f"{size >> 20} MiB: " + ", ".join(
+        f"{gbs:.1f} GB/s on {threads} thread{'s' * (threads > 1)}"
+        for threads, gbs in by_threads.items())
+        for size, by_threads in measured["read_gbs"].items())
     level = info["isa_level"] or "level unknown"
     return (f"machine: {info['cpu'] or 'CPU model unknown'} ({level}, {info['cores']} cores; "
             f"caches {caches or 'unknown'})\n"
             f"limits: float32 multiply-add peak {fma}; read bandwidth {read}. 'of limit': "
-            f"each row's share of the all-core limit it is bound by")
+            f"each row's share of the all-core limit it is bound by (the bandwidth at its "
+            f"data's size)")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -358,8 +361,11 @@ def main(argv: list[str] | None = None) -> None:
     libraries = ["sympile", "numpy", *peers]
     # The machine's limits, measured first, while it is idle.
     info, measured = machine.machine_info(), machine.limits()
-    cores = max(measured["fma_gflops"])
-    limits = {"fma": measured["fma_gflops"][cores] * 1e9, "read": measured["read_gbs"][cores] * 1e9}
+
+    def limits(case: Case) -> float:
+        if case.limit == "fma":
+            return max(measured["fma_gflops"].values()) * 1e9
+        return machine.read_limit(measured, case.work)
     forwarded = list(sys.argv[1:] if argv is None else argv)
     idle = run_workers(__spec__.name, libraries, forwarded, busy=False, skip_failures=True)
     busy = ({} if arguments.no_busy else

@@ -84,14 +84,15 @@ def test_sympile_bench_runs_each_library_in_its_own_process(tmp_path):
     machine = saved["machine"]
     assert machine["cores"] >= 1 and set(machine) >= {"cpu", "isa_level", "caches"}
     assert all(value > 0 for value in machine["fma_gflops"].values())
-    assert all(value > 0 for value in machine["read_gbs"].values())
+    assert all(value > 0 for by_threads in machine["read_gbs"].values()
+               for value in by_threads.values())
 
 
 def test_rows_give_their_share_of_the_machines_limit():
     case = Case("fused elementwise", "1e+06 float32", "elements", 1e6, "evaluation",
                 limit="read", work=8e6)
     rows = rows_of(case, {"sympile trust_input": 1e-3, "numpy": 2e-3}, {},
-                   {"read": 16e9, "fma": 1e11})
+                   lambda case: {"read": 16e9, "fma": 1e11}[case.limit])
     # 8 MB in 1 ms is 8 GB/s: half of 16 GB/s; numpy's 2 ms a quarter.
     assert [round(row.of_limit, 3) for row in rows] == [0.5, 0.25]
     assert "50%" in format_table(rows)
@@ -102,10 +103,15 @@ def test_the_machine_is_measured():
     from sympile.benchmarks import machine
     info = machine.machine_info()
     assert info["cores"] >= 1 and isinstance(info["caches"], dict)
-    measured = machine.limits(steps=100_000, read_bytes=1 << 22, repeats=1)
-    assert set(measured["fma_gflops"]) == {1, info["cores"]} or info["cores"] == 1
+    measured = machine.limits(steps=100_000, read_sizes=(1 << 20, 1 << 22), repeats=1)
+    assert set(measured["fma_gflops"]) == {1, info["cores"]}
     assert all(value > 0 for value in measured["fma_gflops"].values())
-    assert all(value > 0 for value in measured["read_gbs"].values())
+    assert all(value > 0 for by_threads in measured["read_gbs"].values()
+               for value in by_threads.values())
+    # A footprint picks the bandwidth of the smallest measured size that holds it.
+    largest = max(measured["read_gbs"][1 << 22].values()) * 1e9
+    assert machine.read_limit(measured, 3 << 20) == largest
+    assert machine.read_limit(measured, 1 << 30) == largest   # past every size: the largest
 
 
 @pytest.mark.parametrize("suite", sorted(SUITES))
