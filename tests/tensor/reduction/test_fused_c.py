@@ -85,17 +85,19 @@ def test_dtype_and_acc_dtype():
 
 @pytest.mark.parametrize("length", [1, 15, 16, 17, 4095, 4097, 12289, 100003])
 def test_long_contiguous_runs_against_numpy(length):
-    x = T.vector("x")
+    # (x - m)**2 with m a second input: with x's own mean, local_centered_square_sum makes
+    # the sum a CenteredSquareSum (tests/tensor/reduction/test_centered.py).
+    x, m = T.vector("x"), T.scalar("m")
     value = np.random.default_rng(length).standard_normal(length)
-    results = compare_fused([((x - x.mean()) ** 2).sum(), T.abs(x).max(), T.exp(x).min(),
-                             (x * 0.5 + 1).prod()], [x], [value], rtol=1e-10)
+    results = compare_fused([((x - m) ** 2).sum(), T.abs(x).max(), T.exp(x).min(),
+                             (x * 0.5 + 1).prod()], [x, m], [value, value.mean()], rtol=1e-10)
     np.testing.assert_allclose(results[0], ((value - value.mean()) ** 2).sum(), rtol=1e-12)
 
 
 def test_the_fused_sum_has_the_bits_of_the_unfused_one():
     """Same values folded in the same order: CAReduce's lanes and pairwise blocks."""
     x = T.fvector("x")
-    output = ((x - x.mean()) ** 2).sum()
+    output = ((x - x.sum() / 3) ** 2).sum()
     fused = compile_c([x], output)
     unfused = sympile.function([x], output, mode=UNFUSED_C)
     assert len(fused_nodes(fused)) == 1 and not fused_nodes(unfused)
