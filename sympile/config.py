@@ -325,9 +325,15 @@ class Config:
                 raise
             raise ValueError(f"config.{name}: {error}") from None
 
-    def change_flags(self, **flags: Any) -> _ChangeFlags:
-        """Context manager (and decorator) that sets flags and restores them afterwards."""
-        return _ChangeFlags(self, flags)
+    def change_flags(self, *pairs: Any, **flags: Any) -> _ChangeFlags:
+        """Context manager (and decorator) that sets flags and restores them afterwards:
+        keywords, or (as Theano also takes them) a dict or a list of (name, value) pairs,
+        whose names may be dotted ('warn.round')."""
+        if len(pairs) > 1:
+            raise TypeError(f"change_flags: expected one dict or list of pairs, got "
+                            f"{len(pairs)} positional arguments")
+        given = dict(pairs[0]) if pairs else {}
+        return _ChangeFlags(self, {**given, **flags})
 
     def __dir__(self):
         return list(_FLAGS) + ["change_flags"]

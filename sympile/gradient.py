@@ -735,7 +735,7 @@ def verify_grad(fun: Callable[..., Variable], pt: Sequence[Any], n_tests: int = 
     """
     point, inputs = _symbolic_point(pt, "verify_grad")
     output = _checked_output(fun, inputs, "verify_grad")
-    rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    rng = _generator(rng)
     forward = function(inputs, output, mode=mode, on_unused_input="ignore",
                        no_default_updates=True)
     for _ in range(n_tests):
@@ -755,6 +755,16 @@ def verify_grad(fun: Callable[..., Variable], pt: Sequence[Any], n_tests: int = 
                      value.dtype.name, abs_tol, rel_tol)
 
 
+def _generator(rng: Any) -> np.random.Generator:
+    """A Generator from what the checks accept as `rng`: a Generator, a seed or None, a
+    legacy RandomState, or the numpy.random module itself (Theano's tests pass it)."""
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if rng is np.random or isinstance(rng, np.random.RandomState):
+        return np.random.default_rng(rng.randint(0, 2**31 - 1))
+    return np.random.default_rng(rng)
+
+
 def verify_rop(fun: Callable[..., Variable], pt: Sequence[Any], n_tests: int = 2,
                rng: np.random.Generator | int | None = None, eps: float | None = None,
                abs_tol: float | None = None, rel_tol: float | None = None,
@@ -764,7 +774,7 @@ def verify_rop(fun: Callable[..., Variable], pt: Sequence[Any], n_tests: int = 2
     identity <J v, u> = <v, Jᵀ u> for a random cotangent u."""
     point, inputs = _symbolic_point(pt, "verify_rop")
     output = _checked_output(fun, inputs, "verify_rop")
-    rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    rng = _generator(rng)
     tangents = [v.type(f"tangent_{i}") for i, v in enumerate(inputs)]
     cotangent = output.type("cotangent")
     jvp = Rop(output, inputs, tangents, disconnected_outputs="ignore")

@@ -280,3 +280,54 @@ def test_scan_checkpoints_without_padding_and_errors():
         theano.scan_checkpoints(lambda xt: xt, sequences=[x], outputs_info=[None])
     with pytest.raises(ValueError, match="give sequences or n_steps"):
         theano.scan_checkpoints(lambda s: s + 1, outputs_info=[T.constant(0.0)])
+
+
+def test_reduction_axes_may_be_numpy_integer_arrays():
+    """Theano's tests pass axes as 0-d numpy arrays (and vectors)."""
+    x = T.dmatrix("x")
+    value = np.arange(6.0).reshape(2, 3)
+    outputs = [x.sum(axis=np.array(1)), x.max(axis=np.array(0)), x.mean(axis=np.int64(1)),
+               x.var(axis=np.array(1)), T.argmax(x, axis=np.array(1)),
+               x.sum(axis=np.array([0, 1])), x.mean(acc_dtype="float64")]
+    expected = [value.sum(1), value.max(0), value.mean(1), value.var(1), value.argmax(1),
+                value.sum(), value.mean()]
+    for got, want in zip(theano.function([x], outputs)(value), expected):
+        np.testing.assert_allclose(got, want)
+
+
+def test_change_flags_takes_a_dict_or_pairs_and_is_at_the_top():
+    with theano.change_flags({"floatX": "float32"}):
+        assert theano.config.floatX == "float32"
+    with theano.config.change_flags([("floatX", "float32"), ("warn.round", True)]):
+        assert theano.config.floatX == "float32" and theano.config.warn.round
+    assert theano.config.floatX == "float64" and not theano.config.warn.round
+    with pytest.raises(TypeError, match="one dict or list of pairs"):
+        theano.config.change_flags({"floatX": "float32"}, {"floatX": "float64"})
+
+
+def test_verify_grad_takes_numpy_random_itself():
+    verify_grad(lambda x: T.tanh(x).sum(), [np.linspace(-1, 1, 4)], rng=np.random)
+    verify_grad(lambda x: T.tanh(x).sum(), [np.linspace(-1, 1, 4)],
+                rng=np.random.RandomState(3))
+
+
+def test_plural_constructors_name_one_variable_per_character():
+    p, t = T.matrices("pt")
+    assert (p.name, t.name) == ("p", "t") and p.type == T.dmatrix().type
+    assert [v.name for v in T.fvectors("a, b")] == ["a", "b"]
+    assert [v.name for v in T.iscalars("x", "y")] == ["x", "y"]
+
+
+def test_tensordot_axes_as_a_numpy_array():
+    a, b = T.dtensor3("a"), T.dmatrix("b")
+    values = [np.random.default_rng(0).random((2, 3, 4)), np.random.default_rng(1).random((4, 5))]
+    for axes in (np.array([[2], [0]]), np.array(1)):
+        f = theano.function([a, b], T.tensordot(a, b, axes))
+        np.testing.assert_allclose(f(*values), np.tensordot(*values, axes))
+
+
+def test_tensor_type_takes_theanos_signature():
+    named = T.TensorType("float64", (False, True), name="MyType")
+    assert named.broadcastable == (False, True) and str(named) == "MyType"
+    assert named == T.TensorType("float64", (False, True))
+    assert named("x").type.ndim == 2

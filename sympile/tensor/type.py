@@ -45,11 +45,15 @@ class TensorType(Type):
     is_ndarray = True
 
     def __init__(self, dtype: Any, shape: Sequence[int | None] | None = None,
-                 broadcastable: Sequence[bool] | None = None):
+                 broadcastable: Sequence[bool] | None = None, name: str | None = None):
+        """`shape` (PyTensor's) or `broadcastable` (Theano's: a tuple of bools, also taken
+        positionally, as Theano's TensorType(dtype, broadcastable, name)). `name` names the
+        Type in messages, as Theano's."""
         if shape is None and broadcastable is None:
             raise TypeError("TensorType: give shape (or broadcastable)")
         if shape is not None and broadcastable is not None:
             raise TypeError("TensorType: give shape or broadcastable, not both")
+        self.name = name
         self.dtype = normalize_dtype(dtype)
         self.shape: Shape = _normalize_shape(shape if shape is not None else broadcastable)
         self.ndim = len(self.shape)
@@ -74,7 +78,10 @@ class TensorType(Type):
 
     def __str__(self):
         """Theano's text: TensorType(float64, matrix), TensorType(float32, (True, False,
-        False)); a static length other than 1 shows as PyTensor's shape=(3, ?)."""
+        False)); a static length other than 1 shows as PyTensor's shape=(3, ?); a named
+        Type (Theano's name=) shows its name."""
+        if getattr(self, "name", None):
+            return self.name
         kind = _KIND_NAMES.get(self.shape)
         if kind is None and all(size in (None, 1) for size in self.shape):
             kind = str(self.broadcastable) if 1 in self.shape else f"{self.ndim}D"
@@ -331,21 +338,25 @@ def _plural(singular: str) -> str:
 
 
 def _many(name: str, constructor):
-    """Several variables from one constructor: f(3) (three unnamed), f('a', 'b') or
-    f('a, b')."""
+    """Several variables from one constructor: f(3) (three unnamed), f('a', 'b'),
+    f('a, b'), or, as Theano's, f('ab'): one string without commas names one variable per
+    character (p, t = T.matrices('pt'))."""
     def make_many(*names: Any) -> list:
         if len(names) == 1 and isinstance(names[0], int) and not isinstance(names[0], bool):
             return [constructor() for _ in range(names[0])]
-        if len(names) == 1 and isinstance(names[0], str) and "," in names[0]:
-            names = tuple(part.strip() for part in names[0].split(","))
+        if len(names) == 1 and isinstance(names[0], str):
+            text = names[0]
+            names = (tuple(part.strip() for part in text.split(",")) if "," in text
+                     else tuple(text))
         for name in names:
             if not isinstance(name, str):
                 raise TypeError(f"{make_many.__name__}: expected names (str) or a count (int), "
                                 f"got {name!r}")
         return [constructor(name) for name in names]
     make_many.__name__ = make_many.__qualname__ = _plural(name)
-    make_many.__doc__ = (f"Several {name}s: "
-                         f"{make_many.__name__}('a', 'b') or {make_many.__name__}(2).")
+    make_many.__doc__ = (f"Several {name}s: {make_many.__name__}('a', 'b'), "
+                         f"{make_many.__name__}('ab') (Theano's: one per character) or "
+                         f"{make_many.__name__}(2).")
     return make_many
 
 

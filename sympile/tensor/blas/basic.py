@@ -472,6 +472,9 @@ def matmul(a: Any, b: Any) -> Variable:
 def _tensordot_axes(axes: Any, a_ndim: int, b_ndim: int) -> tuple[tuple[int, ...], ...]:
     """numpy.tensordot's `axes` (an int n: the last n axes of a with the first n of b; or a
     pair of an int or sequence of ints each) as two tuples of non-negative axes."""
+    if isinstance(axes, np.ndarray) and axes.dtype.kind in "iu" and axes.ndim <= 2:
+        # numpy and Theano take an integer array: 0-d (n) or of shape (2, k).
+        axes = axes.tolist()
     if isinstance(axes, (int, np.integer)) and not isinstance(axes, (bool, np.bool_)):
         if not 0 <= axes <= min(a_ndim, b_ndim):
             raise ValueError(f"tensordot: axes={axes} must be between 0 and the smaller rank "

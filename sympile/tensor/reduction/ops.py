@@ -63,6 +63,9 @@ def normalize_axis(axis: Any, ndim: int, function: Any) -> tuple[int, ...]:
     if isinstance(axis, Variable):
         raise TypeError(f"{function}: axis must be known when the graph is built (an int, a "
                         f"tuple of ints or None), got the symbolic {axis}")
+    if isinstance(axis, np.ndarray) and axis.dtype.kind in "iu" and axis.ndim <= 1:
+        # Theano accepts a numpy integer array (0-d or a vector) as the axes.
+        axis = axis.tolist()
     entries = list(axis) if isinstance(axis, (list, tuple)) else [axis]
     normalized = []
     for entry in entries:
