@@ -90,4 +90,7 @@ for _name, _function in (("hessian", hessian), ("jacobian", jacobian)):
     setattr(gradient, _name, _function)
 del _name, _function
 
+# theano.change_flags (Theano's module-level name of config.change_flags).
+change_flags = config.change_flags
+
 __version__ = "0.1.0"
