@@ -36,8 +36,6 @@ from sympile.compile import (  # noqa: F401
 )
 from sympile.config import config
 
-# theano.change_flags (Theano's module-level name of config.change_flags).
-change_flags = config.change_flags
 from sympile.gradient import Lop, Rop, grad  # noqa: F401
 from sympile.graph import Apply, Constant, FunctionGraph, Op, Type, Variable  # noqa: F401
 from sympile.graph.basic import clone_replace
