@@ -35,7 +35,6 @@ from sympile.compile import (  # noqa: F401
     shared,
 )
 from sympile.config import config
-
 from sympile.gradient import Lop, Rop, grad  # noqa: F401
 from sympile.graph import Apply, Constant, FunctionGraph, Op, Type, Variable  # noqa: F401
 from sympile.graph.basic import clone_replace
