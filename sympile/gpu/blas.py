@@ -1,4 +1,5 @@
-"""Products on the device: Dot through the device's BLAS (cuBLAS, by CuPy's matmul), and
+"""Products on the device: Dot and MatMul (batches broadcast as numpy's) through the device's
+BLAS (cuBLAS, by CuPy's matmul), and
 Gemm, Gemv and Ger as that product followed by one elementwise kernel that scales and adds
 (alpha * p + beta * z, a + alpha * p), in the order the CPU ops compute them, so each
 element's rounding is the same. Products of floats of one dtype move; the others (integer
@@ -7,7 +8,7 @@ dot, mixed dtypes) stay on the host.
 
 from __future__ import annotations
 
-from sympile.gpu.basic import GpuArrayType, check_context
+from sympile.gpu.basic import GpuArrayType, GpuWrapper, check_context
 from sympile.gpu.elemwise import GpuDimShuffle, GpuElemwise
 from sympile.gpu.placement import register_gpu
 from sympile.gpu.runtime import runtime
@@ -15,11 +16,11 @@ from sympile.graph.basic import Apply
 from sympile.graph.op import Op
 from sympile.scalar.basic import add, get_scalar_type, mul
 from sympile.scalar.composite import Composite
-from sympile.tensor.blas.basic import Dot, check_runtime_match
+from sympile.tensor.blas.basic import Dot, MatMul, check_runtime_match
 from sympile.tensor.blas.gemm import Gemm, Gemv, Ger
 from sympile.tensor.elemwise import DimShuffle, Elemwise
 
-__all__ = ["GpuDot"]
+__all__ = ["GpuDot", "GpuMatMul"]
 
 FLOATS = ("float16", "float32", "float64")
 
@@ -71,6 +72,24 @@ def _combination(dtype: str, alpha_first: bool) -> Elemwise:
         alpha, p, a = scalars
         result = add(a, mul(alpha, p))
     return Elemwise(Composite(scalars, [result]))
+
+
+class GpuMatMul(GpuWrapper):
+    """numpy.matmul (a MatMul op) of device arrays of one float dtype, batches included."""
+
+    device_inputs = 2
+
+    def perform(self, node, inputs, output_storage):
+        a, b = inputs
+        self.op.check_shapes(node, a.shape, b.shape)
+        output_storage[0][0] = runtime(self.context).matmul(a, b)
+
+
+@register_gpu(MatMul)
+def _lift_matmul(node: Apply, inputs, context: str):
+    if not _same_float(node):
+        return None
+    return [GpuMatMul(node.op, context)(*inputs)]
 
 
 @register_gpu(Dot)

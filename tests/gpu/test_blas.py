@@ -7,7 +7,7 @@ import pytest
 import sympile
 import sympile.tensor as T
 from sympile.gpu import GpuFromHost, HostFromGpu
-from sympile.gpu.blas import GpuDot
+from sympile.gpu.blas import GpuDot, GpuMatMul
 from sympile.gpu.runtime import placement_target
 from sympile.tensor.blas.basic import Dot
 from sympile.tensor.blas.gemm import Gemm, Gemv, Ger
@@ -98,3 +98,29 @@ def test_mlp_step_moves_its_minibatch_once(context):
     expected = np.mean(np.tanh(xv @ W0 + b0) ** 2)
     np.testing.assert_allclose(f(xv), expected, rtol=1e-5)
     assert not np.allclose(W.get_value(), W0)
+
+
+@pytest.mark.parametrize(("a_shape", "b_shape", "a_static"), [
+    ((2, 3, 4), (2, 4, 5), (None, None, None)),   # a batch of products
+    ((1, 3, 4), (6, 4, 2), (1, None, None)),      # a batch axis broadcast by its type
+    ((3, 4), (7, 4, 2), (None, None)),            # a matrix against a batch
+    ((4,), (2, 4, 3), (None,)),                   # a vector as a row
+])
+def test_matmul(a_shape, b_shape, a_static, context):
+    a = T.tensor("float32", a_static, name="a")
+    b = T.tensor("float32", (None,) * len(b_shape), name="b")
+    rng = np.random.default_rng(len(a_shape))
+    values = [rng.normal(size=a_shape).astype("float32"),
+              rng.normal(size=b_shape).astype("float32")]
+    f = _compile([a, b], T.matmul(a, b), context)
+    assert _nodes(f, GpuMatMul)
+    np.testing.assert_allclose(f(*values), np.matmul(*values), rtol=1e-5)
+
+
+def test_matmul_checks_shapes_as_the_host_op(context):
+    a, b = T.ftensor3("a"), T.ftensor3("b")
+    f = _compile([a, b], T.matmul(a, b), context)
+    with pytest.raises(ValueError, match="not aligned"):
+        f(np.ones((2, 3, 4), "float32"), np.ones((2, 5, 2), "float32"))
+    with pytest.raises(ValueError, match="batch axes that cannot be broadcast"):
+        f(np.ones((1, 3, 4), "float32"), np.ones((2, 4, 2), "float32"))

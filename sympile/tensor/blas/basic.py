@@ -225,12 +225,17 @@ class MatMul(Op):
 
     def perform(self, node, inputs, output_storage):
         a, b = inputs
-        a_shape, b_shape = _matmul_operand_shapes(a.shape, b.shape)
-        if a_shape[-1] != b_shape[-2]:
-            raise ValueError(f"{self}: shapes {a.shape} and {b.shape} are not aligned: a has "
-                             f"{a_shape[-1]} columns, b has {b_shape[-2]} rows")
-        self._check_batch(node, a.shape, b.shape)
+        self.check_shapes(node, a.shape, b.shape)
         _store(output_storage, node, np.matmul(a, b))
+
+    def check_shapes(self, node: Apply, a_shape: tuple, b_shape: tuple) -> None:
+        """ValueError unless operands of these run-time shapes multiply (the GPU's MatMul
+        checks them too)."""
+        a_lengths, b_lengths = _matmul_operand_shapes(a_shape, b_shape)
+        if a_lengths[-1] != b_lengths[-2]:
+            raise ValueError(f"{self}: shapes {a_shape} and {b_shape} are not aligned: a has "
+                             f"{a_lengths[-1]} columns, b has {b_lengths[-2]} rows")
+        self._check_batch(node, a_shape, b_shape)
 
     def _check_batch(self, node: Apply, a_shape: tuple, b_shape: tuple) -> None:
         """ValueError unless the batch axes are equal where neither type says length 1."""
