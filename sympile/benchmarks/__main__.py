@@ -8,8 +8,8 @@ import sys
 
 # Suite name -> what it times (each module's own --help has its options).
 SUITES = {
-    "run": "the default: call overhead, fused elementwise loops, the paper's MLP and RNN "
-           "training against numpy, PyTensor, JAX and PyTorch",
+    "run": "the default: call overhead, fused elementwise loops and the paper's MLP training "
+           "(the RNN with --only ...,rnn) against numpy, PyTensor, JAX and PyTorch",
     "blas": "the products alone: sympile's skinny kernels against BLAS, numpy, jax, torch",
     "compile_time": "function() cold, from the disk cache, and in a new process",
     "distributed": "data-parallel MLP steps on 1 and 2 MPI processes, against torch.distributed",

@@ -4,10 +4,17 @@
                   [--backend c|python] [--full] [--repeats 5] [--rnn-sizes 54x50,3000x100]
                   [--rnn-sequences 3] [--json sympile-bench.json] [--no-busy]
 
-Workloads (issue 5): call overhead of f(x) = x + 1 on 10 float32 (default call, trust_input,
+The workloads of "Theano: new features and speed improvements" (Bastien et al., 2012) and two
+more: call overhead of f(x) = x + 1 on 10 float32 (default call, trust_input,
 fn(n_calls)); fused elementwise exp(-x*x)*sin(x) + tanh(x)*0.5 and sum((x - mean(x))**2) on
 1e6 and 1e7 float32; the paper's MLP training (see mlp.py beside this file) for three models
-at batch 1, 10 and 60 in each call style. Peers that are not installed are skipped with a note
+at batch 1, 10 and 60 in each call style. The default run takes a few minutes on 2 cores
+with the peers installed (about a minute without them). Timings mean something only on a
+quiet machine: close other work first.
+
+The run first names the machine (CPU, x86-64 level, cores, caches) and measures its
+float32 multiply-add peak and read bandwidth; each row shows its share of the limit it is
+bound by ("of limit"). Peers that are not installed are skipped with a note
 (`pip install '.[bench]'`). Each library runs in a process of its own, so that one library's
 spinning threads never sit on the cores the next one is timed on.
 
