@@ -122,3 +122,19 @@ def test_reshape_and_specify_shape(context):
         f(value, 4)
     with pytest.raises(ValueError, match="specify_shape"):
         f(np.ones((3, 3), "float32"), 3)
+
+
+def test_join(context):
+    x, y = T.fmatrix("x"), T.dmatrix("y")
+    axis = T.lscalar("axis")
+    outputs = [T.concatenate([T.exp(x), y], axis=1), T.join(axis, x, x * 2)]
+    reference = sympile.function([x, y, axis], outputs)
+    with placement_target(context), warnings.catch_warnings():
+        warnings.simplefilter("error", GpuHostOpsWarning)
+        f = sympile.function([x, y, axis], outputs)
+    values = [np.ones((2, 3), "float32"), np.arange(4.0).reshape(2, 2), 0]
+    for got, want in zip(f(*values), reference(*values)):
+        assert got.dtype == want.dtype
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+    with pytest.raises(ValueError, match="other lengths differ"):
+        f(np.ones((2, 3), "float32"), np.ones((3, 2)), 0)

@@ -103,7 +103,7 @@ def _axis_input(axis: Any, op: Any) -> Variable:
     return variable
 
 
-def _runtime_axis(axis: np.ndarray, ndim: int, op: Any) -> int:
+def runtime_axis(axis: np.ndarray, ndim: int, op: Any) -> int:
     value = int(axis)
     if not -ndim <= value < ndim:
         raise ValueError(f"{op}: axis {value} is out of bounds for {ndim} dimensions")
@@ -559,7 +559,7 @@ class Join(Op):
 
     def perform(self, node, inputs, output_storage):
         axis, *arrays = inputs
-        axis = _runtime_axis(axis, arrays[0].ndim, self)
+        axis = runtime_axis(axis, arrays[0].ndim, self)
         try:
             result = np.concatenate(arrays, axis=axis)
         except ValueError:
@@ -738,7 +738,7 @@ class Split(Op):
 
     def perform(self, node, inputs, output_storage):
         x, axis, splits = inputs
-        axis = _runtime_axis(axis, x.ndim, self)
+        axis = runtime_axis(axis, x.ndim, self)
         if splits.shape != (self.n_splits,):
             raise ValueError(f"{self}: splits has {splits.size} entries, expected "
                              f"{self.n_splits}")
