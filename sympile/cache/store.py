@@ -58,6 +58,7 @@ from sympile.cache.progress import CompileProgress
 from sympile.cache.trust import (
     check_compiledir,
     check_private_directory,
+    check_shared_library,
     is_private_file,
     make_private_directory,
 )
@@ -622,6 +623,7 @@ _loaded: dict[str, ModuleType] = {}
 
 
 def _import_library(key: str, library: str) -> ModuleType:
+    check_shared_library(library)
     spec = importlib.util.spec_from_file_location(module_name(key), library)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

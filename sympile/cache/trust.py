@@ -30,8 +30,9 @@ import errno
 import os
 import pwd
 import stat
+import struct
 
-__all__ = ["UnsafeCacheError", "check_ancestors", "check_compiledir",
+__all__ = ["UnsafeCacheError", "check_ancestors", "check_compiledir", "check_shared_library",
            "check_private_directory", "is_private_file", "make_private_directory"]
 
 _WRITABLE_BY_OTHERS = stat.S_IWGRP | stat.S_IWOTH
@@ -133,3 +134,32 @@ def is_private_file(path: str) -> bool:
         return False
     return stat.S_ISREG(info.st_mode) and _trusted(info.st_uid) \
         and not info.st_mode & _WRITABLE_BY_OTHERS
+
+
+def check_shared_library(path: str) -> None:
+    """ImportError unless `path` holds a complete ELF shared library: the header, and every
+    segment and the section table it describes, lie inside the file. dlopen maps a file
+    without reading it whole, so a truncated library (whose recorded size and hash were made
+    to match) would fault (SIGBUS) on first use instead of failing to load."""
+    try:
+        with open(path, "rb") as stream:
+            header = stream.read(64)
+            size = os.fstat(stream.fileno()).st_size
+            if len(header) < 64 or header[:4] != b"\x7fELF" or header[4] != 2:
+                raise ImportError(f"{path} is not a 64-bit ELF shared library")
+            order = "<" if header[5] == 1 else ">"
+            (phoff, shoff) = struct.unpack_from(order + "QQ", header, 32)
+            (phentsize, phnum, shentsize, shnum) = struct.unpack_from(order + "HHHH", header, 54)
+            if phoff + phentsize * phnum > size or shoff + shentsize * shnum > size:
+                raise ImportError(f"{path} is truncated: its headers lie past its end")
+            stream.seek(phoff)
+            table = stream.read(phentsize * phnum)
+            for index in range(phnum):
+                # Elf64_Phdr: p_type, p_flags, p_offset, p_vaddr, p_paddr, p_filesz, ...
+                offset, = struct.unpack_from(order + "Q", table, index * phentsize + 8)
+                filesz, = struct.unpack_from(order + "Q", table, index * phentsize + 32)
+                if offset + filesz > size:
+                    raise ImportError(f"{path} is truncated: segment {index} lies past its "
+                                      f"end ({offset + filesz} > {size} bytes)")
+    except OSError as error:
+        raise ImportError(f"{path} cannot be read: {error}") from None

@@ -10,12 +10,14 @@ import json
 import os
 import shutil
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from sympile.cache import store
-from sympile.cache.trust import UnsafeCacheError
+from sympile.cache.trust import UnsafeCacheError, check_shared_library
 from sympile.config import config
 from sympile.link.c import cmodule
 from tests.link.c.test_cache import module_source
@@ -223,3 +225,39 @@ def test_a_read_only_cache_serves_what_it_holds(tmp_path, monkeypatch):
         assert fresh.module.Program == 12 and not fresh.cache_hit
         assert not str(fresh.module.__file__).startswith(str(compiledir))
     assert sorted(os.listdir(os.path.dirname(build_in(compiledir, held)[1]))) == before
+
+
+def test_a_truncated_library_with_a_matching_record_is_rebuilt_not_loaded(tmp_path):
+    """dlopen maps a library without reading it whole: a truncated one, its size and hash
+    recorded to match, would fault (SIGBUS) at first use. It is checked before loading and
+    rebuilt (in a fresh process, where nothing of it is loaded yet)."""
+    compiledir = tmp_path / "cache"
+    source = module_source(11)
+    _, library, _ = build_in(compiledir, source)
+    data = open(library, "rb").read()
+    with open(library, "wb") as stream:
+        stream.write(data[:len(data) // 2])
+    meta_path = os.path.join(os.path.dirname(library), "meta.json")
+    meta = json.loads(open(meta_path).read())
+    meta["library_size"] = len(data) // 2
+    meta["library_sha256"] = hashlib.sha256(data[:len(data) // 2]).hexdigest()
+    open(meta_path, "w").write(json.dumps(meta))
+    with pytest.raises(ImportError, match="truncated"):
+        check_shared_library(library)
+    (tmp_path / "source.c").write_text(source)
+    script = (f"import sys; sys.path.insert(0, {str(Path(__file__).parents[2])!r})\n"
+              f"from tests.cache.test_trust import load_in\n"
+              f"source = open({str(tmp_path / 'source.c')!r}).read()\n"
+              f"print(load_in({str(compiledir)!r}, source).Program)\n")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == "11"
+    check_shared_library(library)  # rebuilt whole
+
+
+def test_what_is_not_an_elf_library_is_refused(tmp_path):
+    path = tmp_path / "module.so"
+    path.write_bytes(b"#!/bin/sh\n")
+    with pytest.raises(ImportError, match="not a 64-bit ELF"):
+        check_shared_library(str(path))
