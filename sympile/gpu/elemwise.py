@@ -63,20 +63,12 @@ def broadcast_operands(elemwise: Elemwise, variables, values) -> tuple[tuple[int
     """(the broadcast shape, each value's element strides) of the inputs of an elementwise
     computation, checked as Elemwise checks them: each axis has the length of the inputs
     whose type does not broadcast it."""
-    check_runtime_broadcast(elemwise, _Inputs(variables), values)
+    check_runtime_broadcast(elemwise, variables, values)
     ndim = variables[0].type.ndim if variables else 0
     shape = tuple(next((value.shape[axis] for value, variable in zip(values, variables)
                         if variable.type.shape[axis] != 1), 1) for axis in range(ndim))
     return shape, [element_strides(value, variable.type.broadcastable)
                    for value, variable in zip(values, variables)]
-
-
-class _Inputs:
-    """What check_runtime_broadcast reads of a node: its inputs and its output's ndim."""
-
-    def __init__(self, variables):
-        self.inputs = list(variables)
-        self.outputs = [self.inputs[0]] if self.inputs else []
 
 
 class GpuElemwise(Op):

@@ -57,8 +57,7 @@ def on_device(variable: Variable, context: str) -> Variable:
     """`variable` as a device array of `context`: the device value a HostFromGpu copies, a
     constant moved now, a host view taken again on the device, or a new GpuFromHost."""
     owner = variable.owner
-    if owner is not None and isinstance(owner.op, HostFromGpu) \
-            and owner.inputs[0].type.context == context:
+    if _reads_device(variable, context):
         return owner.inputs[0]
     if isinstance(variable, Constant):
         return GpuArrayType.of(variable.type, context).make_constant(variable.data)

@@ -99,7 +99,7 @@ class GpuCAReduce(Op):
             strides = [element_strides(inputs[0], node.inputs[0].type.broadcastable)]
         axes = tuple(range(len(shape))) if self.careduce.axis is None else self.careduce.axis
         if self.careduce.scalar_op.identity is None and self.empty_value is None:
-            check_runtime_nonempty(self.reduction, _Shape(shape), axes)
+            check_runtime_nonempty(self.reduction, shape, axes)
         kept = [axis for axis in range(len(shape)) if axis not in axes]
         out_dtype, acc_dtype = node.outputs[0].type.dtype, self.acc_dtype(node)
         output = device.empty([shape[axis] for axis in kept], out_dtype)
@@ -137,13 +137,6 @@ class GpuCAReduce(Op):
 
     def infer_shape(self, fgraph, node, input_shapes):
         return self.reduction.infer_shape(fgraph, node, input_shapes)
-
-
-class _Shape:
-    """A stand-in with a `shape` for check_runtime_nonempty."""
-
-    def __init__(self, shape):
-        self.shape = shape
 
 
 @register_gpu(CAReduce)

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from sympile.graph.basic import Apply, Constant
+from sympile.graph.basic import Apply, Constant, Variable
 from sympile.graph.op import Op
 from sympile.scalar.basic import ScalarOp
 from sympile.tensor.elemwise.elemwise_c import dimshuffle_c_code, elemwise_c_code
@@ -208,7 +208,7 @@ class Elemwise(Op):
         return Apply(self, aligned, outputs)
 
     def perform(self, node, inputs, output_storage):
-        check_runtime_broadcast(self, node, inputs)
+        check_runtime_broadcast(self, node.inputs, inputs)
         with np.errstate(all="ignore"):
             results = self.scalar_op.impl(*inputs)
         if len(node.outputs) == 1:
@@ -272,11 +272,14 @@ def pad_left(variable, ndim: int):
         variable)
 
 
-def check_runtime_broadcast(op: Elemwise, node: Apply, inputs: Sequence[np.ndarray]) -> None:
-    ndim = node.outputs[0].type.ndim
+def check_runtime_broadcast(op: Elemwise, variables: Sequence[Variable],
+                            inputs: Sequence[Any]) -> None:
+    """ValueError naming `op` unless the values `inputs` of the aligned input `variables`
+    broadcast: on each axis, the inputs whose type does not say length 1 have one length."""
+    ndim = max((v.type.ndim for v in variables), default=0)
     for axis in range(ndim):
         length = None
-        for variable, value in zip(node.inputs, inputs):
+        for variable, value in zip(variables, inputs):
             if variable.type.shape[axis] == 1:
                 continue
             size = value.shape[axis]

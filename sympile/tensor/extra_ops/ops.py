@@ -986,7 +986,7 @@ class Choose(Op):
         return Apply(self, aligned, [tensor_type(dtype, shape)()])
 
     def perform(self, node, inputs, output_storage):
-        check_runtime_broadcast(self, node, inputs)
+        check_runtime_broadcast(self, node.inputs, inputs)
         a, *choices = inputs
         try:
             result = np.choose(a, choices, mode=self.mode)

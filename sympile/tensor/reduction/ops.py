@@ -115,12 +115,13 @@ def _check_static_nonempty(op: Op, x: Variable, axes: tuple[int, ...]) -> None:
                              f"reduction of an empty axis has no value")
 
 
-def check_runtime_nonempty(op: Op, x: np.ndarray, axes: tuple[int, ...]) -> None:
+def check_runtime_nonempty(op: Op, shape: tuple[int, ...], axes: tuple[int, ...]) -> None:
+    """ValueError naming `op` if an input of `shape` is empty along one of `axes`."""
     for axis in axes:
-        if x.shape[axis] == 0:
-            raise ValueError(f"{op}: cannot reduce axis {axis} of an input of shape {x.shape}: "
-                             f"the axis is empty, and this reduction of an empty axis has no "
-                             f"value")
+        if shape[axis] == 0:
+            raise ValueError(f"{op}: cannot reduce axis {axis} of an input of shape "
+                             f"{tuple(shape)}: the axis is empty, and this reduction of an "
+                             f"empty axis has no value")
 
 
 _REDUCTION_NAMES = {scalar.add: "Sum", scalar.mul: "Prod", scalar.maximum: "Max",
@@ -194,7 +195,7 @@ class CAReduce(Op):
         (x,) = inputs
         axes = tuple(range(x.ndim)) if self.axis is None else self.axis
         if self.scalar_op.identity is None:
-            check_runtime_nonempty(self, x, axes)
+            check_runtime_nonempty(self, x.shape, axes)
         acc_dtype = self.acc_dtype or node.outputs[0].type.dtype
         # Overflow to inf is the result numpy gives too; its warning would only be noise.
         with np.errstate(all="ignore"):
@@ -448,7 +449,7 @@ class _ArgReduce(NonDifferentiable, Op):
     def perform(self, node, inputs, output_storage):
         (x,) = inputs
         axes = tuple(range(x.ndim)) if self.axis is None else self.axis
-        check_runtime_nonempty(self, x, axes)
+        check_runtime_nonempty(self, x.shape, axes)
         kept = [axis for axis in range(x.ndim) if axis not in axes]
         block = int(np.prod([x.shape[axis] for axis in axes], dtype="int64"))
         # Move the reduced axes last and merge them, so one call covers any set of axes.
