@@ -14,12 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from sympile.gpu.runtime import EMULATED, runtime, target_context
+from sympile.gpu.runtime import is_context, runtime, target_context
 from sympile.graph.basic import Apply, Constant, Variable
 from sympile.graph.op import Op
 from sympile.graph.type import Type
 from sympile.graph.utils import bind_methods
-from sympile.tensor.sharedvar import SharedVariable, shared_constructor
+from sympile.tensor.sharedvar import SharedVariable, shared_constructor, static_shape
 from sympile.tensor.type import TensorType, tensor_type
 from sympile.tensor.variable import TensorMethods, TensorVariable, as_tensor_variable
 
@@ -243,7 +243,7 @@ def gpu_shared_constructor(value: Any, name: str | None = None, strict: bool = F
     if target == "cpu" or isinstance(value, Variable):
         return None
     context = target or target_context()
-    if context is None or (target is not None and not _is_context(target)):
+    if context is None or (target is not None and not is_context(target)):
         return None
     device = runtime(context)
     on_device = device.is_device_array(value)
@@ -251,23 +251,13 @@ def gpu_shared_constructor(value: Any, name: str | None = None, strict: bool = F
         value = np.asarray(value)
         if value.dtype.kind not in "biuf" or (target is None and value.dtype.kind != "f"):
             return None
-    if broadcastable is not None:
-        if shape is not None:
-            raise TypeError("shared: give shape or broadcastable, not both")
-        shape = tuple(1 if flag else None for flag in broadcastable)
-    static = tuple(shape) if shape is not None else (None,) * value.ndim
-    if len(static) != value.ndim:
-        raise ValueError(f"shared: shape {shape} does not match the value's shape {value.shape}")
-    type_ = GpuArrayType(value.dtype.name, static, context)
+    type_ = GpuArrayType(value.dtype.name, static_shape(shape, broadcastable, value.shape),
+                         context)
     variable = GpuArraySharedVariable(type_, value, name=name, strict=strict,
                                       allow_downcast=allow_downcast, borrow=True)
     if not borrow and on_device and variable.container.storage[0] is value:
         variable.container.storage[0] = device.copy(value)
     return variable
-
-
-def _is_context(name: str) -> bool:
-    return name == EMULATED or (name.startswith("cuda") and name[4:].isdigit())
 
 
 class _DeviceOutput:

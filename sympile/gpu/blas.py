@@ -9,13 +9,12 @@ dot, mixed dtypes) stay on the host.
 from __future__ import annotations
 
 from sympile.gpu.basic import GpuArrayType, GpuWrapper, check_context
-from sympile.gpu.elemwise import GpuDimShuffle, GpuElemwise
+from sympile.gpu.elemwise import GpuDimShuffle, GpuElemwise, elemwise_of
 from sympile.gpu.placement import register_gpu
 from sympile.gpu.runtime import runtime
 from sympile.graph.basic import Apply
 from sympile.graph.op import Op
-from sympile.scalar.basic import add, get_scalar_type, mul
-from sympile.scalar.composite import Composite
+from sympile.scalar.basic import add, mul
 from sympile.tensor.blas.basic import Dot, MatMul, check_runtime_match
 from sympile.tensor.blas.gemm import Gemm, Gemv, Ger
 from sympile.tensor.elemwise import DimShuffle, Elemwise
@@ -64,14 +63,10 @@ def _broadcast(variable, ndim: int, context: str):
 def _combination(dtype: str, alpha_first: bool) -> Elemwise:
     """Elemwise of (alpha, p, beta, z) -> alpha * p + beta * z, or of (alpha, p, a) ->
     a + alpha * p (alpha_first=False)."""
-    scalars = [get_scalar_type(dtype)() for _ in range(4 if alpha_first else 3)]
     if alpha_first:
-        alpha, p, beta, z = scalars
-        result = add(mul(alpha, p), mul(beta, z))
-    else:
-        alpha, p, a = scalars
-        result = add(a, mul(alpha, p))
-    return Elemwise(Composite(scalars, [result]))
+        return elemwise_of([dtype] * 4, lambda alpha, p, beta, z: add(mul(alpha, p),
+                                                                      mul(beta, z)))
+    return elemwise_of([dtype] * 3, lambda alpha, p, a: add(a, mul(alpha, p)))
 
 
 class GpuMatMul(GpuWrapper):

@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable, Sequence
+from typing import Any
 
-from sympile.gpu.basic import GpuArrayType, check_context
+from sympile.gpu.basic import GpuArrayType, GpuWrapper, check_context
 from sympile.gpu.placement import register_gpu
 from sympile.gpu.runtime import runtime
 from sympile.graph.basic import Apply
 from sympile.graph.op import Op
 from sympile.scalar import basic as scalar
+from sympile.scalar.composite import Composite
 from sympile.tensor.basic.ops import Alloc, checked_alloc_shape
 from sympile.tensor.elemwise import DimShuffle, Elemwise
 from sympile.tensor.elemwise.elemwise_cuda import CudaKernel, elemwise_cuda_kernel
@@ -27,7 +30,14 @@ from sympile.tensor.elemwise.ops import check_runtime_broadcast
 from sympile.tensor.shape.ops import Shape, ShapeI
 
 __all__ = ["GpuAlloc", "GpuDimShuffle", "GpuElemwise", "GpuShapeOp", "broadcast_operands",
-           "collapse_axes", "element_strides"]
+           "collapse_axes", "element_strides", "elemwise_of"]
+
+
+def elemwise_of(dtypes: Sequence[str], build: Callable[..., Any]) -> Elemwise:
+    """Elemwise of the scalar graph build(*scalars), one scalar of each of `dtypes`: the
+    elementwise step a GPU implementation composes (alpha * p + beta * z, ...)."""
+    scalars = [scalar.get_scalar_type(d)() for d in dtypes]
+    return Elemwise(Composite(scalars, [build(*scalars)]))
 
 
 def collapse_axes(shape: tuple[int, ...], strides: list[list[int]]
@@ -122,32 +132,9 @@ class GpuElemwise(Op):
         return self.elemwise.infer_shape(fgraph, node, input_shapes)
 
 
-class GpuDimShuffle(Op):
-    """`dimshuffle` (a DimShuffle op) of a device array: a view."""
-
-    __props__ = ("dimshuffle", "context")
-    view_map = {0: [0]}
-
-    def __init__(self, dimshuffle: DimShuffle, context: str):
-        self.dimshuffle = dimshuffle
-        self.context = context
-
-    def __str__(self):
-        return f"Gpu{self.dimshuffle}"
-
-    def make_node(self, x):
-        check_context(self, [x], self.context)
-        host = self.dimshuffle.make_node(x.type.host_type())
-        return Apply(self, [x], [GpuArrayType.of(host.outputs[0].type, self.context)()])
-
-    def perform(self, node, inputs, output_storage):
-        (x,) = inputs
-        op = self.dimshuffle
-        shape = [1 if a == "x" else x.shape[a] for a in op.new_order]
-        output_storage[0][0] = x.transpose(op.shuffle + op.drop).reshape(shape)
-
-    def infer_shape(self, fgraph, node, input_shapes):
-        return self.dimshuffle.infer_shape(fgraph, node, input_shapes)
+class GpuDimShuffle(GpuWrapper):
+    """`op` (a DimShuffle) of a device array: the host op's perform, a view (a transpose
+    and a reshape of the device array)."""
 
 
 class GpuShapeOp(Op):
@@ -173,25 +160,13 @@ class GpuShapeOp(Op):
         return self.op.infer_shape(fgraph, node, input_shapes)
 
 
-class GpuAlloc(Op):
-    """Alloc (`alloc`) of a device value: a new array of the requested shape (host lengths)
+class GpuAlloc(GpuWrapper):
+    """`op` (an Alloc) of a device value: a new array of the requested shape (host lengths)
     filled by broadcasting the value, through the elementwise copy kernel."""
 
-    __props__ = ("alloc", "context")
-
-    def __init__(self, alloc: Alloc, context: str):
-        self.alloc = alloc
-        self.context = context
+    def __init__(self, op: Alloc, context: str):
+        super().__init__(op, context)
         self.copy = GpuElemwise(Elemwise(scalar.identity), context)
-
-    def __str__(self):
-        return f"GpuAlloc<{self.context}>"
-
-    def make_node(self, value, *shape):
-        check_context(self, [value], self.context)
-        host = self.alloc.make_node(value.type.host_type(), *shape)
-        return Apply(self, [value, *host.inputs[1:]],
-                     [GpuArrayType.of(host.outputs[0].type, self.context)()])
 
     def perform(self, node, inputs, output_storage):
         value, *lengths = inputs
@@ -204,9 +179,6 @@ class GpuAlloc(Op):
                                                                     in value.shape))
         self.copy.launch(device, shape, [value], [value_strides], [output])
         output_storage[0][0] = output
-
-    def infer_shape(self, fgraph, node, input_shapes):
-        return self.alloc.infer_shape(fgraph, node, input_shapes)
 
 
 @register_gpu(Alloc)

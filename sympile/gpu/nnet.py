@@ -18,15 +18,14 @@ from __future__ import annotations
 import numpy as np
 
 from sympile.gpu.basic import GpuArrayType, check_context
-from sympile.gpu.elemwise import GpuDimShuffle, GpuElemwise
+from sympile.gpu.elemwise import GpuDimShuffle, GpuElemwise, elemwise_of
 from sympile.gpu.placement import register_gpu
 from sympile.gpu.reduction import GpuCAReduce
 from sympile.gpu.runtime import runtime
 from sympile.graph.basic import Apply
 from sympile.graph.op import Op
 from sympile.scalar import basic as scalar
-from sympile.scalar.composite import Composite
-from sympile.tensor.elemwise import DimShuffle, Elemwise
+from sympile.tensor.elemwise import DimShuffle
 from sympile.tensor.nnet.basic import (
     CrossentropySoftmax1Hot,
     CrossentropySoftmax1HotDx,
@@ -40,12 +39,6 @@ from sympile.tensor.reduction import CAReduce, FusedCAReduce
 __all__ = ["GpuCrossentropyDx", "GpuCrossentropyPick"]
 
 KERNEL_DTYPES = ("float32", "float64")
-
-
-def _composite(dtypes, build) -> Elemwise:
-    """Elemwise of the scalar graph build(*scalars of `dtypes`)."""
-    scalars = [scalar.get_scalar_type(d)() for d in dtypes]
-    return Elemwise(Composite(scalars, [build(*scalars)]))
 
 
 def _zero(dtype: str):
@@ -69,7 +62,7 @@ def _peak_and_sum(x, axis: int, context: str):
     dtype = x.type.dtype
     peak = GpuCAReduce(CAReduce(scalar.maximum, (axis,)), context, -np.inf)(x)
     peak = _kept(peak, axis, context)
-    pre = _composite([dtype, dtype], lambda v, p: scalar.exp(scalar.sub(v, _shift(p)))).scalar_op
+    pre = elemwise_of([dtype, dtype], lambda v, p: scalar.exp(scalar.sub(v, _shift(p)))).scalar_op
     total = GpuCAReduce(FusedCAReduce(scalar.add, pre, (axis,)), context)(x, peak)
     return peak, _kept(total, axis, context)
 
@@ -86,7 +79,7 @@ def _axis(node: Apply) -> int:
 def _lift_softmax(node: Apply, inputs, context: str):
     (x,) = inputs
     peak, total = _peak_and_sum(x, _axis(node), context)
-    divide = _composite([x.type.dtype] * 3, lambda v, p, s: scalar.true_div(
+    divide = elemwise_of([x.type.dtype] * 3, lambda v, p, s: scalar.true_div(
         scalar.exp(scalar.sub(v, _shift(p))), s))
     return [GpuElemwise(divide, context)(x, peak, total)]
 
@@ -95,7 +88,7 @@ def _lift_softmax(node: Apply, inputs, context: str):
 def _lift_log_softmax(node: Apply, inputs, context: str):
     (x,) = inputs
     peak, total = _peak_and_sum(x, _axis(node), context)
-    return [GpuElemwise(_composite([x.type.dtype] * 3, _log_softmax), context)(x, peak, total)]
+    return [GpuElemwise(elemwise_of([x.type.dtype] * 3, _log_softmax), context)(x, peak, total)]
 
 
 @register_gpu(SoftmaxGrad)
@@ -103,12 +96,11 @@ def _lift_softmax_grad(node: Apply, inputs, context: str):
     output_grad, probabilities = inputs
     axis = _axis(node)
     dtypes = [output_grad.type.dtype, probabilities.type.dtype]
-    scalars = [scalar.get_scalar_type(d)() for d in dtypes]
-    products = Composite(scalars, [scalar.mul(*scalars)])
+    products = elemwise_of(dtypes, scalar.mul).scalar_op
     total = GpuCAReduce(FusedCAReduce(scalar.add, products, (axis,)), context)(
         output_grad, probabilities)
     total = _kept(total, axis, context)
-    scale = _composite([*dtypes, total.type.dtype],
+    scale = elemwise_of([*dtypes, total.type.dtype],
                        lambda g, sm, s: scalar.mul(sm, scalar.sub(g, s)))
     return [GpuElemwise(scale, context)(output_grad, probabilities, total)]
 
@@ -208,7 +200,7 @@ def _lift_crossentropy(node: Apply, inputs, context: str):
         return None
     x, targets = inputs
     peak, total = _peak_and_sum(x, 1, context)
-    probabilities = GpuElemwise(_composite([x.type.dtype] * 3, lambda v, p, s: scalar.exp(
+    probabilities = GpuElemwise(elemwise_of([x.type.dtype] * 3, lambda v, p, s: scalar.exp(
         _log_softmax(v, p, s))), context)(x, peak, total)
     rows = GpuDimShuffle(DimShuffle(2, (0,)), context)
     loss = GpuCrossentropyPick(context)(x, rows(peak), rows(total), targets)

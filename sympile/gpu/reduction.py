@@ -21,14 +21,14 @@ from sympile.gpu.elemwise import (
     broadcast_operands,
     collapse_axes,
     element_strides,
+    elemwise_of,
 )
 from sympile.gpu.placement import register_gpu
 from sympile.gpu.runtime import Runtime, runtime
 from sympile.graph.basic import Apply
 from sympile.graph.op import Op
 from sympile.scalar import basic as scalar
-from sympile.scalar.composite import Composite
-from sympile.tensor.elemwise import DimShuffle, Elemwise
+from sympile.tensor.elemwise import DimShuffle
 from sympile.tensor.elemwise.elemwise_cuda import CudaKernel, computed_dtype
 from sympile.tensor.reduction.careduce_cuda import careduce_cuda_kernel
 from sympile.tensor.reduction.ops import (
@@ -164,10 +164,9 @@ def _lift_centered_square_sum(node: Apply, inputs, context: str):
     total = GpuCAReduce(CAReduce(scalar.add), context)(x)
     count = CAReduce(scalar.mul)(GpuShapeOp(Shape())(x))
     # x.mean()'s own arithmetic: the sum over the int64 count, cast back to x's dtype.
-    pair = [scalar.get_scalar_type(dtype)(), scalar.get_scalar_type("int64")()]
-    divide = Composite(pair, [scalar.cast_op(dtype)(scalar.true_div(*pair))])
-    mean = GpuElemwise(Elemwise(divide), context)(total, GpuFromHost(context)(count))
+    divide = elemwise_of([dtype, "int64"], lambda s, n: scalar.cast_op(dtype)(
+        scalar.true_div(s, n)))
+    mean = GpuElemwise(divide, context)(total, GpuFromHost(context)(count))
     kept = GpuDimShuffle(DimShuffle(0, ("x",) * ndim), context)(mean)
-    values = [scalar.get_scalar_type(dtype)() for _ in range(2)]
-    square = Composite(values, [scalar.sqr(scalar.sub(*values))])
+    square = elemwise_of([dtype, dtype], lambda v, m: scalar.sqr(scalar.sub(v, m))).scalar_op
     return [GpuCAReduce(FusedCAReduce(scalar.add, square), context)(x, kept)]

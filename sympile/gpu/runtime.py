@@ -29,10 +29,11 @@ import numpy as np
 
 from sympile.config import config, require_cupy
 from sympile.gpu.emulation import emulated_launcher
+from sympile.gpu.nvrtc import OPTIONS
 from sympile.tensor.elemwise.elemwise_cuda import CudaKernel
 
-__all__ = ["EMULATED", "EmulatedArray", "Runtime", "emulate", "placement_target", "runtime",
-           "target_context"]
+__all__ = ["EMULATED", "EmulatedArray", "Runtime", "emulate", "is_context", "placement_target",
+           "runtime", "target_context"]
 
 EMULATED = "emulated"
 # The exceptions a kernel's error flag can report, by their C name.
@@ -199,7 +200,6 @@ class CupyRuntime(Runtime):
     def _function(self, kernel: CudaKernel) -> Any:
         function = self._functions.get(kernel.name)
         if function is None:
-            from sympile.gpu.nvrtc import OPTIONS
             with self.device:
                 module = self.cupy.RawModule(code=kernel.source, options=OPTIONS,
                                              backend="nvrtc")
@@ -230,11 +230,16 @@ def _cuda_runtime(index: int) -> CupyRuntime:
     return CupyRuntime(index)
 
 
+def is_context(name: str) -> bool:
+    """Whether `name` names a device context: 'emulated' or 'cudaN'."""
+    return name == EMULATED or (name.startswith("cuda") and name[4:].isdigit())
+
+
 def runtime(context: str) -> Runtime:
     """The runtime of `context` ('emulated' or 'cudaN')."""
     if context == EMULATED:
         return _emulated_runtime()
-    if context.startswith("cuda") and context[4:].isdigit():
+    if is_context(context):
         return _cuda_runtime(int(context[4:]))
     raise ValueError(f"sympile.gpu: unknown device context {context!r}; expected 'emulated' "
                      f"or 'cuda0', 'cuda1', ...")

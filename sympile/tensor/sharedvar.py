@@ -91,6 +91,19 @@ def shared_constructor(constructor: Any) -> Any:
     return constructor
 
 
+def static_shape(shape: Any, broadcastable: Any, value_shape: tuple[int, ...]) -> tuple:
+    """The static shape of a shared variable of a value of `value_shape`, given shared()'s
+    `shape` or `broadcastable` (Theano's: True axes have length 1) or neither (all unknown)."""
+    if broadcastable is not None:
+        if shape is not None:
+            raise TypeError("shared: give shape or broadcastable, not both")
+        shape = tuple(1 if flag else None for flag in broadcastable)
+    static = tuple(shape) if shape is not None else (None,) * len(value_shape)
+    if len(static) != len(value_shape):
+        raise ValueError(f"shared: shape {shape} does not match the value's shape {value_shape}")
+    return static
+
+
 def shared(value: Any, name: str | None = None, strict: bool = False,
            allow_downcast: bool | None = None, borrow: bool = False,
            shape: tuple[int | None, ...] | None = None,
@@ -115,10 +128,6 @@ def shared(value: Any, name: str | None = None, strict: bool = False,
     if target not in (None, "cpu"):
         raise ValueError(f"shared: target must be 'cpu' or a GPU device context ('cuda0', "
                          f"...), got {target!r}")
-    if broadcastable is not None:
-        if shape is not None:
-            raise TypeError("shared: give shape or broadcastable, not both")
-        shape = tuple(1 if flag else None for flag in broadcastable)
     if isinstance(value, Variable):
         raise TypeError(f"shared: {value} is symbolic; give shared() a numpy value")
     try:
@@ -128,13 +137,10 @@ def shared(value: Any, name: str | None = None, strict: bool = False,
     if data.dtype.kind not in "biufc":
         raise TypeError(f"shared: values of dtype {data.dtype} are not supported; give a numeric "
                         f"numpy array or Python number")
-    static = shape if shape is not None else (None,) * data.ndim
-    if len(static) != data.ndim:
-        raise ValueError(f"shared: shape {shape} does not match the value's shape {data.shape}")
-    type_ = tensor_type(data.dtype, static)
+    type_ = tensor_type(data.dtype, static_shape(shape, broadcastable, data.shape))
     return TensorSharedVariable(type_, data, name=name,
                                 strict=strict, allow_downcast=allow_downcast, borrow=borrow)
 
 
 __all__ = ["SharedVariable", "TensorSharedVariable", "shared", "shared_constructor",
-           "Container"]
+           "static_shape", "Container"]
