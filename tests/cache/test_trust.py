@@ -68,20 +68,23 @@ def test_a_directory_above_it_others_can_write_to_is_refused_unless_sticky(tmp_p
     assert compiled and os.path.isfile(library)
 
 
-@as_root
-def test_a_compiledir_of_another_user_is_refused(tmp_path):
+def _directory_of_another_user(tmp_path):
     theirs = tmp_path / "theirs"
     theirs.mkdir(mode=0o755)
     os.chown(theirs, 12345, 12345)
+    return theirs
+
+
+@as_root
+def test_a_compiledir_of_another_user_is_refused(tmp_path):
+    theirs = _directory_of_another_user(tmp_path)
     with pytest.raises(UnsafeCacheError, match=rf"{theirs} belongs to uid 12345"):
         build_in(theirs)
 
 
 @as_root
 def test_a_cache_inside_another_users_directory_is_refused(tmp_path):
-    theirs = tmp_path / "theirs"
-    theirs.mkdir(mode=0o755)
-    os.chown(theirs, 12345, 12345)
+    theirs = _directory_of_another_user(tmp_path)
     with pytest.raises(UnsafeCacheError, match=rf"inside {theirs}, which belongs to uid 12345"):
         build_in(theirs / "cache")
 
