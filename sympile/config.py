@@ -224,6 +224,10 @@ _FLAGS: dict[str, tuple[Any, Callable[[Any], Any], str]] = {
             "C compiler of the C backend ('' : no compiler, use the Python backend)"),
     "compiledir": (_default_compiledir(), str, "where compiled C modules are cached"),
     "cxxflags": ("", str, "extra C compiler flags, space-separated (e.g. -fsanitize=address)"),
+    "compile_async": (True, _boolean,
+                      "return a new C-backend function at once and run its first calls on the "
+                      "Python backend while its C compiles on a background thread, switching "
+                      "to the C code between two calls (f.wait_compiled() waits for it)"),
     "compile_progress": (True, _boolean,
                          "show a progress bar on stderr (on a terminal only) while the C of a "
                          "function compiles for more than a second"),

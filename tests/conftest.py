@@ -10,13 +10,18 @@ from sympile.config import config
 # SYMPILE_TEST_BACKEND=c runs everything on C.
 config.backend = os.environ.get("SYMPILE_TEST_BACKEND", "python")
 
+# C-backend tests check the C code's results: their functions compile before they return
+# (tests/test_compile_async.py turns the background compile on where it tests it).
+config.compile_async = False
+
 # The suite compiles into a cache of its own, never the user's (kept between runs, so a second
 # run finds its modules compiled); SYMPILE_TEST_COMPILEDIR chooses another.
 config.compiledir = os.environ.get("SYMPILE_TEST_COMPILEDIR") or os.path.join(
     tempfile.gettempdir(), f"sympile-tests-{os.getuid()}")
 # Python processes the tests start (examples, concurrency tests) use it too.
 os.environ["SYMPILE_FLAGS"] = ",".join(
-    filter(None, [os.environ.get("SYMPILE_FLAGS", ""), f"compiledir={config.compiledir}"]))
+    filter(None, [os.environ.get("SYMPILE_FLAGS", ""), f"compiledir={config.compiledir}",
+                  "compile_async=False"]))
 
 # No example database: a local run replays nothing a previous run found, so it passes or
 # fails as CI's (which starts without one) would; a failure prints the blob that

@@ -18,6 +18,7 @@ from sympile.cache.store import (
     clear,
     compute_key,
     entry_is_valid,
+    is_cached,
     key_inputs,
     list_entries,
     load,
@@ -29,6 +30,6 @@ from sympile.cache.store import (
 from sympile.cache.trust import UnsafeCacheError
 
 __all__ = ["LOCK_NAME", "META_NAME", "SOURCE_NAME", "CompileError", "Entry", "LoadResult",
-           "build", "cache_root", "clear", "compute_key", "entry_is_valid", "key_inputs",
-           "list_entries", "load", "platform_tag", "prune", "total_size", "UnsafeCacheError",
-           "verify"]
+           "build", "cache_root", "clear", "compute_key", "entry_is_valid", "is_cached",
+           "key_inputs", "list_entries", "load", "platform_tag", "prune", "total_size",
+           "UnsafeCacheError", "verify"]

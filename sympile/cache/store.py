@@ -45,12 +45,13 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
 import time
 import warnings
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from types import ModuleType
+from typing import Any
 
 import numpy
 
@@ -493,12 +494,14 @@ def _unit_header(header: tuple[str, str], flags: tuple[str, ...], kind: str) -> 
 
 def build(source: str, flags: tuple[str, ...], units: tuple[str, ...] = (),
           unit_header: tuple[str, str] = ("", ""),
-          main_flags: tuple[str, ...] | None = None) -> tuple[str, str, bool]:
+          main_flags: tuple[str, ...] | None = None,
+          progress: bool = True) -> tuple[str, str, bool]:
     """Make sure a valid entry for the module (source, flags) linked with `units` (the source
     of each op unit, compiled with `flags`; they include `unit_header`, given as (file name,
     text)) is on disk, compiling what is missing. With units, the module's own source (its
     main unit) is compiled with `main_flags` (default: `flags`), which also link it. A valid
     module entry is used without looking at its units' entries (its key covers their keys).
+    progress: show CompileProgress (as config.compile_progress allows) while units compile.
 
     Returns (key, library path, whether this call ran the compiler).
     """
@@ -515,7 +518,7 @@ def build(source: str, flags: tuple[str, ...], units: tuple[str, ...] = (),
         if entry_is_valid(directory, key, inputs):
             return key, library, False
         _build_module(source, flags, main_flags, units, unit_header, header_kind, header_key,
-                      directory, key, inputs)
+                      directory, key, inputs, progress)
     return key, library, True
 
 
@@ -559,7 +562,8 @@ def _load_read_only(source: str, flags: tuple[str, ...], units: tuple[str, ...],
 
 def _build_module(source: str, flags: tuple[str, ...], main_flags: tuple[str, ...],
                   units: tuple[str, ...], unit_header: tuple[str, str], header_kind: str,
-                  header_key: str, directory: str, key: str, inputs: dict) -> None:
+                  header_key: str, directory: str, key: str, inputs: dict,
+                  progress_shown: bool) -> None:
     """Compile what the module needs on one compiler process per core, the longest sources
     first (the header first of all: the sources that include it wait for it), its main unit
     among them; then link. The caller holds the module entry's lock."""
@@ -583,30 +587,43 @@ def _build_module(source: str, flags: tuple[str, ...], main_flags: tuple[str, ..
 
     jobs = [(source, compile_main)]
     jobs += [(unit, functools.partial(compile_unit, unit)) for unit in units]
-    progress = CompileProgress(len(jobs), enabled=config.compile_progress, where=cache_root())
-    try:
-        pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 1)
+    progress = CompileProgress(len(jobs), enabled=config.compile_progress and progress_shown,
+                               where=cache_root())
+    header_built = threading.Event()
+    header_error: list[BaseException] = []
+
+    def build_header() -> None:
         try:
-            header = pool.submit(_unit_header, unit_header, flags, header_kind)
-
-            def after_header(text: str, job: Callable[[], str]) -> Callable[[], str]:
-                def run() -> str:
-                    if text.startswith(include):
-                        header.result()
-                    result = job()
-                    progress.advance()
-                    return result
-                return run
-
-            futures = {index: pool.submit(after_header(*jobs[index]))
-                       for index in sorted(range(len(jobs)), key=lambda i: -len(jobs[i][0]))}
-            # The first failure in unit order is the one reported, as a serial build would.
-            objects = [futures[index].result() for index in range(1, len(jobs))]
-            futures[0].result()
-        except BaseException:
-            pool.shutdown(cancel_futures=True)
+            _unit_header(unit_header, flags, header_kind)
+        except BaseException as error:
+            header_error.append(error)
             raise
-        pool.shutdown()
+        finally:
+            header_built.set()
+
+    def after_header(text: str, job: Callable[[], str]) -> Callable[[], str]:
+        def run() -> str:
+            if text.startswith(include):
+                header_built.wait()
+                if header_error:
+                    raise header_error[0]
+            result = job()
+            progress.advance()
+            return result
+        return run
+
+    try:
+        order = sorted(range(len(jobs)), key=lambda i: -len(jobs[i][0]))
+        outcomes = _run_in_parallel([build_header] + [after_header(*jobs[i]) for i in order],
+                                    os.cpu_count() or 1)
+        by_job = dict(zip(order, outcomes[1:]))
+        # The first failure in unit order is the one reported, as a serial build would.
+        for index in [*range(1, len(jobs)), 0]:
+            if by_job[index][1] is not None:
+                raise by_job[index][1]
+        if outcomes[0][1] is not None:
+            raise outcomes[0][1]
+        objects = [by_job[index][0] for index in range(1, len(jobs))]
         link = [*_compiler_command(inputs, ()), "-shared", main_object, *objects, "-o", linked,
                 *main_flags]
         _run_compiler(link, source_path, "link")
@@ -617,6 +634,42 @@ def _build_module(source: str, flags: tuple[str, ...], main_flags: tuple[str, ..
         _unlink_quietly(main_object)
         _unlink_quietly(linked)
     _write_meta(directory, key, inputs, SOURCE_NAME, source, library_path(directory, key))
+
+
+def _run_in_parallel(jobs: list[Callable[[], Any]], workers: int
+                     ) -> list[tuple[Any, BaseException | None]]:
+    """(result, error) of each job, started in list order on `workers` threads; after a
+    failure no job is started. Plain threads, not a ThreadPoolExecutor: that refuses new work
+    once the interpreter is shutting down, when a background build
+    (sympile.link.c.linker.build_in_background) still runs to put its module in the cache."""
+    outcomes: list[tuple[Any, BaseException | None]] = [(None, None)] * len(jobs)
+    pending = list(range(len(jobs)))
+    lock = threading.Lock()
+    failed = threading.Event()
+
+    def work() -> None:
+        while not failed.is_set():
+            with lock:
+                if not pending:
+                    return
+                index = pending.pop(0)
+            try:
+                outcomes[index] = (jobs[index](), None)
+            except BaseException as error:
+                outcomes[index] = (None, error)
+                failed.set()
+
+    threads = [threading.Thread(target=work, name="sympile-compile-worker")
+               for _ in range(min(workers, len(jobs)))]
+    for thread in threads:
+        thread.start()
+    try:
+        for thread in threads:
+            thread.join()
+    except BaseException:  # Ctrl-C: the compiles running end, no other starts
+        failed.set()
+        raise
+    return outcomes
 
 
 _loaded: dict[str, ModuleType] = {}
@@ -638,17 +691,40 @@ class LoadResult:
     cache_hit: bool
 
 
-def load(source: str, flags: tuple[str, ...], units: tuple[str, ...] = (),
-         unit_header: tuple[str, str] = ("", ""),
-         main_flags: tuple[str, ...] | None = None) -> LoadResult:
-    """The module compiled from `source` with `flags` (its main unit with `main_flags`) and
-    linked with `units` (see build): from this process's memo, else from a valid cache entry,
-    else compiled now."""
-    start = time.perf_counter()
+def _memo_key(source: str, flags: tuple[str, ...], units: tuple[str, ...],
+              unit_header: tuple[str, str], main_flags: tuple[str, ...] | None) -> str:
     memo = hashlib.sha256()
     for piece in (config.cxx, *flags, "", *(main_flags or ()), source, *unit_header, *units):
         memo.update(piece.encode() + b"\0")
-    memo_key = memo.hexdigest()
+    return memo.hexdigest()
+
+
+def is_cached(source: str, flags: tuple[str, ...], units: tuple[str, ...] = (),
+              unit_header: tuple[str, str] = ("", ""),
+              main_flags: tuple[str, ...] | None = None) -> bool:
+    """Whether load() of these arguments would find the module loaded in this process or a
+    valid entry for it on disk, compiling nothing (a quick look, without the locks: an entry
+    removed meanwhile is compiled again by load)."""
+    if _memo_key(source, flags, units, unit_header, main_flags) in _loaded:
+        return True
+    if config.compiledir in _private_dirs:
+        return False
+    _, key, inputs = _module_key(source, flags, units, unit_header,
+                                 flags if main_flags is None else main_flags)
+    try:
+        return entry_is_valid(os.path.join(cache_root(), key), key, inputs)
+    except OSError:
+        return False
+
+
+def load(source: str, flags: tuple[str, ...], units: tuple[str, ...] = (),
+         unit_header: tuple[str, str] = ("", ""),
+         main_flags: tuple[str, ...] | None = None, progress: bool = True) -> LoadResult:
+    """The module compiled from `source` with `flags` (its main unit with `main_flags`) and
+    linked with `units` (see build): from this process's memo, else from a valid cache entry,
+    else compiled now (showing CompileProgress where `progress`)."""
+    start = time.perf_counter()
+    memo_key = _memo_key(source, flags, units, unit_header, main_flags)
     module = _loaded.get(memo_key)
     if module is not None:
         return LoadResult(module, time.perf_counter() - start, 0.0, True)
@@ -662,7 +738,8 @@ def load(source: str, flags: tuple[str, ...], units: tuple[str, ...] = (),
                     break
             # Held from the build to the import: no entry it uses is removed meanwhile.
             with _RootLock(exclusive=False):
-                key, library, compiled = build(source, flags, units, unit_header, main_flags)
+                key, library, compiled = build(source, flags, units, unit_header, main_flags,
+                                               progress)
                 built = time.perf_counter()
                 module = _import_or_discard(key, library, compiled)
             break

@@ -7,10 +7,12 @@ import threading
 import time
 import warnings
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Future, wait
 from typing import Any
 
 import numpy as np
 
+from sympile.cache import CompileError
 from sympile.compile.mode import Mode, get_mode
 from sympile.compile.profiling import ProfileStats, print_at_exit
 from sympile.compile.shared import SharedVariable
@@ -262,6 +264,20 @@ def _attach_destroy_handler(fgraph: FunctionGraph, specs: list[In], n_explicit: 
         raise TypeError(f"function: the graph's inplace ops are unsafe: {error}") from None
 
 
+def _interim_graph(fgraph: FunctionGraph, n_explicit: int) -> FunctionGraph:
+    """A copy of the rewritten `fgraph` for the Python backend to run while its C compiles:
+    with its DestroyHandler (the inplace ops' orderings), each update replacing the stored
+    value whole as the Python backend does (protect_updates; the inputs after the
+    `n_explicit` explicit ones are the shared variables)."""
+    interim = fgraph.clone()
+    position = {variable: index for index, variable in enumerate(fgraph.inputs)}
+    handler = DestroyHandler([interim.inputs[position[variable]]
+                              for variable in fgraph.destroy_handler.mutable_inputs])
+    interim.attach_feature(handler)
+    protect_updates(interim, interim.inputs[n_explicit:], whole=True)
+    return interim
+
+
 def _bad_input(spec: Any, index: int):
     raise TypeError(f"function: input {index} is {spec!r}; expected a Variable or an In")
 
@@ -458,17 +474,34 @@ class Function:
         # The VM runs one call at a time; this lock also keeps fn()'s n calls together and a
         # call together with the free() that follows it.
         self._gc_lock = threading.RLock()
-        self._vm = mode.link(fgraph, self._input_cells + shared_cells,
-                             profile=profile is not None)
-        if profile is not None:
-            profile.vm = self._vm
-        # The C backend checks each input's dtype and ndim itself, also under trust_input.
-        self._check_trusted = not isinstance(self._vm, CVM)
-        n_outputs = len(output_specs)
-        self._output_cells = self._vm.output_storage[:n_outputs]
         self._output_keys = output_keys
         self._single = single
-        update_cells = self._vm.output_storage[n_outputs:]
+        self._n_outputs = len(output_specs)
+        self._updated = [(target, shared_inputs.index(target)) for target in updated]
+        cells = self._input_cells + shared_cells
+        # The C VM compiling on a background thread (a Future), while the calls run on the
+        # Python backend; None once they run on the function's own backend.
+        self._pending: Future | None = None
+        if mode.compiles_in_background(profile is not None):
+            built = mode.link_in_background(fgraph, cells)
+            if isinstance(built, Future):
+                self._pending = built
+                built = mode.link(_interim_graph(fgraph, self._n_explicit), cells, backend="python")
+            self._install(built)
+        else:
+            self._install(mode.link(fgraph, cells, profile=profile is not None))
+
+    def _install(self, vm: Any) -> None:
+        """Run the calls on `vm` (a backend's VM of fgraph, or of the interim graph) from now
+        on: what its cells are, which outputs need a copy, its updates."""
+        self._vm = vm
+        if self.profile is not None:
+            self.profile.vm = vm
+        # The C backend checks each input's dtype and ndim itself, also under trust_input.
+        self._check_trusted = not isinstance(vm, CVM)
+        fgraph, n_outputs = vm.fgraph, self._n_outputs
+        self._output_cells = vm.output_storage[:n_outputs]
+        update_cells = vm.output_storage[n_outputs:]
         update_variables = fgraph.outputs[n_outputs:]
         # A returned array must not be one the function keeps using: an input's value, a
         # constant, another output, or a shared variable's new value.
@@ -479,17 +512,41 @@ class Function:
         # instead of overwriting the one returned (the C backend: only where the caller still
         # holds it when the next call starts); input cells are never touched.
         self._clear_output = [not spec.borrow and variable.owner is not None
-                              for spec, variable in zip(output_specs, fgraph.outputs)]
+                              for spec, variable in zip(self.maker.outputs, fgraph.outputs)]
         targets = fgraph.inputs[self._n_explicit:]
         self._updates = [(target.container.storage, cell,
-                          _aliases_input(fgraph, variable, targets[shared_inputs.index(target)]))
-                         for target, cell, variable in zip(updated, update_cells,
-                                                           update_variables)]
-        self._vm.set_updates(self._updates)
-        self._vm.set_call(self._input_cells,
-                          [(cell, copy_needed, clear) for cell, copy_needed, clear
-                           in zip(self._output_cells, self._copy_output, self._clear_output)],
-                          single)
+                          _aliases_input(fgraph, variable, targets[position]))
+                         for (target, position), cell, variable in zip(
+                             self._updated, update_cells, update_variables)]
+        vm.set_updates(self._updates)
+        vm.set_call(self._input_cells,
+                    [(cell, copy_needed, clear) for cell, copy_needed, clear
+                     in zip(self._output_cells, self._copy_output, self._clear_output)],
+                    self._single)
+
+    # -- the switch to compiled code --------------------------------------------------------
+    def wait_compiled(self) -> None:
+        """Wait until the C code compiling in the background (config.compile_async) is
+        built, and run on it from the next call; the CompileError of a failed build is raised
+        here (and by every call). Returns at once when nothing is compiling."""
+        pending = self._pending
+        if pending is not None:
+            wait([pending])
+            with self._gc_lock:
+                self._switch_if_built()
+
+    def _switch_if_built(self) -> None:
+        """Between two calls (the caller holds self._gc_lock): install the C VM once its
+        build is done; raise its build's error."""
+        pending = self._pending
+        if pending is None or not pending.done():
+            return
+        error = pending.exception()
+        if error is not None:
+            raise CompileError(f"{self._label()}: its C code, compiled in the background "
+                               f"(config.compile_async), failed: {error}") from error
+        self._install(pending.result())
+        self._pending = None
 
     # -- calling ----------------------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -499,7 +556,14 @@ class Function:
                 args = self._unshare_destroyed(args)
         elif self._check_trusted:
             self._check_trusted_inputs(args)
-        if self._free_after_call:
+        if self._pending is not None:
+            # One call at a time while the interim VM runs, and the switch between two.
+            with self._gc_lock:
+                self._switch_if_built()
+                outputs = self._vm.call(args)
+                if self._free_after_call:
+                    self.free()
+        elif self._free_after_call:
             with self._gc_lock:  # no other thread's call between this one and its free()
                 outputs = self._vm.call(args)
                 self.free()
@@ -525,6 +589,7 @@ class Function:
                 raise TypeError(f"{self._label()}.fn: input {self._input_label(index)} has "
                                 f"no stored value; call the function once with it first")
         with self._gc_lock:
+            self._switch_if_built()
             self._vm.run(n_calls - 1)
             outputs = self._vm.call(tuple(values))
             if self._free_after_call:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
+from concurrent.futures import Future
 from typing import Any
 
 from sympile.config import OPTIMIZERS, config, linker_name, optimizer_name
@@ -22,7 +23,7 @@ from sympile.graph.rewriting.db import RewriteQuery
 from sympile.graph.utils import user_stacklevel
 from sympile.link.c.cmodule import compiler_available, toolchain_problem
 from sympile.link.c.codegen import has_c_code
-from sympile.link.c.linker import CVM
+from sympile.link.c.linker import CVM, build_in_background
 from sympile.link.python.vm import PythonVM
 from sympile.tensor.rewriting import rewrite_db
 
@@ -127,15 +128,34 @@ class Mode:
             self.rewriter(fgraph)
 
     def link(self, fgraph: FunctionGraph, input_storage: list[list[Any]],
-             profile: bool = False):
-        """The backend's VM for `fgraph` (timing each node when `profile`)."""
-        backend = config.backend if self.backend is None else self.backend
+             profile: bool = False, backend: str | None = None):
+        """The backend's VM for `fgraph` (timing each node when `profile`); backend: this
+        mode's when None."""
+        if backend is None:
+            backend = config.backend if self.backend is None else self.backend
+        self._prepare_nodes(fgraph, backend)
+        return BACKENDS[backend](fgraph, input_storage, profile=profile)
+
+    def compiles_in_background(self, profile: bool) -> bool:
+        """Whether a function of this mode returns before its C is compiled
+        (config.compile_async: see link_in_background): it runs on the C backend with a
+        compiler, it is not profiled, and the mode links as Mode does."""
+        return (config.compile_async and not profile and not self.runs_python_vm
+                and type(self).link is Mode.link)
+
+    def link_in_background(self, fgraph: FunctionGraph, input_storage: list[list[Any]]
+                           ) -> CVM | Future:
+        """The C backend's VM for `fgraph`, or a Future of it while its module compiles on a
+        background thread (sympile.link.c.linker.build_in_background)."""
+        self._prepare_nodes(fgraph, "c")
+        return build_in_background(fgraph, input_storage)
+
+    def _prepare_nodes(self, fgraph: FunctionGraph, backend: str) -> None:
         # Ops that run graphs of their own (the Scan Op) compile them like the outer graph.
         for node in fgraph.apply_nodes:
             prepare_node = getattr(node.op, "prepare_node", None)
             if prepare_node is not None:
                 prepare_node(node, self, backend)
-        return BACKENDS[backend](fgraph, input_storage, profile=profile)
 
     # -- derived modes ----------------------------------------------------------------------
     def _with_query(self, method: str, tags: tuple[str, ...]) -> Mode:

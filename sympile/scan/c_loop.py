@@ -129,6 +129,10 @@ def _split(fgraph: FunctionGraph, fixed: list[Variable],
                                               for variable in boundary],
                                 mode=mode, on_unused_input="ignore", trust_input=True,
                                 accept_inplace=True)
+    # The loop runs their C programs (Function._vm) directly, never through a call that would
+    # switch to them from the interim Python VM of config.compile_async.
+    step.wait_compiled()
+    prologue.wait_compiled()
     return prologue, step
 
 

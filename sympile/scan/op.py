@@ -175,6 +175,8 @@ class Scan(Op):
                                          for output in self.inner_outputs],
                                         mode=mode, on_unused_input="ignore",
                                         trust_input=True)
+            # Its VM is read directly (run_steps), not through calls that switch backends.
+            function.wait_compiled()
             self._functions[key] = function
         self._node_functions[node] = function
         return function

@@ -23,6 +23,7 @@ __all__ = [
     "compiler_available",
     "toolchain_problem",
     "load_module",
+    "module_is_cached",
 ]
 
 # -fwrapv: signed integer overflow wraps, as numpy's does; -fno-math-errno lets libm calls
@@ -64,19 +65,33 @@ def compile_flags(openmp: bool = False, extra_flags: tuple[str, ...] = (),
     return (optimization, *BASE_FLAGS, *(("-fopenmp",) if openmp else ()), *extra_flags)
 
 
+def _cache_arguments(source: str, openmp: bool, extra_flags: tuple[str, ...],
+                     units: tuple[str, ...]) -> tuple:
+    """cache.load's and cache.is_cached's arguments for a module (see load_module)."""
+    return (source, compile_flags(openmp, extra_flags), units,
+            (prelude.UNIT_HEADER_NAME, prelude.UNIT_HEADER),
+            compile_flags(openmp, extra_flags, MAIN_UNIT_OPTIMIZATION))
+
+
+def module_is_cached(source: str, openmp: bool = False, extra_flags: tuple[str, ...] = (),
+                     units: tuple[str, ...] = ()) -> bool:
+    """Whether load_module of these arguments would compile nothing."""
+    return compiler_available() and cache.is_cached(
+        *_cache_arguments(source, openmp, extra_flags, units))
+
+
 def load_module(source: str, openmp: bool = False, extra_flags: tuple[str, ...] = (),
-                units: tuple[str, ...] = ()) -> ModuleType:
+                units: tuple[str, ...] = (), progress: bool = True) -> ModuleType:
     """The extension module built from `source` (whose init function is SYMPILE_PYINIT, named
     SYMPILE_MODULE_NAME: both are #defined after its first line) and linked with the `units`
     (sources that include prelude.UNIT_HEADER, the program unit among them; the main unit is
     compiled with MAIN_UNIT_OPTIMIZATION when there are units), with
     `__sympile_build__` = {compile_s, load_s, cache_hit} (seconds spent compiling or checking
-    the cache, seconds spent loading)."""
+    the cache, seconds spent loading). progress: a long build may show CompileProgress."""
     if not compiler_available():
         raise CompileError(f"load_module: {toolchain_problem()}")
-    result = cache.load(source, compile_flags(openmp, extra_flags), units,
-                        (prelude.UNIT_HEADER_NAME, prelude.UNIT_HEADER),
-                        compile_flags(openmp, extra_flags, MAIN_UNIT_OPTIMIZATION))
+    result = cache.load(*_cache_arguments(source, openmp, extra_flags, units),
+                        progress=progress)
     module = result.module
     if not hasattr(module, "Program"):
         raise CompileError(f"load_module: compiled module {module.__file__} has no Program type")

@@ -4,7 +4,12 @@ its Program. Same interface as the Python backend's PythonVM."""
 from __future__ import annotations
 
 import copy
+import os
+import sys
+import threading
 import time
+from concurrent.futures import Future
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -12,7 +17,7 @@ import numpy as np
 from sympile.config import config
 from sympile.graph.basic import Constant, Variable
 from sympile.graph.fgraph import FunctionGraph
-from sympile.link.c.cmodule import load_module
+from sympile.link.c.cmodule import load_module, module_is_cached
 from sympile.link.c.codegen import plan_module
 from sympile.link.python.vm import raise_with_node
 
@@ -23,10 +28,17 @@ class CVM:
     run(n_calls) runs the program n_calls times inside C, applying the updates given to
     set_updates between runs (not after the last: Function does that, as with PythonVM).
     `build_times` splits the link time into codegen, C compile and load (seconds).
+    build_in_background() makes one whose module compiles on another thread.
     """
 
     def __init__(self, fgraph: FunctionGraph, input_storage: list[list[Any]],
                  profile: bool = False):
+        self._plan(fgraph, input_storage, profile)
+        self._link(self._load_module(progress=True))
+
+    def _plan(self, fgraph: FunctionGraph, input_storage: list[list[Any]],
+              profile: bool) -> None:
+        """The cells of every variable and the module's C source (codegen)."""
         start = time.perf_counter()
         self.fgraph = fgraph
         self.nodes = fgraph.toposort()
@@ -45,22 +57,30 @@ class CVM:
         self.output_storage = [self.storage[v] for v in fgraph.outputs]
         self.plan = plan_module(self.variables, self.nodes, fgraph.outputs,
                                 fgraph.orderings())
-        codegen_s = time.perf_counter() - start
+        self.profiling = profile
+        self.build_times = {"codegen": time.perf_counter() - start}
+
+    def _module_arguments(self) -> tuple:
         # Every unit is built with -fopenmp when OpenMP is on, used or not, so that a unit's
         # cache entry serves every module.
-        self.module = load_module(self.plan.source, openmp=config.openmp or self.plan.openmp,
-                                  extra_flags=tuple(config.cxxflags.split()),
-                                  units=tuple(self.plan.units))
-        build = getattr(self.module, "__sympile_build__", {})
-        self.build_times = {"codegen": codegen_s, "compile": build.get("compile_s", 0.0),
-                            "load": build.get("load_s", 0.0),
-                            "cache_hit": build.get("cache_hit", False)}
+        return (self.plan.source, config.openmp or self.plan.openmp,
+                tuple(config.cxxflags.split()), tuple(self.plan.units))
+
+    def _load_module(self, progress: bool) -> ModuleType:
+        return load_module(*self._module_arguments(), progress=progress)
+
+    def _link(self, module: ModuleType) -> None:
+        """Run on `module` (the planned source, compiled)."""
+        self.module = module
+        build = getattr(module, "__sympile_build__", {})
+        self.build_times.update(compile=build.get("compile_s", 0.0),
+                                load=build.get("load_s", 0.0),
+                                cache_hit=build.get("cache_hit", False))
         self.thunks = tuple(_perform_thunk(plan.node, self.storage)
                             for plan in self.plan.nodes if plan.code is None)
         self._cells = tuple(self.storage[v] for v in self.variables)
         self._position = {id(cell): i for i, cell in enumerate(self._cells)}
         self._call_spec: tuple | None = None
-        self.profiling = profile
         self.set_updates([])
 
     @property
@@ -176,6 +196,49 @@ class CVM:
             raise TypeError(f"input {variable} (created at {variable.creation_site()}): "
                             f"expected {variable.type}, got {got}") from None
         raise error
+
+
+def build_in_background(fgraph: FunctionGraph, input_storage: list[list[Any]]
+                        ) -> CVM | Future:
+    """The CVM of `fgraph` at once when its module needs no compiling (loaded in this
+    process, or in the disk cache); else a Future of it, whose module compiles on a thread of
+    its own (silently: the caller is running meanwhile), with the compiler's error as the
+    Future's exception. The planning (codegen) runs here, on the caller's thread: it reads
+    the ops, which the caller's other VM may be running. The thread is not a daemon, so that
+    the cache still gets the module when the program ends first."""
+    vm = CVM.__new__(CVM)
+    vm._plan(fgraph, input_storage, profile=False)
+    if module_is_cached(*vm._module_arguments()):
+        vm._link(vm._load_module(progress=False))
+        return vm
+    built: Future = Future()
+
+    def compile_and_link() -> None:
+        _lower_priority()
+        try:
+            vm._link(vm._load_module(progress=False))
+        except BaseException as error:  # handed to whoever waits for the module
+            built.set_exception(error)
+        else:
+            built.set_result(vm)
+
+    threading.Thread(target=compile_and_link, name="sympile-compile").start()
+    return built
+
+
+# The niceness of a background build: the caller's calls, which run meanwhile, come first.
+BACKGROUND_NICENESS = 10
+
+
+def _lower_priority() -> None:
+    """Lower the calling thread's scheduling priority, and so that of the threads and
+    compiler processes it starts (Linux: niceness is per thread and inherited); elsewhere a
+    thread's priority cannot be set apart from its process's, and it is left as it is."""
+    if sys.platform.startswith("linux"):
+        try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BACKGROUND_NICENESS)
+        except OSError:
+            pass  # a sandbox that forbids it: the build runs at normal priority
 
 
 def _constant_value(constant: Constant) -> Any:

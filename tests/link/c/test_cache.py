@@ -161,7 +161,7 @@ def test_two_processes_compile_the_same_new_source(compiledir):
         module = cmodule.load_module(open({str(source_path)!r}).read())
         print(module.Program, module.__sympile_build__["cache_hit"])
         """)
-    environment = dict(os.environ, SYMPILE_FLAGS=f"compiledir={compiledir}")
+    environment = dict(os.environ, SYMPILE_FLAGS=f"compiledir={compiledir},compile_async=False")
     processes = [subprocess.Popen([sys.executable, "-c", program], cwd=REPOSITORY,
                                   env=environment, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True) for _ in range(2)]
@@ -206,7 +206,7 @@ def test_a_training_step_gets_the_same_main_unit_in_every_process():
 
 
 def run_cli(compiledir, *arguments, module=True):
-    environment = dict(os.environ, SYMPILE_FLAGS=f"compiledir={compiledir}")
+    environment = dict(os.environ, SYMPILE_FLAGS=f"compiledir={compiledir},compile_async=False")
     command = ([sys.executable, "-W", "error", "-m", "sympile.cache"] if module
                else [sys.executable, "-c", "import sys; from sympile.cache.cli import main; "
                      "sys.exit(main(sys.argv[1:]))"]) + list(arguments)
@@ -427,7 +427,7 @@ def test_two_processes_compile_the_same_new_function(compiledir):
         assert np.array_equal(second, value.T + 1.0)
         print(compiled._vm.build_times["cache_hit"])
         """)
-    environment = dict(os.environ, SYMPILE_FLAGS=f"compiledir={compiledir}")
+    environment = dict(os.environ, SYMPILE_FLAGS=f"compiledir={compiledir},compile_async=False")
     processes = [subprocess.Popen([sys.executable, "-c", program], cwd=REPOSITORY,
                                   env=environment, stdout=subprocess.PIPE,
                                   stderr=subprocess.PIPE, text=True) for _ in range(2)]
@@ -455,7 +455,7 @@ def test_clear_while_another_process_compiles(compiledir):
             f(np.ones(3))
         print("done")
         """)
-    environment = dict(os.environ, SYMPILE_FLAGS=f"compiledir={compiledir}")
+    environment = dict(os.environ, SYMPILE_FLAGS=f"compiledir={compiledir},compile_async=False")
     process = subprocess.Popen([sys.executable, "-c", program], cwd=REPOSITORY,
                                env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                text=True)

@@ -89,7 +89,7 @@ def address_sanitizer_environment(compiledir: Any) -> dict[str, str]:
     return dict(
         os.environ, LD_PRELOAD=library, PYTHONMALLOC="malloc",
         ASAN_OPTIONS="detect_leaks=0:abort_on_error=0:exitcode=99",
-        SYMPILE_FLAGS=(f"cxx=gcc,compiledir={compiledir},openmp=False,"
+        SYMPILE_FLAGS=(f"cxx=gcc,compiledir={compiledir},openmp=False,compile_async=False,"
                        f"cxxflags=-fsanitize=address -fno-omit-frame-pointer"),
         PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
 
