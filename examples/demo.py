@@ -80,8 +80,10 @@ def logistic_regression(n_examples: int = 400, n_features: int = 50,
     predict = sympile.function([x], prediction, name="predict")
     # config.backend is 'python' once sympile found it cannot compile C here (it warned).
     backend = sympile.config.backend
-    cached = f" (compiled C is cached in {sympile.config.compiledir})" if backend == "c" else ""
-    print(f"backend {backend}; compiling the training step took {compile_s:.2f} s{cached}")
+    background = backend == "c" and sympile.config.compile_async
+    print(f"backend {backend}; function() took {compile_s:.2f} s"
+          + (" (its C compiles in the background while the first steps run on numpy; cached "
+             f"in {sympile.config.compiledir})" if background else ""))
 
     for step in range(steps + 1):
         _, loss = train(inputs, labels)

@@ -181,7 +181,8 @@ def function(inputs: Sequence[Variable | In] | None = None, outputs: Any = None,
     # Test values are for the graphs the user builds, not for the rewrites' nodes.
     with config.change_flags(compute_test_value="off"):
         mode.rewrite(fgraph)
-        protect_updates(fgraph, fgraph.inputs[len(explicit):], whole=mode.runs_python_vm)
+        protect_updates(fgraph, fgraph.inputs[len(explicit):],
+                        whole=mode.runs_python_vm_for(fgraph))
     by_mode = getattr(mode, "profiles", None)  # a ProfileMode profiles its functions
     if profile is None and (config.profile or by_mode is not None):
         profile = True

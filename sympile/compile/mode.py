@@ -136,6 +136,11 @@ class Mode:
         self._prepare_nodes(fgraph, backend)
         return BACKENDS[backend](fgraph, input_storage, profile=profile)
 
+    def runs_python_vm_for(self, fgraph: FunctionGraph) -> bool:
+        """Whether a function of this mode runs `fgraph` (rewritten) on the Python VM: this
+        mode does, or no node of it has C code (nothing to compile)."""
+        return self.runs_python_vm or not _has_c_code(fgraph)
+
     def compiles_in_background(self, profile: bool) -> bool:
         """Whether a function of this mode returns before its C is compiled
         (config.compile_async: see link_in_background): it runs on the C backend with a
@@ -146,8 +151,11 @@ class Mode:
     def link_in_background(self, fgraph: FunctionGraph, input_storage: list[list[Any]]
                            ) -> CVM | Future:
         """The C backend's VM for `fgraph`, or a Future of it while its module compiles on a
-        background thread (sympile.link.c.linker.build_in_background)."""
+        background thread (sympile.link.c.linker.build_in_background); the Python VM when
+        no node has C code."""
         self._prepare_nodes(fgraph, "c")
+        if not _has_c_code(fgraph):
+            return PythonVM(fgraph, input_storage)
         return build_in_background(fgraph, input_storage)
 
     def _prepare_nodes(self, fgraph: FunctionGraph, backend: str) -> None:
@@ -208,9 +216,13 @@ def c_backend(fgraph: FunctionGraph, input_storage: list[list[Any]], profile: bo
                       stacklevel=user_stacklevel())
         config.backend = "python"
         return PythonVM(fgraph, input_storage, profile)
-    if not any(has_c_code(node) for node in fgraph.apply_nodes):
+    if not _has_c_code(fgraph):
         return PythonVM(fgraph, input_storage, profile)
     return CVM(fgraph, input_storage, profile)
+
+
+def _has_c_code(fgraph: FunctionGraph) -> bool:
+    return any(has_c_code(node) for node in fgraph.apply_nodes)
 
 BACKENDS: dict[str, Callable[..., Any]] = {"python": PythonVM, "c": c_backend}
 

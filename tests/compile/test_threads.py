@@ -130,3 +130,18 @@ def test_functions_updating_one_shared_vector_never_see_it_torn(mode):
     assert spreads.count(0.0) == len(spreads) == 600
     # Whole; its value depends on how the calls interleaved, as Python assignments would.
     assert final.max() == final.min()
+
+
+@requires_compiler
+def test_c_backend_function_without_c_code_replaces_its_update_whole():
+    """A function none of whose nodes has C code runs on the Python VM under the C backend
+    too; its inplace update (erfinv has no C code) must then replace the vector whole, as
+    the Python backend's do: a function reading the vector meanwhile sees every element of
+    one version (spread 0). Each update maps the constant vector to another constant."""
+    vector = sympile.shared(np.full(400_000, 0.5))
+    update = sympile.function([], [], updates={vector: T.erfinv(vector)}, mode=C_MODE)
+    assert not any(node.op.destroy_map for node in update._vm.fgraph.apply_nodes)
+    spread = sympile.function([], vector.max() - vector.min(), mode=C_MODE)
+    results = _hammer(lambda index: update() if index % 2 else float(spread()))
+    spreads = [value for thread in results[::2] for value in thread]
+    assert spreads.count(0.0) == len(spreads) == 2 * CALLS
