@@ -80,6 +80,18 @@ class CompileError(RuntimeError):
     """The C compiler rejected a module; the message holds its stderr and the kept source."""
 
 
+class CompilerDiskFull(CompileError, OSError):
+    """The compiler could not write its output: the disk (or the user's quota) is full. An
+    OSError with errno ENOSPC, so that load() moves to a private cache as for Python's own
+    writes; where the precompiled header alone does not fit, units compile without it."""
+
+    def __init__(self, message: str):
+        CompileError.__init__(self, message)
+        self.errno = errno.ENOSPC
+        self.filename = None
+        self.strerror = message
+
+
 @dataclass(frozen=True)
 class Entry:
     """One cache directory as `list_entries` reports it."""
@@ -375,6 +387,10 @@ _FALLBACK = ("to run without C, set sympile.config.backend = 'python' (or "
              "compiler and its extra flags")
 
 
+# What gcc and clang print when a write fails for want of space (strerror(ENOSPC)).
+_DISK_FULL = os.strerror(errno.ENOSPC)
+
+
 def _run_compiler(command: list[str], source_path: str, what: str = "compilation") -> None:
     """Run the compiler; a failure is a CompileError with its (trimmed) output, the command
     and how to do without C."""
@@ -384,7 +400,8 @@ def _run_compiler(command: list[str], source_path: str, what: str = "compilation
             or "(the compiler printed nothing)"
         if len(output) > _STDERR_LIMIT:
             output = output[:_STDERR_LIMIT] + "\n[... output trimmed]"
-        raise CompileError(f"C {what} failed (exit {result.returncode}) with "
+        error = CompilerDiskFull if _DISK_FULL in output else CompileError
+        raise error(f"C {what} failed (exit {result.returncode}) with "
                            f"{os.path.basename(command[0])}:\n{output}\n"
                            f"command: {_command_text(command)}\n"
                            f"source kept at {source_path}\n{_FALLBACK}")
@@ -478,14 +495,29 @@ def _header_kind() -> str:
     return "header" if gcc else "header-text"
 
 
+# The cache roots where the precompiled header did not fit: units include its text there.
+_header_unfit: set[str] = set()
+
+
 def _unit_header(header: tuple[str, str], flags: tuple[str, ...], kind: str) -> None:
     """Build the unit header's entry if needed (header: file name, text): the header,
-    precompiled where gcc runs; its directory is `cache_root()/<its key>`."""
+    precompiled where gcc runs; its directory is `cache_root()/<its key>`. Where the
+    precompiled header does not fit on the disk (it is about 14 MB), say so once and leave
+    its text there for the units to parse."""
     header_name, text = header
-    if kind == "header":
-        _build_entry(text, flags, kind, header_name)
-        return
-    product = os.path.join(cache_root(), compute_key(key_inputs(text, flags, kind)), header_name)
+    root = cache_root()
+    if kind == "header" and root not in _header_unfit:
+        try:
+            _build_entry(text, flags, kind, header_name)
+            return
+        except CompilerDiskFull as error:
+            _header_unfit.add(root)
+            warnings.warn(f"sympile: the precompiled header (about 14 MB) does not fit in "
+                          f"{root} ({_DISK_FULL}); its units compile without it, more "
+                          f"slowly. Free some space, or set config.compiledir to a "
+                          f"directory on another disk. The compiler said: "
+                          f"{''.join(str(error).splitlines()[1:2])}", stacklevel=2)
+    product = os.path.join(root, compute_key(key_inputs(text, flags, kind)), header_name)
     if not is_private_file(product):
         make_private_directory(os.path.dirname(product))
         _unlink_quietly(product)

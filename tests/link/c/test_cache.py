@@ -20,6 +20,7 @@ from sympile.compile.mode import Mode
 from sympile.config import config
 from sympile.graph.rewriting.db import RewriteQuery
 from sympile.link.c import cmodule, prelude
+from sympile.link.c.linker import CVM
 from tests.link.c.utils import compile_c, requires_compiler
 
 pytestmark = requires_compiler
@@ -514,6 +515,42 @@ def test_read_only_cache_falls_back_to_a_private_one(compiledir, monkeypatch):
     monkeypatch.setattr(store.os, "open", read_only)
     with pytest.warns(UserWarning, match="Read-only file system"):
         assert cmodule.load_module(module_source(45)).Program == 45
+
+
+def disk_full_compiler(tmp_path, when: str) -> str:
+    """gcc behind a script that fails as a full disk makes it (gcc's message) for the
+    commands whose arguments match the shell pattern `when`."""
+    script = tmp_path / "full-disk-cc"
+    script.write_text(textwrap.dedent(f"""\
+        #!/bin/sh
+        case "$*" in {when})
+            echo "sympile_unit.h:1: fatal error: cannot write PCH file: No space left on device" >&2
+            exit 1;;
+        esac
+        exec gcc "$@"
+        """))
+    script.chmod(0o755)
+    return str(script)
+
+
+def test_a_precompiled_header_that_does_not_fit_is_done_without(compiledir, tmp_path):
+    x = tt.dvector("x")
+    with config.change_flags(cxx=disk_full_compiler(tmp_path, "*c-header*")):
+        with pytest.warns(UserWarning, match="precompiled header .* does not fit"):
+            f = compile_c([x], tt.exp(x) * 2.5 + 1.0)
+        assert isinstance(f._vm, CVM)
+        np.testing.assert_allclose(f(np.zeros(3)), [3.5] * 3)
+        assert not list(compiledir.rglob("*.gch"))
+
+
+def test_a_compiler_on_a_full_disk_moves_to_a_private_cache_then_says_so(compiledir, tmp_path,
+                                                                         monkeypatch):
+    monkeypatch.setattr(store, "_private_dirs", {})
+    x = tt.dvector("x")
+    with config.change_flags(cxx=disk_full_compiler(tmp_path, "*")):
+        with pytest.warns(UserWarning, match="private temporary cache"), \
+                pytest.raises(cmodule.CompileError, match="No space left on device"):
+            compile_c([x], tt.exp(x) * 3.5 + 1.0)
 
 
 def test_a_compiler_that_writes_nothing_leaves_no_entry(compiledir):
