@@ -3,7 +3,8 @@ precompiled unit header.
 
 Layout: `config.compiledir/<platform>-<python tag>/<key>/` holds the source (`module.c`,
 `unit.c`, or the header; kept for debugging and error messages), the product (the module's
-shared library `<name><EXT_SUFFIX>`, a unit's `unit.o`, the header's `.gch`), `meta.json` (the
+shared library `<name>-<build id><EXT_SUFFIX>`, a new name at each build, since a process
+never loads one path twice; a unit's `unit.o`, the header's `.gch`), `meta.json` (the
 key's inputs, the build time, the product's size and sha256) and `lock` (fcntl.flock target).
 
 The key is the sha256 of the source, the kind of entry, the compiler (real path and
@@ -40,6 +41,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import secrets
 import shutil
 import subprocess
 import sys
@@ -66,7 +68,8 @@ from sympile.cache.trust import (
 from sympile.config import config
 from sympile.graph.ccode import resolve_resume_lines
 
-FORMAT_VERSION = 2
+# 3: a module's library has a name of its own per build (meta.json's product_name).
+FORMAT_VERSION = 3
 META_NAME = "meta.json"
 LOCK_NAME = "lock"
 ROOT_LOCK_NAME = ".lock"
@@ -246,13 +249,26 @@ def module_name(key: str) -> str:
     return f"sympile_{key}"
 
 
-def library_path(directory: str, key: str) -> str:
-    return os.path.join(directory, module_name(key) + sysconfig.get_config_var("EXT_SUFFIX"))
+def _new_library_path(directory: str, key: str) -> str:
+    """Where a new build of the module `key` goes: a name no earlier build had, because a
+    process never loads a path twice (glibc returns the library already mapped from that
+    path, and Python the module it made from it), so a rebuilt module must not reuse one."""
+    return os.path.join(directory, f"{module_name(key)}-{secrets.token_hex(6)}"
+                                   f"{sysconfig.get_config_var('EXT_SUFFIX')}")
+
+
+def _remove_other_libraries(directory: str, key: str, kept: str) -> None:
+    """Remove the earlier builds of module `key` but `kept` (a process that has one mapped
+    keeps it: unlinking leaves its mapping)."""
+    prefix = module_name(key) + "-"
+    for name in os.listdir(directory):
+        if name.startswith(prefix) and name != os.path.basename(kept):
+            _unlink_quietly(os.path.join(directory, name))
 
 
 def _product_path(directory: str, key: str, kind: str, source_name: str) -> str:
-    if kind == "module":
-        return library_path(directory, key)
+    """Where a unit's object or the header's precompiled form is (modules: _new_library_path
+    when built, the metadata's product_name after)."""
     if kind == "unit":
         return os.path.join(directory, UNIT_OBJECT_NAME)
     return os.path.join(directory, source_name + ".gch")
@@ -279,25 +295,34 @@ def _read_meta(directory: str) -> dict | None:
 def entry_is_valid(directory: str, key: str, inputs: dict | None = None) -> bool:
     """True when the metadata matches (the key, and `inputs` when given) and the product's size
     and sha256 are the recorded ones."""
+    return valid_product(directory, key, inputs) is not None
+
+
+def valid_product(directory: str, key: str, inputs: dict | None = None) -> str | None:
+    """The path of the entry's product (a module's library, a unit's object, the header's
+    precompiled form) when the entry is valid (entry_is_valid), else None."""
     if os.path.islink(directory):
-        return False
+        return None
     meta = _read_meta(directory)
     if meta is None or meta.get("key") != key or meta.get("format") != FORMAT_VERSION:
-        return False
+        return None
     if inputs is not None and meta.get("inputs") != inputs:
-        return False
+        return None
     recorded = meta.get("inputs")
-    if not isinstance(recorded, dict) or not isinstance(meta.get("source_name"), str):
-        return False
-    library = _product_path(directory, key, recorded.get("kind"), meta["source_name"])
-    if not is_private_file(library):
-        return False
+    name = meta.get("product_name")
+    # A bare file name of this entry's directory, nothing else.
+    if not isinstance(recorded, dict) or not isinstance(name, str) \
+            or name != os.path.basename(name) or name in ("", ".", ".."):
+        return None
+    product = os.path.join(directory, name)
+    if not is_private_file(product):
+        return None
     try:
-        if os.path.getsize(library) != meta.get("library_size"):
-            return False
-        return _file_sha256(library) == meta.get("library_sha256")
+        if os.path.getsize(product) != meta.get("library_size"):
+            return None
+        return product if _file_sha256(product) == meta.get("library_sha256") else None
     except OSError:
-        return False
+        return None
 
 
 def _write_atomic(path: str, data: bytes) -> None:
@@ -443,6 +468,7 @@ def _write_meta(directory: str, key: str, inputs: dict, source_name: str, source
     """Written last: metadata never describes a half-written product."""
     meta = {"key": key, "format": FORMAT_VERSION, "inputs": inputs, "created": time.time(),
             "source_name": source_name, "source_size": len(source.encode()),
+            "product_name": os.path.basename(product),
             "library_size": os.path.getsize(product), "library_sha256": _file_sha256(product)}
     _write_atomic(os.path.join(directory, META_NAME), json.dumps(meta, indent=1).encode())
 
@@ -455,7 +481,8 @@ def _compile(source: str, flags: tuple[str, ...], directory: str, key: str, inpu
     source_path = os.path.join(directory, source_name)
     _write_source(source_path, source)
     _unlink_quietly(os.path.join(directory, META_NAME))
-    product = _product_path(directory, key, kind, source_name)
+    product = _new_library_path(directory, key) if kind == "module" \
+        else _product_path(directory, key, kind, source_name)
     temporary = _temporary_path(directory, os.path.splitext(product)[1])
     kind_flags = {"module": ("-shared",), "unit": ("-c",), "header": ("-x", "c-header")}[kind]
     command = [*_compiler_command(inputs, extra_arguments), *kind_flags, source_path,
@@ -467,6 +494,8 @@ def _compile(source: str, flags: tuple[str, ...], directory: str, key: str, inpu
     finally:
         _unlink_quietly(temporary)
     _write_meta(directory, key, inputs, source_name, source, product)
+    if kind == "module":
+        _remove_other_libraries(directory, key, product)
 
 
 def _build_entry(source: str, flags: tuple[str, ...], kind: str, source_name: str,
@@ -478,14 +507,15 @@ def _build_entry(source: str, flags: tuple[str, ...], kind: str, source_name: st
     inputs = key_inputs(source, flags, kind, depends)
     key = compute_key(inputs)
     directory = os.path.join(_secure_root(), key)
-    product = _product_path(directory, key, kind, source_name)
-    if entry_is_valid(directory, key, inputs):
+    product = valid_product(directory, key, inputs)
+    if product is not None:
         return key, product, False
     with _EntryLock(directory):
-        if entry_is_valid(directory, key, inputs):
+        product = valid_product(directory, key, inputs)
+        if product is not None:
             return key, product, False
         _compile(source, flags, directory, key, inputs, source_name, extra_arguments)
-    return key, product, True
+    return key, valid_product(directory, key, inputs) or "", True
 
 
 def _header_kind() -> str:
@@ -543,14 +573,15 @@ def build(source: str, flags: tuple[str, ...], units: tuple[str, ...] = (),
     header_kind = _header_kind()
     header_key, key, inputs = _module_key(source, flags, units, unit_header, main_flags)
     directory = os.path.join(_secure_root(), key)
-    library = library_path(directory, key)
-    if entry_is_valid(directory, key, inputs):
+    library = valid_product(directory, key, inputs)
+    if library is not None:
         return key, library, False
     with _EntryLock(directory):
-        if entry_is_valid(directory, key, inputs):
+        library = valid_product(directory, key, inputs)
+        if library is not None:
             return key, library, False
-        _build_module(source, flags, main_flags, units, unit_header, header_kind, header_key,
-                      directory, key, inputs, progress)
+        library = _build_module(source, flags, main_flags, units, unit_header, header_kind,
+                                header_key, directory, key, inputs, progress)
     return key, library, True
 
 
@@ -583,11 +614,11 @@ def _load_read_only(source: str, flags: tuple[str, ...], units: tuple[str, ...],
     check_private_directory(entry_root)
     _, key, inputs = _module_key(source, flags, units, unit_header,
                                  flags if main_flags is None else main_flags)
-    directory = os.path.join(entry_root, key)
-    if not entry_is_valid(directory, key, inputs):
+    library = valid_product(os.path.join(entry_root, key), key, inputs)
+    if library is None:
         return None
     try:
-        return _import_library(key, library_path(directory, key))
+        return _import_library(key, library)
     except (ImportError, OSError):
         return None
 
@@ -595,10 +626,11 @@ def _load_read_only(source: str, flags: tuple[str, ...], units: tuple[str, ...],
 def _build_module(source: str, flags: tuple[str, ...], main_flags: tuple[str, ...],
                   units: tuple[str, ...], unit_header: tuple[str, str], header_kind: str,
                   header_key: str, directory: str, key: str, inputs: dict,
-                  progress_shown: bool) -> None:
+                  progress_shown: bool) -> str:
     """Compile what the module needs on one compiler process per core, the longest sources
     first (the header first of all: the sources that include it wait for it), its main unit
-    among them; then link. The caller holds the module entry's lock."""
+    among them; then link. The caller holds the module entry's lock. Returns the library's
+    path."""
     include = f'#include "{unit_header[0]}"'
     arguments = ("-I" + os.path.join(cache_root(), header_key),)
     source = _named_module_source(source, key)
@@ -660,12 +692,15 @@ def _build_module(source: str, flags: tuple[str, ...], main_flags: tuple[str, ..
                 *main_flags]
         _run_compiler(link, source_path, "link")
         _check_product(linked, "module", link)
-        os.replace(linked, library_path(directory, key))
+        library = _new_library_path(directory, key)
+        os.replace(linked, library)
     finally:
         progress.close()
         _unlink_quietly(main_object)
         _unlink_quietly(linked)
-    _write_meta(directory, key, inputs, SOURCE_NAME, source, library_path(directory, key))
+    _write_meta(directory, key, inputs, SOURCE_NAME, source, library)
+    _remove_other_libraries(directory, key, library)
+    return library
 
 
 def _run_in_parallel(jobs: list[Callable[[], Any]], workers: int

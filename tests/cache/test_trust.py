@@ -179,7 +179,11 @@ def test_a_symlinked_entry_directory_is_replaced_not_followed(tmp_path):
     os.symlink(outside, entry)
     assert build_in(compiledir, source)[2] is True
     assert not os.path.islink(entry) and mode(entry) == 0o700
-    assert sorted(os.listdir(outside)) == sorted(os.listdir(entry))
+    # The same files, the library under the new name of its new build.
+    rebuilt = sorted(os.listdir(entry))
+    assert sorted(os.listdir(outside)) == sorted(
+        os.path.basename(library) if name.endswith(".so") else name for name in rebuilt)
+    assert os.path.basename(library) not in rebuilt
 
 
 def test_temporaries_of_a_killed_compile_are_removed(tmp_path):
@@ -219,7 +223,8 @@ def test_a_read_only_cache_serves_what_it_holds(tmp_path, monkeypatch):
         return original(path, flags, *args, **kwargs)
 
     monkeypatch.setattr(store.os, "open", read_only)
-    before = sorted(os.listdir(os.path.dirname(build_in(compiledir, held)[1])))
+    entry = os.path.dirname(build_in(compiledir, held)[1])
+    before = sorted(os.listdir(entry))
     with config.change_flags(compiledir=str(compiledir)):
         with pytest.warns(UserWarning, match="loads what it holds as it is"):
             result = store.load(held, cmodule.compile_flags())
@@ -227,7 +232,7 @@ def test_a_read_only_cache_serves_what_it_holds(tmp_path, monkeypatch):
         fresh = store.load(module_source(12), cmodule.compile_flags())
         assert fresh.module.Program == 12 and not fresh.cache_hit
         assert not str(fresh.module.__file__).startswith(str(compiledir))
-    assert sorted(os.listdir(os.path.dirname(build_in(compiledir, held)[1]))) == before
+    assert sorted(os.listdir(entry)) == before
 
 
 def test_a_truncated_library_with_a_matching_record_is_rebuilt_not_loaded(tmp_path):
@@ -256,7 +261,10 @@ def test_a_truncated_library_with_a_matching_record_is_rebuilt_not_loaded(tmp_pa
                             timeout=300)
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == "11"
-    check_shared_library(library)  # rebuilt whole
+    rebuilt = store.valid_product(os.path.dirname(library), os.path.basename(
+        os.path.dirname(library)))
+    assert rebuilt != library and not os.path.exists(library)  # a new path
+    check_shared_library(rebuilt)  # whole
 
 
 def test_what_is_not_an_elf_library_is_refused(tmp_path):
@@ -264,3 +272,18 @@ def test_what_is_not_an_elf_library_is_refused(tmp_path):
     path.write_bytes(b"#!/bin/sh\n")
     with pytest.raises(ImportError, match="not a 64-bit ELF"):
         check_shared_library(str(path))
+
+
+def test_a_rebuilt_module_is_loaded_from_a_new_path(tmp_path, monkeypatch):
+    """A process never loads one path twice: glibc would hand back the library it mapped
+    from that path before, and Python the module it made from it. So a module rebuilt in the
+    process that loaded it (its entry was damaged meanwhile) comes from a new file, and the
+    old one is removed."""
+    compiledir = tmp_path / "cache"
+    source = module_source(13)
+    first = load_in(compiledir, source)
+    os.unlink(os.path.join(os.path.dirname(first.__file__), "meta.json"))
+    monkeypatch.setattr(store, "_loaded", {})
+    again = load_in(compiledir, source)
+    assert again.__file__ != first.__file__ and not os.path.exists(first.__file__)
+    assert again.Program == 13 and again is not first
