@@ -474,7 +474,8 @@ def _write_meta(directory: str, key: str, inputs: dict, source_name: str, source
 
 
 def _compile(source: str, flags: tuple[str, ...], directory: str, key: str, inputs: dict,
-             source_name: str, extra_arguments: tuple[str, ...] = ()) -> None:
+             source_name: str, extra_arguments: tuple[str, ...] = ()) -> str:
+    """Compile the entry's product, write its metadata; returns the product's path."""
     kind = inputs["kind"]
     if kind == "module":
         source = _named_module_source(source, key)
@@ -496,6 +497,7 @@ def _compile(source: str, flags: tuple[str, ...], directory: str, key: str, inpu
     _write_meta(directory, key, inputs, source_name, source, product)
     if kind == "module":
         _remove_other_libraries(directory, key, product)
+    return product
 
 
 def _build_entry(source: str, flags: tuple[str, ...], kind: str, source_name: str,
@@ -514,8 +516,9 @@ def _build_entry(source: str, flags: tuple[str, ...], kind: str, source_name: st
         product = valid_product(directory, key, inputs)
         if product is not None:
             return key, product, False
-        _compile(source, flags, directory, key, inputs, source_name, extra_arguments)
-    return key, valid_product(directory, key, inputs) or "", True
+        product = _compile(source, flags, directory, key, inputs, source_name,
+                           extra_arguments)
+    return key, product, True
 
 
 def _header_kind() -> str:

@@ -557,17 +557,14 @@ class Function:
                 args = self._unshare_destroyed(args)
         elif self._check_trusted:
             self._check_trusted_inputs(args)
-        if self._pending is not None:
-            # One call at a time while the interim VM runs, and the switch between two.
+        if self._pending is not None or self._free_after_call:
+            # No other thread's call between this one and its free(), nor across a switch
+            # from the interim VM (one call at a time while it runs).
             with self._gc_lock:
                 self._switch_if_built()
                 outputs = self._vm.call(args)
                 if self._free_after_call:
                     self.free()
-        elif self._free_after_call:
-            with self._gc_lock:  # no other thread's call between this one and its free()
-                outputs = self._vm.call(args)
-                self.free()
         else:
             outputs = self._vm.call(args)
         if self._output_keys is not None:

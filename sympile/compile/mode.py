@@ -224,6 +224,7 @@ def c_backend(fgraph: FunctionGraph, input_storage: list[list[Any]], profile: bo
 def _has_c_code(fgraph: FunctionGraph) -> bool:
     return any(has_c_code(node) for node in fgraph.apply_nodes)
 
+
 BACKENDS: dict[str, Callable[..., Any]] = {"python": PythonVM, "c": c_backend}
 
 PREDEFINED_MODES: dict[str, Mode] = {
