@@ -130,21 +130,30 @@ def _lazy_branch_nodes(fgraph: FunctionGraph) -> set[Apply]:
 
 def _commits(fgraph: FunctionGraph, shared: set[int]) -> list[Apply]:
     """The nodes that overwrite a shared variable's storage (or a view of it), in order."""
+    if not shared:
+        return []
+    roots: dict[Variable, Variable] = {}
     return [node for node in fgraph.toposort() if node.op.destroy_map and any(
-        id(_root(node.inputs[index])) in shared
+        id(_root(node.inputs[index], roots)) in shared
         for indices in node.op.destroy_map.values() for index in indices)]
 
 
-def _root(variable: Variable) -> Variable:
+def _root(variable: Variable, known: dict[Variable, Variable]) -> Variable:
     """The variable whose memory `variable` is: followed back through views and inplace
-    results."""
-    while variable.owner is not None:
+    results. `known` remembers the roots found, so that a long chain of views and inplace
+    results is walked once."""
+    path = []
+    while variable not in known and variable.owner is not None:
         op = variable.owner.op
         source = (op.view_map.get(variable.index) or op.destroy_map.get(variable.index))
         if not source:
             break
+        path.append(variable)
         variable = variable.owner.inputs[source[0]]
-    return variable
+    root = known.get(variable, variable)
+    for step in path:
+        known[step] = root
+    return root
 
 
 def _depending_on(fgraph: FunctionGraph, nodes: list[Apply],

@@ -206,13 +206,15 @@ class FunctionGraph:
             except ValueError:
                 raise ValueError(f"FunctionGraph: {client} is not a client of {variable}") \
                     from None
-            if clients or variable in self.inputs:
+            if clients:
                 continue
             node = variable.owner
             if node is None:
-                # A constant nobody uses any more (inputs were kept above).
-                self.variables.discard(variable)
-                del self.clients[variable]
+                # A constant nobody uses any more; an ownerless variable that is not a
+                # constant is an input, which stays.
+                if isinstance(variable, Constant):
+                    self.variables.discard(variable)
+                    del self.clients[variable]
                 continue
             if node not in self.apply_nodes or any(self.clients[o] for o in node.outputs):
                 continue

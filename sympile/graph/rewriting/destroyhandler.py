@@ -21,6 +21,15 @@ The handler accepts a graph only if, for every destroyed input of every node N:
 validate() raises InconsistencyError naming the node and the reason, so FunctionGraph
 rolls back a replace that would break a rule. may_destroy(node, index) answers the same
 question for a node before it is made inplace, without the cycle check.
+
+Validation is incremental, so that compiling grows about linearly with the graph (a pass
+such as the inplace one validates once per node it changes). The handler keeps each
+destroyer's readers and a topological position for every node, the order of the graph as
+last validated. A change marks the bases of the variables whose uses it changed; the next
+validation recomputes only the destroyers of the families of those bases, places the new
+nodes between what they read and what reads them, and checks only the new data edges and
+the recomputed orderings against the positions. Positions that hold prove the graph
+acyclic; when one does not, a full topological sort with every ordering decides.
 """
 
 from __future__ import annotations
@@ -38,16 +47,42 @@ class DestroyHandler(Feature):
     """Vets every change of the graph it is attached to (see the module docstring) and orders
     the readers of a destroyed value before its destroyer.
 
-    mutable_inputs: inputs of the graph that nodes may overwrite. Attaching sets
-    `fgraph.destroy_handler` to the handler.
+    mutable_inputs: inputs of the graph that nodes may overwrite (a list; assign a new one
+    to change them). Attaching sets `fgraph.destroy_handler` to the handler.
     """
 
     def __init__(self, mutable_inputs: Iterable[Variable] = ()):
-        self.mutable_inputs: list[Variable] = list(mutable_inputs)
         self.fgraph: FunctionGraph | None = None
         self.destroyers: set[Apply] = set()
-        # The orderings of the graph as it was last analysed; None after any change.
-        self._orderings: dict[Apply, list[Apply]] | None = None
+        self._forget()
+        self.mutable_inputs = list(mutable_inputs)
+
+    @property
+    def mutable_inputs(self) -> list[Variable]:
+        return list(self._mutable_inputs)
+
+    @mutable_inputs.setter
+    def mutable_inputs(self, variables: Iterable[Variable]) -> None:
+        self._mutable_inputs = list(variables)
+        self._mutable = set(self._mutable_inputs)
+        self._records_stale = True
+
+    def _forget(self) -> None:
+        """Drop every incremental record: the next query analyses the whole graph."""
+        # {destroyer: the other readers of what it overwrites}, for those that have some.
+        self._readers: dict[Apply, list[Apply]] = {}
+        self._records_stale = True
+        # Bases whose family changed since the readers were last brought up to date, and
+        # destroyers not analysed yet (ordered sets, so that errors are deterministic).
+        self._dirty_bases: dict[Variable, None] = {}
+        self._pending: dict[Apply, None] = {}
+        # Destroyers analysed since the positions last proved the graph acyclic.
+        self._unchecked: dict[Apply, None] = {}
+        # A topological position of each node as last validated, None before the first
+        # validation; the nodes imported and those whose inputs changed since.
+        self._position: dict[Apply, float] | None = None
+        self._new: dict[Apply, None] = {}
+        self._touched: dict[Apply, None] = {}
 
     # -- feature callbacks ------------------------------------------------------------------
     def on_attach(self, fgraph: FunctionGraph) -> None:
@@ -58,48 +93,158 @@ class DestroyHandler(Feature):
         self.fgraph = fgraph
         fgraph.destroy_handler = self
         self.destroyers = {node for node in fgraph.apply_nodes if node.op.destroy_map}
-        self._orderings = None
+        self._forget()
 
     def on_detach(self, fgraph: FunctionGraph) -> None:
         fgraph.destroy_handler = None
         self.fgraph = None
         self.destroyers = set()
-        self._orderings = None
+        self._forget()
 
     def on_import(self, fgraph: FunctionGraph, node: Apply, reason: str | None) -> None:
         if node.op.destroy_map:
             self.destroyers.add(node)
-        self._orderings = None
+            self._pending[node] = None
+        self._mark(node.inputs)
+        if self._position is not None:
+            self._new[node] = None
 
     def on_prune(self, fgraph: FunctionGraph, node: Apply, reason: str | None) -> None:
         self.destroyers.discard(node)
-        self._orderings = None
+        for record in (self._readers, self._pending, self._unchecked, self._new,
+                       self._touched):
+            record.pop(node, None)
+        if self._position is not None:
+            self._position.pop(node, None)
+        self._mark(node.inputs)
 
     def on_change_input(self, fgraph: FunctionGraph, node: Any, index: int, old: Variable,
                         new: Variable, reason: str | None) -> None:
-        self._orderings = None
+        self._mark((old, new))
+        if isinstance(node, Apply):
+            if node.op.destroy_map:
+                self._pending[node] = None
+            if self._position is not None:
+                self._touched[node] = None
 
+    def _mark(self, variables: Iterable[Variable]) -> None:
+        """The uses of `variables` changed: the destroyers of their families need a look."""
+        if self._records_stale:
+            return
+        for variable in variables:
+            for base in _bases(variable):
+                self._dirty_bases[base] = None
+
+    # -- validation -------------------------------------------------------------------------
     def validate(self, fgraph: FunctionGraph) -> None:
         """InconsistencyError unless the graph keeps every rule of the module docstring."""
-        orderings = self.orderings(fgraph)
-        if not orderings:
+        if not self.destroyers:
+            self._forget()
+            self._records_stale = False
             return
-        try:
-            io_toposort(fgraph.inputs, fgraph.outputs, orderings)
-        except ValueError:
-            self._orderings = None
-            raise InconsistencyError(
-                "DestroyHandler: a node overwrites a value that a node depending on it still "
-                "reads (the readers cannot all run before it)") from None
+        self._refresh()
+        if self._position is None or not self._positions_hold():
+            self._sort_all(fgraph)
+        self._unchecked.clear()
+        self._new.clear()
+        self._touched.clear()
 
     def orderings(self, fgraph: FunctionGraph) -> dict[Apply, list[Apply]]:
         """{destroyer: the other readers of what it destroys}; InconsistencyError if a
         destroyed value is protected, an output, or destroyed twice."""
         if not self.destroyers:
             return {}
-        if self._orderings is None:
-            self._orderings = _Analysis(fgraph, self.mutable_inputs).orderings()
-        return self._orderings
+        self._refresh()
+        return dict(self._readers)
+
+    def _refresh(self) -> None:
+        """Bring the readers of every destroyer up to date, analysing only those the changes
+        since the last refresh may concern (every destroyer after attaching or an error)."""
+        fgraph = self._attached("validate")
+        if self._records_stale:
+            targets = dict.fromkeys(node for node in io_toposort(fgraph.inputs, fgraph.outputs)
+                                    if node in self.destroyers)
+            self._readers = {}
+        else:
+            targets = dict(self._pending)
+            for base in self._dirty_bases:
+                for variable in _family(fgraph, base):
+                    for client, position in fgraph.clients.get(variable, ()):
+                        if isinstance(client, Apply) and position in _destroyed_indexes(client):
+                            targets[client] = None
+        try:
+            for node in targets:
+                if node not in self.destroyers:
+                    continue
+                readers: list[Apply] = []
+                for index in _destroyed_indexes(node):
+                    for reader in _check_target(fgraph, self._mutable, node, index):
+                        if reader not in readers:
+                            readers.append(reader)
+                if readers:
+                    self._readers[node] = readers
+                else:
+                    self._readers.pop(node, None)
+                self._unchecked[node] = None
+        except InconsistencyError:
+            # Analysed again from scratch next time: the graph is about to be rolled back.
+            self._records_stale = True
+            self._dirty_bases.clear()
+            self._pending.clear()
+            raise
+        self._records_stale = False
+        self._dirty_bases.clear()
+        self._pending.clear()
+
+    def _positions_hold(self) -> bool:
+        """Place the new nodes and check every edge a change since the last validation may
+        have added; True proves the graph (with its orderings) acyclic."""
+        fgraph = self.fgraph
+        position = self._position
+        new = [node for node in _toposort_among(self._new) if node in fgraph.apply_nodes]
+        # The latest each new node may sit: before its clients, old ones and new ones.
+        latest: dict[Apply, float] = {}
+        for node in reversed(new):
+            bound = float("inf")
+            for output in node.outputs:
+                for client, _ in fgraph.clients.get(output, ()):
+                    if isinstance(client, Apply):
+                        bound = min(bound, latest[client] if client in latest
+                                    else position.get(client, float("-inf")))
+            latest[node] = bound
+        for node in new:
+            earliest = max((position.get(variable.owner, float("inf"))
+                            for variable in node.inputs if variable.owner is not None),
+                           default=float("-inf"))
+            place = _between(earliest, latest[node])
+            if place is None:
+                return False
+            position[node] = place
+        for node in self._touched:
+            place = position.get(node)
+            if place is None or any(
+                    variable.owner is not None
+                    and not position.get(variable.owner, float("inf")) < place
+                    for variable in node.inputs):
+                return False
+        for node in self._unchecked:
+            place = position[node]
+            if any(not position.get(reader, float("inf")) < place
+                   for reader in self._readers.get(node, ())):
+                return False
+        return True
+
+    def _sort_all(self, fgraph: FunctionGraph) -> None:
+        """Positions from a topological sort of the whole graph with every ordering;
+        InconsistencyError if the orderings make a cycle."""
+        try:
+            order = io_toposort(fgraph.inputs, fgraph.outputs, self._readers)
+        except ValueError:
+            # The rollback removes the new nodes; the old positions stay right for the rest.
+            raise InconsistencyError(
+                "DestroyHandler: a node overwrites a value that a node depending on it still "
+                "reads (the readers cannot all run before it)") from None
+        self._position = {node: float(index) for index, node in enumerate(order)}
 
     # -- queries ----------------------------------------------------------------------------
     def may_destroy(self, node: Apply, index: int) -> bool:
@@ -108,31 +253,19 @@ class DestroyHandler(Feature):
         fgraph = self._attached("may_destroy")
         if not 0 <= index < len(node.inputs):
             raise ValueError(f"DestroyHandler.may_destroy: {node} has no input {index}")
-        analysis = _Analysis(fgraph, self.mutable_inputs)
         try:
-            analysis.check_target(node, index, node.inputs[index], {})
+            _check_target(fgraph, self._mutable, node, index)
         except InconsistencyError:
             return False
-        # Another node destroying the same memory.
-        for other in self.destroyers:
-            if other is node:
-                continue
-            for other_index in _destroyed_indexes(other):
-                if analysis.bases(other.inputs[other_index]) & analysis.bases(
-                        node.inputs[index]):
-                    return False
         return True
 
     def destroyed_inputs(self) -> list[Variable]:
         """The graph inputs whose memory some node overwrites, in input order."""
         fgraph = self._attached("destroyed_inputs")
-        if not self.destroyers:
-            return []
-        analysis = _Analysis(fgraph, self.mutable_inputs)
         destroyed: set[Variable] = set()
         for node in self.destroyers:
             for index in _destroyed_indexes(node):
-                destroyed |= analysis.bases(node.inputs[index])
+                destroyed.update(_bases(node.inputs[index]))
         return [variable for variable in fgraph.inputs if variable in destroyed]
 
     def _attached(self, method: str) -> FunctionGraph:
@@ -154,107 +287,103 @@ def _destroyed_indexes(node: Apply) -> list[int]:
     return [index for indexes in node.op.destroy_map.values() for index in indexes]
 
 
-class _Analysis:
-    """The views of one state of a graph, and the rules checked on it."""
+def _bases(variable: Variable) -> list[Variable]:
+    """The variables owning the memory `variable` may share (itself if not a view), in the
+    order a walk up the view_map edges meets them."""
+    result: list[Variable] = []
+    pending = [variable]
+    seen: set[Variable] = set()
+    while pending:
+        current = pending.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        owner = current.owner
+        viewed = owner.op.view_map.get(owner.outputs.index(current)) if owner is not None \
+            else None
+        if viewed:
+            pending.extend(owner.inputs[index] for index in reversed(viewed))
+        else:
+            result.append(current)
+    return result
 
-    def __init__(self, fgraph: FunctionGraph, mutable_inputs: Iterable[Variable]):
-        self.fgraph = fgraph
-        self.mutable = set(mutable_inputs)
-        self.view_of: dict[Variable, list[Variable]] = {}
-        self.viewers: dict[Variable, list[Variable]] = {}
-        # Deterministic order: the nodes in data order.
-        self.nodes = io_toposort(fgraph.inputs, fgraph.outputs)
-        self._input_index = {variable: index for index, variable in enumerate(fgraph.inputs)}
-        self._node_index = {node: index for index, node in enumerate(self.nodes)}
-        for node in self.nodes:
-            for output_index, input_indexes in node.op.view_map.items():
-                output = node.outputs[output_index]
-                for input_index in input_indexes:
-                    viewed = node.inputs[input_index]
-                    self.view_of.setdefault(output, []).append(viewed)
-                    self.viewers.setdefault(viewed, []).append(output)
 
-    def bases(self, variable: Variable) -> set[Variable]:
-        """The variables owning the memory `variable` may share (itself if not a view)."""
-        result: set[Variable] = set()
-        pending = [variable]
-        seen: set[Variable] = set()
-        while pending:
-            current = pending.pop()
-            if current in seen:
+def _family(fgraph: FunctionGraph, base: Variable) -> list[Variable]:
+    """`base` and every variable of the graph viewing it, directly or through other views."""
+    result = [base]
+    seen = {base}
+    position = 0
+    while position < len(result):
+        for client, index in fgraph.clients.get(result[position], ()):
+            if not isinstance(client, Apply):
                 continue
-            seen.add(current)
-            viewed = self.view_of.get(current)
-            if viewed:
-                pending.extend(viewed)
-            else:
-                result.add(current)
-        return result
-
-    def family(self, base: Variable) -> list[Variable]:
-        """`base` and every variable viewing it, directly or through other views."""
-        result = [base]
-        seen = {base}
-        position = 0
-        while position < len(result):
-            for viewer in self.viewers.get(result[position], ()):
-                if viewer not in seen:
+            for output_index, viewed in client.op.view_map.items():
+                viewer = client.outputs[output_index]
+                if index in viewed and viewer not in seen:
                     seen.add(viewer)
                     result.append(viewer)
-            position += 1
-        return result
+        position += 1
+    return result
 
-    def check_target(self, node: Apply, index: int, target: Variable,
-                     destroyed_by: dict[Variable, tuple[Apply, int]]) -> list[Apply]:
-        """The other readers of what `node` overwrites through input `index` (`target`);
-        InconsistencyError if a rule forbids it. destroyed_by maps each base seen so far to
-        its destroyer, and gets target's bases."""
-        readers: list[Apply] = []
-        for base in sorted(self.bases(target), key=self._position):
-            what = f"{node.op} overwrites input {index} ({target})"
-            if isinstance(base, Constant):
-                raise InconsistencyError(f"DestroyHandler: {what}, the memory of constant "
-                                         f"{base}")
-            if base.owner is None and base not in self.mutable:
-                raise InconsistencyError(f"DestroyHandler: {what}, the memory of graph input "
-                                         f"{base}, which the caller owns")
-            previous = destroyed_by.setdefault(base, (node, index))
-            if previous != (node, index):
-                raise InconsistencyError(f"DestroyHandler: {what}, whose memory "
-                                         f"{previous[0].op} overwrites too")
-            for variable in self.family(base):
-                for client, position in self.fgraph.clients.get(variable, ()):
-                    if isinstance(client, str) and client == OUTPUT:
-                        raise InconsistencyError(f"DestroyHandler: {what}, which graph output "
-                                                 f"{position} ({variable}) returns")
-                    if client is node:
-                        if variable is target and position == index:
-                            continue
-                        raise InconsistencyError(f"DestroyHandler: {what} while reading the "
-                                                 f"same memory through input {position}")
-                    if client not in readers:
-                        readers.append(client)
-        return readers
 
-    def orderings(self) -> dict[Apply, list[Apply]]:
-        """{destroyer: readers to run first}, checking every rule but the ordering one."""
-        destroyed_by: dict[Variable, tuple[Apply, int]] = {}
-        result: dict[Apply, list[Apply]] = {}
-        for node in self.nodes:
-            if not node.op.destroy_map:
+def _check_target(fgraph: FunctionGraph, mutable: set[Variable], node: Apply,
+                  index: int) -> list[Apply]:
+    """The other readers of what `node` overwrites through its input `index`;
+    InconsistencyError if a rule of the module docstring forbids it."""
+    target = node.inputs[index]
+    what = f"{node.op} overwrites input {index} ({target})"
+    readers: list[Apply] = []
+    for base in _bases(target):
+        if isinstance(base, Constant):
+            raise InconsistencyError(f"DestroyHandler: {what}, the memory of constant {base}")
+        if base.owner is None and base not in mutable:
+            raise InconsistencyError(f"DestroyHandler: {what}, the memory of graph input "
+                                     f"{base}, which the caller owns")
+        for variable in _family(fgraph, base):
+            for client, position in fgraph.clients.get(variable, ()):
+                if isinstance(client, str) and client == OUTPUT:
+                    raise InconsistencyError(f"DestroyHandler: {what}, which graph output "
+                                             f"{position} ({variable}) returns")
+                if client is node:
+                    if variable is target and position == index:
+                        continue
+                    raise InconsistencyError(f"DestroyHandler: {what} while reading the "
+                                             f"same memory through input {position}")
+                if position in _destroyed_indexes(client):
+                    raise InconsistencyError(f"DestroyHandler: {what}, whose memory "
+                                             f"{client.op} overwrites too")
+                if client not in readers:
+                    readers.append(client)
+    return readers
+
+
+def _toposort_among(nodes: dict[Apply, None]) -> list[Apply]:
+    """`nodes` ordered so that each comes after those of them it reads."""
+    order: list[Apply] = []
+    done: set[Apply] = set()
+    for start in nodes:
+        stack = [(start, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if expanded:
+                order.append(node)
                 continue
-            readers: list[Apply] = []
-            for index in _destroyed_indexes(node):
-                for reader in self.check_target(node, index, node.inputs[index],
-                                                destroyed_by):
-                    if reader not in readers:
-                        readers.append(reader)
-            if readers:
-                result[node] = readers
-        return result
+            if node in done:
+                continue
+            done.add(node)
+            stack.append((node, True))
+            stack.extend((variable.owner, False) for variable in reversed(node.inputs)
+                         if variable.owner in nodes and variable.owner not in done)
+    return order
 
-    def _position(self, variable: Variable) -> tuple[int, int]:
-        """A deterministic sort key: graph inputs first, in order, then by first use."""
-        if variable in self._input_index:
-            return (0, self._input_index[variable])
-        return (1, self._node_index.get(variable.owner, 0))
+
+def _between(low: float, high: float) -> float | None:
+    """A number strictly between low and high (either may be infinite), None if none is
+    representable."""
+    if low == float("-inf"):
+        place = 0.0 if high == float("inf") else high - 1.0
+    elif high == float("inf"):
+        place = low + 1.0
+    else:
+        place = low + (high - low) / 2
+    return place if low < place < high else None

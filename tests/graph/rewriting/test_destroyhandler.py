@@ -6,9 +6,11 @@ rollback of a replace it vetoes."""
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import sympile.tensor as T
-from sympile.graph.basic import Constant
+from sympile.graph.basic import Constant, io_toposort
 from sympile.graph.fgraph import FunctionGraph, InconsistencyError
 from sympile.graph.rewriting.destroyhandler import DestroyHandler, destroy_handler_of
 from sympile.scalar import basic as scalar
@@ -195,3 +197,104 @@ def test_may_destroy_rejects_a_bad_index_and_an_unattached_handler():
         handler.may_destroy(output.owner, 3)
     with pytest.raises(ValueError, match="not attached"):
         DestroyHandler().may_destroy(output.owner, 0)
+
+
+# -- incremental validation ---------------------------------------------------------------
+
+class _FullAnalysis(DestroyHandler):
+    """The reference: analyses the whole graph at every validation."""
+
+    def validate(self, fgraph):
+        self._forget()
+        super().validate(fgraph)
+
+
+def _build(recipe, handler_class):
+    """A graph over x (mutable) and y (protected) from `recipe`: (op, first, second) steps
+    applying exp, add or a reversing view to earlier variables; its outputs are the last
+    variable and, when the recipe says so, one more."""
+    x, y = T.dvector("x"), T.dvector("y")
+    variables = [x, y]
+    for kind, first, second in recipe["steps"]:
+        a, b = variables[first % len(variables)], variables[second % len(variables)]
+        variables.append(T.exp(a) if kind == 0 else a + b if kind == 1 else a[::-1])
+    outputs = [variables[-1]]
+    extra = variables[recipe["extra"] % len(variables)]
+    if recipe["extra"] % 3 == 0 and extra.owner is not None and extra is not outputs[0]:
+        outputs.append(extra)
+    fgraph = FunctionGraph([x, y], outputs, clone=False)
+    fgraph.attach_feature(handler_class([x]))
+    return fgraph
+
+
+def _try_inplace(fgraph, node_index, input_index):
+    """Make the node_index-th elementwise node (data order) overwrite one of its inputs;
+    whether the graph accepted it (None: no such change to try)."""
+    nodes = [node for node in io_toposort(fgraph.inputs, fgraph.outputs)
+             if isinstance(node.op, Elemwise) and not node.op.inplace_pattern]
+    if not nodes:
+        return None
+    node = nodes[node_index % len(nodes)]
+    index = input_index % len(node.inputs)
+    candidate = Elemwise(node.op.scalar_op, ((0, index),))(*node.inputs)
+    try:
+        fgraph.replace(node.outputs[0], candidate)
+    except InconsistencyError:
+        return False
+    return True
+
+
+def _orderings_by_position(fgraph, handler):
+    position = {node: index for index, node in enumerate(io_toposort(fgraph.inputs,
+                                                                     fgraph.outputs))}
+    return {position[node]: sorted(position[reader] for reader in readers)
+            for node, readers in handler.orderings(fgraph).items()}
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.fixed_dictionaries({
+    "steps": st.lists(st.tuples(st.integers(0, 2), st.integers(0, 30), st.integers(0, 30)),
+                      min_size=1, max_size=14),
+    "extra": st.integers(0, 30),
+    "changes": st.lists(st.tuples(st.integers(0, 30), st.integers(0, 1)), max_size=12)}))
+def test_incremental_validation_decides_as_a_full_analysis(recipe):
+    fgraph = _build(recipe, DestroyHandler)
+    reference_graph = _build(recipe, _FullAnalysis)
+    for node_index, input_index in recipe["changes"]:
+        accepted = _try_inplace(fgraph, node_index, input_index)
+        assert accepted == _try_inplace(reference_graph, node_index, input_index)
+        assert _orderings_by_position(fgraph, fgraph.destroy_handler) == \
+            _orderings_by_position(reference_graph, reference_graph.destroy_handler)
+        order = fgraph.toposort()
+        for node, readers in fgraph.destroy_handler.orderings(fgraph).items():
+            assert all(order.index(reader) < order.index(node) for reader in readers)
+    fgraph.check_integrity()
+
+
+def test_a_long_chain_made_inplace_is_sorted_whole_a_bounded_number_of_times(monkeypatch):
+    """Each change is validated against the kept positions: the inplace pass over a chain
+    of n nodes does not sort the whole graph once per node (quadratic compile time)."""
+    from sympile.graph.rewriting import destroyhandler
+    from sympile.tensor.rewriting.inplace import InplaceElemwiseRewriter
+
+    x = T.dvector("x")
+    y = x
+    for step in range(400):
+        y = T.exp(y)[::-1] if step % 2 else T.sin(y)
+    fgraph = FunctionGraph([x], [y])
+    fgraph.attach_feature(DestroyHandler())
+    whole_sorts = []
+    sort = destroyhandler.io_toposort
+
+    def counting(inputs, outputs, orderings=None):
+        order = sort(inputs, outputs, orderings)
+        if len(order) > 300:
+            whole_sorts.append(len(order))
+        return order
+
+    monkeypatch.setattr(destroyhandler, "io_toposort", counting)
+    InplaceElemwiseRewriter().apply(fgraph)
+    made_inplace = [node for node in fgraph.apply_nodes
+                    if isinstance(node.op, Elemwise) and node.op.inplace_pattern]
+    assert len(made_inplace) == 399  # all but the first, whose input x is protected
+    assert len(whole_sorts) <= 3
