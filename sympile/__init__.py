@@ -10,13 +10,19 @@
     g([1.0, 2.0])  # array([2., 4.])
 """
 
+import scipy.sparse
+
 # sympile.sparse registers its shared constructor: sympile.shared(a scipy.sparse matrix);
-# sympile.gpu its placement rewrite and the device shared constructor.
+# sympile.gpu its placement rewrite and the device shared constructor. gof and scan_module
+# are Theano's theano.gof and theano.scan_module, attributes after `import theano` as
+# Theano's __init__ made them.
 from sympile import (  # noqa: F401
+    gof,
     gpu,
     gradient,
     printing,
     sandbox,
+    scan_module,
     sparse,
     tensor,
 )
@@ -41,7 +47,8 @@ from sympile.graph.basic import clone_replace
 from sympile.graph.fgraph import MissingInputError  # noqa: F401
 from sympile.ifelse import ifelse  # noqa: F401
 from sympile.misc import pkl_utils  # noqa: F401 - theano.misc.pkl_utils
-from sympile.printing import debugprint, pp  # noqa: F401
+from sympile.misc.safe_asarray import asarray_of_dtype as _asarray  # noqa: F401 - Theano's
+from sympile.printing import debugprint, pp, pprint  # noqa: F401
 from sympile.sandbox import rng_mrg  # noqa: F401
 from sympile.scan import (  # noqa: F401
     foldl,
@@ -53,10 +60,11 @@ from sympile.scan import (  # noqa: F401
     until,
 )
 from sympile.scan.derivatives import hessian, jacobian
+from sympile.sparse.type import is_sparse
 
-# Imported so that Theano's T.shared_randomstreams, T.signal and sandbox.rng_mrg, and
+# Imported so that Theano's T.opt, T.shared_randomstreams, T.signal and sandbox.rng_mrg, and
 # PyTensor's tensor.random, are attributes once sympile is imported.
-from sympile.tensor import random, shared_randomstreams, signal  # noqa: F401
+from sympile.tensor import opt, random, shared_randomstreams, signal  # noqa: F401
 
 
 def clone(output, replace=None, strict=True, share_inputs=True):
@@ -89,5 +97,13 @@ del _name, _function
 
 # theano.change_flags (Theano's module-level name of config.change_flags).
 change_flags = config.change_flags
+
+
+def dot(l, r):  # noqa: E741 - Theano's parameter names
+    """Theano's theano.dot: the product of l and r, sparse.dot when either is sparse (a
+    sparse variable or a scipy.sparse matrix), else tensor.dot."""
+    if any(is_sparse(x) or scipy.sparse.issparse(x) for x in (l, r)):
+        return sparse.dot(l, r)
+    return tensor.dot(l, r)
 
 __version__ = "0.1.0"

@@ -238,6 +238,11 @@ PREDEFINED_MODES: dict[str, Mode] = {
 
 
 
+def get_default_mode() -> Mode:
+    """Theano's get_default_mode: the Mode config.mode names."""
+    return get_mode(None)
+
+
 def get_mode(mode: str | Mode | None) -> Mode:
     """The Mode for `mode` (a Mode, a predefined name, or None for config.mode)."""
     if mode is None:

@@ -1,4 +1,6 @@
-"""as_op: a Python function as an Op (Theano's theano.compile.ops.as_op).
+"""as_op: a Python function as an Op (Theano's theano.compile.ops.as_op); DeepCopyOp, the
+copy Theano's function() put on an output that was an input; ViewOp, the identity that
+libraries subclass to change only a gradient (Theano's consider_constant idiom).
 
     @as_op(itypes=[T.dmatrix], otypes=[T.dvector])
     def row_medians(m):
@@ -15,17 +17,20 @@ rewrites avoid running it to learn the output shapes.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sympile.graph.basic import Apply
+import numpy as np
+
+from sympile.graph.basic import Apply, Variable
 from sympile.graph.gradient_types import grad_not_implemented
 from sympile.graph.op import Op
 from sympile.graph.type import Type
 from sympile.tensor.type import TensorType
 from sympile.tensor.variable import as_tensor_variable
 
-__all__ = ["FromFunctionOp", "as_op"]
+__all__ = ["DeepCopyOp", "FromFunctionOp", "ViewOp", "as_op", "deep_copy_op", "view_op"]
 
 
 class FromFunctionOp(Op):
@@ -101,3 +106,57 @@ def as_op(itypes: Sequence[Type], otypes: Sequence[Type],
             raise TypeError(f"as_op: expected a function to decorate, got {function!r}")
         return FromFunctionOp(function, itypes, otypes, infer_shape)
     return decorate
+
+
+class DeepCopyOp(Op):
+    """Theano's DeepCopyOp: a copy of its input that shares no memory with it (an array's
+    data copied, any other value deep-copied). Its gradient and R_op pass through."""
+
+    def make_node(self, x: Any) -> Apply:
+        if not isinstance(x, Variable):
+            x = as_tensor_variable(x, op=self, argument="x")
+        return Apply(self, [x], [x.type()])
+
+    def perform(self, node, inputs, output_storage):
+        value = inputs[0]
+        output_storage[0][0] = value.copy() if isinstance(value, np.ndarray) \
+            else copy.deepcopy(value)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [input_shapes[0]]
+
+    def L_op(self, inputs, outputs, output_grads):
+        return list(output_grads)
+
+    def R_op(self, inputs, eval_points):
+        return list(eval_points)
+
+
+deep_copy_op = DeepCopyOp()
+
+
+class ViewOp(Op):
+    """Theano's ViewOp: its output is its input itself (a view), and gradients pass through.
+    Subclasses override grad (or L_op) to change only the gradient."""
+
+    view_map = {0: [0]}
+
+    def make_node(self, x: Any) -> Apply:
+        if not isinstance(x, Variable):
+            x = as_tensor_variable(x, op=self, argument="x")
+        return Apply(self, [x], [x.type()])
+
+    def perform(self, node, inputs, output_storage):
+        output_storage[0][0] = inputs[0]
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [input_shapes[0]]
+
+    def grad(self, inputs, output_grads):
+        return list(output_grads)
+
+    def R_op(self, inputs, eval_points):
+        return list(eval_points)
+
+
+view_op = ViewOp()

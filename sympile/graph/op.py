@@ -4,6 +4,7 @@ The Op contract)."""
 from __future__ import annotations
 
 import copy
+import inspect
 import warnings
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
@@ -29,7 +30,21 @@ class Op:
       c_code(node, names)                    C implementation, or None to call perform()
       destroy_map / view_map                 {output index: [input index]} for inplace and views
       default_output                         the output index that calling the op returns
+
+    Theano's forms of the contract work too: grad(inputs, output_grads) serves as L_op where
+    L_op is not defined, and infer_shape(node, input_shapes) without the fgraph.
     """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        infer_shape = cls.__dict__.get("infer_shape")
+        if infer_shape is not None and _positional_count(infer_shape) == 3:
+            # Theano's infer_shape(self, node, input_shapes).
+            def with_fgraph(self, fgraph, node, input_shapes, _theano=infer_shape):
+                return _theano(self, node, input_shapes)
+
+            with_fgraph.__doc__ = infer_shape.__doc__
+            cls.infer_shape = with_fgraph
 
     __props__: tuple[str, ...] = ()
     default_output: int | None = None
@@ -117,7 +132,11 @@ class Op:
 
     def L_op(self, inputs: Sequence[Variable], outputs: Sequence[Variable],
              output_grads: Sequence[Variable]) -> list[Variable]:
-        raise MethodNotDefined(f"{type(self).__name__}.L_op")
+        grad = getattr(self, "grad", None)
+        if grad is None:
+            raise MethodNotDefined(f"{type(self).__name__}.L_op")
+        # Theano's custom ops define grad(inputs, output_grads) instead.
+        return grad(list(inputs), list(output_grads))
 
     def R_op(self, inputs: Sequence[Variable], eval_points: Sequence[Variable]) -> list[Variable]:
         raise MethodNotDefined(f"{type(self).__name__}.R_op")
@@ -129,6 +148,12 @@ class Op:
     def do_constant_folding(self, fgraph: Any, node: Apply) -> bool:
         """Whether the constant-folding rewrite may precompute this node."""
         return True
+
+
+def _positional_count(function: Any) -> int:
+    """How many positional parameters `function` takes (self included)."""
+    return sum(parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD)
+               for parameter in inspect.signature(function).parameters.values())
 
 
 def _is_hashable(value: Any) -> bool:

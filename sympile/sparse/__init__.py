@@ -14,11 +14,12 @@ from sympile.gradient import verify_grad
 from sympile.sparse import basic, methods, rewriting, sharedvar  # noqa: F401 - methods binds the operators
 from sympile.sparse.basic import *  # noqa: F403
 from sympile.sparse.basic import __all__ as _basic_all
-from sympile.sparse.sharedvar import SparseTensorSharedVariable
+from sympile.sparse.sharedvar import SparseTensorSharedVariable, sparse_constructor
 from sympile.sparse.type import (
     SparseConstant,
     SparseTensorType,
     SparseVariable,
+    all_dtypes,
     as_sparse_variable,
     csc_matrix,
     csr_matrix,
@@ -30,6 +31,19 @@ from sympile.tensor.variable import as_tensor_variable
 # Theano's names for the type and for the sparse-or-dense test.
 SparseType = SparseTensorType
 as_sparse = as_sparse_variable
+# Theano's CSR(data, indices, indptr, shape) and CSC(...): a matrix built from its parts.
+CSR = CSM("csr")  # noqa: F405
+CSC = CSM("csc")  # noqa: F405
+
+
+def shared(value: Any, name: str | None = None, strict: bool = False,
+           allow_downcast: bool | None = None, borrow: bool = False,
+           format: str | None = None) -> SparseTensorSharedVariable:
+    """Theano's sparse.shared: a shared variable of the scipy.sparse matrix `value`."""
+    if not scipy.sparse.issparse(value):
+        raise TypeError(f"sparse.shared: expected a scipy.sparse matrix, got "
+                        f"{value.__class__.__name__} (sympile.shared takes dense values)")
+    return sparse_constructor(value, name, strict, allow_downcast, borrow, format)
 
 
 def _is_sparse_variable(x: Any) -> bool:
@@ -73,7 +87,8 @@ def verify_grad_sparse(fun: Callable[..., Any], pt: Sequence[Any], structured: b
 
 
 __all__ = list(_basic_all)
-__all__ += ["SparseConstant", "SparseTensorSharedVariable", "SparseTensorType",
+__all__ += ["CSC", "CSR", "SparseConstant", "SparseTensorSharedVariable", "SparseTensorType",
+            "all_dtypes", "shared",
             "SparseType", "SparseVariable", "as_sparse", "as_sparse_variable", "basic", "rewriting",
             "csc_matrix", "csr_matrix", "matrix", "sharedvar", "sparse_formats",
             "verify_grad_sparse"]

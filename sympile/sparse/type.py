@@ -33,6 +33,11 @@ def _describe(value: Any) -> str:
     return f"{type(value).__name__} {value!r:.60}"
 
 
+# The dtypes of sparse matrices (Theano's sparse.all_dtypes): scipy.sparse's numeric ones.
+all_dtypes = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+              "float32", "float64", "complex64", "complex128")
+
+
 class SparseTensorType(Type):
     """scipy.sparse matrices of `format` ('csr' or 'csc') and `dtype`; always 2-D."""
 
@@ -45,8 +50,10 @@ class SparseTensorType(Type):
                              f"{format!r}")
         self.format = format
         self.dtype = normalize_dtype(dtype)
-        if np.dtype(self.dtype).kind not in "iufc":
-            raise TypeError(f"SparseTensorType: dtype must be numeric, got {self.dtype}")
+        if self.dtype not in all_dtypes:
+            raise TypeError(f"SparseTensorType: dtype must be one of {', '.join(all_dtypes)} "
+                            f"(the numeric dtypes scipy.sparse stores; float16 is not one), "
+                            f"got {self.dtype}")
 
     @property
     def shape(self) -> tuple[None, None]:

@@ -125,6 +125,12 @@ class RewriteDatabase:
                                      len(self._entries), phase)
         return rewriter
 
+    def unregister(self, name: str) -> Any:
+        """Remove the entry `name` (KeyError if there is none); returns its rewriter."""
+        if name not in self._entries:
+            raise KeyError(f"{self.name}.unregister: no rewriter named {name!r}")
+        return self._entries.pop(name).rewriter
+
     def __getitem__(self, name: str) -> Any:
         try:
             return self._entries[name].rewriter

@@ -14,5 +14,11 @@ from sympile.tensor.blas.basic import *  # noqa: F403
 from sympile.tensor.blas.basic import __all__ as _basic_all
 from sympile.tensor.blas.gemm import *  # noqa: F403
 from sympile.tensor.blas.gemm import __all__ as _gemm_all
+from sympile.tensor.inplace import GemmInplace
 
-__all__ = [*_basic_all, *_gemm_all]  # noqa: PLE0604
+# Theano's Gemm instances: into a new array, and written over z (a graph using it compiles
+# with accept_inplace=True).
+gemm_no_inplace = Gemm()  # noqa: F405
+gemm_inplace = GemmInplace()
+
+__all__ = [*_basic_all, *_gemm_all, "gemm_inplace", "gemm_no_inplace"]  # noqa: PLE0604

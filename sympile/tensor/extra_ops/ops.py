@@ -772,7 +772,7 @@ class FillDiagonal(Op):
             if len(known) > 1:
                 raise ValueError(f"{self}: a {a.type.ndim}-d input must have all its lengths "
                                  f"equal, got {a.type}")
-        val = _scalar_of_dtype(val, a.type.dtype, self)
+        val = scalar_of_dtype(val, a.type.dtype, self)
         return Apply(self, [a, val], [a.type()])
 
     def perform(self, node, inputs, output_storage):
@@ -820,7 +820,7 @@ def _main_diagonal(x: Variable) -> Variable:
     return x
 
 
-def _scalar_of_dtype(val: Any, dtype: str, op: Op) -> Variable:
+def scalar_of_dtype(val: Any, dtype: str, op: Op | str) -> Variable:
     """val as a 0-d tensor that converts to `dtype` without loss: a Python scalar takes dtype
     (numpy 2's rule for Python scalars) if its value fits; anything else must cast safely."""
     if is_python_scalar(val):

@@ -95,6 +95,11 @@ def elemwise_lengths(node: Apply) -> list[Any]:
             lengths.append(static)
             continue
         sources = [v for v in node.inputs if v.type.shape[axis] != 1]
+        if not sources:
+            # Every input has length 1 there (a rewrite gave one a more specific type than
+            # the node's output was built for): so has the output.
+            lengths.append(1)
+            continue
         allocated = next((v for v in sources if v.owner is not None
                           and isinstance(v.owner.op, Alloc)), None)
         if allocated is None:

@@ -9,6 +9,10 @@ gradient is the output gradient scattered back through p, and its tangent is the
 gathered by p (PermuteAlongAxis does both). Where x has ties any order of the tied elements
 sorts x; the rules use argsort's stable one (one of the one-sided derivatives there).
 argsort's integer result is piecewise constant: its input is disconnected.
+
+topk, argtopk and topk_and_argtopk (Theano's) pick |kth| positions of the sorted order along
+an axis: the largest first for kth > 0, the smallest first for kth < 0 (kth may be
+symbolic). They are built from sort, argsort and take, so they have their gradients.
 """
 
 from __future__ import annotations
@@ -20,14 +24,18 @@ import numpy as np
 from sympile.graph.basic import Apply, Variable
 from sympile.graph.gradient_types import NonDifferentiable, disconnected_type, is_disconnected
 from sympile.graph.op import Op
+from sympile.tensor.basic.ops import arange
 from sympile.tensor.extra_ops.ops import reshaped_like, static_product
+from sympile.tensor.math import abs as absolute
+from sympile.tensor.math import switch
 from sympile.tensor.shape.ops import declared_like, flatten, normalize_one_axis, product_of_lengths
 from sympile.tensor.sort.permute_c import permute_along_axis_c_code
 from sympile.tensor.sort.sort_c import argsort_c_code, sort_c_code
 from sympile.tensor.type import tensor_type
 from sympile.tensor.variable import as_tensor_variable
 
-__all__ = ["SortOp", "ArgSortOp", "PermuteAlongAxis", "sort", "argsort"]
+__all__ = ["SortOp", "ArgSortOp", "PermuteAlongAxis", "sort", "argsort", "topk", "argtopk",
+           "topk_and_argtopk"]
 
 SORT_KINDS = ("quicksort", "mergesort", "heapsort", "stable")
 
@@ -233,3 +241,48 @@ def argsort(x: Any, axis: int | None = -1, kind: str = "stable") -> Variable:
         if x.type.ndim == 0:
             axis = None
     return ArgSortOp(axis)(x)
+
+
+def _topk_positions(x: Variable, kth: Any, axis: int, function: str) -> tuple[int, Variable]:
+    """(axis, the positions of sort(x, axis) that kth selects): for kth > 0 the last kth in
+    reverse, for kth < 0 the first -kth."""
+    if x.type.ndim == 0:
+        raise ValueError(f"{function}: x must have at least one axis, got a 0-d {x}")
+    axis = normalize_one_axis(axis, x.type.ndim, function)
+    if isinstance(kth, (int, np.integer)):
+        if kth == 0 or abs(kth) > (x.type.shape[axis] or abs(kth)):
+            raise ValueError(f"{function}: kth must be nonzero and at most the length of axis "
+                             f"{axis} ({x.type.shape[axis]}), got {kth}")
+    kth = as_tensor_variable(kth, op=function, argument="kth")
+    if kth.type.ndim != 0 or kth.type.dtype not in ("int8", "int16", "int32", "int64",
+                                                    "uint8", "uint16", "uint32"):
+        raise TypeError(f"{function}: kth must be an integer scalar, got {kth} of type "
+                        f"{kth.type}")
+    length = x.shape[axis]
+    count = arange(absolute(kth), dtype="int64")
+    return axis, switch(kth > 0, length - 1 - count, count)
+
+
+def topk(x: Any, kth: Any, axis: int = -1, sorted: bool = True,
+         idx_dtype: str = "int64") -> Variable:
+    """Theano's topk: the kth largest values of x along `axis`, largest first (kth > 0), or
+    the -kth smallest, smallest first (kth < 0). NaN sorts as the largest, as in numpy.sort.
+    sorted and idx_dtype are Theano's; the values always come in that order."""
+    x = as_tensor_variable(x, op="topk", argument="x")
+    axis, positions = _topk_positions(x, kth, axis, "topk")
+    return sort(x, axis).take(positions, axis=axis)
+
+
+def argtopk(x: Any, kth: Any, axis: int = -1, sorted: bool = True,
+            idx_dtype: str = "int64") -> Variable:
+    """Theano's argtopk: the indices along `axis` of topk's values, in idx_dtype (ties keep
+    the order of their indices, as a stable sort gives them)."""
+    x = as_tensor_variable(x, op="argtopk", argument="x")
+    axis, positions = _topk_positions(x, kth, axis, "argtopk")
+    return argsort(x, axis).take(positions, axis=axis).astype(idx_dtype)
+
+
+def topk_and_argtopk(x: Any, kth: Any, axis: int = -1, sorted: bool = True,
+                     idx_dtype: str = "int64") -> tuple[Variable, Variable]:
+    """Theano's topk_and_argtopk: (topk(...), argtopk(...)) of the same arguments."""
+    return (topk(x, kth, axis, sorted, idx_dtype), argtopk(x, kth, axis, sorted, idx_dtype))

@@ -563,3 +563,13 @@ def test_no_fold_changes_a_value_numpy_gives(backend):
     for got, want in zip(f(values, flags), expected):
         np.testing.assert_array_equal(got, want)
         np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_a_rule_on_a_node_whose_inputs_became_length_one_keeps_length_one():
+    """n - 1 - arange(|1|): constant folding makes arange's result [0], of static length 1,
+    while the subtraction's output was built with an unknown length; x - 0 -> x must then
+    give that output length 1 (it raised IndexError looking for a non-broadcast input)."""
+    x = T.dvector("x")
+    output = x.shape[0] - 1 - T.arange(abs(T.constant(1)))
+    f = sympile.function([x], output, mode=get_mode("FAST_RUN"))
+    assert_like_numpy(f(np.ones(3)), np.array([2]))

@@ -7,8 +7,18 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import sympile.tensor as T
-from sympile.gradient import DisconnectedInputError, DisconnectedType, Lop, Rop, grad
-from sympile.tensor.sort import ArgSortOp, PermuteAlongAxis, SortOp, argsort, sort
+from sympile.gradient import DisconnectedInputError, DisconnectedType, Lop, Rop, grad, verify_grad
+from sympile.tensor.sort import (
+    ArgSortOp,
+    PermuteAlongAxis,
+    SortOp,
+    argsort,
+    argtopk,
+    sort,
+    topk,
+    topk_and_argtopk,
+)
+from tests.link.c.utils import compare_backends, requires_compiler
 from tests.utils import (
     GradCase,
     arrays,
@@ -314,3 +324,51 @@ def test_permute_along_axis_bad_inputs():
         evaluate(gathered, [x, p], [value, np.array([[0, 1, 3], [2, 1, 0]])])
     with pytest.raises(ValueError, match=r"permutation has shape \(2, 2\), x has \(2, 3\)"):
         evaluate(gathered, [x, p], [value, np.array([[0, 1], [1, 0]])])
+
+
+# -- topk, argtopk, topk_and_argtopk (Theano's) -------------------------------------------
+
+def _numpy_topk(value, kth, axis):
+    """The reference: the kth largest (largest first) or -kth smallest (smallest first)."""
+    order = np.argsort(value, axis=axis, kind="stable")
+    length = value.shape[axis]
+    positions = length - 1 - np.arange(kth) if kth > 0 else np.arange(-kth)
+    indices = np.take(order, positions, axis=axis)
+    return np.take_along_axis(value, indices, axis=axis), indices
+
+
+@requires_compiler
+@pytest.mark.parametrize("kth, axis", [(2, -1), (-2, -1), (1, 0), (-3, 0), (4, 1)])
+def test_topk_and_argtopk_are_numpys_on_both_backends(kth, axis):
+    x = T.dmatrix("x")
+    value = np.array([[3.0, np.nan, 2.0, -1.0], [0.0, 5.0, 5.0, -np.inf], [7.0, -0.0, 1.0, 2.0]])
+    values, indices = compare_backends(list(topk_and_argtopk(x, kth, axis)), [x], [value])
+    expected_values, expected_indices = _numpy_topk(value, kth, axis)
+    assert_like_numpy(values, expected_values)
+    assert_like_numpy(indices, expected_indices)
+    assert_like_numpy(evaluate(topk(x, kth, axis), [x], [value]), expected_values)
+    small = evaluate(argtopk(x, kth, axis, idx_dtype="int32"), [x], [value])
+    assert small.dtype == np.int32
+
+
+def test_topk_with_a_symbolic_kth_and_its_gradient():
+    x, k = T.dmatrix("x"), T.lscalar("k")
+    value = np.random.default_rng(3).standard_normal((3, 5))
+    for kth in (3, -2):
+        expected, _ = _numpy_topk(value, kth, 1)
+        assert_like_numpy(evaluate(topk(x, k, 1), [x, k], [value, kth]), expected)
+        verify_grad(lambda a, kth=kth: topk(a, kth, 1), [value], rng=np.random.default_rng(4))
+    tangent = T.dmatrix("t")
+    rop = evaluate(Rop(topk(x, 2), x, tangent), [x, tangent], [value, value * 10])
+    assert_like_numpy(rop, _numpy_topk(value, 2, 1)[0] * 10)
+
+
+def test_topk_errors_name_the_function_and_argument():
+    with pytest.raises(ValueError, match="topk: x must have at least one axis"):
+        topk(T.dscalar(), 1)
+    with pytest.raises(ValueError, match="kth must be nonzero"):
+        topk(T.dvector(), 0)
+    with pytest.raises(ValueError, match="at most the length of axis 0"):
+        argtopk(T.tensor("float64", shape=(3,)), 4)
+    with pytest.raises(TypeError, match="argtopk: kth must be an integer scalar"):
+        argtopk(T.dvector(), T.dscalar())

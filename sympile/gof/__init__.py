@@ -1,0 +1,27 @@
+"""Theano's `theano.gof`: the graph classes under the names Theano's custom Ops and graph
+code import (`theano.gof.Op`, `theano.gof.Apply`, `theano.gof.graph`, `theano.gof.opt`).
+The classes are sympile.graph's; see docs/guide/porting.md."""
+
+from sympile.gof import graph, opt  # noqa: F401
+from sympile.gof.opt import (  # noqa: F401
+    EquilibriumOptimizer,
+    LocalOptimizer,
+    OpRemove,
+    OpSub,
+    Optimizer,
+    PatternSub,
+    SeqOptimizer,
+    TopoOptimizer,
+    local_optimizer,
+)
+from sympile.graph import (  # noqa: F401
+    Apply,
+    Constant,
+    FunctionGraph,
+    InconsistencyError,
+    MethodNotDefined,
+    MissingInputError,
+    Op,
+    Type,
+    Variable,
+)
