@@ -15,6 +15,7 @@ import sympile.tensor as T
 from sympile.gradient import verify_grad
 from sympile.tensor.rewriting.canonicalize import canonicalize_db
 from sympile.tensor.rewriting.specialize import specialize_db
+from tests.link.c.utils import C_MODE, requires_compiler
 from tests.utils import assert_like_numpy
 
 
@@ -286,3 +287,20 @@ def test_sparse_names():
     assert variable.type.format == "csr"
     with pytest.raises(TypeError, match="sparse.shared: expected a scipy.sparse matrix"):
         sparse.shared(np.eye(3))
+
+
+class TheanoCOp(DoubleOp):
+    """DoubleOp with C code in Theano's contract, which sympile does not compile."""
+
+    def c_code(self, node, name, inputs, outputs, sub):
+        return f"{outputs[0]} = NULL; {sub['fail']}"
+
+
+@requires_compiler
+def test_an_op_with_theanos_c_code_runs_its_perform_with_one_warning():
+    x = T.dvector("x")
+    op = TheanoCOp()
+    with pytest.warns(UserWarning, match="TheanoCOp defines Theano's c_code"):
+        f = theano.function([x], op(x) + 1, mode=C_MODE)
+    assert_like_numpy(f([1.0, 2.0]), [3.0, 5.0])
+    assert op.c_code(op(x).owner, None) is None

@@ -14,6 +14,9 @@ from sympile.config import config
 from sympile.graph.basic import Apply, Variable, io_toposort
 from sympile.graph.utils import MethodNotDefined, user_creation_site
 
+# The op classes with Theano's c_code already warned about.
+_THEANO_C_WARNED: set[type] = set()
+
 # ((input index, axis), (input index, axis)): two lengths that must be equal.
 LengthPair = tuple[tuple[int, int], tuple[int, int]]
 
@@ -32,7 +35,9 @@ class Op:
       default_output                         the output index that calling the op returns
 
     Theano's forms of the contract work too: grad(inputs, output_grads) serves as L_op where
-    L_op is not defined, and infer_shape(node, input_shapes) without the fgraph.
+    L_op is not defined, and infer_shape(node, input_shapes) without the fgraph. Theano's
+    c_code(node, name, inputs, outputs, sub) is not compiled: the op runs perform(), with
+    one warning.
     """
 
     def __init_subclass__(cls, **kwargs):
@@ -45,6 +50,19 @@ class Op:
 
             with_fgraph.__doc__ = infer_shape.__doc__
             cls.infer_shape = with_fgraph
+        c_code = cls.__dict__.get("c_code")
+        if c_code is not None and _positional_count(c_code) == 6:
+            # Theano's c_code(self, node, name, inputs, outputs, sub): another C contract.
+            def runs_perform(self, node, names, _class=cls):
+                if _class not in _THEANO_C_WARNED:
+                    _THEANO_C_WARNED.add(_class)
+                    warnings.warn(f"{_class.__name__} defines Theano's c_code(node, name, "
+                                  f"inputs, outputs, sub), which sympile does not compile: "
+                                  f"it runs its perform() (docs/guide/porting.md)",
+                                  stacklevel=2)
+                return None
+
+            cls.c_code = runs_perform
 
     __props__: tuple[str, ...] = ()
     default_output: int | None = None
