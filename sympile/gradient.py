@@ -309,8 +309,10 @@ def _backpropagate(seeds: dict[Variable, Variable], wrt: list[Variable],
             gradient = input_grads[index]
             if gradient is None or _is_disconnected(gradient):
                 continue
-            if is_discrete(node.inputs[index]):
-                continue
+            if is_discrete(node.inputs[index]) and not _is_null(gradient):
+                # An integer value moves in steps: its gradient is zero, and flows on as zero
+                # (as in Theano) to the integer inputs it was computed from.
+                gradient = _float_zeros_like(node.inputs[index])
             contributions.setdefault(id(node.inputs[index]), []).append(gradient)
     results = []
     for variable in wrt:

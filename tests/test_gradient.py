@@ -127,17 +127,30 @@ def test_grad_errors():
         grad(None, x)
 
 
-def test_integer_inputs_are_disconnected_and_get_zero():
+def test_integer_inputs_the_cost_depends_on_get_zero_as_in_theano():
     i = T.ivector("i")
     x = T.dvector("x")
     cost = (x * i).sum()
-    with pytest.raises(DisconnectedInputError):
-        grad(cost, i)
-    gi = grad(cost, i, disconnected_inputs="ignore")
+    gi = grad(cost, i)
     assert gi.type.dtype == sympile.config.floatX
     np.testing.assert_array_equal(function([i], gi)([1, 2]), [0.0, 0.0])
     gx = grad(cost, x)
     np.testing.assert_array_equal(function([x, i], gx)([1.0, 1.0], [3, 4]), [3.0, 4.0])
+    # Theano's example: the gradient of an integer reduction is zeros of its input's shape.
+    b = T.bmatrix("b")
+    gb = grad(b.all(), b)
+    np.testing.assert_array_equal(function([b], gb)(np.ones((2, 3), dtype="int8")),
+                                  np.zeros((2, 3)))
+    # A comparison is piecewise constant: zero gradient for its float input too.
+    np.testing.assert_array_equal(function([x], grad((x > 0).sum(), x))([1.0, -1.0]),
+                                  [0.0, 0.0])
+    # An integer input the cost does not read, or reads only as an index or a length, is
+    # disconnected, as in Theano.
+    with pytest.raises(DisconnectedInputError):
+        grad(x.sum(), i)
+    k = T.lscalar("k")
+    with pytest.raises(DisconnectedInputError):
+        grad(x[k], k)
 
 
 class _NotDifferentiable(Op):

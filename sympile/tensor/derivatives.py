@@ -16,7 +16,7 @@ from sympile.graph.gradient_types import disconnected_type, grad_not_implemented
 from sympile.graph.utils import MethodNotDefined, bind_methods
 from sympile.scalar.basic import COMPLEX_DTYPES, get_scalar_type
 from sympile.tensor import math
-from sympile.tensor.basic.ops import Alloc, ARange, ones_like, second, zeros_like
+from sympile.tensor.basic.ops import Alloc, ARange, ones_like, second, zero_gradient, zeros_like
 from sympile.tensor.elemwise.ops import DimShuffle, Elemwise
 from sympile.tensor.math import cast, elemwise_of
 from sympile.tensor.reduction.ops import sum as reduce_sum
@@ -34,8 +34,11 @@ class _ElemwiseDerivatives:
         """The scalar op's rule, lifted: its scalar gradient graph becomes an Elemwise graph on
         the tensors, then each gradient is summed back over the axes its input was broadcast
         along."""
-        if all(is_discrete(o) for o in outputs):
+        if all(is_disconnected(g) for g in output_grads):
             return [disconnected_type() for _ in inputs]
+        if all(is_discrete(o) for o in outputs):
+            # Piecewise constant (a comparison, an integer result): zero, as in Theano.
+            return [zero_gradient(x) for x in inputs]
         if any(v.type.dtype in COMPLEX_DTYPES for v in [*inputs, *outputs]):
             return [grad_not_implemented(self, i, x, "complex gradients are not implemented")
                     for i, x in enumerate(inputs)]
@@ -48,7 +51,7 @@ class _ElemwiseDerivatives:
         results = []
         for _index, (x, gradient) in enumerate(zip(inputs, scalar_grads)):
             if is_discrete(x):
-                results.append(disconnected_type())
+                results.append(zero_gradient(x))
                 continue
             results.append(sum_to_type(gradient, x, outputs[0]))
         return results
@@ -107,8 +110,10 @@ class _DimShuffleDerivatives:
         """Sum away the inserted axes (length 1, so a no-op on values), undo the permutation,
         and put back the dropped length-1 axes."""
         (x,), (gradient,) = inputs, output_grads
-        if is_discrete(x) or is_disconnected(gradient):
+        if is_disconnected(gradient):
             return [disconnected_type()]
+        if is_discrete(x):
+            return [zero_gradient(x)]
         if self.augment:
             gradient = reduce_sum(gradient, axis=self.augment)
         pattern = [self.shuffle.index(axis) if axis in self.shuffle else "x"

@@ -1,6 +1,6 @@
-"""Elementwise tensor math: every scalar Op of sympile.scalar as a broadcasting function.
-
-Each function applies one Elemwise node; dtypes and broadcasting follow numpy.
+"""Elementwise tensor math: every scalar Op of sympile.scalar as a broadcasting Elemwise op
+(T.add, T.exp, T.switch, ... are Op instances, as in Theano): calling one applies one
+Elemwise node; dtypes and broadcasting follow numpy.
 """
 
 from __future__ import annotations
@@ -24,35 +24,18 @@ def elemwise_of(scalar_op: scalar.ScalarOp) -> Elemwise:
     return Elemwise(scalar_op)
 
 
-def _lift(scalar_op: scalar.ScalarOp, name: str):
+def _named(scalar_op: scalar.ScalarOp, name: str) -> Elemwise:
+    """The Elemwise op of `scalar_op`, documented under `name`: as in Theano, T.add, T.exp,
+    T.switch, ... are Op instances, so that `(x + y).owner.op == T.add` holds."""
     op = elemwise_of(scalar_op)
+    op.__name__ = name
     arguments = ", ".join("xyz"[:scalar_op.nin])
-
-    def apply(*inputs: Any, name: str | None = None):
-        return op(*inputs, name=name)
-
-    apply.__name__ = apply.__qualname__ = name
-    apply.__doc__ = f"{name}({arguments}) elementwise, with numpy broadcasting and dtypes."
-    return apply
-
-
-def _lift_variadic(scalar_op: scalar.ScalarOp, name: str):
-    """Like _lift for an associative binary op, which also takes more than two inputs (as
-    Theano's add and mul do): they are combined from left to right."""
-    op = elemwise_of(scalar_op)
-
-    def apply(*inputs: Any, name: str | None = None):
-        if len(inputs) < 2:
-            raise TypeError(f"{apply.__name__}: expected at least 2 inputs, got {len(inputs)}")
-        result = inputs[0]
-        for value in inputs[1:-1]:
-            result = op(result, value)
-        return op(result, inputs[-1], name=name)
-
-    apply.__name__ = apply.__qualname__ = name
-    apply.__doc__ = (f"{name}(x, y, ...) elementwise, with numpy broadcasting and dtypes; "
-                     f"several inputs are combined from left to right.")
-    return apply
+    if scalar_op.nin == 2 and scalar_op.associative:
+        arguments += ", ..."
+    op.__doc__ = (f"{name}({arguments}) elementwise, with numpy broadcasting and dtypes"
+                  + ("; several inputs are combined from left to right."
+                     if scalar_op.nin == 2 and scalar_op.associative else "."))
+    return op
 
 
 _NAMES = {
@@ -102,10 +85,7 @@ _ALIASES = {
     "bitwise_left_shift": "left_shift", "bitwise_right_shift": "right_shift",
 }
 
-_VARIADIC = ("add", "mul")
-
-_FUNCTIONS = {name: (_lift_variadic if name in _VARIADIC else _lift)(op, name)
-              for name, op in _NAMES.items()}
+_FUNCTIONS = {name: _named(op, name) for name, op in _NAMES.items()}
 _FUNCTIONS.update({alias: _FUNCTIONS[target] for alias, target in _ALIASES.items()})
 globals().update({name: f for name, f in _FUNCTIONS.items() if name != "clip"})
 

@@ -314,6 +314,14 @@ def zeros_like(x: Any, dtype: Any = None) -> Variable:
     return _like(x, constant(np.zeros((), dtype=dtype)), "zeros_like")
 
 
+def zero_gradient(x: Variable) -> Variable:
+    """The gradient through a piecewise-constant step (Theano's rule for integer inputs and
+    results, comparisons, rounding): zeros of x's shape, of x's dtype when it is a float,
+    else of config.floatX."""
+    return zeros_like(x, dtype=x.type.dtype if x.type.dtype.startswith(("float", "complex"))
+                      else config.floatX)
+
+
 def ones_like(x: Any, dtype: Any = None) -> Variable:
     """An array of ones of x's shape and (by default) dtype."""
     dtype = _like_dtype(x, dtype, "ones_like")

@@ -173,6 +173,8 @@ class Elemwise(Op):
     summed back over exactly the broadcast dimensions (as in Theano and PyTensor).
 
     inplace_pattern: ((output index, input index), ...): outputs written over inputs.
+    An associative binary op (add, mul, maximum, ...) takes more than two inputs, combined
+    from left to right, as Theano's did.
     """
 
     __props__ = ("scalar_op", "inplace_pattern")
@@ -192,6 +194,13 @@ class Elemwise(Op):
 
     def make_node(self, *inputs):
         nin = self.scalar_op.nin
+        if nin == 2 and len(inputs) > 2 and self.scalar_op.associative \
+                and not self.inplace_pattern:
+            # Theano's add(a, b, c) and mul(...): combined from left to right.
+            result = inputs[0]
+            for value in inputs[1:-1]:
+                result = self(result, value)
+            return self.make_node(result, inputs[-1])
         if len(inputs) != nin:
             raise TypeError(f"{self}: expected {nin} input{'s' * (nin != 1)}, got {len(inputs)}")
         variables = _as_operands(self, inputs)

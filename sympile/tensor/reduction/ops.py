@@ -37,7 +37,7 @@ from sympile.graph.utils import MethodNotDefined
 from sympile.scalar import basic as scalar
 from sympile.scalar.basic import normalize_dtype
 from sympile.tensor import math
-from sympile.tensor.basic.ops import second
+from sympile.tensor.basic.ops import second, zero_gradient
 from sympile.tensor.elemwise import DimShuffle, Elemwise
 from sympile.tensor.reduction.careduce_c import argreduce_c_code, careduce_c_code
 from sympile.tensor.reduction.centered_c import centered_square_sum_c_code
@@ -211,10 +211,6 @@ class CAReduce(Op):
         """The fold as one strided loop nest (see sympile.tensor.reduction.careduce_c)."""
         return careduce_c_code(self, node, names)
 
-    def connection_pattern(self, node):
-        # A bool or integer result (all, any, a sum cast to int) is piecewise constant in x.
-        return [[not is_discrete(node.outputs[0])]]
-
     def L_op(self, inputs, outputs, output_grads):
         """The gradient of x from the output's gradient g, with g_kept = g with the reduced
         axes put back with length 1:
@@ -230,9 +226,11 @@ class CAReduce(Op):
         The gradient has x's dtype (the dtype and acc_dtype props only set the result's).
         """
         (x,), (output,), (output_grad,) = inputs, outputs, output_grads
-        if isinstance(output_grad.type, DisconnectedType) or is_discrete(output) \
-                or is_discrete(x):
+        if isinstance(output_grad.type, DisconnectedType):
             return [disconnected_type()]
+        if is_discrete(output) or is_discrete(x):
+            # Piecewise constant: zero, as in Theano.
+            return [zero_gradient(x)]
         axes = _checked_axes(self, self.axis, x)
         kept_grad = _keep_reduced_axes(output_grad, x.type.ndim, axes)
         if self.scalar_op == scalar.add:
@@ -351,14 +349,14 @@ class FusedCAReduce(Op):
         sympile.tensor.reduction.fused_c)."""
         return fused_careduce_c_code(self, node, names)
 
-    def connection_pattern(self, node):
-        return [[not is_discrete(node.outputs[0])] for _ in node.inputs]
-
     def L_op(self, inputs, outputs, output_grads):
         """The chain rule through the two parts: CAReduce.L_op gives the gradient of the
-        elementwise values (recomputed as a graph), Elemwise.L_op those of the inputs."""
-        if is_discrete(outputs[0]) or isinstance(output_grads[0].type, DisconnectedType):
+        elementwise values (recomputed as a graph), Elemwise.L_op those of the inputs. A
+        bool or integer result is piecewise constant: zero, as in Theano."""
+        if isinstance(output_grads[0].type, DisconnectedType):
             return [disconnected_type() for _ in inputs]
+        if is_discrete(outputs[0]):
+            return [zero_gradient(x) for x in inputs]
         if self.scalar_op not in (scalar.add, scalar.mul, scalar.maximum, scalar.minimum):
             return [grad_not_implemented(self, index, x, f"there is no derivative rule for a "
                                                          f"reduction by {self.scalar_op}")

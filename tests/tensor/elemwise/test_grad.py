@@ -14,9 +14,10 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
+import sympile
 import sympile.tensor as T
-from sympile.gradient import DisconnectedInputError, NullTypeGradError, Rop, grad
-from sympile.graph.basic import toposort
+from sympile.gradient import NullTypeGradError, Rop, grad
+from sympile.graph.basic import graph_inputs, toposort
 from sympile.graph.gradient_types import DisconnectedType, NullType
 from sympile.graph.utils import MethodNotDefined
 from sympile.scalar import basic as scalar
@@ -567,27 +568,30 @@ DISCRETE_OUTPUTS = [
 
 @pytest.mark.parametrize("name, make_output", DISCRETE_OUTPUTS,
                          ids=[name for name, _ in DISCRETE_OUTPUTS])
-def test_discrete_outputs_have_disconnected_gradients(name, make_output):
+def test_discrete_outputs_have_zero_gradients(name, make_output):
+    """A bool or integer result is piecewise constant: its inputs get zero gradients (as in
+    Theano), not an error; it has no tangent."""
     x, y = T.dmatrix("x"), T.dmatrix("y")
     output = make_output(x, y)
     cost = T.cast(output, "float64").sum()
-    with pytest.raises(DisconnectedInputError, match="does not depend on"):
-        grad(cost, x)
-    # The rule itself says so for each input.
+    values = [np.array([[0.5, -2.0], [3.0, 0.0]]), np.array([[1.0, -1.0], [2.0, 0.0]])]
+    reached = [v for v in (x, y) if v in graph_inputs([output])]
+    for gradient in evaluate(grad(cost, reached), [x, y], values):
+        np.testing.assert_array_equal(gradient, np.zeros((2, 2)))
     node = output.owner
     rules = node.op.L_op(node.inputs, node.outputs,
                          [T.zeros_like(o, dtype="float64") for o in node.outputs])
-    assert all(isinstance(g.type, DisconnectedType) for g in rules)
+    assert not any(isinstance(g.type, DisconnectedType) for g in rules)
     assert Rop(output, [x, y], [x.type(), y.type()],
                disconnected_outputs="ignore", return_disconnected="none") is None
 
 
-def test_integer_operand_is_disconnected_from_a_float_result():
+def test_integer_operand_of_a_float_result_gets_a_zero_gradient():
     x, i = T.dvector("x"), T.ivector("i")
     output = x * i
     rules = output.owner.op.L_op(output.owner.inputs, [output], [T.ones_like(output)])
-    assert isinstance(rules[1].type, DisconnectedType)
-    assert not isinstance(rules[0].type, DisconnectedType)
+    assert rules[1].type.dtype == sympile.config.floatX
+    np.testing.assert_array_equal(evaluate(rules[1], [x, i], [[1.0, 2.0], [3, 4]]), [0.0, 0.0])
     np.testing.assert_array_equal(evaluate(grad(output.sum(), x), [x, i], [[1.0, 2.0], [3, 4]]),
                                   [3.0, 4.0])
 
@@ -624,12 +628,12 @@ def test_an_op_without_a_rule_is_not_implemented():
         Rop(T.tri_gamma(x), x, T.dvector("v"))
 
 
-def test_disconnected_output_gradient_is_treated_as_zero():
+def test_no_output_gradient_gives_no_input_gradient():
     x = T.dvector("x")
     output = T.exp(x)
     node = output.owner
     (rule,) = node.op.L_op(node.inputs, node.outputs, [DisconnectedType()()])
-    np.testing.assert_array_equal(evaluate(rule, [x], [[1.0, 2.0]]), [0.0, 0.0])
+    assert isinstance(rule.type, DisconnectedType)
     shuffled = x.dimshuffle("x", 0)
     (rule,) = shuffled.owner.op.L_op([x], [shuffled], [DisconnectedType()()])
     assert isinstance(rule.type, DisconnectedType)
@@ -702,11 +706,13 @@ def test_dimshuffle_gradient_types_and_values(input_shape, pattern):
     assert tangent.type == output.type
 
 
-def test_dimshuffle_of_an_integer_is_disconnected():
+def test_dimshuffle_of_an_integer_has_a_zero_gradient():
     i = T.imatrix("i")
     output = i.dimshuffle(1, 0)
     (rule,) = output.owner.op.L_op([i], [output], [T.dmatrix()])
-    assert isinstance(rule.type, DisconnectedType)
+    assert rule.type.dtype == sympile.config.floatX
+    np.testing.assert_array_equal(evaluate(rule, [i], [np.ones((2, 3), "int32")]),
+                                  np.zeros((2, 3)))
 
 
 def test_grad_through_dimshuffle_and_broadcast():
