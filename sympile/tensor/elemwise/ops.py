@@ -202,7 +202,9 @@ class Elemwise(Op):
                 result = self(result, value)
             return self.make_node(result, inputs[-1])
         if len(inputs) != nin:
-            raise TypeError(f"{self}: expected {nin} input{'s' * (nin != 1)}, got {len(inputs)}")
+            several = nin == 2 and self.scalar_op.associative and not self.inplace_pattern
+            raise TypeError(f"{self}: expected {'at least ' * several}{nin} "
+                            f"input{'s' * (nin != 1)}, got {len(inputs)}")
         variables = _as_operands(self, inputs)
         ndim = max(v.type.ndim for v in variables)
         aligned = [pad_left(v, ndim) for v in variables]
