@@ -18,11 +18,17 @@ sympile.function's time, the C VM's codegen, compile and load seconds, the compi
 processes' CPU seconds, the compiler's wall seconds per kind of source (summed over the
 processes), and for 'cold, async' the step at which the calls switched to C. Minimum over
 the repeats; say how loaded the machine was.
+
+Where jax is installed (the bench extra), 'jax.jit' is the same step written for jax (the
+minibatch sliced from the data by its index, gradients by jax.grad, SGD), in a new process:
+`function` is jax.jit(step).lower(...).compile(), `first 100 steps` the whole program as
+for sympile; and the ratios of sympile's cold and 'ops cached' function() to jax's compile.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import subprocess
@@ -89,6 +95,40 @@ else:
 print(json.dumps(result))
 """
 
+JAX_MEASURE = r"""
+import json, sys, time
+start = time.perf_counter()
+import jax, jax.numpy as jnp
+import numpy as np
+from sympile.benchmarks.mlp import LEARNING_RATE, MODELS, dataset, initial_parameters
+layers, batch = MODELS[sys.argv[1]], int(sys.argv[2])
+data, labels = (jnp.asarray(v) for v in dataset())
+parameters = [jnp.asarray(v) for v in initial_parameters(layers)]
+
+def cost(parameters, index):
+    x = jax.lax.dynamic_slice_in_dim(data, index * batch, batch)
+    y = jax.lax.dynamic_slice_in_dim(labels, index * batch, batch)
+    hidden = x
+    for weight, bias in zip(parameters[:-2:2], parameters[1:-2:2]):
+        hidden = jnp.tanh(hidden @ weight + bias)
+    logits = hidden @ parameters[-2] + parameters[-1]
+    log_p = jax.nn.log_softmax(logits)
+    return -jnp.mean(log_p[jnp.arange(batch), y])
+
+def step(parameters, index):
+    value, gradients = jax.value_and_grad(cost)(parameters, index)
+    return value, [p - np.float32(LEARNING_RATE) * g for p, g in zip(parameters, gradients)]
+
+before = time.perf_counter()
+compiled = jax.jit(step).lower(parameters, 0).compile()
+compiled_at = time.perf_counter()
+for index in range(100):
+    value, parameters = compiled(parameters, index)
+value.block_until_ready()
+end = time.perf_counter()
+print(json.dumps({"function": compiled_at - before, "first 100 steps": end - start}))
+"""
+
 # (phase, batch, config.compile_async, in a cache of its own): the three sync phases share
 # one cache, in this order.
 PHASES = (("cold", 60, False, False), ("warm", 60, False, False),
@@ -108,6 +148,18 @@ def measure(model: str, batch: int, compiledir: str, background: bool) -> dict[s
     return json.loads(result.stdout.splitlines()[-1])
 
 
+def measure_jax(model: str, batch: int) -> dict[str, float] | None:
+    """The jax.jit phase in a new process; None where jax is not installed."""
+    if importlib.util.find_spec("jax") is None:
+        return None
+    package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    result = subprocess.run([sys.executable, "-c", JAX_MEASURE, model, str(batch)],
+                            cwd=package_parent, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        raise RuntimeError(f"compile_time: measuring {model} with jax failed:\n{result.stderr}")
+    return json.loads(result.stdout.splitlines()[-1])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="mlp 784-500-10",
@@ -122,8 +174,13 @@ def main() -> None:
         for _ in range(options.repeats):
             with tempfile.TemporaryDirectory(prefix="sympile-compile-time-") as shared, \
                     tempfile.TemporaryDirectory(prefix="sympile-compile-time-") as own:
-                for phase, batch, background, fresh in PHASES:
-                    values = measure(model, batch, own if fresh else shared, background)
+                measured = [(phase, measure(model, batch, own if fresh else shared,
+                                            background))
+                            for phase, batch, background, fresh in PHASES]
+                jax_values = measure_jax(model, 60)
+                if jax_values is not None:
+                    measured.append(("jax.jit", jax_values))
+                for phase, values in measured:
                     kept = best.setdefault(phase, values)
                     for name, seconds in values.items():
                         kept[name] = min(kept.get(name, seconds), seconds)
@@ -131,6 +188,11 @@ def main() -> None:
             print(f"{model} {phase}: " + ", ".join(
                 f"{name} {value}" if name == "switched at step" else f"{name} {value:.3f}"
                 for name, value in values.items()))
+        if "jax.jit" in best:
+            jax_compile = best["jax.jit"]["function"]
+            print(f"{model} function() / jax.jit compile: " + ", ".join(
+                f"{phase} {best[phase]['function'] / jax_compile:.2f}x"
+                for phase in ("cold", "ops cached", "warm", "cold, async")))
 
 
 if __name__ == "__main__":
