@@ -19,10 +19,10 @@ processes' CPU seconds, the compiler's wall seconds per kind of source (summed o
 processes), and for 'cold, async' the step at which the calls switched to C. Minimum over
 the repeats; say how loaded the machine was.
 
-Where jax is installed (the bench extra), 'jax.jit' is the same step written for jax (the
-minibatch sliced from the data by its index, gradients by jax.grad, SGD), in a new process:
-`function` is jax.jit(step).lower(...).compile(), `first 100 steps` the whole program as
-for sympile; and the ratios of sympile's cold and 'ops cached' function() to jax's compile.
+Where jax is installed (the bench extra), 'jax.jit' is the same step in jax
+(sympile.benchmarks.mlp.jax_steps, 'jit step'), in a new process: `function` is its first
+call (tracing, lowering and compiling, then one step), `first 100 steps` the whole program
+as for sympile; and the ratios of sympile's function() to that first call.
 """
 
 from __future__ import annotations
@@ -98,33 +98,13 @@ print(json.dumps(result))
 JAX_MEASURE = r"""
 import json, sys, time
 start = time.perf_counter()
-import jax, jax.numpy as jnp
-import numpy as np
-from sympile.benchmarks.mlp import LEARNING_RATE, MODELS, dataset, initial_parameters
-layers, batch = MODELS[sys.argv[1]], int(sys.argv[2])
-data, labels = (jnp.asarray(v) for v in dataset())
-parameters = [jnp.asarray(v) for v in initial_parameters(layers)]
-
-def cost(parameters, index):
-    x = jax.lax.dynamic_slice_in_dim(data, index * batch, batch)
-    y = jax.lax.dynamic_slice_in_dim(labels, index * batch, batch)
-    hidden = x
-    for weight, bias in zip(parameters[:-2:2], parameters[1:-2:2]):
-        hidden = jnp.tanh(hidden @ weight + bias)
-    logits = hidden @ parameters[-2] + parameters[-1]
-    log_p = jax.nn.log_softmax(logits)
-    return -jnp.mean(log_p[jnp.arange(batch), y])
-
-def step(parameters, index):
-    value, gradients = jax.value_and_grad(cost)(parameters, index)
-    return value, [p - np.float32(LEARNING_RATE) * g for p, g in zip(parameters, gradients)]
-
+from sympile.benchmarks.mlp import MODELS, jax_steps
+steps = jax_steps(MODELS[sys.argv[1]], int(sys.argv[2]), 1, "jit step")
 before = time.perf_counter()
-compiled = jax.jit(step).lower(parameters, 0).compile()
+steps.run()
 compiled_at = time.perf_counter()
-for index in range(100):
-    value, parameters = compiled(parameters, index)
-value.block_until_ready()
+for _ in range(99):
+    steps.run()
 end = time.perf_counter()
 print(json.dumps({"function": compiled_at - before, "first 100 steps": end - start}))
 """
