@@ -47,6 +47,11 @@ translation units of their own (after the same helpers), caches, and links into 
 module whose nodes name them, once however many nodes do. They hold code too large to
 compile again in each op unit (sympile.tensor.blas.skinny's kernels); their functions are
 not static, have names unique to their text, and the node's `support` declares them.
+
+`in_main_unit`: the node's C goes into the function's main unit, compiled for each new
+function anyway, instead of an op unit of its own, for a small body whose text names its
+node (a message that quotes another node with its constants): as a unit of its own, each
+new function would compile it again. Such code has no support, BLAS or library units.
 """
 
 from __future__ import annotations
@@ -86,6 +91,12 @@ class CCode:
     openmp: bool = False
     units: tuple[str, ...] = ()
     between_nodes: tuple[str, ...] = ()
+    in_main_unit: bool = False
+
+    def __post_init__(self):
+        if self.in_main_unit and (self.support or self.blas or self.units):
+            raise ValueError("CCode: code in the main unit takes no support, BLAS or library "
+                             "units")
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,8 @@ class ModulePlan:
     checked_inputs: list[Variable] = field(default_factory=list)
     source: str = ""
     units: list[str] = field(default_factory=list)  # the op and library units' sources
+    # The op functions compiled in the main unit (CCode.in_main_unit), by name.
+    main_functions: dict[str, str] = field(default_factory=dict)
 
     @property
     def openmp(self) -> bool:
@@ -91,6 +93,7 @@ def plan_module(variables: list[Variable], nodes: list[Apply], outputs: Sequence
     plans = []
     thunk_count = 0
     units: dict[str, str] = {}
+    main_functions: dict[str, str] = {}
     for node in nodes:
         code = _node_c_code(node, _node_names(node))
         if code is None:
@@ -98,12 +101,16 @@ def plan_module(variables: list[Variable], nodes: list[Apply], outputs: Sequence
             thunk_count += 1
         else:
             function, unit = _op_unit(node, code)
-            units.setdefault(function, unit)
+            if code.in_main_unit:
+                main_functions.setdefault(function, unit.split("\n", 1)[1])
+            else:
+                units.setdefault(function, unit)
             for library in code.units:
                 units.setdefault(library, f'#include "{prelude.UNIT_HEADER_NAME}"\n{library}')
             plans.append(NodePlan(node, code, function=function))
     plan = ModulePlan(variables, index, plans, lazy_schedule(nodes, outputs, orderings),
-                      units=[prelude.PROGRAM_UNIT, *units.values()])
+                      units=[prelude.PROGRAM_UNIT, *units.values()],
+                      main_functions=main_functions)
     produced_by_c = {v for p in plans if p.code is not None for v in p.node.outputs}
     read_by_c = {v for p in plans if p.code is not None for v in p.node.inputs}
     # Every array input is checked, also those only perform() reads: under trust_input a
@@ -216,7 +223,9 @@ def _source(plan: ModulePlan, normalized: set[Variable]) -> str:
              f"const int sympile_n_cells = {len(plan.variables)}, "
              f"sympile_n_nodes = {len(plan.nodes)};"]
     parts += [prelude.blas_declaration(name) for name in blas]
-    parts += [f"int {function}(PyObject *const *cells);" for function in functions]
+    parts += [f"int {function}(PyObject *const *cells);" for function in functions
+              if function not in plan.main_functions]
+    parts += list(plan.main_functions.values())
     between = list(dict.fromkeys(name for node_plan in plan.nodes if node_plan.code is not None
                                  for name in node_plan.code.between_nodes))
     parts += [f"void {name}(void);" for name in between]

@@ -107,7 +107,9 @@ if (sympile_assign_output(&{output}, {x}) != 0) {{
 
 
 def lengths_agree_c_code(op, node: Apply, names: CNames) -> CCode:
-    """The target itself, after perform's comparisons of lengths, with its message."""
+    """The target itself, after perform's comparisons of lengths, with its message. The
+    message names the node it guards (with its constants), so the code goes into the
+    function's main unit, not a unit of its own that each new function would compile."""
     checks = []
     for (i, a), (j, b) in op.pairs:
         first, second = names.inputs[i], names.inputs[j]
@@ -129,4 +131,4 @@ Py_INCREF({target});
 if (sympile_assign_output(&{output}, {target}) != 0) {{
     {names.fail}
 }}
-""")
+""", in_main_unit=True)
