@@ -319,3 +319,44 @@ def test_an_op_with_theanos_c_code_runs_its_perform_with_one_warning():
         f = theano.function([x], op(x) + 1, mode=C_MODE)
     assert_like_numpy(f([1.0, 2.0]), [3.0, 5.0])
     assert op.c_code(op(x).owner, None) is None
+
+
+def test_old_module_paths_conv_and_downsample_with_one_deprecation_warning(monkeypatch):
+    from sympile.tensor.nnet import conv
+    from sympile.tensor.signal import downsample, pool
+
+    monkeypatch.setattr(conv, "_warned", [])
+    monkeypatch.setattr(downsample, "_warned", [])
+    images, filters = T.tensor4("images"), T.tensor4("filters")
+    rng = np.random.default_rng(5)
+    image_values = rng.standard_normal((2, 3, 7, 6))
+    filter_values = rng.standard_normal((4, 3, 3, 2))
+    with pytest.warns(DeprecationWarning, match="Theano's old convolution"):
+        old = conv.conv2d(images, filters, image_shape=(2, 3, 7, 6), border_mode="full")
+    new = T.nnet.conv2d(images, filters, border_mode="full")
+    old_value, new_value = theano.function([images, filters], [old, new])(image_values,
+                                                                           filter_values)
+    assert_like_numpy(old_value, new_value)
+    with pytest.raises(ValueError, match="border_mode must be 'valid' or 'full'"):
+        conv.conv2d(images, filters, border_mode="half")
+    with pytest.warns(DeprecationWarning, match="Theano 0.7-0.9's name"):
+        pooled = downsample.max_pool_2d(images, (2, 2))
+    # ignore_border=None was False then: the partial last row of windows is pooled too.
+    expected = pool.pool_2d(images, ws=(2, 2), ignore_border=False)
+    old_value, new_value = theano.function([images], [pooled, expected])(image_values)
+    assert old_value.shape == (2, 3, 4, 3)
+    assert_like_numpy(old_value, new_value)
+
+
+def test_max_pool_2d_same_size_keeps_each_windows_maximum():
+    from sympile.tensor.signal.pool import max_pool_2d_same_size
+
+    x = T.tensor4("x")
+    value = np.array([[[[1.0, 5.0, 2.0, 0.0, 9.0],
+                        [3.0, 4.0, 8.0, 1.0, 7.0],
+                        [6.0, 0.5, -1.0, -2.0, 3.0]]]])
+    expected = np.array([[[[0.0, 5.0, 0.0, 0.0, 0.0],
+                           [0.0, 0.0, 8.0, 0.0, 0.0],
+                           [0.0, 0.0, 0.0, 0.0, 0.0]]]])
+    result = theano.function([x], max_pool_2d_same_size(x, (2, 2)))(value)
+    assert_like_numpy(result, expected)

@@ -6,11 +6,13 @@
 - bn.py: batch normalization (T.nnet.bn), from tensor operations.
 - abstract_conv.py: conv2d, conv3d, their gradients, conv2d_transpose (Theano's
   T.nnet.abstract_conv; conv2d, conv3d and conv2d_transpose also here).
+- conv.py: Theano's old T.nnet.conv.conv2d, served by abstract_conv.
 """
 
 from sympile.tensor.nnet import (
     abstract_conv,  # noqa: F401 - Theano's T.nnet.abstract_conv
     bn,  # noqa: F401 - Theano's T.nnet.bn
+    conv,  # noqa: F401 - Theano's old T.nnet.conv
     nnet,  # noqa: F401 - Theano's path T.nnet.nnet.softmax
 )
 from sympile.tensor.nnet.abstract_conv import conv2d, conv2d_transpose, conv3d

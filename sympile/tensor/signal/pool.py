@@ -36,7 +36,7 @@ from sympile.tensor.type import tensor_type
 from sympile.tensor.variable import as_tensor_variable
 
 __all__ = ["Pool", "MaxPoolGrad", "AveragePoolGrad", "DownsampleFactorMaxGradGrad",
-           "MaxPoolRop", "MaxPoolRopGrad", "pool_2d", "pool_3d"]
+           "MaxPoolRop", "MaxPoolRopGrad", "pool_2d", "pool_3d", "max_pool_2d_same_size"]
 
 MODES = ("max", "sum", "average_inc_pad", "average_exc_pad")
 
@@ -420,6 +420,14 @@ def pool_2d(input, ws=None, ignore_border=True, stride=None, pad=(0, 0), mode="m
     return _pool(2, input, ws if ws is not None else ds, ignore_border,
                  stride if stride is not None else st, padding if padding is not None else pad,
                  mode)
+
+
+def max_pool_2d_same_size(input, patch_size):
+    """Theano's max_pool_2d_same_size: input (at least 2-D) with every value that is not the
+    maximum of its non-overlapping patch_size window over the last two axes set to zero
+    (ties keep every maximum; rows and columns past the last whole window become zero)."""
+    pooled = Pool(2, patch_size, ignore_border=True)(input)
+    return MaxPoolGrad(2, patch_size, ignore_border=True)(input, pooled, pooled)
 
 
 def pool_3d(input, ws=None, ignore_border=True, stride=None, pad=(0, 0, 0), mode="max"):
