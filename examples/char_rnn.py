@@ -8,7 +8,7 @@ programming, on every Python, with no download. The model reads one character at
 (a one-hot row of the vocabulary), keeps a tanh hidden state of 256 units (scan over the
 sequence) and predicts the next character with a softmax; it trains by truncated
 backpropagation through time on 32 sequences of 64 characters a step, with Adam. A
-progress bar shows the loss; the loss per step is saved as a plot (char_rnn.png), and
+progress bar shows the loss; the loss per step is saved as a plot (sympile-output/char_rnn.png), and
 samples of generated text are printed (a second scan that feeds each drawn character back
 in, with sympile's RandomStreams).
 """
@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import inspect
+from pathlib import Path
 
 import numpy as np
 
@@ -115,7 +116,8 @@ def main(argv=None) -> dict:
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--learning-rate", type=float, default=0.003)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--plot", default="char_rnn.png")
+    parser.add_argument("--plot", default="sympile-output/char_rnn.png",
+                        help="where the plot goes (\'\': no plot; default: %(default)s)")
     arguments = parser.parse_args(argv)
     text = corpus()
     characters = sorted(set(text))
@@ -155,6 +157,7 @@ def main(argv=None) -> dict:
         axes.set_title("Character-level RNN on standard-library docstrings")
         axes.legend()
         figure.tight_layout()
+        Path(arguments.plot).parent.mkdir(parents=True, exist_ok=True)
         figure.savefig(arguments.plot, dpi=100)
         print(f"\nloss saved to {arguments.plot}")
     return history

@@ -8,13 +8,15 @@ rank 0's initial weights, and each step averages the ranks' gradients in one all
 The 1797 digits (8x8 images shipped with scikit-learn, no download) are split 1400 for
 training, 397 for testing; each global minibatch of `--batch` images is shared out
 between the ranks, every rank training on its own slice. Rank 0 alone shows the progress,
-prints the test accuracy and writes the checkpoint (data_parallel_mlp.npz). Without
+prints the test accuracy, writes the checkpoint (sympile-output/data_parallel_mlp.npz)
+and plots the loss (sympile-output/data_parallel_mlp.png). Without
 mpiexec it runs as one process.
 """
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import numpy as np
 
@@ -35,7 +37,10 @@ def main(argv=None) -> dict:
     parser.add_argument("--epochs", type=int, default=20)
     parser.add_argument("--batch", type=int, default=60, help="global minibatch size")
     parser.add_argument("--learning-rate", type=float, default=0.1)
-    parser.add_argument("--checkpoint", default="data_parallel_mlp.npz")
+    parser.add_argument("--checkpoint", default="sympile-output/data_parallel_mlp.npz",
+                        help="where the parameters go (default: %(default)s)")
+    parser.add_argument("--plot", default="sympile-output/data_parallel_mlp.png",
+                        help="where the loss plot goes ('': no plot; default: %(default)s)")
     arguments = parser.parse_args(argv)
     distributed.init()
     rank, size = distributed.rank(), distributed.size()
@@ -75,12 +80,31 @@ def main(argv=None) -> dict:
         mine = chosen[rank * share:(rank + 1) * share]
         history["loss"].append(float(step(images[mine], digits.target[mine])))
     history["test accuracy"] = float(np.mean(predict(images[test]) == digits.target[test]))
+    Path(arguments.checkpoint).parent.mkdir(parents=True, exist_ok=True)
     parallel.save(arguments.checkpoint)
     if rank == 0:
         print(f"{size} ranks, global batch {arguments.batch}: loss {history['loss'][0]:.3f} "
               f"-> {np.mean(history['loss'][-batches:]):.3f}, test accuracy "
               f"{history['test accuracy']:.3f}; checkpoint {arguments.checkpoint}")
+        if arguments.plot:
+            _plot(history["loss"], size, arguments.plot)
     return history
+
+
+def _plot(losses: list[float], size: int, path: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    figure, axes = pyplot.subplots(figsize=(5, 3.5))
+    axes.plot(range(1, len(losses) + 1), losses)
+    axes.set_xlabel("step")
+    axes.set_ylabel("rank 0's minibatch loss")
+    axes.set_title(f"64-128-10 MLP, {size} rank(s), digits")
+    figure.tight_layout()
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=100)
+    print(f"loss plot saved to {path}")
 
 
 if __name__ == "__main__":

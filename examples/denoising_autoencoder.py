@@ -8,12 +8,13 @@ h = sigmoid(W x~ + b) into 32 hidden units and decoded with the tied weights,
 z = sigmoid(W' h + b'); the cost is the cross-entropy between the clean x and z, trained by
 SGD on minibatches of 20. A progress bar shows the epochs; at the end the mean
 reconstruction cross-entropy of clean and corrupted test digits is printed, and the learned
-filters (the rows of W') are saved as an image (denoising_autoencoder_filters.png).
+filters (the rows of W') are saved as an image (sympile-output/denoising_autoencoder_filters.png).
 """
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import numpy as np
 
@@ -67,7 +68,8 @@ def main(argv=None) -> dict:
     parser.add_argument("--batch", type=int, default=20)
     parser.add_argument("--corruption", type=float, default=0.3)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--plot", default="denoising_autoencoder_filters.png")
+    parser.add_argument("--plot", default="sympile-output/denoising_autoencoder_filters.png",
+                        help="where the plot goes (\'\': no plot; default: %(default)s)")
     arguments = parser.parse_args(argv)
     floatx = sympile.config.floatX
     data = (load_digits().data / 16.0).astype(floatx)
@@ -107,6 +109,7 @@ def main(argv=None) -> dict:
             axis.imshow(filter_weights.reshape(8, 8), cmap="gray")
             axis.axis("off")
         figure.suptitle(f"dA filters, {int(arguments.corruption * 100)}% corruption")
+        Path(arguments.plot).parent.mkdir(parents=True, exist_ok=True)
         figure.savefig(arguments.plot, dpi=100)
         print(f"filters saved to {arguments.plot}")
     return history

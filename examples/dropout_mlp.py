@@ -8,12 +8,14 @@ units; during training each hidden unit is kept with probability 0.5 by a mask t
 RandomStreams draws anew at every step (inverted dropout: kept units are scaled by 2, so the
 test network uses the weights as they are). Minibatches of 32 come from shared variables by
 index, as in the Theano tutorials; SGD with momentum. A progress bar shows each epoch, and
-the training and test accuracy per epoch is saved as a plot (dropout_mlp_accuracy.png).
+the training and test accuracy per epoch is saved as a plot
+(sympile-output/dropout_mlp_accuracy.png).
 """
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import numpy as np
 
@@ -88,7 +90,8 @@ def main(argv=None) -> dict:
     parser.add_argument("--epochs", type=int, default=40)
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--plot", default="dropout_mlp_accuracy.png")
+    parser.add_argument("--plot", default="sympile-output/dropout_mlp_accuracy.png",
+                        help="where the plot goes (\'\': no plot; default: %(default)s)")
     arguments = parser.parse_args(argv)
     train_x, test_x, train_y, test_y = load_data(arguments.seed)
     train, accuracy = build(train_x, train_y, arguments.batch, arguments.seed,
@@ -116,6 +119,7 @@ def main(argv=None) -> dict:
         axes.set_title("64-256-256-10 MLP, dropout 0.5, digits")
         axes.legend()
         figure.tight_layout()
+        Path(arguments.plot).parent.mkdir(parents=True, exist_ok=True)
         figure.savefig(arguments.plot, dpi=100)
         print(f"accuracy curve saved to {arguments.plot}")
     return history

@@ -9,12 +9,13 @@ kernel is s² exp(-(x - x')² / 2l²) plus noise σ²; the three log-hyperparame
 Adam on -log p(y | x) = ½ yᵀ K⁻¹ y + Σ log diag(L) + n/2 log 2π with K = L Lᵀ, all
 symbolic (sympile.tensor.slinalg), so that one compiled function gives the likelihood and
 its gradient. The fit (posterior mean and two standard deviations) is saved as a plot
-(gaussian_process.png).
+(sympile-output/gaussian_process.png).
 """
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import numpy as np
 
@@ -70,7 +71,8 @@ def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--plot", default="gaussian_process.png")
+    parser.add_argument("--plot", default="sympile-output/gaussian_process.png",
+                        help="where the plot goes (\'\': no plot; default: %(default)s)")
     arguments = parser.parse_args(argv)
     train_x, train_y, test_x, test_y = load_data(arguments.seed)
     fit, predict = build()
@@ -112,6 +114,7 @@ def main(argv=None) -> dict:
         axes.set_title("GP regression, hyperparameters by gradient")
         axes.legend()
         figure.tight_layout()
+        Path(arguments.plot).parent.mkdir(parents=True, exist_ok=True)
         figure.savefig(arguments.plot, dpi=100)
         print(f"fit saved to {arguments.plot}")
     return history

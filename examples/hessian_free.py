@@ -11,12 +11,13 @@ H the softmax cross-entropy's Hessian in the logits, and Jᵀ u = Lop(logits, pa
 (reverse mode): one compiled function, never a matrix. The damping λ follows the
 Levenberg-Marquardt rule on the ratio of the actual to the predicted reduction. The network
 is 64-100-10 (tanh); the digits (8x8, shipped with scikit-learn) split 1347 / 450. The
-training loss per outer step is saved as a plot (hessian_free.png).
+training loss per outer step is saved as a plot (sympile-output/hessian_free.png).
 """
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import numpy as np
 
@@ -83,7 +84,8 @@ def main(argv=None) -> dict:
     parser.add_argument("--cg-iterations", type=int, default=25)
     parser.add_argument("--curvature-batch", type=int, default=400)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--plot", default="hessian_free.png")
+    parser.add_argument("--plot", default="sympile-output/hessian_free.png",
+                        help="where the plot goes (\'\': no plot; default: %(default)s)")
     arguments = parser.parse_args(argv)
     digits = load_digits()
     train_x, test_x, train_y, test_y = train_test_split(
@@ -146,6 +148,7 @@ def main(argv=None) -> dict:
         axes.set_ylabel("training cross-entropy")
         axes.set_title("Hessian-free optimisation, 64-100-10 MLP on digits")
         figure.tight_layout()
+        Path(arguments.plot).parent.mkdir(parents=True, exist_ok=True)
         figure.savefig(arguments.plot, dpi=100)
         print(f"loss saved to {arguments.plot}")
     return history

@@ -7,12 +7,13 @@ upsampled 4x to the 32x32 images LeNet-5 takes; 1347 train it, 450 test it. The 
 as in the Theano tutorial and LeCun et al. (1998): conv 5x5 with 6 maps, tanh, max-pool 2,
 conv 5x5 with 16 maps, tanh, max-pool 2, then 400 -> 120 -> 84 -> 10 (tanh), softmax
 cross-entropy; SGD with momentum on minibatches of 32. A progress bar shows the epochs, and
-the loss and accuracies per epoch are saved as a plot (lenet.png).
+the loss and accuracies per epoch are saved as a plot (sympile-output/lenet.png).
 """
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import numpy as np
 
@@ -92,7 +93,8 @@ def main(argv=None) -> dict:
     parser.add_argument("--epochs", type=int, default=15)
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--plot", default="lenet.png")
+    parser.add_argument("--plot", default="sympile-output/lenet.png",
+                        help="where the plot goes (\'\': no plot; default: %(default)s)")
     arguments = parser.parse_args(argv)
     train_x, test_x, train_y, test_y = load_data(arguments.seed)
     train, evaluate = build(train_x, train_y, arguments.batch, arguments.seed)
@@ -123,6 +125,7 @@ def main(argv=None) -> dict:
         right.legend()
         figure.suptitle("LeNet-5 on scikit-learn's digits (8x8 upsampled to 32x32)")
         figure.tight_layout()
+        Path(arguments.plot).parent.mkdir(parents=True, exist_ok=True)
         figure.savefig(arguments.plot, dpi=100)
         print(f"loss and accuracy curves saved to {arguments.plot}")
     return history

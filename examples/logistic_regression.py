@@ -7,12 +7,13 @@ scikit-learn, no download) is split 400 for training and 169 for testing, and ea
 is standardised with the training set's mean and deviation. The model is the tutorial's:
 p = sigmoid(x w + b), binary cross-entropy plus an L2 penalty, full-batch gradient descent
 with T.grad and updates on shared variables. A progress bar shows the steps; the loss and
-the training and test accuracy are saved as a plot (logistic_regression.png).
+the training and test accuracy are saved as a plot (sympile-output/logistic_regression.png).
 """
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import numpy as np
 
@@ -57,7 +58,8 @@ def main(argv=None) -> dict:
     parser.add_argument("--rate", type=float, default=0.5)
     parser.add_argument("--penalty", type=float, default=0.001)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--plot", default="logistic_regression.png")
+    parser.add_argument("--plot", default="sympile-output/logistic_regression.png",
+                        help="where the plot goes (\'\': no plot; default: %(default)s)")
     arguments = parser.parse_args(argv)
     train_x, test_x, train_y, test_y = load_data(arguments.seed)
     train, accuracy = build(train_x.shape[1], arguments.rate, arguments.penalty)
@@ -89,6 +91,7 @@ def main(argv=None) -> dict:
         accuracy_axes.legend()
         figure.suptitle("logistic regression, breast cancer data")
         figure.tight_layout()
+        Path(arguments.plot).parent.mkdir(parents=True, exist_ok=True)
         figure.savefig(arguments.plot, dpi=100)
         print(f"plot saved to {arguments.plot}")
     return history

@@ -10,12 +10,13 @@ more weight (16% of its mass); a document takes 20-100 words from one topic, and
 holds the counts (about 0.25% of the row is stored). 8000 documents train, 2000 test.
 Each minibatch of 100 documents is a scipy.sparse.csr_matrix given to the compiled step;
 the weights are shared variables updated in place. The training loss is saved as a plot
-(sparse_logreg.png).
+(sympile-output/sparse_logreg.png).
 """
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import numpy as np
 import scipy.sparse
@@ -79,7 +80,8 @@ def main(argv=None) -> dict:
     parser.add_argument("--batch", type=int, default=100)
     parser.add_argument("--learning-rate", type=float, default=2.0)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--plot", default="sparse_logreg.png")
+    parser.add_argument("--plot", default="sympile-output/sparse_logreg.png",
+                        help="where the plot goes (\'\': no plot; default: %(default)s)")
     arguments = parser.parse_args(argv)
     train_x, train_y = corpus(arguments.train, arguments.seed)
     test_x, test_y = corpus(arguments.test, arguments.seed + 1)
@@ -110,6 +112,7 @@ def main(argv=None) -> dict:
         axes.set_ylabel("cross-entropy")
         axes.set_title("Sparse softmax regression, generated bag of words")
         figure.tight_layout()
+        Path(arguments.plot).parent.mkdir(parents=True, exist_ok=True)
         figure.savefig(arguments.plot, dpi=100)
         print(f"loss saved to {arguments.plot}")
     return history

@@ -56,7 +56,7 @@ from sympile.tensor.math import cast, clip
 from sympile.tensor.rewriting.basic import MergeRewriter
 from sympile.tensor.rewriting.canonicalize import canonicalize_db
 from sympile.tensor.rewriting.stabilize import stabilize_db
-from sympile.tensor.shape.ops import declared_like
+from sympile.tensor.shape.ops import PassThroughOp, declared_like
 from sympile.tensor.type import TensorType, is_discrete, tensor_type
 from sympile.tensor.variable import as_tensor_variable
 
@@ -510,23 +510,13 @@ def gauss_newton_vector_product(loss_of_outputs: Variable, outputs: Variable | S
 # ---------------------------------------------------------------------------------------------
 # Gradient markers: identity in the forward pass, special in the backward pass
 
-class _GradientMarker(Op):
+class _GradientMarker(PassThroughOp):
     """Forward: the identity (a view). Subclasses say what happens to gradients."""
 
     view_map = {0: [0]}
 
-    def make_node(self, x):
-        x = as_tensor_variable(x, op=self)
-        return Apply(self, [x], [x.type()])
-
     def perform(self, node, inputs, output_storage):
         output_storage[0][0] = inputs[0]
-
-    def infer_shape(self, fgraph, node, input_shapes):
-        return [input_shapes[0]]
-
-    def R_op(self, inputs, eval_points):
-        return [eval_points[0]]
 
 
 class ZeroGrad(_GradientMarker):

@@ -23,10 +23,11 @@ from typing import Any
 
 import numpy as np
 
-from sympile.graph.basic import Apply, Variable
+from sympile.graph.basic import Apply
 from sympile.graph.gradient_types import grad_not_implemented
 from sympile.graph.op import Op
 from sympile.graph.type import Type
+from sympile.tensor.shape.ops import PassThroughOp
 from sympile.tensor.type import TensorType
 from sympile.tensor.variable import as_tensor_variable
 
@@ -108,55 +109,33 @@ def as_op(itypes: Sequence[Type], otypes: Sequence[Type],
     return decorate
 
 
-class DeepCopyOp(Op):
+class DeepCopyOp(PassThroughOp):
     """Theano's DeepCopyOp: a copy of its input that shares no memory with it (an array's
     data copied, any other value deep-copied). Its gradient and R_op pass through."""
-
-    def make_node(self, x: Any) -> Apply:
-        if not isinstance(x, Variable):
-            x = as_tensor_variable(x, op=self, argument="x")
-        return Apply(self, [x], [x.type()])
 
     def perform(self, node, inputs, output_storage):
         value = inputs[0]
         output_storage[0][0] = value.copy() if isinstance(value, np.ndarray) \
             else copy.deepcopy(value)
 
-    def infer_shape(self, fgraph, node, input_shapes):
-        return [input_shapes[0]]
-
     def L_op(self, inputs, outputs, output_grads):
         return list(output_grads)
-
-    def R_op(self, inputs, eval_points):
-        return list(eval_points)
 
 
 deep_copy_op = DeepCopyOp()
 
 
-class ViewOp(Op):
+class ViewOp(PassThroughOp):
     """Theano's ViewOp: its output is its input itself (a view), and gradients pass through.
     Subclasses override grad (or L_op) to change only the gradient."""
 
     view_map = {0: [0]}
 
-    def make_node(self, x: Any) -> Apply:
-        if not isinstance(x, Variable):
-            x = as_tensor_variable(x, op=self, argument="x")
-        return Apply(self, [x], [x.type()])
-
     def perform(self, node, inputs, output_storage):
         output_storage[0][0] = inputs[0]
 
-    def infer_shape(self, fgraph, node, input_shapes):
-        return [input_shapes[0]]
-
     def grad(self, inputs, output_grads):
         return list(output_grads)
-
-    def R_op(self, inputs, eval_points):
-        return list(eval_points)
 
 
 view_op = ViewOp()

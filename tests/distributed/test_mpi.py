@@ -345,9 +345,10 @@ def test_faults_end_the_job_with_a_clear_error(case, tmp_path):
 
 
 def test_data_parallel_example_trains_on_two_ranks(tmp_path):
-    checkpoint = tmp_path / "model.npz"
+    checkpoint, plot = tmp_path / "model.npz", tmp_path / "loss.png"
     code, output, _ = launch(["examples/data_parallel_mlp.py", "--epochs", "5",
-                              "--checkpoint", str(checkpoint)], 2, timeout=300)
+                              "--checkpoint", str(checkpoint), "--plot", str(plot)], 2,
+                             timeout=300)
     assert code == 0, output
     summary = [line for line in output.splitlines() if line.startswith("2 ranks")]
     assert len(summary) == 1, output  # rank 0 alone reports
@@ -355,3 +356,4 @@ def test_data_parallel_example_trains_on_two_ranks(tmp_path):
     import numpy as np
     with np.load(checkpoint) as saved:
         assert sorted(saved.files) == ["W1", "W2", "b1", "b2"]
+    assert plot.stat().st_size > 1000

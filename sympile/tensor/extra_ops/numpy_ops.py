@@ -21,7 +21,7 @@ from sympile.graph.op import Op
 from sympile.tensor import math as tensor_math
 from sympile.tensor.basic import arange
 from sympile.tensor.extra_ops.ops import scalar_of_dtype
-from sympile.tensor.shape.ops import squeeze
+from sympile.tensor.shape.ops import PassThroughOp, squeeze
 from sympile.tensor.subtensor import set_subtensor
 from sympile.tensor.type import is_discrete, tensor_type
 from sympile.tensor.variable import as_tensor_variable
@@ -166,26 +166,16 @@ def unique(x: Any, return_index: bool = False, return_inverse: bool = False,
     return Unique(return_index, return_inverse, return_counts, axis)(x)
 
 
-class CpuContiguous(Op):
+class CpuContiguous(PassThroughOp):
     """Theano's CpuContiguous: x itself when it is C-contiguous, else a C-contiguous copy."""
 
     view_map = {0: [0]}
 
-    def make_node(self, x):
-        x = as_tensor_variable(x, op=self, argument="x")
-        return Apply(self, [x], [x.type()])
-
     def perform(self, node, inputs, output_storage):
         output_storage[0][0] = np.ascontiguousarray(inputs[0])
 
-    def infer_shape(self, fgraph, node, input_shapes):
-        return [input_shapes[0]]
-
     def L_op(self, inputs, outputs, output_grads):
         return list(output_grads)
-
-    def R_op(self, inputs, eval_points):
-        return list(eval_points)
 
 
 def cpu_contiguous(x: Any) -> Variable:

@@ -35,6 +35,7 @@ from sympile.tensor.type import is_discrete, tensor_type
 from sympile.tensor.variable import as_tensor_variable, constant
 
 __all__ = [
+    "PassThroughOp",
     "LengthsAgree",
     "Unbroadcast",
     "addbroadcast",
@@ -137,6 +138,24 @@ def shape_i(x: Any, axis: int) -> Variable:
     if static is not None:
         return as_tensor_variable(np.int64(static))
     return ShapeI(axis)(x)
+
+
+class PassThroughOp(Op):
+    """One input, one output of the input's type and shape, whose tangent is the input's
+    (make_node, infer_shape, R_op): the base of the identities that differ only in how
+    they compute (a copy, a view, a contiguous array) or in their gradient. A non-tensor
+    Variable is taken as it is."""
+
+    def make_node(self, x):
+        if not isinstance(x, Variable):
+            x = as_tensor_variable(x, op=self, argument="x")
+        return Apply(self, [x], [x.type()])
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [input_shapes[0]]
+
+    def R_op(self, inputs, eval_points):
+        return [eval_points[0]]
 
 
 class SpecifyShape(Op):
