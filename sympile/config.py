@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import os
 import shutil
+import sys
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -167,6 +168,37 @@ _THEANO_BUG_WARNINGS = ("argmax_pushdown_bug", "gpusum_01_011_0111_bug", "sum_su
                         "inc_set_subtensor1", "identify_1pexp_bug")
 
 
+_NOTED: set[str] = set()
+
+
+def _note_once(setting: str, why: str) -> None:
+    """One warning per process that a Theano setting changes nothing here, and why."""
+    if setting not in _NOTED:
+        _NOTED.add(setting)
+        # At the first line outside this module: the user's assignment.
+        frame, level = sys._getframe(0), 1
+        while frame is not None and frame.f_code.co_filename == __file__:
+            frame, level = frame.f_back, level + 1
+        warnings.warn(f"sympile: {setting} changes nothing: {why}", stacklevel=level)
+
+
+def _cycle_detection(value: Any) -> str:
+    text = str(value)
+    if text not in ("regular", "fast"):
+        raise ValueError(f"expected 'regular' or 'fast', got {value!r}")
+    if text == "fast":
+        _note_once("cycle_detection='fast'", "sympile's check of inplace operations is exact "
+                   "and incremental (its time grows about linearly with the graph)")
+    return text
+
+
+def _conv_assert_shape(value: Any) -> bool:
+    if not _boolean(value):
+        _note_once("conv.assert_shape=False", "sympile always checks conv2d's and conv3d's "
+                   "shape hints when the function runs")
+    return True
+
+
 def _positive_int(value: Any) -> int:
     number = int(value)
     if number < 1:
@@ -209,6 +241,12 @@ _FLAGS: dict[str, tuple[Any, Callable[[Any], Any], str]] = {
     **{f"warn.{bug}": (False, _no_theano_bug, "Theano's warning about one of its old bugs, "
                                               "which sympile never had: only False")
        for bug in _THEANO_BUG_WARNINGS},
+    "cycle_detection": ("regular", _cycle_detection,
+                        "Theano's choice of check for inplace operations: sympile's is always "
+                        "exact and incremental ('fast' warns once that it changes nothing)"),
+    "conv.assert_shape": (True, _conv_assert_shape,
+                          "Theano's run-time check of conv shape hints: sympile always checks "
+                          "them (False warns once that it changes nothing)"),
     "on_unused_input": ("raise", _on_unused, "default of function(on_unused_input=...)"),
     "compute_test_value": ("off", _test_value_mode,
                            "Theano's test values: 'off', or compute each new variable's "

@@ -71,3 +71,22 @@ def test_theano_device_names():
     assert theano_flag_pairs("device=gpu0")[0] == [("device", "cuda0")]
     assert theano_flag_pairs("device=cuda")[0] == [("device", "cuda")]
     assert theano_flag_pairs("device=cpu,lib.cnmem=1")[0] == [("device", "cpu")]
+
+
+def test_theano_flags_of_machinery_sympile_lacks_warn_once_that_they_change_nothing(
+        monkeypatch):
+    import importlib
+
+    config_module = importlib.import_module("sympile.config")
+    monkeypatch.setattr(config_module, "_NOTED", set())
+    with config_module.config.change_flags(cycle_detection="regular"):
+        with pytest.warns(UserWarning, match="cycle_detection='fast' changes nothing"):
+            config_module.config.cycle_detection = "fast"
+        assert config_module.config.cycle_detection == "fast"
+    with pytest.raises(ValueError, match="config.cycle_detection: expected 'regular' or"):
+        config_module.config.cycle_detection = "slow"
+    with pytest.warns(UserWarning, match="conv.assert_shape=False changes nothing") as caught:
+        config_module.config.conv.assert_shape = False
+    # Named at the line that set it, and what sympile does is what the flag reads.
+    assert caught[0].filename == __file__
+    assert config_module.config.conv.assert_shape is True
