@@ -199,6 +199,12 @@ def _conv_assert_shape(value: Any) -> bool:
     return True
 
 
+def _tags(value: Any) -> tuple[str, ...]:
+    """Theano's colon-separated rewrite tags ('inplace:fusion'), or a sequence of them."""
+    tags = value.split(":") if isinstance(value, str) else list(value)
+    return tuple(str(tag) for tag in tags if tag)
+
+
 def _positive_int(value: Any) -> int:
     number = int(value)
     if number < 1:
@@ -227,6 +233,10 @@ _FLAGS: dict[str, tuple[Any, Callable[[Any], Any], str]] = {
     "linker": ("cvm", linker_name, "backend of the default mode: 'py' (Python), or 'cvm', 'c', "
                                "'c|py', 'vm' (C as config.backend says); '_nogc' forms free "
                                "intermediates after each call"),
+    **{f"optimizer_{verb}": ((), _tags, f"rewrite tags (colon-separated, as Theano's) that "
+                                        f"the default mode {what}")
+       for verb, what in (("including", "also runs"), ("excluding", "leaves out"),
+                          ("requiring", "requires of every rewrite it runs"))},
     "exception_verbosity": ("low", _exception_verbosity,
                             "'high': run-time errors also print the failing node's graph"),
     "profile": (False, _boolean, "profile every function (function(profile=True)) and print "

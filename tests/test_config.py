@@ -1,7 +1,9 @@
 """config: defaults, validation, change_flags, SYMPILE_FLAGS."""
 
+import numpy as np
 import pytest
 
+import sympile
 import sympile.tensor as T
 from sympile.config import Config, config, theano_flag_pairs
 
@@ -57,11 +59,12 @@ def test_a_mistyped_flag_names_the_nearest_and_its_source():
 
 def test_theano_flags_are_read_where_sympile_flags_are_not_set():
     environment = {"THEANO_FLAGS": "floatX=float32,device=cpu,mode=FAST_COMPILE,"
-                                   "nvcc.fastmath=True,optimizer_including=fusion"}
+                                   "nvcc.fastmath=True,lib.cnmem=1,optimizer_including=fusion"}
     with pytest.warns(UserWarning, match=r"read THEANO_FLAGS.*ignored there \(Theano-only\): "
-                                         r"nvcc.fastmath, optimizer_including"):
+                                         r"nvcc.fastmath, lib.cnmem"):
         parsed = Config.from_environment(environment)
     assert (parsed.floatX, parsed.device, parsed.mode) == ("float32", "cpu", "FAST_COMPILE")
+    assert parsed.optimizer_including == ("fusion",)
     # SYMPILE_FLAGS wins, and then THEANO_FLAGS is not read at all.
     parsed = Config.from_environment({**environment, "SYMPILE_FLAGS": "floatX=float64"})
     assert parsed.floatX == "float64" and parsed.mode == "Mode"
@@ -90,3 +93,19 @@ def test_theano_flags_of_machinery_sympile_lacks_warn_once_that_they_change_noth
     # Named at the line that set it, and what sympile does is what the flag reads.
     assert caught[0].filename == __file__
     assert config_module.config.conv.assert_shape is True
+
+
+def test_optimizer_tag_flags_change_the_default_modes_rewrites():
+    x = T.dvector("x")
+    output = T.exp(x) * 2 + 1
+    with config.change_flags(optimizer_excluding="fusion:inplace", compile_async=False):
+        assert config.optimizer_excluding == ("fusion", "inplace")
+        unfused = sympile.function([x], output)
+    fused = sympile.function([x], output)
+    assert [str(node.op) for node in unfused.maker.fgraph.toposort()] == ["exp", "mul", "add"]
+    assert len(fused.maker.fgraph.toposort()) == 1
+    np.testing.assert_allclose(unfused([0.0, 1.0]), fused([0.0, 1.0]))
+    pairs, ignored = theano_flag_pairs("optimizer_including=local_remove_all_assert,"
+                                       "nvcc.fastmath=True")
+    assert pairs == [("optimizer_including", "local_remove_all_assert")]
+    assert ignored == ["nvcc.fastmath"]

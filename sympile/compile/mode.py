@@ -244,12 +244,27 @@ def get_default_mode() -> Mode:
 
 
 def get_mode(mode: str | Mode | None) -> Mode:
-    """The Mode for `mode` (a Mode, a predefined name, or None for config.mode)."""
+    """The Mode for `mode` (a Mode, a predefined name, or None for config.mode). As in
+    Theano, the default mode (None) also includes, excludes and requires the rewrite tags
+    of config.optimizer_including, optimizer_excluding and optimizer_requiring."""
     if mode is None:
-        mode = config.mode
+        return _with_tag_flags(get_mode(config.mode))
     if isinstance(mode, Mode):
         return mode
     if isinstance(mode, str) and mode in PREDEFINED_MODES:
         return PREDEFINED_MODES[mode]
     raise ValueError(f"unknown mode {mode!r}; expected a Mode or one of "
                      f"{', '.join(PREDEFINED_MODES)}")
+
+
+def _with_tag_flags(mode: Mode) -> Mode:
+    for method, flag in (("excluding", "optimizer_excluding"),
+                         ("including", "optimizer_including"),
+                         ("requiring", "optimizer_requiring")):
+        tags = getattr(config, flag)
+        if tags:
+            if not isinstance(mode.rewriter, RewriteQuery):
+                raise ValueError(f"config.{flag}={':'.join(tags)!r}: the default mode "
+                                 f"{mode.name} does not select its rewrites by tags")
+            mode = getattr(mode, method)(*tags)
+    return mode
