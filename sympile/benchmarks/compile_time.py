@@ -1,28 +1,29 @@
-"""Compile time of the MLP training step on the C backend (issue 5): cold, warm, and a new
-function whose ops are cached.
+"""Compile time of training steps on the C backend: the paper's MLP, RNN and LeNet, cold,
+warm, and a new function whose ops are cached, beside jax.jit's.
 
-    sympile-bench compile_time [--models "mlp 784-500-10,logreg 784-10"] [--repeats 3]
+    sympile-bench compile_time [--models "mlp 784-500-10,rnn 54x50,lenet"] [--repeats 3]
 
 Each repeat uses a new empty cache directory and runs in fresh processes, so 'cold' compiles
 everything (precompiled header, program unit, op units, main unit), 'warm' is a new process
-that finds the whole module on disk, and 'ops cached' is a new process building the model's
-step with another batch size (the same ops but its own main unit, and the units whose types
-carry the batch). These three compile before function() returns (config.compile_async off).
-'cold, async' is 'cold' with config.compile_async on, in another empty cache: function()
-returns once the graph is rewritten, the first calls run on the Python backend while the C
-compiles at a lower priority, and the calls switch to C when it is built.
+that finds the whole module on disk, and 'ops cached' is a new process building the step at
+another size (the MLPs' and LeNet's batch 10 instead of 60, the RNN's sequence of 50 instead
+of 100: the same ops but its own main unit, and the units whose types carry the size). These
+three compile before function() returns (config.compile_async off). 'cold, async' is 'cold'
+with config.compile_async on, in another empty cache: function() returns once the graph is
+rewritten, the first calls run on the Python backend while the C compiles at a lower
+priority, and the calls switch to C when it is built.
 
 Reported: the whole program's time (data, graph, gradient, function, then 100 training
 steps: `first 100 steps`, the figure to compare between 'cold' and 'cold, async'),
-sympile.function's time, the C VM's codegen, compile and load seconds, the compiler
-processes' CPU seconds, the compiler's wall seconds per kind of source (summed over the
-processes), and for 'cold, async' the step at which the calls switched to C. Minimum over
-the repeats; say how loaded the machine was.
+sympile.function's time, the C VMs' codegen, compile and load seconds (a scan's inner
+function included), the compiler processes' CPU seconds, the compiler's wall seconds per
+kind of source (summed over the processes), and for 'cold, async' the step at which the
+calls switched to C. Minimum over the repeats; say how loaded the machine was.
 
-Where jax is installed (the bench extra), 'jax.jit' is the same step in jax
-(sympile.benchmarks.mlp.jax_steps, 'jit step'), in a new process: `function` is its first
-call (tracing, lowering and compiling, then one step), `first 100 steps` the whole program
-as for sympile; and the ratios of sympile's function() to that first call.
+Where jax is installed (the bench extra), 'jax.jit' is the same step in jax (the jax_steps
+of mlp.py, rnn.py and lenet.py), in a new process: `function` is its first call less its
+second (tracing, lowering and compiling), `first 100 steps` the whole program as for
+sympile; and the ratios of sympile's function() to it.
 """
 
 from __future__ import annotations
@@ -72,16 +73,27 @@ def timed_function(*arguments, **keywords):
     return result
 sympile.function = timed_function
 start = time.perf_counter()
-steps = theano_style_steps(sympile, tt, softmax, MODELS[sys.argv[1]], int(sys.argv[2]), 1,
-                           "default")
+workload, size = sys.argv[1], int(sys.argv[2])
+if workload == "rnn 54x50":
+    from sympile.benchmarks import rnn
+    run = rnn.theano_style_steps(sympile, tt, tt.nnet.sigmoid, softmax, 54, 50, 1, size).run
+    calls = 100  # one sequence (one step) a call
+elif workload == "lenet":
+    from sympile.benchmarks import lenet
+    run = lenet.sympile_steps("lenet", size)
+    calls = 100 // lenet.STEPS
+else:
+    run = theano_style_steps(sympile, tt, softmax, MODELS[workload], size, 1, "default").run
+    calls = 100
 built = time.perf_counter()
 switched = 0
-for step in range(100):
-    steps.run()
+for call in range(calls):
+    run()
     if not switched and isinstance(functions[-1]._vm, linker.CVM):
-        switched = step + 1
+        switched = (call + 1) * 100 // calls
 end = time.perf_counter()
-times = machines[-1].build_times
+times = {name: sum(machine.build_times.get(name, 0.0) for machine in machines)
+         for name in ("codegen", "compile", "load")}
 result = {"program": built - start, "first 100 steps": end - start,
           "function": sum(in_function), "codegen": times["codegen"]}
 if sys.argv[3] == "async":
@@ -98,21 +110,34 @@ print(json.dumps(result))
 JAX_MEASURE = r"""
 import json, sys, time
 start = time.perf_counter()
-from sympile.benchmarks.mlp import MODELS, jax_steps
-steps = jax_steps(MODELS[sys.argv[1]], int(sys.argv[2]), 1, "jit step")
-before = time.perf_counter()
-steps.run()
-compiled_at = time.perf_counter()
-for _ in range(99):
-    steps.run()
+workload, size = sys.argv[1], int(sys.argv[2])
+if workload == "rnn 54x50":
+    from sympile.benchmarks import rnn
+    run, calls = rnn.jax_steps(54, 50, 1, size).run, 100
+elif workload == "lenet":
+    from sympile.benchmarks import lenet
+    run, calls = lenet.jax_steps("lenet", size), 100 // lenet.STEPS
+else:
+    from sympile.benchmarks.mlp import MODELS, jax_steps
+    run, calls = jax_steps(MODELS[workload], size, 1, "jit step").run, 100
+times = []
+for _ in range(calls):
+    before = time.perf_counter()
+    run()
+    times.append(time.perf_counter() - before)
 end = time.perf_counter()
-print(json.dumps({"function": compiled_at - before, "first 100 steps": end - start}))
+# The first call traces, lowers and compiles, then runs as the second does.
+print(json.dumps({"function": times[0] - times[1], "first 100 steps": end - start}))
 """
 
-# (phase, batch, config.compile_async, in a cache of its own): the three sync phases share
-# one cache, in this order.
-PHASES = (("cold", 60, False, False), ("warm", 60, False, False),
-          ("ops cached", 10, False, False), ("cold, async", 60, True, True))
+# (phase, which size, config.compile_async, in a cache of its own): the three sync phases
+# share one cache, in this order. 'ops cached' builds the workload at its second size.
+PHASES = (("cold", 0, False, False), ("warm", 0, False, False),
+          ("ops cached", 1, False, False), ("cold, async", 0, True, True))
+# Each workload's two sizes: the MLPs' and LeNet's batch, the RNN's sequence length.
+SIZES = {"rnn 54x50": (100, 50), "lenet": (60, 10)}
+DEFAULT_SIZES = (60, 10)
+WORKLOADS = "mlp 784-500-10,rnn 54x50,lenet"
 
 
 def measure(model: str, batch: int, compiledir: str, background: bool) -> dict[str, float]:
@@ -142,9 +167,10 @@ def measure_jax(model: str, batch: int) -> dict[str, float] | None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default="mlp 784-500-10",
-                        help="comma-separated 'kind layers' models, e.g. 'mlp 784-500-10,logreg "
-                             "784-10' (default: %(default)s)")
+    parser.add_argument("--models", default=WORKLOADS,
+                        help="comma-separated workloads: MLPs ('mlp 784-500-10', 'logreg "
+                             "784-10', 'mlp 784-1000x3-10'), 'rnn 54x50' (the paper's RNN "
+                             "step on one sequence of 100), 'lenet' (default: %(default)s)")
     parser.add_argument("--repeats", type=int, default=3,
                         help="timed repeats of each measure (default: %(default)s)")
     options = parser.parse_args()
@@ -154,10 +180,11 @@ def main() -> None:
         for _ in range(options.repeats):
             with tempfile.TemporaryDirectory(prefix="sympile-compile-time-") as shared, \
                     tempfile.TemporaryDirectory(prefix="sympile-compile-time-") as own:
-                measured = [(phase, measure(model, batch, own if fresh else shared,
+                sizes = SIZES.get(model, DEFAULT_SIZES)
+                measured = [(phase, measure(model, sizes[which], own if fresh else shared,
                                             background))
-                            for phase, batch, background, fresh in PHASES]
-                jax_values = measure_jax(model, 60)
+                            for phase, which, background, fresh in PHASES]
+                jax_values = measure_jax(model, sizes[0])
                 if jax_values is not None:
                     measured.append(("jax.jit", jax_values))
                 for phase, values in measured:
