@@ -11,7 +11,8 @@ SUITES = {
     "run": "the default: call overhead, fused elementwise loops and the paper's MLP training "
            "(the RNN with --only ...,rnn) against numpy, PyTensor, JAX and PyTorch",
     "blas": "the products alone: sympile's skinny kernels against BLAS, numpy, jax, torch",
-    "compile_time": "function() cold, from the disk cache, and in a new process",
+    "compile_time": "function() of the MLP, RNN and LeNet steps (cold, warm, background) "
+                    "against jax.jit's compile",
     "distributed": "data-parallel MLP steps on 1 and 2 MPI processes, against torch.distributed",
     "elemwise": "elementwise loops by size and thread count",
     "lenet": "LeNet-5 training steps against torch and jax",

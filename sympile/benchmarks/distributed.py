@@ -1,5 +1,5 @@
 """Data-parallel MLP steps on 1 and 2 processes: sympile.distributed (MPI) against
-torch.distributed (gloo) on the same split (issue 22's benchmark), float32.
+torch.distributed (gloo) on the same split, float32.
 
 For each model (784-500-10, 784-1000x3-10) and global batch (60, 600): the seconds of one
 SGD step on one process with the whole batch, and on each of 2 processes with half of it

@@ -41,7 +41,7 @@ def median_seconds(call: Callable[[], object], repeats: int, inner: int) -> floa
     return float(np.median(times))
 
 
-# (label, sympile expression, numpy expression): the transcendental expression, and
+# (label, sympile expression, numpy expression): the transcendental expression of the run suite, and
 # one of arithmetic only, which the compiler vectorises (libm's expf, sinf and tanhf are scalar
 # calls; numpy has SIMD loops for them).
 WORKLOADS = [

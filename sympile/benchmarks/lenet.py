@@ -1,7 +1,7 @@
 """Convolutional network training steps in sympile and its peers, each library in a process
 of its own, reported as examples per second and as ratios to sympile.
 
-  lenet  (issue 16's benchmark) 1x32x32 float32 input (NCHW) -> conv 5x5, 6 maps -> tanh ->
+  lenet  1x32x32 float32 input (NCHW) -> conv 5x5, 6 maps -> tanh ->
          max-pool 2 -> conv 5x5, 16 maps -> tanh -> max-pool 2 -> 400 -> 120 -> 84 -> 10
   large  the larger image net of the Theano benchmark scripts, as this module reads them:
          1x96x96 -> conv 7x7, 6 maps -> tanh -> max-pool 3 -> conv 7x7, 16 maps -> tanh ->

@@ -1,5 +1,5 @@
 """Linear-algebra workloads in sympile and its peers, each library in a process of its own,
-reported as seconds per call and as ratios to sympile (issue 20's benchmark), float64.
+reported as seconds per call and as ratios to sympile, float64.
 
   gp     the negative log marginal likelihood of a GP (squared-exponential kernel plus
          noise, n points in 1-d) and its gradient in the 3 log-hyperparameters:

@@ -1,6 +1,6 @@
 """Sparse workloads in sympile and its peers (scipy by hand, PyTensor's sparse module,
 torch.sparse, jax.experimental.sparse), each library in a process of its own, float32,
-reported as seconds per call and as ratios to sympile (issue 21's benchmark).
+reported as seconds per call and as ratios to sympile.
 
   product  Y = S @ W for a CSR S (rows x cols, `density` stored) and a dense W (cols x 64),
            with the loss 0.5 * sum(Y ** 2) and its gradient in W (Sᵀ Y)
