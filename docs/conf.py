@@ -33,3 +33,7 @@ autodoc_typehints = "signature"
 
 html_theme = "alabaster"
 html_title = "sympile"
+# Alabaster's 940 px page cut long code lines (calls and their comments scrolled out of
+# sight): code wraps instead (_static/code.css).
+html_static_path = ["_static"]
+html_css_files = ["code.css"]
