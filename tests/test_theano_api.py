@@ -360,3 +360,20 @@ def test_max_pool_2d_same_size_keeps_each_windows_maximum():
                            [0.0, 0.0, 0.0, 0.0, 0.0]]]])
     result = theano.function([x], max_pool_2d_same_size(x, (2, 2)))(value)
     assert_like_numpy(result, expected)
+
+
+def test_theanos_inplace_module_overwrites_the_first_input():
+    from sympile.tensor import inplace
+
+    x, y = T.dvectors("x", "y")
+    assert inplace.exp_inplace.inplace_pattern == ((0, 0),)
+    assert "accept_inplace=True" in inplace.tanh_inplace.__doc__
+    f = theano.function([theano.In(x, mutable=True), y],
+                        inplace.add_inplace(inplace.exp_inplace(x), y), accept_inplace=True)
+    value = np.zeros(2)
+    assert_like_numpy(f(value, np.array([1.0, 2.0])), np.array([2.0, 3.0]))
+    assert_like_numpy(value, np.array([2.0, 3.0]))
+    with pytest.raises(TypeError, match="accept_inplace=True"):
+        theano.function([x], inplace.exp_inplace(x))
+    with pytest.raises(TypeError, match="true_div_inplace: output 0 cannot be written over"):
+        inplace.true_div_inplace(T.lvector(), T.lvector())

@@ -9,7 +9,10 @@ graph's DestroyHandler says the first input's value is needed by nobody else.
   IncSubtensorInplace          x[index] <- y, or x[index] += y (basic index)
   AdvancedIncSubtensorInplace  the same for an advanced index
 
-Elementwise ops have their inplace form in Elemwise itself (inplace_pattern). Derivatives are
+Elementwise ops have their inplace form in Elemwise itself (inplace_pattern); Theano's
+T.inplace names are here: `exp_inplace`, `add_inplace`, ... for every elementwise function of
+sympile.tensor.math, each an Elemwise writing its output over its first input (a graph
+using one compiles with function(..., accept_inplace=True), as in Theano). Derivatives are
 the base op's: its formula, never the overwriting form. The C backend's BLAS calls write over
 the destroyed input when the op has a destroy_map (sympile.tensor.blas.blas_c), and so does the C of
 the indexed writes (sympile.tensor.subtensor: inc_c.py, basic_c.py, rows_c.py).
@@ -20,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from sympile.graph.op import Op
+from sympile.tensor import math
 from sympile.tensor.blas.gemm import Gemm, Gemv, Ger, check_runtime_lengths
 from sympile.tensor.elemwise import Elemwise
 from sympile.tensor.subtensor import AdvancedIncSubtensor, IncSubtensor
@@ -27,6 +31,25 @@ from sympile.tensor.subtensor.ops import apply_numpy_index, numpy_index
 
 __all__ = ["AdvancedIncSubtensorInplace", "GemmInplace", "GemvInplace", "GerInplace",
            "IncSubtensorInplace", "base_form", "inplace_form", "register_inplace_form"]
+
+
+def _elementwise_inplace() -> dict[str, Elemwise]:
+    """Theano's T.inplace.<name>_inplace: each one-output elementwise op of tensor.math,
+    written over its first input."""
+    ops = {}
+    for name in math.__all__:
+        op = getattr(math, name)
+        if isinstance(op, Elemwise) and op.scalar_op.nout == 1:
+            inplace = Elemwise(op.scalar_op, ((0, 0),), name=getattr(op, "__name__", name))
+            inplace.__doc__ = (f"{name}, written over its first input (Theano's "
+                               f"T.inplace.{name}_inplace; compile with accept_inplace=True).")
+            ops[f"{name}_inplace"] = inplace
+    return ops
+
+
+_ELEMENTWISE_INPLACE = _elementwise_inplace()
+globals().update(_ELEMENTWISE_INPLACE)
+__all__ += sorted(_ELEMENTWISE_INPLACE)  # noqa: PLE0605 - the names just made
 
 
 class GemmInplace(Gemm):
