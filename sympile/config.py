@@ -9,7 +9,6 @@ from __future__ import annotations
 import difflib
 import os
 import shutil
-import sys
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -175,11 +174,8 @@ def _note_once(setting: str, why: str) -> None:
     """One warning per process that a Theano setting changes nothing here, and why."""
     if setting not in _NOTED:
         _NOTED.add(setting)
-        # At the first line outside this module: the user's assignment.
-        frame, level = sys._getframe(0), 1
-        while frame is not None and frame.f_code.co_filename == __file__:
-            frame, level = frame.f_back, level + 1
-        warnings.warn(f"sympile: {setting} changes nothing: {why}", stacklevel=level)
+        warnings.warn(f"sympile: {setting} changes nothing: {why}",
+                      stacklevel=user_stacklevel())
 
 
 def _cycle_detection(value: Any) -> str:

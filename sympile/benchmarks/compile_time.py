@@ -140,29 +140,29 @@ DEFAULT_SIZES = (60, 10)
 WORKLOADS = "mlp 784-500-10,rnn 54x50,lenet"
 
 
-def measure(model: str, batch: int, compiledir: str, background: bool) -> dict[str, float]:
+def _child(script: str, arguments: list[str], what: str,
+           environment: dict[str, str] | None = None) -> dict[str, float]:
+    """Run `script` in a new Python process and return the JSON of its last line."""
     # The directory holding the sympile package, so that the child imports this copy.
     package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    environment = dict(os.environ, SYMPILE_FLAGS=f"compiledir={compiledir},backend=c")
-    result = subprocess.run([sys.executable, "-c", MEASURE, model, str(batch),
-                             "async" if background else "sync"],
-                            cwd=package_parent, env=environment, capture_output=True, text=True,
-                            check=False)
+    result = subprocess.run([sys.executable, "-c", script, *arguments], cwd=package_parent,
+                            env=environment, capture_output=True, text=True, check=False)
     if result.returncode != 0:
-        raise RuntimeError(f"compile_time: measuring {model} failed:\n{result.stderr}")
+        raise RuntimeError(f"compile_time: measuring {what} failed:\n{result.stderr}")
     return json.loads(result.stdout.splitlines()[-1])
+
+
+def measure(model: str, batch: int, compiledir: str, background: bool) -> dict[str, float]:
+    environment = dict(os.environ, SYMPILE_FLAGS=f"compiledir={compiledir},backend=c")
+    return _child(MEASURE, [model, str(batch), "async" if background else "sync"], model,
+                  environment)
 
 
 def measure_jax(model: str, batch: int) -> dict[str, float] | None:
     """The jax.jit phase in a new process; None where jax is not installed."""
     if importlib.util.find_spec("jax") is None:
         return None
-    package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    result = subprocess.run([sys.executable, "-c", JAX_MEASURE, model, str(batch)],
-                            cwd=package_parent, capture_output=True, text=True, check=False)
-    if result.returncode != 0:
-        raise RuntimeError(f"compile_time: measuring {model} with jax failed:\n{result.stderr}")
-    return json.loads(result.stdout.splitlines()[-1])
+    return _child(JAX_MEASURE, [model, str(batch)], f"{model} with jax")
 
 
 def main() -> None:

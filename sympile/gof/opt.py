@@ -18,7 +18,6 @@ supported: passing one raises NotImplementedError rather than being ignored.
 
 from __future__ import annotations
 
-import inspect
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -33,6 +32,7 @@ from sympile.graph.rewriting.basic import (
 )
 from sympile.graph.rewriting.destroyhandler import destroy_handler_of
 from sympile.graph.rewriting.pattern import PatternNodeRewriter
+from sympile.graph.utils import positional_parameter_count
 from sympile.tensor.constant_value import NotScalarConstantError, get_scalar_constant_value
 
 __all__ = ["EquilibriumOptimizer", "FromFunctionLocalOptimizer", "GlobalOptimizer",
@@ -42,10 +42,7 @@ __all__ = ["EquilibriumOptimizer", "FromFunctionLocalOptimizer", "GlobalOptimize
 
 def _takes_fgraph(function: Callable, bound_self: bool) -> bool:
     """True for PyTensor's transform(fgraph, node), False for Theano's transform(node)."""
-    positional = [parameter for parameter in inspect.signature(function).parameters.values()
-                  if parameter.kind in (parameter.POSITIONAL_ONLY,
-                                        parameter.POSITIONAL_OR_KEYWORD)]
-    return len(positional) - bound_self >= 2
+    return positional_parameter_count(function) - bound_self >= 2
 
 
 def _unsupported(owner: str, **options: Any) -> None:

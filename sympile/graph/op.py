@@ -4,7 +4,6 @@ The Op contract)."""
 from __future__ import annotations
 
 import copy
-import inspect
 import warnings
 from collections.abc import Mapping, Sequence
 from types import MappingProxyType
@@ -12,7 +11,12 @@ from typing import Any
 
 from sympile.config import config
 from sympile.graph.basic import Apply, Variable, io_toposort
-from sympile.graph.utils import MethodNotDefined, user_creation_site
+from sympile.graph.utils import (
+    MethodNotDefined,
+    positional_parameter_count,
+    user_creation_site,
+    user_stacklevel,
+)
 
 # The op classes with Theano's c_code already warned about.
 _THEANO_C_WARNED: set[type] = set()
@@ -43,7 +47,7 @@ class Op:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         infer_shape = cls.__dict__.get("infer_shape")
-        if infer_shape is not None and _positional_count(infer_shape) == 3:
+        if infer_shape is not None and positional_parameter_count(infer_shape) == 3:
             # Theano's infer_shape(self, node, input_shapes).
             def with_fgraph(self, fgraph, node, input_shapes, _theano=infer_shape):
                 return _theano(self, node, input_shapes)
@@ -51,7 +55,7 @@ class Op:
             with_fgraph.__doc__ = infer_shape.__doc__
             cls.infer_shape = with_fgraph
         c_code = cls.__dict__.get("c_code")
-        if c_code is not None and _positional_count(c_code) == 6:
+        if c_code is not None and positional_parameter_count(c_code) == 6:
             # Theano's c_code(self, node, name, inputs, outputs, sub): another C contract.
             def runs_perform(self, node, names, _class=cls):
                 if _class not in _THEANO_C_WARNED:
@@ -59,7 +63,7 @@ class Op:
                     warnings.warn(f"{_class.__name__} defines Theano's c_code(node, name, "
                                   f"inputs, outputs, sub), which sympile does not compile: "
                                   f"it runs its perform() (docs/guide/porting.md)",
-                                  stacklevel=2)
+                                  stacklevel=user_stacklevel())
                 return None
 
             cls.c_code = runs_perform
@@ -166,12 +170,6 @@ class Op:
     def do_constant_folding(self, fgraph: Any, node: Apply) -> bool:
         """Whether the constant-folding rewrite may precompute this node."""
         return True
-
-
-def _positional_count(function: Any) -> int:
-    """How many positional parameters `function` takes (self included)."""
-    return sum(parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD)
-               for parameter in inspect.signature(function).parameters.values())
 
 
 def _is_hashable(value: Any) -> bool:

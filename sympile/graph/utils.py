@@ -1,12 +1,22 @@
-"""Small helpers of the IR layer: where the user created a variable, a scratchpad, and the
-binding of methods from a layer above onto a class below."""
+"""Small helpers of the IR layer: where the user created a variable, a scratchpad, the
+binding of methods from a layer above onto a class below, and the count of a function's
+positional parameters (which of Theano's and PyTensor's signatures a method has)."""
 
 from __future__ import annotations
 
+import inspect
+from typing import Any
+
 from sympile.frames import user_creation_site, user_stacklevel
 
-__all__ = ["MethodNotDefined", "Scratchpad", "bind_methods", "user_creation_site",
-           "user_stacklevel"]
+__all__ = ["MethodNotDefined", "Scratchpad", "bind_methods", "positional_parameter_count",
+           "user_creation_site", "user_stacklevel"]
+
+
+def positional_parameter_count(function: Any) -> int:
+    """How many positional parameters `function` takes (self included, for a method)."""
+    return sum(parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD)
+               for parameter in inspect.signature(function).parameters.values())
 
 
 class MethodNotDefined(NotImplementedError):

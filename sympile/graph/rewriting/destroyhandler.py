@@ -186,15 +186,14 @@ class DestroyHandler(Feature):
                 else:
                     self._readers.pop(node, None)
                 self._unchecked[node] = None
+            self._records_stale = False
         except InconsistencyError:
             # Analysed again from scratch next time: the graph is about to be rolled back.
             self._records_stale = True
+            raise
+        finally:
             self._dirty_bases.clear()
             self._pending.clear()
-            raise
-        self._records_stale = False
-        self._dirty_bases.clear()
-        self._pending.clear()
 
     def _positions_hold(self) -> bool:
         """Place the new nodes and check every edge a change since the last validation may

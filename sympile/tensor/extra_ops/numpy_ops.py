@@ -18,6 +18,7 @@ import numpy as np
 from sympile.graph.basic import Apply, Variable
 from sympile.graph.gradient_types import NonDifferentiable, disconnected_type, is_disconnected
 from sympile.graph.op import Op
+from sympile.scalar.basic import INTEGER_DTYPES
 from sympile.tensor import math as tensor_math
 from sympile.tensor.basic import arange
 from sympile.tensor.extra_ops.ops import scalar_of_dtype
@@ -29,12 +30,9 @@ from sympile.tensor.variable import as_tensor_variable
 __all__ = ["BinCount", "Bartlett", "CpuContiguous", "Unique", "bartlett", "bincount",
            "cpu_contiguous", "fill_diagonal_offset", "squeeze", "unique"]
 
-_INTEGERS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
-
-
 def _integer(value: Any, function: str, argument: str, ndim: int) -> Variable:
     variable = as_tensor_variable(value, op=function, argument=argument)
-    if variable.type.dtype not in _INTEGERS or variable.type.ndim != ndim:
+    if variable.type.dtype not in INTEGER_DTYPES or variable.type.ndim != ndim:
         kind = "an integer scalar" if ndim == 0 else f"an integer tensor of {ndim} dimension(s)"
         raise TypeError(f"{function}: {argument} must be {kind}, got {variable} of type "
                         f"{variable.type}")
