@@ -9,7 +9,9 @@ transfers, the runtimes, the placement rewrite and the GPU ops that are not one 
   elemwise.py   Elemwise, DimShuffle and the shape ops on the device
   reduction.py  CAReduce and FusedCAReduce on the device (passes of partial results)
   blas.py       Dot through the device's BLAS; Gemm, Gemv, Ger as a product and a kernel
+  conv.py       convolution and its gradients: im2col, the device's BLAS, col2im
   nnet.py       softmax, log-softmax, their gradient and the fused cross-entropy
+  pool.py       2d pooling and its gradients
   subtensor.py  indexing: basic views and writes, rows taken and incremented by an array
   random.py     RandomStreams' uniform and bernoulli draws, the CPU's numbers
   shape.py      Reshape and SpecifyShape of device arrays
@@ -20,9 +22,11 @@ CuPy only when a CUDA context is used.
 
 from sympile.gpu import (  # noqa: F401 - they register their GPU implementations
     blas,
+    conv,
     elemwise,
     nnet,
     placement,
+    pool,
     random,
     reduction,
     shape,

@@ -30,7 +30,7 @@ from sympile.tensor.elemwise.ops import check_runtime_broadcast
 from sympile.tensor.shape.ops import Shape, ShapeI
 
 __all__ = ["GpuAlloc", "GpuDimShuffle", "GpuElemwise", "GpuShapeOp", "broadcast_operands",
-           "collapse_axes", "element_strides", "elemwise_of"]
+           "collapse_axes", "copy_into", "element_strides", "elemwise_of"]
 
 
 def elemwise_of(dtypes: Sequence[str], build: Callable[..., Any]) -> Elemwise:
@@ -130,6 +130,16 @@ class GpuElemwise(Op):
 
     def infer_shape(self, fgraph, node, input_shapes):
         return self.elemwise.infer_shape(fgraph, node, input_shapes)
+
+
+def copy_into(context: str, source, target) -> None:
+    """target[...] = source (device arrays of one shape, any strides), converted to target's
+    dtype, by the elementwise copy kernel."""
+    dtype = target.dtype.name
+    op = scalar.identity if source.dtype.name == dtype else scalar.cast_op(dtype)
+    GpuElemwise(Elemwise(op), context).launch(
+        runtime(context), tuple(source.shape), [source],
+        [element_strides(source, (False,) * source.ndim)], [target])
 
 
 class GpuDimShuffle(GpuWrapper):

@@ -70,6 +70,15 @@ class Runtime:
         """numpy.matmul of two device arrays of one float dtype, by the device's BLAS."""
         raise NotImplementedError
 
+    def contiguous(self, value: Any) -> Any:
+        """`value`, or a C-contiguous copy of it."""
+        expected, stride = [], value.dtype.itemsize
+        for length in reversed(value.shape):
+            expected.insert(0, stride)
+            stride *= length
+        return value if all(length == 1 or a == b for a, b, length in
+                            zip(value.strides, expected, value.shape)) else self.copy(value)
+
     def launch(self, kernel: CudaKernel, size: int, arguments: Sequence[Any]) -> None:
         """Run `kernel` with `size` threads' work; `arguments`: ints (int64 parameters) and
         device arrays (pointers to their first element), without the error flag: a kernel

@@ -5,14 +5,12 @@ into the output's slabs). Shape entries and the join's axis stay host values."""
 from __future__ import annotations
 
 from sympile.gpu.basic import GpuArrayType, GpuWrapper, check_context
-from sympile.gpu.elemwise import GpuElemwise, element_strides
+from sympile.gpu.elemwise import copy_into
 from sympile.gpu.placement import register_gpu
 from sympile.gpu.runtime import runtime
 from sympile.graph.basic import Apply
 from sympile.graph.op import Op
-from sympile.scalar import basic as scalar
 from sympile.tensor.basic.ops import Join, runtime_axis
-from sympile.tensor.elemwise import Elemwise
 from sympile.tensor.shape.ops import Reshape, SpecifyShape
 
 __all__ = ["GpuJoin"]
@@ -60,11 +58,7 @@ class GpuJoin(Op):
         start = 0
         for array in arrays:
             stop = start + array.shape[axis]
-            slab = output[(slice(None),) * axis + (slice(start, stop),)]
-            GpuElemwise(Elemwise(scalar.identity if array.dtype.name == dtype
-                                 else scalar.cast_op(dtype)), self.context).launch(
-                device, array.shape, [array],
-                [element_strides(array, (False,) * array.ndim)], [slab])
+            copy_into(self.context, array, output[(slice(None),) * axis + (slice(start, stop),)])
             start = stop
         output_storage[0][0] = output
 

@@ -66,15 +66,6 @@ class GpuIncSubtensor(GpuWrapper):
         output_storage[0][0] = result
 
 
-def _contiguous(device, value):
-    expected, stride = [], value.dtype.itemsize
-    for length in reversed(value.shape):
-        expected.insert(0, stride)
-        stride *= length
-    return value if all(length == 1 or a == b for a, b, length in
-                        zip(value.strides, expected, value.shape)) else device.copy(value)
-
-
 def _index_error(op: Op, device, kernel, size: int, arguments, rows: int) -> None:
     try:
         device.launch(kernel, size, arguments)
@@ -91,7 +82,7 @@ class GpuTakeRows(GpuWrapper):
     def perform(self, node, inputs, output_storage):
         x, index = inputs
         device = runtime(self.context)
-        index = _contiguous(device, index)
+        index = device.contiguous(index)
         inner_shape = x.shape[1:] or (1,)
         output = device.empty(index.shape + x.shape[1:], x.dtype.name)
         size = math.prod(output.shape)

@@ -52,7 +52,7 @@ __all__ = ["AbstractConv", "AbstractConvGradInputs", "AbstractConvGradWeights",
            "conv2d", "conv3d", "conv2d_grad_wrt_inputs", "conv2d_grad_wrt_weights",
            "conv3d_grad_wrt_inputs", "conv3d_grad_wrt_weights", "conv2d_transpose",
            "bilinear_kernel_1D", "bilinear_kernel_2D", "bilinear_upsampling",
-           "get_conv_output_shape"]
+           "get_conv_output_shape", "THEANO_CLASSES"]
 
 _FLOAT_DTYPES = ("float16", "float32", "float64")
 
@@ -174,21 +174,67 @@ class _AbstractConvBase(Op):
     # -- numpy ---------------------------------------------------------------------------
     def _windows(self, x: np.ndarray, kernel: Sequence[int]) -> tuple[np.ndarray, tuple]:
         """(windows (N, C, *output, *kernel) of the padded x, the padding)."""
-        pad = _padding(self.border_mode, kernel, self.filter_dilation)
+        self.output_spatial(x.shape[2:], kernel)
+        pad = self.padding(kernel)
         padded = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in pad])
         dilated = [(k - 1) * d + 1 for k, d in zip(kernel, self.filter_dilation)]
-        for axis, (length, span) in enumerate(zip(padded.shape[2:], dilated)):
-            if span > length:
-                raise ValueError(
-                    f"{self.label}: the filter ({tuple(kernel)}, dilation "
-                    f"{self.filter_dilation}) is larger than the padded input "
-                    f"({tuple(padded.shape[2:])}) in spatial dimension {axis}")
         windows = sliding_window_view(padded, dilated, axis=tuple(range(2, 2 + self.convdim)))
         strides = tuple(slice(None, None, s) for s in self.subsample)
         taps = tuple(slice(None, None, d) for d in self.filter_dilation)
         return windows[(slice(None), slice(None)) + strides + taps], pad
 
-    def _check_channels(self, channels: int, filter_channels: int, filters: int) -> None:
+    def padding(self, kernel: Sequence[int]) -> tuple[int, ...]:
+        """The padding of each spatial dimension for filters of spatial shape `kernel`."""
+        return _padding(self.border_mode, kernel, self.filter_dilation)
+
+    def output_spatial(self, spatial: Sequence[int], kernel: Sequence[int]) -> list[int]:
+        """The output's spatial lengths for an input of spatial shape `spatial`; ValueError
+        where the dilated filter is larger than the padded input."""
+        pad = self.padding(kernel)
+        for axis, (length, k, d, p) in enumerate(zip(spatial, kernel, self.filter_dilation,
+                                                     pad)):
+            if (k - 1) * d + 1 > length + 2 * p:
+                padded = tuple(n + 2 * q for n, q in zip(spatial, pad))
+                raise ValueError(
+                    f"{self.label}: the filter ({tuple(kernel)}, dilation "
+                    f"{self.filter_dilation}) is larger than the padded input "
+                    f"({padded}) in spatial dimension {axis}")
+        return _output_lengths(spatial, kernel, self.border_mode, self.filter_dilation,
+                               self.subsample)
+
+    def check_grad_weights_shapes(self, x_shape: Sequence[int], gy_shape: Sequence[int],
+                                  kernel: Sequence[int]) -> None:
+        """ValueError unless gy has the output's shape for input x and filters `kernel`,
+        and the channels and filters split in the groups."""
+        spatial = self.output_spatial(x_shape[2:], kernel)
+        if list(gy_shape[2:]) != spatial or gy_shape[0] != x_shape[0]:
+            raise ValueError(f"{self.label}: the output gradient has shape {tuple(gy_shape)}, "
+                             f"expected ({x_shape[0]}, filters, {', '.join(map(str, spatial))})")
+        if x_shape[1] % self.num_groups or gy_shape[1] % self.num_groups:
+            raise ValueError(f"{self.label}: {x_shape[1]} channels and {gy_shape[1]} filters "
+                             f"cannot be split in num_groups={self.num_groups} groups")
+
+    def check_grad_inputs_shapes(self, w_shape: Sequence[int], gy_shape: Sequence[int],
+                                 spatial: Sequence[int]) -> None:
+        """ValueError unless gy has the output's shape for filters w and an input of
+        spatial shape `spatial`."""
+        if gy_shape[1] != w_shape[0] or w_shape[0] % self.num_groups:
+            raise ValueError(f"{self.label}: the output gradient has {gy_shape[1]} channels "
+                             f"but there are {w_shape[0]} filters in {self.num_groups} groups")
+        expected = _output_lengths(spatial, w_shape[2:], self.border_mode,
+                                   self.filter_dilation, self.subsample)
+        if list(gy_shape[2:]) != expected or min(expected, default=1) < 1:
+            raise ValueError(f"{self.label}: the output gradient's spatial shape "
+                             f"{tuple(gy_shape[2:])} does not match an input of spatial "
+                             f"shape {tuple(spatial)} (expected {tuple(expected)})")
+
+    def group_slices(self, channels: int, filters: int) -> list[tuple[slice, slice]]:
+        """(channels, filters) of each group."""
+        per_channel, per_filter = channels // self.num_groups, filters // self.num_groups
+        return [(slice(g * per_channel, (g + 1) * per_channel),
+                 slice(g * per_filter, (g + 1) * per_filter)) for g in range(self.num_groups)]
+
+    def check_channels(self, channels: int, filter_channels: int, filters: int) -> None:
         if channels != filter_channels * self.num_groups:
             raise ValueError(f"{self.label}: the input has {channels} channels but the filters "
                              f"expect {filter_channels} x num_groups={self.num_groups}")
@@ -196,19 +242,14 @@ class _AbstractConvBase(Op):
             raise ValueError(f"{self.label}: {filters} filters cannot be split in "
                              f"num_groups={self.num_groups} groups")
 
-    def _group_slices(self, channels: int, filters: int):
-        per_channel, per_filter = channels // self.num_groups, filters // self.num_groups
-        return [(slice(g * per_channel, (g + 1) * per_channel),
-                 slice(g * per_filter, (g + 1) * per_filter)) for g in range(self.num_groups)]
-
     def _forward(self, x: np.ndarray, w: np.ndarray, dtype: str) -> np.ndarray:
-        self._check_channels(x.shape[1], w.shape[1], w.shape[0])
+        self.check_channels(x.shape[1], w.shape[1], w.shape[0])
         windows, _ = self._windows(x, w.shape[2:])
         w = self._flipped(w)
         spatial = windows.shape[2:2 + self.convdim]
         output = np.empty((x.shape[0], w.shape[0], *spatial), dtype=dtype)
         kernel_axes = list(range(2 + self.convdim, 2 + 2 * self.convdim))
-        for channels, filters in self._group_slices(x.shape[1], w.shape[0]):
+        for channels, filters in self.group_slices(x.shape[1], w.shape[0]):
             product = np.tensordot(windows[:, channels], w[filters],
                                    axes=([1, *kernel_axes], [1, *range(2, 2 + self.convdim)]))
             output[:, filters] = np.moveaxis(product, -1, 1)
@@ -216,43 +257,29 @@ class _AbstractConvBase(Op):
 
     def _grad_weights(self, x: np.ndarray, gy: np.ndarray, kernel: Sequence[int],
                       dtype: str) -> np.ndarray:
+        self.check_grad_weights_shapes(x.shape, gy.shape, kernel)
         windows, _ = self._windows(x, kernel)
-        spatial = windows.shape[2:2 + self.convdim]
-        if tuple(gy.shape[2:]) != tuple(spatial) or gy.shape[0] != x.shape[0]:
-            raise ValueError(f"{self.label}: the output gradient has shape {gy.shape}, "
-                             f"expected ({x.shape[0]}, filters, {', '.join(map(str, spatial))})")
-        if x.shape[1] % self.num_groups or gy.shape[1] % self.num_groups:
-            raise ValueError(f"{self.label}: {x.shape[1]} channels and {gy.shape[1]} filters "
-                             f"cannot be split in num_groups={self.num_groups} groups")
         per_channel = x.shape[1] // self.num_groups
         result = np.empty((gy.shape[1], per_channel, *kernel), dtype=dtype)
         output_axes = list(range(2, 2 + self.convdim))
-        for channels, filters in self._group_slices(x.shape[1], gy.shape[1]):
+        for channels, filters in self.group_slices(x.shape[1], gy.shape[1]):
             result[filters] = np.tensordot(gy[:, filters], windows[:, channels],
                                            axes=([0, *output_axes], [0, *output_axes]))
         return self._flipped(result)
 
     def _grad_inputs(self, w: np.ndarray, gy: np.ndarray, spatial: Sequence[int],
                      dtype: str) -> np.ndarray:
+        self.check_grad_inputs_shapes(w.shape, gy.shape, spatial)
         channels = w.shape[1] * self.num_groups
-        if gy.shape[1] != w.shape[0] or w.shape[0] % self.num_groups:
-            raise ValueError(f"{self.label}: the output gradient has {gy.shape[1]} channels "
-                             f"but there are {w.shape[0]} filters in {self.num_groups} groups")
         kernel = w.shape[2:]
-        pad = _padding(self.border_mode, kernel, self.filter_dilation)
-        expected = _output_lengths(spatial, kernel, self.border_mode, self.filter_dilation,
-                                   self.subsample)
-        if list(gy.shape[2:]) != expected or min(expected, default=1) < 1:
-            raise ValueError(f"{self.label}: the output gradient's spatial shape "
-                             f"{tuple(gy.shape[2:])} does not match an input of spatial "
-                             f"shape {tuple(spatial)} (expected {tuple(expected)})")
+        pad = self.padding(kernel)
         w = self._flipped(w)
         padded = np.zeros((gy.shape[0], channels, *[n + 2 * p for n, p in zip(spatial, pad)]),
                           dtype=np.result_type(w, gy))
         for tap in np.ndindex(*kernel):
             target = tuple(slice(t * d, t * d + (o - 1) * s + 1, s) for t, d, o, s in
                            zip(tap, self.filter_dilation, gy.shape[2:], self.subsample))
-            for group_channels, filters in self._group_slices(channels, w.shape[0]):
+            for group_channels, filters in self.group_slices(channels, w.shape[0]):
                 # (N, F_g, *output) x (F_g, C_g) -> (N, *output, C_g)
                 contribution = np.tensordot(gy[:, filters], w[(filters, slice(None)) + tap],
                                             axes=([1], [0]))
@@ -287,7 +314,7 @@ class AbstractConv(_AbstractConvBase):
         w = self._tensor(w, "filters", self.convdim + 2)
         channels, filter_channels = x.type.shape[1], w.type.shape[1]
         if channels is not None and filter_channels is not None:
-            self._check_channels(channels, filter_channels, w.type.shape[0] or
+            self.check_channels(channels, filter_channels, w.type.shape[0] or
                                  self.num_groups)
         shape = get_conv_output_shape(x.type.shape, w.type.shape, self.border_mode,
                                       self.subsample, self.filter_dilation)
@@ -572,15 +599,16 @@ AbstractConv2d.family = AbstractConv2d_gradWeights.family = \
 AbstractConv3d.family = AbstractConv3d_gradWeights.family = \
     AbstractConv3d_gradInputs.family = (AbstractConv3d, AbstractConv3d_gradWeights,
                                         AbstractConv3d_gradInputs)
-_THEANO_CLASSES = {2: (AbstractConv2d, AbstractConv2d_gradWeights, AbstractConv2d_gradInputs),
-                   3: (AbstractConv3d, AbstractConv3d_gradWeights, AbstractConv3d_gradInputs)}
+# convdim -> Theano's (forward, weights' gradient, inputs' gradient) classes.
+THEANO_CLASSES = {2: (AbstractConv2d, AbstractConv2d_gradWeights, AbstractConv2d_gradInputs),
+                  3: (AbstractConv3d, AbstractConv3d_gradWeights, AbstractConv3d_gradInputs)}
 
 
 # -- Theano's functions ------------------------------------------------------------------------
 
 def _conv(convdim, input, filters, input_shape, filter_shape, border_mode, subsample,
           filter_flip, filter_dilation, num_groups):
-    op = _THEANO_CLASSES[convdim][0](input_shape, filter_shape, border_mode, subsample,
+    op = THEANO_CLASSES[convdim][0](input_shape, filter_shape, border_mode, subsample,
                                      filter_flip, filter_dilation, num_groups)
     return op(input, filters)
 
@@ -630,7 +658,7 @@ def _numeric(shape: Any) -> Any:
 def _grad_wrt_inputs(convdim, output_grad, filters, input_shape, filter_shape, border_mode,
                      subsample, filter_flip, filter_dilation, num_groups):
     label = f"conv{convdim}d_grad_wrt_inputs"
-    op = _THEANO_CLASSES[convdim][2](_numeric(input_shape), filter_shape, border_mode,
+    op = THEANO_CLASSES[convdim][2](_numeric(input_shape), filter_shape, border_mode,
                                      subsample, filter_flip, filter_dilation, num_groups)
     return op(filters, output_grad, _spatial_shape(input_shape, convdim, label))
 
@@ -638,7 +666,7 @@ def _grad_wrt_inputs(convdim, output_grad, filters, input_shape, filter_shape, b
 def _grad_wrt_weights(convdim, input, output_grad, filter_shape, input_shape, border_mode,
                       subsample, filter_flip, filter_dilation, num_groups):
     label = f"conv{convdim}d_grad_wrt_weights"
-    op = _THEANO_CLASSES[convdim][1](input_shape, _numeric(filter_shape), border_mode,
+    op = THEANO_CLASSES[convdim][1](input_shape, _numeric(filter_shape), border_mode,
                                      subsample, filter_flip, filter_dilation, num_groups)
     return op(input, output_grad, _spatial_shape(filter_shape, convdim, label))
 

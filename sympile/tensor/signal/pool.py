@@ -96,7 +96,9 @@ class _PoolBase(Op):
                             f"got {x.type}")
         return x
 
-    def _pooled_shape(self, shape):
+    def pooled_shape(self, shape) -> tuple:
+        """The output's shape for an input of shape `shape` (None entries stay None);
+        ValueError where a window does not fit (ignore_border=True)."""
         lengths = []
         for axis in range(self.nd):
             length = shape[-self.nd + axis]
@@ -185,7 +187,7 @@ class Pool(_PoolBase):
 
     def make_node(self, x):
         x = self._input(x)
-        return Apply(self, [x], [tensor_type(x.type.dtype, self._pooled_shape(x.type.shape))()])
+        return Apply(self, [x], [tensor_type(x.type.dtype, self.pooled_shape(x.type.shape))()])
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [self._pooled_symbolic_shape(input_shapes[0])]
@@ -348,7 +350,7 @@ class MaxPoolRop(_PoolBase):
         x = self._input(x)
         v = self._input(v, "eval_point")
         return Apply(self, [x, v], [tensor_type(v.type.dtype,
-                                                self._pooled_shape(x.type.shape))()])
+                                                self.pooled_shape(x.type.shape))()])
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [self._pooled_symbolic_shape(input_shapes[0])]
