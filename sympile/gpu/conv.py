@@ -23,10 +23,9 @@ from sympile.gpu.placement import register_gpu
 from sympile.gpu.runtime import runtime
 from sympile.graph.basic import Apply
 from sympile.tensor.nnet.abstract_conv import (
-    AbstractConv,
-    AbstractConvGradInputs,
-    AbstractConvGradWeights,
     THEANO_CLASSES,
+    AbstractConv,
+    AbstractConvGradWeights,
 )
 from sympile.tensor.nnet.conv_cuda import col2im_kernel, im2col_kernel
 
@@ -106,11 +105,11 @@ class GpuConv(GpuWrapper):
         out = device.empty((images, filters, *out_spatial), dtype)
         by_filter = out.reshape((images, filters, outputs))
         for group_channels, group_filters in op.group_slices(channels, filters):
-            weights = w[group_filters].reshape((-1, w.shape[1] * taps))
+            weights = w[group_filters].reshape((filters // op.num_groups, w.shape[1] * taps))
             product = device.matmul(weights, cols[group_channels.start * taps:
                                                    group_channels.stop * taps])
             copy_into(self.context,
-                      product.reshape((-1, images, outputs)).transpose((1, 0, 2)),
+                      product.reshape((product.shape[0], images, outputs)).transpose((1, 0, 2)),
                       by_filter[:, group_filters])
         return out
 
@@ -143,11 +142,11 @@ class GpuConv(GpuWrapper):
         rows = self._gradient_rows(gy)
         device = runtime(self.context)
         if op.num_groups == 1:
-            cols = device.matmul(w.reshape((filters, -1)).transpose((1, 0)), rows)
+            cols = device.matmul(w.reshape((filters, per_channel * taps)).transpose((1, 0)), rows)
         else:
             cols = device.empty((channels * taps, rows.shape[1]), gy.dtype.name)
             for group_channels, group_filters in op.group_slices(channels, filters):
-                weights = w[group_filters].reshape((-1, per_channel * taps))
+                weights = w[group_filters].reshape((filters // op.num_groups, per_channel * taps))
                 copy_into(self.context,
                           device.matmul(weights.transpose((1, 0)), rows[group_filters]),
                           cols[group_channels.start * taps:group_channels.stop * taps])

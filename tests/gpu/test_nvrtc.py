@@ -16,10 +16,12 @@ from sympile.gpu.nvrtc import NvrtcError, compile_ptx, version
 from sympile.scalar import basic as scalar
 from sympile.scalar.basic import SCALAR_OPS
 from sympile.tensor.elemwise.elemwise_cuda import computed_dtype, elemwise_cuda_kernel
+from sympile.tensor.nnet.conv_cuda import col2im_kernel, im2col_kernel
 from sympile.tensor.nnet.crossentropy_cuda import crossentropy_dx_kernel, crossentropy_pick_kernel
 from sympile.tensor.random.random_cuda import DEVICE_DRAWS, philox_draw_kernel
 from sympile.tensor.reduction import CAReduce
 from sympile.tensor.reduction.careduce_cuda import careduce_cuda_kernel
+from sympile.tensor.signal.pool_cuda import pool_backward_kernel, pool_forward_kernel
 from sympile.tensor.subtensor.rows_cuda import ATOMIC_DTYPES, inc_rows_kernel, take_rows_kernel
 from tests.gpu.test_elemwise import ALL_DTYPES, FAST_DTYPES, HOST_ONLY
 from tests.gpu.test_reduction import DTYPES, FOLDS
@@ -112,6 +114,13 @@ def test_random_kernels_compile():
     kernels = [philox_draw_kernel(distribution, dtype)
                for distribution, dtypes in DEVICE_DRAWS.items() for dtype in dtypes]
     assert _compile_all(kernels) == len(kernels) > 10
+
+
+def test_conv_and_pool_kernels_compile():
+    kernels = [make(dtype) for dtype in ("float32", "float64")
+               for make in (im2col_kernel, col2im_kernel, pool_forward_kernel,
+                            pool_backward_kernel)]
+    assert _compile_all(kernels) == 8
 
 
 def test_training_step_kernels_compile():

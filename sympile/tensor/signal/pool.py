@@ -243,7 +243,9 @@ class MaxPoolGrad(_PoolBase):
     def perform(self, node, inputs, output_storage):
         x, maxout, gz = inputs
         mask, padded_lengths = self._max_mask(x, maxout)
-        contributions = mask * gz.reshape(gz.shape + (1,) * self.nd)
+        # where, not a product: gz is added only at the maxima (an inf or NaN gz elsewhere
+        # in the window would make 0 * gz NaN), as pool.c adds it.
+        contributions = np.where(mask, gz.reshape(gz.shape + (1,) * self.nd), 0)
         output_storage[0][0] = self._scatter(contributions, x.shape, padded_lengths, x.dtype)
 
     def c_code(self, node, names):
@@ -283,7 +285,7 @@ class DownsampleFactorMaxGradGrad(_PoolBase):
         mask, padded_lengths = self._max_mask(x, maxout)
         outputs, _ = self._layout(x.shape)
         windows = self._windows(self._padded(ggx, 0, padded_lengths), outputs)
-        output_storage[0][0] = np.asarray((windows * mask).sum(axis=tuple(range(-self.nd, 0))),
+        output_storage[0][0] = np.asarray(np.where(mask, windows, 0).sum(axis=tuple(range(-self.nd, 0))),
                                           dtype=maxout.dtype)
 
     def connection_pattern(self, node):

@@ -178,6 +178,20 @@ def test_c_pooling_matches_perform(case, mode, dtype):
         np.testing.assert_allclose(c_value, reference, rtol=tolerance, atol=tolerance)
 
 
+@pytest.mark.parametrize("backend", [pytest.param(PYTHON_MODE, id="python"),
+                                     pytest.param(C_MODE, id="c", marks=requires_compiler)])
+def test_max_pool_gradient_goes_only_to_the_maxima_with_special_values(backend):
+    """An inf or NaN output gradient reaches only its window's maxima (never 0 * inf = NaN
+    at the others), and a NaN window's maximum equals no element; both backends agree."""
+    x, gz = T.dmatrix("x"), T.dmatrix("gz")
+    pooled = pool_2d(x, ws=(2, 2))
+    f = sympile.function([x, gz], sympile.Lop(pooled, x, gz), mode=backend)
+    x_value = np.array([[1.0, 2.0, 0.0, 0.0], [0.0, 0.0, 0.0, np.nan]])
+    want = np.array([[0.0, np.inf, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]])
+    np.testing.assert_array_equal(f(x_value, np.array([[np.inf, 5.0]])), want)
+    np.testing.assert_array_equal(f(x_value, np.array([[np.inf, np.nan]])), want)
+
+
 @requires_compiler
 def test_c_pooling_error():
     x = T.dtensor4("x")
