@@ -285,8 +285,8 @@ class DownsampleFactorMaxGradGrad(_PoolBase):
         mask, padded_lengths = self._max_mask(x, maxout)
         outputs, _ = self._layout(x.shape)
         windows = self._windows(self._padded(ggx, 0, padded_lengths), outputs)
-        output_storage[0][0] = np.asarray(np.where(mask, windows, 0).sum(axis=tuple(range(-self.nd, 0))),
-                                          dtype=maxout.dtype)
+        picked = np.where(mask, windows, 0).sum(axis=tuple(range(-self.nd, 0)))
+        output_storage[0][0] = np.asarray(picked, dtype=maxout.dtype)
 
     def connection_pattern(self, node):
         return [[False], [False], [True]]
