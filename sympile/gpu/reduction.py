@@ -6,6 +6,7 @@ output's, in order) and reduced ones; each group is merged where every operand's
 allow. The first pass folds each output's R values into K partial results, about
 REDUCTION_THREADS threads in all with at least REDUCTION_MIN_VALUES values each (K = 1: the
 one pass writes the output); passes over the partial results follow until one is left.
+Argmax and Argmin scan each output's values on one thread (argreduce_cuda.py).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import functools
 import math
 
-from sympile.gpu.basic import GpuArrayType, GpuFromHost, check_context
+from sympile.gpu.basic import GpuArrayType, GpuFromHost, GpuWrapper, check_context
 from sympile.gpu.elemwise import (
     GpuDimShuffle,
     GpuElemwise,
@@ -30,8 +31,11 @@ from sympile.graph.op import Op
 from sympile.scalar import basic as scalar
 from sympile.tensor.elemwise import DimShuffle
 from sympile.tensor.elemwise.elemwise_cuda import CudaKernel, computed_dtype
+from sympile.tensor.reduction.argreduce_cuda import argreduce_cuda_kernel
 from sympile.tensor.reduction.careduce_cuda import careduce_cuda_kernel
 from sympile.tensor.reduction.ops import (
+    Argmax,
+    Argmin,
     CAReduce,
     CenteredSquareSum,
     FusedCAReduce,
@@ -39,7 +43,7 @@ from sympile.tensor.reduction.ops import (
 )
 from sympile.tensor.shape.ops import Shape
 
-__all__ = ["GpuCAReduce", "partial_count"]
+__all__ = ["GpuArgReduce", "GpuCAReduce", "partial_count"]
 
 
 def partial_count(device: Runtime, outputs: int, values: int) -> int:
@@ -170,3 +174,37 @@ def _lift_centered_square_sum(node: Apply, inputs, context: str):
     kept = GpuDimShuffle(DimShuffle(0, ("x",) * ndim), context)(mean)
     square = elemwise_of([dtype, dtype], lambda v, m: scalar.sqr(scalar.sub(v, m))).scalar_op
     return [GpuCAReduce(FusedCAReduce(scalar.add, square), context)(x, kept)]
+
+
+class GpuArgReduce(GpuWrapper):
+    """Argmax or Argmin (`op`) of a device array of `context`: int64 positions, on the
+    device."""
+
+    def perform(self, node, inputs, output_storage):
+        (x,) = inputs
+        axes = tuple(range(x.ndim)) if self.op.axis is None else self.op.axis
+        check_runtime_nonempty(self.op, x.shape, axes)
+        kept = [axis for axis in range(x.ndim) if axis not in axes]
+        strides = element_strides(x, (False,) * x.ndim)
+        device = runtime(self.context)
+        output = device.empty([x.shape[a] for a in kept], "int64")
+        outputs, values = output.size, math.prod(x.shape[a] for a in axes)
+        if outputs:
+            # An empty group of axes is one axis of length 1: the kernel needs one of each.
+            kept_shape = [x.shape[a] for a in kept] or [1]
+            kept_strides = [strides[a] for a in kept] or [0]
+            reduced_shape = [x.shape[a] for a in axes] or [1]
+            reduced_strides = [strides[a] for a in axes] or [0]
+            kernel = argreduce_cuda_kernel(x.dtype.name, isinstance(self.op, Argmax),
+                                           len(kept_shape), len(reduced_shape))
+            device.launch(kernel, outputs, [outputs, values, *kept_shape, *reduced_shape, x,
+                                            *kept_strides, *reduced_strides, output])
+        output_storage[0][0] = output
+
+
+@register_gpu(Argmax)
+@register_gpu(Argmin)
+def _lift_argreduce(node: Apply, inputs, context: str):
+    if node.inputs[0].type.dtype.startswith("complex"):
+        return None
+    return [GpuArgReduce(node.op, context)(*inputs)]

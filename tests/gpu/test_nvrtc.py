@@ -20,6 +20,7 @@ from sympile.tensor.nnet.conv_cuda import col2im_kernel, im2col_kernel
 from sympile.tensor.nnet.crossentropy_cuda import crossentropy_dx_kernel, crossentropy_pick_kernel
 from sympile.tensor.random.random_cuda import DEVICE_DRAWS, philox_draw_kernel
 from sympile.tensor.reduction import CAReduce
+from sympile.tensor.reduction.argreduce_cuda import argreduce_cuda_kernel
 from sympile.tensor.reduction.careduce_cuda import careduce_cuda_kernel
 from sympile.tensor.signal.pool_cuda import pool_backward_kernel, pool_forward_kernel
 from sympile.tensor.subtensor.rows_cuda import ATOMIC_DTYPES, inc_rows_kernel, take_rows_kernel
@@ -87,6 +88,9 @@ def test_reduction_kernels_compile():
     fused = careduce_cuda_kernel(scalar.add, SCALAR_OPS["exp"], ["float16"], "float32",
                                  "float16", 1, 2)
     assert _compile_all([fused]) == 1
+    arg = [argreduce_cuda_kernel(dtype, maximum, kept, reduced) for dtype in DTYPES
+           for maximum in (True, False) for kept, reduced in ((1, 1), (2, 3))]
+    assert _compile_all(arg) == len(arg)
 
 
 def test_crossentropy_kernels_compile():

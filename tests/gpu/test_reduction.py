@@ -1,6 +1,6 @@
 """CAReduce and FusedCAReduce on the device against the reference backend: every fold in
-the dtypes it takes, any axes, NaNs, empty axes, dtype and acc_dtype, fused reductions, and
-the passes over partial results."""
+the dtypes it takes, any axes, NaNs, empty axes, dtype and acc_dtype, fused reductions, the
+passes over partial results; Argmax and Argmin."""
 
 import numpy as np
 import pytest
@@ -8,7 +8,7 @@ import pytest
 import sympile
 import sympile.tensor as T
 from sympile.gpu import GpuArrayType
-from sympile.gpu.reduction import GpuCAReduce, partial_count
+from sympile.gpu.reduction import GpuArgReduce, GpuCAReduce, partial_count
 from sympile.gpu.runtime import placement_target, runtime
 from sympile.scalar import basic as scalar
 from sympile.tensor.reduction import CAReduce
@@ -22,7 +22,8 @@ DTYPES = ("bool", "int8", "int64", "uint32", "float16", "float32", "float64")
 AXES = (None, (0,), (1,), (0, 2), (1, 2), ())
 
 
-def _run(build, dtype, shape, context, value=None, static=None, reduces=True):
+def _run(build, dtype, shape, context, value=None, static=None, reduces=True,
+         kind=GpuCAReduce):
     """(device result, reference result) of build(x) for x a device input; reduces: the
     compiled graph must hold a reduction on the device (rewrites remove some: a sum over no
     axis of an int64 tensor is the tensor)."""
@@ -32,7 +33,7 @@ def _run(build, dtype, shape, context, value=None, static=None, reduces=True):
     device = GpuArrayType(dtype, static or (None,) * len(shape), context)()
     with placement_target(context):
         f = sympile.function([device], build(device))
-    assert not reduces or any(isinstance(n.op, GpuCAReduce) for n in f.maker.fgraph.apply_nodes)
+    assert not reduces or any(isinstance(n.op, kind) for n in f.maker.fgraph.apply_nodes)
     return f(value), expected
 
 
@@ -129,3 +130,45 @@ def test_centered_square_sum(dtype, context):
     value = np.random.default_rng(2).normal(size=(40, 30)).astype(dtype) + 5
     got, want = _run(lambda x: ((x - x.mean()) ** 2).sum(), dtype, (40, 30), context, value)
     np.testing.assert_allclose(got, want, rtol=1e-5 if dtype == "float32" else 1e-12)
+
+
+ARG_DTYPES = ("bool", "int8", "uint16", "int64", "float16", "float32", "float64")
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, (0, 2), (1, 2)], ids=str)
+@pytest.mark.parametrize("dtype", ARG_DTYPES)
+def test_argmax_argmin(dtype, axis, context):
+    """Few distinct values, so ties are many: the first extreme wins, as in numpy."""
+    value = (np.random.default_rng(4).integers(0, 3, (3, 4, 5)) - (dtype != "bool" and
+             not dtype.startswith("u"))).astype(dtype)
+    for build in (lambda x: T.argmax(x, axis=axis), lambda x: T.argmin(x, axis=axis)):
+        got, want = _run(build, dtype, (3, 4, 5), context, value, kind=GpuArgReduce)
+        assert got.dtype == want.dtype == np.int64
+        np.testing.assert_array_equal(got, want)
+
+
+def test_argmax_argmin_nan_and_infinities(context):
+    """The first NaN is the answer of both (numpy's rule); infinities are ordinary extremes."""
+    value = np.array([[1.0, np.nan, 3.0, np.nan], [-np.inf, 2.0, np.inf, np.inf],
+                      [np.inf, np.inf, -np.inf, np.nan], [np.nan, 0.0, 0.0, 0.0]], "float32")
+    for axis in (None, 0, 1):
+        for arg in (T.argmax, T.argmin):
+            got, want = _run(lambda x, arg=arg, axis=axis: arg(x, axis=axis), "float32", (4, 4),
+                             context, value, kind=GpuArgReduce)
+            np.testing.assert_array_equal(got, want)
+    got, _ = _run(lambda x: T.argmax(x, axis=1), "float32", (4, 4), context, value,
+                  kind=GpuArgReduce)
+    np.testing.assert_array_equal(got, [1, 2, 3, 0])
+
+
+def test_argmax_of_a_transposed_view_and_empty_inputs(context):
+    value = np.random.default_rng(6).normal(size=(6, 7))
+    got, want = _run(lambda x: T.argmax(x.T[:, ::2], axis=1), "float64", (6, 7), context,
+                     value, kind=GpuArgReduce)
+    np.testing.assert_array_equal(got, want)
+    got, want = _run(lambda x: T.argmin(x, axis=1), "float64", (0, 7), context,
+                     np.zeros((0, 7)), kind=GpuArgReduce)
+    assert got.shape == want.shape == (0,)
+    with pytest.raises(ValueError, match="empty"):
+        _run(lambda x: T.argmax(x, axis=0), "float64", (0, 7), context, np.zeros((0, 7)),
+             kind=GpuArgReduce)
