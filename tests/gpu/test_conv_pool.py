@@ -1,6 +1,7 @@
 """Convolution (2d and 3d, both gradients) and 2d pooling (every mode, both gradients) on the
-device against the reference backend, their errors, and a LeNet training step that runs
-wholly on the device."""
+device against the reference backend, their errors, batch normalization (tensor operations,
+so placed on the device as they are), and a LeNet training step that runs wholly on the
+device."""
 
 import warnings
 
@@ -13,7 +14,9 @@ from sympile.gpu import GpuHostOpsWarning
 from sympile.gpu.conv import GpuConv
 from sympile.gpu.pool import GpuPool
 from sympile.gpu.runtime import placement_target
+from sympile.gpu.reduction import GpuCAReduce
 from sympile.tensor.nnet.abstract_conv import AbstractConvGradInputs, AbstractConvGradWeights
+from sympile.tensor.nnet.bn import batch_normalization_test, batch_normalization_train
 from sympile.tensor.signal.pool import pool_2d
 from tests.gpu.test_nnet import _both
 
@@ -196,6 +199,32 @@ def test_lenet_step_runs_on_the_device(context):
     np.testing.assert_allclose(losses, want_losses, rtol=1e-5)
     for name in want:
         np.testing.assert_allclose(got[name], want[name], rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("axes", ["spatial", "per-activation"])
+def test_batch_normalization_on_the_device(axes, dtype, context):
+    """Training statistics, running averages, the three gradients and the test-time form:
+    no op on the host, the CPU's values (the variance of a shifted input included)."""
+    rng = np.random.default_rng(11)
+    shape = (5, 3, 4, 4)
+    stats = (1, 3, 1, 1) if axes == "spatial" else (1, 3, 4, 4)
+    x = T.tensor(dtype, (None,) * 4, name="x")
+    gamma, beta, mean, var = (T.tensor(dtype, (1, None, None, None), name=n)
+                              for n in ("gamma", "beta", "mean", "var"))
+    out, batch_mean, invstd, new_mean, new_var = batch_normalization_train(
+        x, gamma, beta, axes, running_mean=mean, running_var=var)
+    grads = sympile.grad((out * out * T.arange(5, dtype=dtype).dimshuffle(0, "x", "x", "x"))
+                         .sum(), [x, gamma, beta])
+    test_out = batch_normalization_test(x, gamma, beta, mean, var, axes)
+    inputs = [x, gamma, beta, mean, var]
+    outputs = [out, batch_mean, invstd, new_mean, new_var, *grads, test_out]
+    reference, f = _both(inputs, outputs, context)
+    assert _count(f, GpuCAReduce) >= 2
+    values = [(rng.normal(size=shape) * 3 + 100).astype(dtype),
+              *(rng.uniform(0.5, 2, size=stats).astype(dtype) for _ in range(4))]
+    for got, want in zip(f(*values), reference(*values)):
+        _close(got, want, dtype)
 
 
 class _no_target:
