@@ -1,6 +1,7 @@
-"""Reshape and SpecifyShape of device arrays (the host ops' own perform on the device array:
-a view where the strides allow, as numpy's reshape; a check of the shape), and Join (copies
-into the output's slabs). Shape entries and the join's axis stay host values."""
+"""Reshape, SpecifyShape and Split of device arrays (the host ops' own perform on the device
+array: a view where the strides allow, as numpy's reshape; a check of the shape; one view per
+piece), and Join (copies into the output's slabs). Shape entries, the split sizes and the
+axes stay host values."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from sympile.gpu.placement import register_gpu
 from sympile.gpu.runtime import runtime
 from sympile.graph.basic import Apply
 from sympile.graph.op import Op
-from sympile.tensor.basic.ops import Join, runtime_axis
+from sympile.tensor.basic.ops import Join, Split, runtime_axis
 from sympile.tensor.shape.ops import Reshape, SpecifyShape
 
 __all__ = ["GpuJoin"]
@@ -20,6 +21,11 @@ __all__ = ["GpuJoin"]
 @register_gpu(SpecifyShape, computes=False)
 def _lift_shaping(node: Apply, inputs, context: str):
     return [GpuWrapper(node.op, context)(inputs[0], *node.inputs[1:])]
+
+
+@register_gpu(Split, computes=False)
+def _lift_split(node: Apply, inputs, context: str):
+    return GpuWrapper(node.op, context).make_node(inputs[0], *node.inputs[1:]).outputs
 
 
 class GpuJoin(Op):

@@ -13,8 +13,8 @@ import sympile.tensor as T
 from sympile.gpu import GpuHostOpsWarning
 from sympile.gpu.conv import GpuConv
 from sympile.gpu.pool import GpuPool
-from sympile.gpu.runtime import placement_target
 from sympile.gpu.reduction import GpuCAReduce
+from sympile.gpu.runtime import placement_target
 from sympile.tensor.nnet.abstract_conv import AbstractConvGradInputs, AbstractConvGradWeights
 from sympile.tensor.nnet.bn import batch_normalization_test, batch_normalization_train
 from sympile.tensor.signal.pool import pool_2d

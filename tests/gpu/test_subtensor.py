@@ -1,6 +1,6 @@
 """Indexing on the device against the reference backend: basic views and writes, rows
 taken by an integer array (an embedding lookup) and incremented with repeated entries,
-negative entries and errors."""
+negative entries and errors; join and split."""
 
 import warnings
 
@@ -10,6 +10,7 @@ import pytest
 import sympile
 import sympile.tensor as T
 from sympile.gpu import GpuArrayType, GpuHostOpsWarning
+from sympile.gpu.basic import GpuWrapper
 from sympile.gpu.runtime import placement_target
 from sympile.gpu.subtensor import GpuIncRows, GpuIncSubtensor, GpuSubtensor, GpuTakeRows
 
@@ -138,3 +139,23 @@ def test_join(context):
         np.testing.assert_allclose(got, want, rtol=1e-6)
     with pytest.raises(ValueError, match="other lengths differ"):
         f(np.ones((2, 3), "float32"), np.ones((3, 2)), 0)
+
+
+def test_split(context):
+    """Views of a device array (its gradient a device join), symbolic sizes and axis, an
+    empty piece; bad sizes raise the CPU's errors."""
+    x, sizes, axis = T.fmatrix("x"), T.lvector("sizes"), T.lscalar("axis")
+    pieces = T.split(T.exp(x), sizes, 3, axis=axis)
+    cost = sum((piece ** 2).sum() * (i + 1) for i, piece in enumerate(pieces))
+    reference, f = _both([x, sizes, axis], [*pieces, sympile.grad(cost, x)], context,
+                         GpuWrapper)
+    assert not any(type(n.op).__name__ == "Split" for n in f.maker.fgraph.apply_nodes)
+    value = np.linspace(-1, 1, 12, dtype="float32").reshape(2, 6)
+    for arguments in ((value, [1, 0, 5], 1), (value.T, [2, 3, 1], 0), (value, [0, 2, 0], 0)):
+        for got, want in zip(f(*arguments), reference(*arguments)):
+            assert got.shape == want.shape
+            np.testing.assert_allclose(got, want, rtol=1e-6)
+    with pytest.raises(ValueError, match="add up to 3"):
+        f(value, [1, 1, 1], 1)
+    with pytest.raises(ValueError, match=">= 0"):
+        f(value, [7, -1, 0], 1)
