@@ -7,14 +7,14 @@ transfers, the runtimes, the placement rewrite and the GPU ops that are not one 
   nvrtc.py      NVRTC through ctypes: kernels to PTX without a GPU
   placement.py  the rewrite that moves nodes to the device (the pipeline's gpu phase)
   elemwise.py   Elemwise, DimShuffle and the shape ops on the device
-  reduction.py  CAReduce and FusedCAReduce on the device (passes of partial results)
+  reduction.py  CAReduce and FusedCAReduce (passes of partial results), Argmax, Argmin
   blas.py       Dot through the device's BLAS; Gemm, Gemv, Ger as a product and a kernel
   conv.py       convolution and its gradients: im2col, the device's BLAS, col2im
   nnet.py       softmax, log-softmax, their gradient and the fused cross-entropy
   pool.py       2d pooling and its gradients
   subtensor.py  indexing: basic views and writes, rows taken and incremented by an array
   random.py     RandomStreams' uniform and bernoulli draws, the CPU's numbers
-  shape.py      Reshape and SpecifyShape of device arrays
+  shape.py      Reshape, SpecifyShape, Join and Split of device arrays
 
 Importing sympile imports this package (it registers the placement rewrite); it imports
 CuPy only when a CUDA context is used.
