@@ -11,7 +11,8 @@ project = "sympile"
 copyright = "2026, the sympile developers"
 author = "the sympile developers"
 
-extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.viewcode", "config_flags"]
+extensions = ["myst_parser", "sphinx.ext.autodoc", "sphinx.ext.viewcode", "config_flags",
+              "api_reference"]
 source_suffix = {".md": "markdown"}
 exclude_patterns = ["_build", "_ext"]
 myst_enable_extensions = ["colon_fence"]

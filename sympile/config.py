@@ -326,7 +326,9 @@ def theano_flag_pairs(text: str) -> tuple[list[tuple[str, str]], list[str]]:
 
 
 class Config:
-    """The flags; attribute access validates values."""
+    """sympile's flags, one attribute each (`config.floatX`); setting one validates the
+    value. `sympile.config` is the one instance, started from SYMPILE_FLAGS (or
+    THEANO_FLAGS) when sympile is imported."""
 
     def __init__(self, environment: str | None = None, source: str = "SYMPILE_FLAGS"):
         object.__setattr__(self, "_values", {name: spec[0] for name, spec in _FLAGS.items()})

@@ -34,7 +34,9 @@ DEFAULT = "default"
 
 
 class Mode:
-    """rewriter: a callable that rewrites a FunctionGraph in place, a RewriteQuery over
+    """How a function is compiled: the rewrites it applies and the backend it runs on.
+
+    rewriter: a callable that rewrites a FunctionGraph in place, a RewriteQuery over
     rewrite_db, or None (no rewrite); backend: 'python' (the reference VM), 'c' (the C
     backend: one compiled module per function, Python backend without a compiler) or None
     (config.backend); record_history: attach a RewriteHistory to each compiled graph, so that
