@@ -213,6 +213,12 @@ ELEMWISE_CASES: dict[str, ElemwiseCase] = {
     "gamma": ElemwiseCase(scipy.special.gamma, (-5.0, 20.0)),
     "gammaln": ElemwiseCase(scipy.special.gammaln, (-5.0, 50.0)),
     "psi": ElemwiseCase(scipy.special.psi, (-5.0, 50.0)),
+    "j0": ElemwiseCase(scipy.special.j0, (-20.0, 20.0)),
+    "j1": ElemwiseCase(scipy.special.j1, (-20.0, 20.0)),
+    "jv": ElemwiseCase(scipy.special.jv, (-3.0, 5.0), (-20.0, 20.0)),
+    "i0": ElemwiseCase(scipy.special.i0, (-10.0, 10.0)),
+    "i1": ElemwiseCase(scipy.special.i1, (-10.0, 10.0)),
+    "iv": ElemwiseCase(scipy.special.iv, (-3.0, 5.0), (-10.0, 10.0)),
     "tri_gamma": ElemwiseCase(lambda x: np.asarray(scipy.special.polygamma(1, x)).astype(
         scipy.special.psi(np.zeros(0, dtype=np.asarray(x).dtype)).dtype), (-5.0, 50.0)),
     "floor": ElemwiseCase(np.floor, _WIDE),

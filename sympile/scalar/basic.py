@@ -297,6 +297,14 @@ gamma = _scalar_op("gamma", 1, scipy.special.gamma)
 gammaln = _scalar_op("gammaln", 1, scipy.special.gammaln)
 psi = _scalar_op("psi", 1, scipy.special.psi)
 tri_gamma = _scalar_op("tri_gamma", 1, _tri_gamma)
+# Bessel functions of the first kind (j) and modified ones (i), as Theano's: jv and iv take
+# the order first.
+j0 = _scalar_op("j0", 1, scipy.special.j0)
+j1 = _scalar_op("j1", 1, scipy.special.j1)
+jv = _scalar_op("jv", 2, scipy.special.jv)
+i0 = _scalar_op("i0", 1, scipy.special.i0)
+i1 = _scalar_op("i1", 1, scipy.special.i1)
+iv = _scalar_op("iv", 2, scipy.special.iv)
 
 # Rounding
 floor = _scalar_op("floor", 1, np.floor)
@@ -489,6 +497,16 @@ _DERIVATIVES: dict[ScalarOp, Callable[..., list]] = {
     gamma: lambda x, out, g: [mul(g, mul(out, psi(x)))],
     gammaln: lambda x, out, g: [mul(g, psi(x))],
     psi: lambda x, out, g: [mul(g, tri_gamma(x))],
+    # The order's derivative (None) is undefined, as in Theano; d/dx from the recurrences
+    # J'_v = (J_{v-1} - J_{v+1}) / 2 and I'_v = (I_{v-1} + I_{v+1}) / 2.
+    j0: lambda x, out, g: [neg(mul(g, j1(x)))],
+    j1: lambda x, out, g: [mul(g, mul(_like(0.5, out), sub(j0(x), jv(_like(2, out), x))))],
+    jv: lambda v, x, out, g: [None, mul(g, mul(_like(0.5, out), sub(
+        jv(sub(v, _like(1, out)), x), jv(add(v, _like(1, out)), x))))],
+    i0: lambda x, out, g: [mul(g, i1(x))],
+    i1: lambda x, out, g: [mul(g, mul(_like(0.5, out), add(i0(x), iv(_like(2, out), x))))],
+    iv: lambda v, x, out, g: [None, mul(g, mul(_like(0.5, out), add(
+        iv(sub(v, _like(1, out)), x), iv(add(v, _like(1, out)), x))))],
     floor: lambda x, out, g: [_zero(x, g)],
     ceil: lambda x, out, g: [_zero(x, g)],
     trunc: lambda x, out, g: [_zero(x, g)],

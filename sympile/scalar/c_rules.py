@@ -2,11 +2,11 @@
 
 Each rule maps a CScalar (the op, the C names and dtypes of its inputs and outputs) to the
 statements computing one element plus the helper functions they call (a CScalarCode), or to
-None where C cannot match numpy (no libm equivalent: erfinv, erfcinv; float16 and complex have
-no C type at all). Elemwise loops and fused Composite graphs use them on the CPU; CUDA kernels
-are to reuse them. Inputs are converted to the C type of the output first, as numpy converts
-them to the dtype of the loop it picks. Integer arithmetic wraps (the module is compiled with
--fwrapv, as numpy's loops behave).
+None where C cannot match numpy (no libm equivalent: erfinv, erfcinv, the Bessel functions;
+float16 and complex have no C type at all). Elemwise loops and fused Composite graphs use them
+on the CPU; CUDA kernels are to reuse them. Inputs are converted to the C type of the output
+first, as numpy converts them to the dtype of the loop it picks. Integer arithmetic wraps (the
+module is compiled with -fwrapv, as numpy's loops behave).
 
 Importing sympile.scalar imports this module, which sets `c_rule` on the ops' classes and binds
 ScalarOp.c_scalar(), which calls it.
@@ -58,6 +58,8 @@ from sympile.scalar.basic import (
     ge,
     gt,
     hypot,
+    i0,
+    i1,
     identity,
     imag,
     int_div,
@@ -65,6 +67,10 @@ from sympile.scalar.basic import (
     isfinite,
     isinf,
     isnan,
+    iv,
+    j0,
+    j1,
+    jv,
     le,
     left_shift,
     log,
@@ -666,8 +672,9 @@ _C_RULES: dict[ScalarOp, Callable[[CScalar], CScalarCode | None]] = {
     left_shift: _shift("left"),
     right_shift: _shift("right"),
 }
-# The ops left to perform(): scipy's inverse error functions have no libm equivalent.
-NO_C_CODE = frozenset({erfinv, erfcinv})
+# The ops left to perform(): scipy's inverse error functions and Bessel functions have no
+# libm equivalent (libm's j0 and j1 differ from scipy's in the last bits).
+NO_C_CODE = frozenset({erfinv, erfcinv, j0, j1, jv, i0, i1, iv})
 
 for _op, _c_rule in _C_RULES.items():
     type(_op).c_rule = staticmethod(_c_rule)

@@ -12,7 +12,12 @@ from __future__ import annotations
 
 from sympile.config import config
 from sympile.graph.basic import io_toposort
-from sympile.graph.gradient_types import disconnected_type, grad_not_implemented, is_disconnected
+from sympile.graph.gradient_types import (
+    disconnected_type,
+    grad_not_implemented,
+    grad_undefined,
+    is_disconnected,
+)
 from sympile.graph.utils import MethodNotDefined, bind_methods
 from sympile.scalar.basic import COMPLEX_DTYPES, get_scalar_type
 from sympile.tensor import math
@@ -49,11 +54,14 @@ class _ElemwiseDerivatives:
             return [grad_not_implemented(self, i, x, f"{self.scalar_op} has no derivative rule")
                     for i, x in enumerate(inputs)]
         results = []
-        for _index, (x, gradient) in enumerate(zip(inputs, scalar_grads)):
+        for index, (x, gradient) in enumerate(zip(inputs, scalar_grads)):
             if is_discrete(x):
                 results.append(zero_gradient(x))
-                continue
-            results.append(sum_to_type(gradient, x, outputs[0]))
+            elif gradient is None:
+                results.append(grad_undefined(self, index, x, f"{self.scalar_op} has no "
+                                              f"derivative with respect to this input"))
+            else:
+                results.append(sum_to_type(gradient, x, outputs[0]))
         return results
 
     def R_op(self, inputs, eval_points):
@@ -74,9 +82,12 @@ class _ElemwiseDerivatives:
         if partials is None:
             raise MethodNotDefined(f"{self.scalar_op} has no derivative rule")
         tangent = None
-        for partial, point, x in zip(partials, eval_points, inputs):
+        for index, (partial, point, x) in enumerate(zip(partials, eval_points, inputs)):
             if point is None or is_discrete(x):
                 continue
+            if partial is None:
+                raise MethodNotDefined(f"{self.scalar_op} has no derivative with respect to "
+                                       f"its input {index}")
             # A tangent typed (None, None) for a row must still broadcast like the row.
             term = partial * declared_like(point, x)
             tangent = term if tangent is None else tangent + term
@@ -100,7 +111,9 @@ class _ElemwiseDerivatives:
                 rule = self.scalar_op.L_op(scalar_inputs, scalar_outputs, scalar_grads)
         except MethodNotDefined:
             return None
-        return [_lift_scalar_graph(g, placeholders, like=x) for g, x in zip(rule, inputs)]
+        # None: a derivative that does not exist (the order of a Bessel function).
+        return [None if g is None else _lift_scalar_graph(g, placeholders, like=x)
+                for g, x in zip(rule, inputs)]
 
 
 class _DimShuffleDerivatives:

@@ -182,6 +182,7 @@ UNARY = [
     ("deg2rad", uniform(-200.0, 200.0)), ("rad2deg", WIDE),
     ("erf", WIDE), ("erfc", WIDE), ("erfinv", UNIT), ("erfcinv", uniform(0.1, 1.9)),
     ("gamma", uniform(0.5, 4.0)), ("gammaln", POSITIVE), ("psi", uniform(0.5, 5.0)),
+    ("j0", uniform(-8.0, 8.0)), ("j1", uniform(-8.0, 8.0)), ("i0", WIDE), ("i1", WIDE),
     ("floor", fractional(-3, 3)), ("ceil", fractional(-3, 3)), ("trunc", fractional(-3, 3)),
     ("round_half_to_even", fractional(-3, 3)), ("round_half_away_from_zero", fractional(-3, 3)),
 ]
@@ -229,6 +230,11 @@ GRAD_CASES = [
              lambda c, a, b: T.switch(T.round_half_to_even(c), a, b),
              points(fractional(-2, 2), WIDE, WIDE)),
     # Ties: maximum(x, x) is x; the gradient is split, not doubled.
+    # Bessel functions of integer and fractional order: the order has no derivative.
+    GradCase("jv(2, x)", lambda x: T.jv(2, x), points(uniform(-8.0, 8.0))),
+    GradCase("jv(1.5, x)", lambda x: T.jv(1.5, x), points(uniform(0.5, 8.0))),
+    GradCase("iv(3, x)", lambda x: T.iv(np.int8(3), x), points(WIDE)),
+    GradCase("iv(0.5, x)", lambda x: T.iv(0.5, x), points(uniform(0.5, 3.0))),
     GradCase("maximum(x, x)", lambda x: T.maximum(x, x), points(WIDE)),
     GradCase("minimum(x, x) * x", lambda x: T.minimum(x, x) * x, points(WIDE)),
     GradCase("x ** 3 (Python int exponent)", lambda x: x ** 3, points(WIDE)),
@@ -403,6 +409,10 @@ def _float32_expressions():
     expressions = []
     for op in scalar._DERIVATIVES:
         function = T.elemwise_of(op)
+        if op in (scalar.jv, scalar.iv):
+            # The order has no derivative: an integer one.
+            expressions.append((str(op), [y], function(small, y)))
+            continue
         arguments = [x, y, z][:op.nin]
         expressions.append((str(op), [x, y, z][:op.nin], function(*arguments)))
     expressions += [
