@@ -85,10 +85,10 @@ def clone(output, replace=None, strict=True, share_inputs=True):
     return clone_replace(output, pairs)
 
 
-# Theano users write T.grad and theano.gradient.jacobian. The gradient layer sits above the
-# tensor layer, and jacobian and hessian build a scan, above the gradient layer; this package,
-# above all of them and imported before any, hands the names down.
-for _name in ("Lop", "Rop", "grad"):
+# Theano users write T.grad, T.verify_grad and theano.gradient.jacobian. The gradient layer
+# sits above the tensor layer, and jacobian and hessian build a scan, above the gradient
+# layer; this package, above all of them and imported before any, hands the names down.
+for _name in ("Lop", "Rop", "grad", "verify_grad", "numeric_grad"):
     setattr(tensor, _name, getattr(gradient, _name))
 for _name, _function in (("hessian", hessian), ("jacobian", jacobian)):
     setattr(tensor, _name, _function)

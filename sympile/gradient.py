@@ -51,6 +51,8 @@ from sympile.graph.gradient_types import (
 from sympile.graph.op import Op, fill_test_values
 from sympile.graph.rewriting.basic import node_rewriter
 from sympile.graph.utils import MethodNotDefined
+from sympile.scalar.basic import ScalarType
+from sympile.scalar.basic import add as scalar_add
 from sympile.tensor.basic.ops import ones_like, zeros_like
 from sympile.tensor.math import cast, clip
 from sympile.tensor.rewriting.basic import MergeRewriter
@@ -66,6 +68,7 @@ __all__ = [
     "disconnected_type", "DisconnectedType", "NullType", "NullTypeGradError",
     "DisconnectedInputError", "GradientError", "zero_grad", "disconnected_grad",
     "consider_constant", "stop_gradient", "grad_clip", "grad_scale", "numeric_grad",
+    "finite_differences",
     "verify_rop",
 ]
 
@@ -282,7 +285,9 @@ def _backpropagate(seeds: dict[Variable, Variable], wrt: list[Variable],
         else:
             result = parts[0]
             for part in parts[1:]:
-                result = result + part
+                # Scalar-typed variables (sympile.scalar) have no operators.
+                result = scalar_add(result, part) if isinstance(result.type, ScalarType) \
+                    else result + part
             if isinstance(variable.type, TensorType) and not is_discrete(variable) \
                     and result.type.dtype != variable.type.dtype:
                 result = cast(result, variable.type.dtype)
@@ -649,8 +654,8 @@ _EPS = {"float64": 1e-6, "float32": 3e-4, "float16": 1e-1}
 _TOLERANCE = {"float64": 1e-4, "float32": 1e-2, "float16": 5e-2}
 
 
-def numeric_grad(function: Callable[..., Any], point: Sequence[np.ndarray],
-                 eps: float | None = None) -> list[np.ndarray]:
+def finite_differences(function: Callable[..., Any], point: Sequence[np.ndarray],
+                       eps: float | None = None) -> list[np.ndarray]:
     """Central finite differences of the scalar `function` at `point` (list of arrays)."""
     gradients = []
     for index, value in enumerate(point):
@@ -667,6 +672,57 @@ def numeric_grad(function: Callable[..., Any], point: Sequence[np.ndarray],
             flat[position] = (upper - lower) / (2 * step)
         gradients.append(gradient)
     return gradients
+
+
+class numeric_grad:
+    """Theano's numeric_grad: the gradient of `f` (a Python function of numpy arrays
+    returning a scalar, such as a compiled function) at `pt` (a list of arrays, or one
+    array), by central finite differences of step `eps` (by dtype: float64 1e-6, float32
+    3e-4, float16 0.1). `gf` holds it (a list, or one array for one array pt), in float64;
+    max_err compares an analytic gradient with it."""
+
+    def __init__(self, f: Callable[..., Any], pt: Any, eps: float | None = None):
+        single = not isinstance(pt, (list, tuple))
+        point = [np.array(p) for p in ([pt] if single else pt)]
+        for index, value in enumerate(point):
+            if value.dtype.kind != "f":
+                raise TypeError(f"numeric_grad: pt[{index}] has dtype {value.dtype}; "
+                                f"gradients are estimated at floating-point points")
+        gradients = finite_differences(f, point, eps)
+        self.gf = gradients[0] if single else gradients
+
+    @staticmethod
+    def abs_rel_err(a: Any, b: Any) -> tuple[np.ndarray, np.ndarray]:
+        """The absolute and the relative error of a against b (relative to abs(a) + abs(b),
+        at least 1e-8)."""
+        absolute = np.abs(np.asarray(a, "float64") - np.asarray(b, "float64"))
+        return absolute, absolute / np.maximum(np.abs(a) + np.abs(b), 1e-8)
+
+    def abs_rel_errors(self, g_pt: Any) -> list[tuple[np.ndarray, np.ndarray]]:
+        """abs_rel_err of each analytic gradient in g_pt against gf."""
+        numeric = self.gf if isinstance(self.gf, list) else [self.gf]
+        analytic = g_pt if isinstance(g_pt, (list, tuple)) else [g_pt]
+        if len(analytic) != len(numeric):
+            raise ValueError(f"numeric_grad.abs_rel_errors: {len(analytic)} gradients for "
+                             f"{len(numeric)} inputs")
+        for index, (a, n) in enumerate(zip(analytic, numeric)):
+            if np.shape(a) != n.shape:
+                raise ValueError(f"numeric_grad.abs_rel_errors: gradient {index} has shape "
+                                 f"{np.shape(a)}, the input {n.shape}")
+        return [self.abs_rel_err(a, n) for a, n in zip(analytic, numeric)]
+
+    def max_err(self, g_pt: Any, abs_tol: float, rel_tol: float):
+        """(input index, flat position, absolute error, relative error) where
+        min(abs_err / abs_tol, rel_err / rel_tol) is largest: the worst disagreement."""
+        worst = []
+        for absolute, relative in self.abs_rel_errors(g_pt):
+            scaled = np.minimum(absolute / abs_tol, relative / rel_tol).ravel()
+            position = int(np.argmax(scaled)) if scaled.size else 0
+            worst.append((scaled[position] if scaled.size else -np.inf, position,
+                          absolute.ravel()[position] if scaled.size else 0.0,
+                          relative.ravel()[position] if scaled.size else 0.0))
+        index = int(np.argmax([w[0] for w in worst]))
+        return index, worst[index][1], worst[index][2], worst[index][3]
 
 
 def _symbolic_point(pt: Sequence[Any], who: str) -> tuple[list[np.ndarray], list[Variable]]:
@@ -741,7 +797,7 @@ def verify_grad(fun: Callable[..., Variable], pt: Sequence[Any], n_tests: int = 
         def projected(*values: np.ndarray, projection=projection) -> float:
             return float(np.sum(np.asarray(forward(*values), "float64") * projection))
 
-        numeric = numeric_grad(projected, point, eps)
+        numeric = finite_differences(projected, point, eps)
         for index, (a, n, value) in enumerate(zip(analytic, numeric, point)):
             _compare("verify_grad", f"the gradient with respect to input {index}", a, n,
                      value.dtype.name, abs_tol, rel_tol)

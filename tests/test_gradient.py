@@ -365,3 +365,24 @@ def test_stabilized_grad_reuses_the_users_nodes():
                                                  [cost, gradient])
         if type(node.op).__name__ == "RandomDraw"}
     assert len(draws) == 1
+
+
+def test_theanos_numeric_grad():
+    """T.numeric_grad: gf of one array or a list, max_err's worst disagreement, shape
+    checks; T.verify_grad is sympile.gradient's."""
+    x, y = T.dvectors("xy")
+    cube = sympile.function([x], (x ** 3).sum())
+    single = T.numeric_grad(cube, np.array([1.0, 2.0]))
+    np.testing.assert_allclose(single.gf, [3.0, 12.0], rtol=1e-8)
+    assert single.max_err(np.array([3.0, 12.0]), 1e-4, 1e-4)[2] < 1e-6
+    index, position, absolute, relative = single.max_err(np.array([3.0, 12.5]), 1e-4, 1e-4)
+    assert (index, position) == (0, 1) and abs(absolute - 0.5) < 1e-6
+    pair = T.numeric_grad(sympile.function([x, y], (x * y).sum()),
+                          [np.array([1.0, 2.0]), np.array([3.0, 4.0])])
+    np.testing.assert_allclose(pair.gf[0], [3.0, 4.0], rtol=1e-8)
+    assert pair.max_err([np.array([3.0, 4.0]), np.array([1.0, 9.0])], 1e-4, 1e-4)[:2] == (1, 1)
+    with pytest.raises(ValueError, match="shape"):
+        pair.abs_rel_errors([np.zeros(3), np.zeros(2)])
+    with pytest.raises(TypeError, match="floating-point"):
+        T.numeric_grad(cube, np.array([1, 2]))
+    assert T.verify_grad is sympile.gradient.verify_grad

@@ -15,7 +15,8 @@ ops); a selector is a module name (the names defined there, Op classes left to `
 the page has an Op page), `functions` (all but classes), `constructors` (TensorType
 instances such as dmatrix, as a grid by dtype and rank), `elemwise` (Elemwise instances
 such as exp, with the numpy or scipy function they follow), `classes` (the classes that are
-not Ops) or `ops` (the Op classes). `:ops: ops` sends the Op
+not Ops), `data` (the values that are neither functions nor classes) or `ops` (the Op
+classes). `:ops: ops` sends the Op
 classes to their own page (the page named; they are for op writers), and `:exclude:` names
 the ones another page documents; `:elsewhere:` lists names whose entry is on another page
 (`name=target`, a class's own module path by default): their summary row links there (a
@@ -162,6 +163,9 @@ class ApiReference(Directive):
             return inspect.isclass(obj) and issubclass(obj, self.Op)
         if selector == "functions":
             return not inspect.isclass(obj) and not isinstance(obj, self.TensorType)
+        if selector == "data":
+            return not (callable(obj) or inspect.isclass(obj)
+                        or isinstance(obj, self.TensorType))
         if selector == "classes":
             return inspect.isclass(obj) and not issubclass(obj, self.Op)
         if isinstance(obj, (self.Op, self.TensorType)) or (
@@ -219,6 +223,8 @@ class ApiReference(Directive):
 
     def _line(self, name, module) -> str:
         obj = getattr(module, name)
+        if isinstance(obj, (list, tuple)):
+            return f"``{obj!r}``"
         return _follows(obj) if isinstance(obj, self.Elemwise) else _summary(obj)
 
     def _entry(self, group, module):
@@ -239,6 +245,8 @@ class ApiReference(Directive):
             return [f".. autoclass:: {full}", ""]
         if callable(obj):
             return [f".. autofunction:: {full}", ""]
+        if isinstance(obj, (list, tuple)):
+            return [f".. py:data:: {group[0]}", f"   :value: {obj!r}", ""]
         return [f".. autodata:: {full}", "   :no-value:", ""]
 
     def _grid(self, names):

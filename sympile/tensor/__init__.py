@@ -5,6 +5,7 @@
 """
 
 from sympile.tensor import nnet  # noqa: F401 - T.nnet.softmax, as in Theano
+from sympile.tensor.arrays import *  # noqa: F403
 from sympile.tensor.basic import *  # noqa: F403
 from sympile.tensor.blas.basic import *  # noqa: F403
 from sympile.tensor.constant_value import *  # noqa: F403
@@ -31,8 +32,15 @@ as_tensor = as_tensor_variable
 # TensorVariable (x + y, x.sum(), ...).
 from sympile.tensor import (  # noqa: E402, F401
     derivatives,
+    elemwise,
     linalg,
     methods,
     nlinalg,
     slinalg,
 )
+
+# Theano's T.elemwise also held the reductions (T.elemwise.CAReduce, Prod): the reduction
+# package sits above elemwise, so this package, above both, hands them down.
+for _name in ("CAReduce", "Prod", "ProdWithoutZeros"):
+    setattr(elemwise, _name, globals()[_name])
+del _name

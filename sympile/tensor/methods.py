@@ -26,6 +26,7 @@ from sympile.tensor.extra_ops import (
     nonzero,
     nonzero_values,
     repeat,
+    searchsorted,
     trace,
 )
 from sympile.tensor.linalg.summaries import norm
@@ -319,6 +320,9 @@ class TensorOperators:
     def argsort(self, axis=-1, kind="stable", order=None):
         _no_order(order, "argsort")
         return argsort(self, axis=axis, kind=kind)
+
+    def searchsorted(self, v, side="left", sorter=None):
+        return searchsorted(self, v, side=side, sorter=sorter)
 
     def take(self, indices, axis=None):
         return take(self, indices, axis=axis)

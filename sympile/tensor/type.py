@@ -13,7 +13,17 @@ import numpy as np
 from sympile.config import config
 from sympile.graph.basic import Variable
 from sympile.graph.type import Type
-from sympile.scalar.basic import DISCRETE_DTYPES, normalize_dtype
+from sympile.scalar.basic import (
+    ALL_DTYPES,
+    COMPLEX_DTYPES,
+    CONTINUOUS_DTYPES,
+    DISCRETE_DTYPES,
+    FLOAT_DTYPES,
+    INT_DTYPES,
+    INTEGER_DTYPES,
+    UINT_DTYPES,
+    normalize_dtype,
+)
 
 Shape = tuple[int | None, ...]
 
@@ -378,4 +388,11 @@ _CONSTRUCTORS.update({_plural(name): _many(name, constructor)
                       for name, constructor in list(_CONSTRUCTORS.items())})
 globals().update(_CONSTRUCTORS)
 
-__all__ = ["TensorType", "tensor_type", "tensor", *_CONSTRUCTORS]  # noqa: PLE0604
+# Theano's dtype lists (T.float_dtypes, ...), as lists of names.
+DTYPE_LISTS = {"int_dtypes": INT_DTYPES, "uint_dtypes": UINT_DTYPES,
+               "integer_dtypes": INTEGER_DTYPES, "discrete_dtypes": DISCRETE_DTYPES,
+               "float_dtypes": FLOAT_DTYPES, "complex_dtypes": COMPLEX_DTYPES,
+               "continuous_dtypes": CONTINUOUS_DTYPES, "all_dtypes": ALL_DTYPES}
+globals().update({name: list(dtypes) for name, dtypes in DTYPE_LISTS.items()})
+
+__all__ = ["TensorType", "tensor_type", "tensor", *_CONSTRUCTORS, *DTYPE_LISTS]  # noqa: PLE0604

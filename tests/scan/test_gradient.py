@@ -11,11 +11,11 @@ import sympile
 import sympile.tensor as T
 from sympile.gradient import (
     DisconnectedInputError,
+    finite_differences,
     gauss_newton_vector_product,
     grad,
     hessian,
     hessian_vector_product,
-    numeric_grad,
     verify_grad,
     verify_rop,
 )
@@ -307,7 +307,7 @@ def test_implicit_shared_non_sequence():
             total += h.sum()
         return total
 
-    np.testing.assert_allclose(gradient(x_value), numeric_grad(cost, [w.get_value()])[0],
+    np.testing.assert_allclose(gradient(x_value), finite_differences(cost, [w.get_value()])[0],
                                rtol=1e-6)
 
 
@@ -531,7 +531,7 @@ def test_hessian_through_scan():
     full = sympile.function([h0, w], hessian(cost, w))
     gradient = sympile.function([h0, w], grad(cost, w))
     h_value, w_value = np.array([0.3, -0.5]), np.array([0.7, 1.1])
-    numeric = np.stack([numeric_grad(lambda point, row=row: gradient(h_value, point)[row],
+    numeric = np.stack([finite_differences(lambda point, row=row: gradient(h_value, point)[row],
                                      [w_value])[0]
                         for row in range(2)])
     np.testing.assert_allclose(full(h_value, w_value), numeric, rtol=1e-6, atol=1e-8)

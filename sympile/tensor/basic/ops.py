@@ -23,7 +23,13 @@ from sympile.config import config
 from sympile.graph.basic import Apply, Variable
 from sympile.graph.gradient_types import NonDifferentiable, disconnected_type, is_disconnected
 from sympile.graph.op import Op
-from sympile.scalar.basic import DISCRETE_DTYPES, normalize_dtype, upcast
+from sympile.scalar.basic import (
+    DISCRETE_DTYPES,
+    ScalarType,
+    get_scalar_type,
+    normalize_dtype,
+    upcast,
+)
 from sympile.tensor import math
 from sympile.tensor.basic.alloc_c import alloc_c_code
 from sympile.tensor.basic.arange_c import arange_c_code
@@ -68,6 +74,8 @@ __all__ = [
     "shape_padright",
     "ARange",
     "Alloc",
+    "ScalarFromTensor",
+    "TensorFromScalar",
     "Eye",
     "Join",
     "Split",
@@ -82,10 +90,12 @@ __all__ = [
     "join",
     "ones",
     "ones_like",
+    "scalar_from_tensor",
     "second",
     "split",
     "stack",
     "swapaxes",
+    "tensor_from_scalar",
     "tile",
     "transfer",
     "transpose",
@@ -877,3 +887,67 @@ def shape_padaxis(t: Any, axis: int) -> Variable:
 
 
 bind_list_stacker(stack)
+
+
+class TensorFromScalar(Op):
+    """A 0-d tensor of the value of a scalar-typed variable (sympile.scalar; Theano's
+    tensor_from_scalar)."""
+
+    __props__ = ()
+
+    def make_node(self, s):
+        if not isinstance(getattr(s, "type", None), ScalarType):
+            raise TypeError(f"tensor_from_scalar: expected a scalar-typed variable "
+                            f"(sympile.scalar), got {s!r}")
+        return Apply(self, [s], [tensor_type(s.type.dtype, ())()])
+
+    def perform(self, node, inputs, output_storage):
+        output_storage[0][0] = np.asarray(inputs[0], dtype=node.outputs[0].type.dtype)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [()]
+
+    def L_op(self, inputs, outputs, output_grads):
+        (gradient,) = output_grads
+        if is_disconnected(gradient):
+            return [disconnected_type()]
+        return [ScalarFromTensor()(gradient)]
+
+    def R_op(self, inputs, eval_points):
+        return [None if eval_points[0] is None else self(eval_points[0])]
+
+
+class ScalarFromTensor(Op):
+    """The scalar-typed value (sympile.scalar) of a 0-d tensor (Theano's
+    scalar_from_tensor)."""
+
+    __props__ = ()
+
+    def make_node(self, t):
+        t = as_tensor_variable(t, op="scalar_from_tensor", argument="t")
+        if t.type.ndim != 0:
+            raise TypeError(f"scalar_from_tensor: expected a 0-d tensor, got {t.type}")
+        return Apply(self, [t], [get_scalar_type(t.type.dtype)()])
+
+    def perform(self, node, inputs, output_storage):
+        output_storage[0][0] = np.asarray(inputs[0])[()]
+
+    def L_op(self, inputs, outputs, output_grads):
+        (gradient,) = output_grads
+        if is_disconnected(gradient):
+            return [disconnected_type()]
+        return [TensorFromScalar()(gradient)]
+
+    def R_op(self, inputs, eval_points):
+        return [None if eval_points[0] is None else self(eval_points[0])]
+
+
+def tensor_from_scalar(s: Any) -> Variable:
+    """A 0-d tensor of the scalar-typed variable s (Theano's tensor_from_scalar)."""
+    return TensorFromScalar()(s)
+
+
+def scalar_from_tensor(t: Any) -> Variable:
+    """The scalar-typed variable (sympile.scalar) of the 0-d tensor t (Theano's
+    scalar_from_tensor)."""
+    return ScalarFromTensor()(t)

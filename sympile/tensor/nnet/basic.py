@@ -57,6 +57,7 @@ __all__ = [
     "hard_sigmoid", "ultra_fast_sigmoid",
     "crossentropy_softmax_1hot", "log_softmax", "relu", "sigmoid",
     "sigmoid_binary_crossentropy", "softmax", "softplus", "softsign",
+    "softmax_op", "logsoftmax_op", "softmax_with_bias", "softmax_graph",
 ]
 
 
@@ -425,6 +426,24 @@ def log_softmax(x: Any, axis: int | None = None) -> Variable:
     """log(softmax(x)) along `axis`, finite wherever x is; without `axis`, the last axis, and a
     vector becomes a (1, n) row (as softmax)."""
     return LogSoftmax(-1 if axis is None else axis)(_theano_row(x, axis))
+
+
+# Theano's op instances, which libraries apply and match directly.
+softmax_op = Softmax(-1)
+logsoftmax_op = LogSoftmax(-1)
+
+
+def softmax_with_bias(x: Any, b: Any) -> Variable:
+    """softmax(x + b) along the last axis, b a bias vector broadcast over the rows (Theano's
+    softmax_with_bias)."""
+    return softmax_op(math.add(_float_input("softmax_with_bias", x, "x"), b))
+
+
+def softmax_graph(c: Any) -> Variable:
+    """exp(c) / sum(exp(c)) along the last axis as elementwise operations and a sum, not a
+    Softmax op (Theano's softmax_graph; the stabilizing rewrites make it one)."""
+    exponentials = math.exp(_float_input("softmax_graph", c, "c"))
+    return math.true_div(exponentials, tensor_sum(exponentials, axis=-1, keepdims=True))
 
 
 def _theano_row(x: Any, axis: int | None) -> Any:

@@ -46,7 +46,8 @@ from sympile.tensor.shape.ops import declared_like, shape_i
 from sympile.tensor.type import is_discrete, tensor_type
 from sympile.tensor.variable import as_tensor_variable, constant
 
-__all__ = ["CAReduce", "CenteredSquareSum", "FusedCAReduce", "Argmax", "Argmin", "sum", "prod",
+__all__ = ["CAReduce", "CenteredSquareSum", "FusedCAReduce", "Prod", "ProdWithoutZeros",
+           "Argmax", "Argmin", "sum", "prod",
            "max", "min", "amax", "amin", "all", "any", "mean", "var", "std", "ptp", "argmax",
            "argmin", "max_and_argmax", "logsumexp"]
 
@@ -297,6 +298,60 @@ class CAReduce(Op):
         return math.switch(is_zero, at_zero, at_nonzero)
 
 
+def _theano_axis(axis: Any) -> Any:
+    """Theano's reduction ops take one int axis as well as a sequence."""
+    return (axis,) if isinstance(axis, (int, np.integer)) else axis
+
+
+class Prod(CAReduce):
+    """Theano's Prod op: CAReduce(mul) with Theano's constructor. no_zeros_in_input=True
+    promises that x holds no zero: the derivative is then prod / x, one division instead
+    of the graph that counts each slice's zeros (a zero then gives inf or NaN, as in
+    Theano)."""
+
+    __props__ = (*CAReduce.__props__, "no_zeros_in_input")
+
+    def __init__(self, axis: Any = None, dtype: Any = None, acc_dtype: Any = None,
+                 no_zeros_in_input: bool = False):
+        super().__init__(scalar.mul, _theano_axis(axis), dtype, acc_dtype)
+        self.no_zeros_in_input = bool(no_zeros_in_input)
+
+    def _product_partials(self, x: Variable, axes: tuple[int, ...]) -> Variable:
+        if not self.no_zeros_in_input:
+            return super()._product_partials(x, axes)
+        product = CAReduce(scalar.mul, axes, self.dtype, self.acc_dtype)(x)
+        return math.true_div(_keep_reduced_axes(product, x.type.ndim, axes), x)
+
+
+class ProdWithoutZeros(Op):
+    """The product of the nonzero elements of x over `axis` (Theano's ProdWithoutZeros; an
+    all-zero slice gives 1). Dtypes as CAReduce(mul)'s. It has no derivative (Theano's
+    neither): use prod, or prod(no_zeros_in_input=True)."""
+
+    __props__ = ("axis", "dtype", "acc_dtype")
+
+    def __init__(self, axis: Any = None, dtype: Any = None, acc_dtype: Any = None):
+        self.reduction = CAReduce(scalar.mul, _theano_axis(axis), dtype, acc_dtype)
+        self.axis, self.dtype, self.acc_dtype = (self.reduction.axis, self.reduction.dtype,
+                                                 self.reduction.acc_dtype)
+
+    def make_node(self, x):
+        node = self.reduction.make_node(x)
+        return Apply(self, node.inputs, [node.outputs[0].type()])
+
+    def perform(self, node, inputs, output_storage):
+        (x,) = inputs
+        self.reduction.perform(node, [np.where(x == 0, np.ones((), x.dtype), x)],
+                               output_storage)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return self.reduction.infer_shape(fgraph, node, input_shapes)
+
+    def L_op(self, inputs, outputs, output_grads):
+        return [grad_not_implemented(self, 0, inputs[0], "the product without zeros has no "
+                                     "derivative; use prod(x, no_zeros_in_input=True)")]
+
+
 class FusedCAReduce(Op):
     """CAReduce(scalar_op, axis, dtype, acc_dtype) of `Elemwise(pre_op)(*inputs)`, each
     elementwise value computed where it is folded and never stored: sum((x - m)**2) reads x
@@ -513,9 +568,16 @@ def sum(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False,
 
 
 def prod(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False,
-         acc_dtype: Any = None) -> Variable:
-    """Product of x over `axis` (numpy.prod); dtypes as in sum. An empty product is 1."""
-    return _reduce(scalar.mul, "prod", x, axis, keepdims, dtype, acc_dtype)
+         acc_dtype: Any = None, no_zeros_in_input: bool = False) -> Variable:
+    """Product of x over `axis` (numpy.prod); dtypes as in sum. An empty product is 1.
+    no_zeros_in_input=True (Theano's) promises x has no zero, for a cheaper derivative
+    (see Prod)."""
+    if not no_zeros_in_input:
+        return _reduce(scalar.mul, "prod", x, axis, keepdims, dtype, acc_dtype)
+    x = as_tensor_variable(x, op="prod")
+    axes = normalize_axis(axis, x.type.ndim, "prod")
+    reduced = Prod(axes, dtype, acc_dtype, no_zeros_in_input=True)(x)
+    return _keep_reduced_axes(reduced, x.type.ndim, axes) if keepdims else reduced
 
 
 def max(x: Any, axis: Any = None, keepdims: bool = False) -> Variable:

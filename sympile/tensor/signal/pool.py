@@ -185,6 +185,23 @@ class _PoolBase(Op):
 class Pool(_PoolBase):
     """pool_2d / pool_3d's op: see the module docstring."""
 
+    @staticmethod
+    def out_shape(imgshape, ws=None, ignore_border=False, stride=None, pad=None, ndim=2,
+                  ds=None, st=None, padding=None) -> list:
+        """Theano's Pool.out_shape: the shape (a list; ints or symbolic lengths) of pooling
+        an input of shape `imgshape` over its last `ndim` axes. ds, st and padding are
+        Theano's old names of ws, stride and pad."""
+        ws, stride, pad = (ds if ws is None else ws), (st if stride is None else stride), \
+            (padding if pad is None else pad)
+        if ws is None:
+            raise TypeError("Pool.out_shape: ws (the window) is required")
+        if len(imgshape) < ndim:
+            raise ValueError(f"Pool.out_shape: imgshape {tuple(imgshape)} has fewer than "
+                             f"ndim={ndim} axes")
+        op = Pool(ndim, ws, stride, 0 if pad is None else pad, ignore_border)
+        return [*imgshape[:-ndim], *(op.output_length(imgshape[-ndim + axis], axis)
+                                     for axis in range(ndim))]
+
     def make_node(self, x):
         x = self._input(x)
         return Apply(self, [x], [tensor_type(x.type.dtype, self.pooled_shape(x.type.shape))()])

@@ -198,3 +198,30 @@ def test_infinities_in_the_softmax_family(backend):
     np.testing.assert_array_equal(fused, soft)
     assert losses[0] == inf and np.isnan(losses[2]) and np.isnan(losses[3])
     np.testing.assert_allclose(losses[1], 1.3132616875182228)
+
+
+def test_theanos_softmax_names():
+    """softmax_op, logsoftmax_op, softmax_with_bias, softmax_graph and T.nnet.sigm."""
+    x, b = T.dmatrix("x"), T.dvector("b")
+    value = np.array([[1.0, 2.0, 3.0], [0.0, -1.0, 1000.0]])
+    bias = np.array([0.5, -1.0, 0.0])
+    outputs = [nnet.softmax_op(x), nnet.logsoftmax_op(x), nnet.softmax_with_bias(x, b),
+               nnet.softmax_graph(x)]
+    got = sympile.function([x, b], outputs)(value, bias)
+
+    def reference(v):
+        e = np.exp(v - v.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(got[0], reference(value), rtol=1e-12)
+    shifted = value - value.max(axis=1, keepdims=True)
+    np.testing.assert_allclose(got[1], shifted - np.log(np.exp(shifted).sum(axis=1,
+                                                                           keepdims=True)),
+                               rtol=1e-12)
+    np.testing.assert_allclose(got[2], reference(value + bias), rtol=1e-12)
+    np.testing.assert_allclose(got[3], reference(value), rtol=1e-12)
+    assert nnet.softmax(x).owner.op == nnet.softmax_op
+    verify_grad(lambda a, c: nnet.softmax_with_bias(a, c) * np.arange(6.0).reshape(2, 3),
+                [np.array([[0.1, -0.4, 0.3], [1.0, 0.2, -0.5]]), bias], rng=3)
+    assert nnet.sigm.sigmoid is T.sigmoid and nnet.sigm.hard_sigmoid is nnet.hard_sigmoid
+    with pytest.raises(TypeError, match="softmax_graph"):
+        nnet.softmax_graph(T.lmatrix())

@@ -650,3 +650,29 @@ def test_reduction_without_a_rule_is_not_implemented():
         grad(output, x)
     with pytest.raises(NotImplementedError, match="no R_op rule"):
         Rop(output, x, T.dvector("v"))
+
+
+def test_theanos_prod_ops():
+    """Prod (with no_zeros_in_input's cheaper derivative), ProdWithoutZeros and their
+    place in T.elemwise, as Theano's."""
+    from sympile.tensor.elemwise import CAReduce as ElemwiseCAReduce
+    from sympile.tensor.elemwise import Prod, ProdWithoutZeros
+
+    assert ElemwiseCAReduce is CAReduce and isinstance(Prod(1), CAReduce)
+    x = T.dmatrix("x")
+    value = np.array([[1.0, 0.0, 3.0], [2.0, 4.0, 0.5], [0.0, 0.0, 0.0]])
+    outputs = [Prod(axis=1)(x), ProdWithoutZeros(axis=0)(x), ProdWithoutZeros()(x),
+               ProdWithoutZeros(1, dtype="float32")(x)]
+    got = evaluate(outputs, [x], [value])
+    nonzero = np.where(value == 0, 1.0, value)
+    for actual, expected in zip(got, [value.prod(axis=1), nonzero.prod(axis=0), nonzero.prod(),
+                                      nonzero.prod(axis=1).astype("float32")]):
+        assert_like_numpy(actual, expected)
+    positive = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 0.5]])
+    cheap = grad(T.prod(x, axis=1, no_zeros_in_input=True).sum(), x)
+    assert_like_numpy(evaluate(cheap, [x], [positive]),
+                      positive.prod(axis=1, keepdims=True) / positive)
+    op = T.prod(x, no_zeros_in_input=True).owner.op
+    assert isinstance(op, Prod) and op.no_zeros_in_input
+    with pytest.raises(NullTypeGradError, match="no_zeros_in_input=True"):
+        grad(ProdWithoutZeros()(x), x)

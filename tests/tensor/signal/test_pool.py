@@ -232,3 +232,24 @@ def test_pool_2d_random_shapes(rows, cols, ws, stride, pad, ignore_border, mode)
     np.testing.assert_allclose(value, reference_pool(x_value, **options), rtol=1e-12)
     if value.size:
         verify_grad(lambda x: pool_2d(x, **options), [x_value], rng=0)
+
+
+@pytest.mark.parametrize("options", [dict(ws=(2, 2)), dict(ws=(3, 2), ignore_border=True),
+                                     dict(ws=(3, 3), stride=(2, 1)),
+                                     dict(ws=(3, 3), stride=(1, 2), ignore_border=True,
+                                          pad=(1, 2)),
+                                     dict(ds=(2, 3), st=(3, 3), ignore_border=True)])
+def test_pool_out_shape_is_the_pooled_shape(options):
+    """Theano's Pool.out_shape, with ints and with symbolic lengths, agrees with the output
+    of pooling."""
+    from sympile.tensor.signal.pool import Pool
+
+    value = np.zeros((2, 1, 7, 8))
+    theano_names = {"ds": "ws", "st": "stride", "padding": "pad"}
+    pool_options = {theano_names.get(k, k): v for k, v in options.items()}
+    pool_options.setdefault("ignore_border", False)
+    expected = pool_2d(T.constant(value), **pool_options).eval().shape
+    assert Pool.out_shape(value.shape, **options) == list(expected)
+    x = T.dtensor4("x")
+    symbolic = Pool.out_shape(x.shape, **options)
+    assert tuple(int(n) for n in sympile.function([x], list(symbolic))(value)) == expected
