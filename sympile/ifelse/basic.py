@@ -34,21 +34,29 @@ __all__ = ["IfElse", "ifelse"]
 
 class IfElse(Op):
     """`IfElse(n_outs)(condition, *then_values, *else_values)`: the n_outs then values when the
-    scalar condition is nonzero, else the n_outs else values (each output a view of the value
-    chosen). `name` only labels the op in printouts."""
+    scalar condition is nonzero, else the n_outs else values. With as_view=True each output
+    is the value chosen itself (a view of both inputs); with as_view=False (Theano's
+    default for the op) a copy of it. ifelse() builds views, as Theano's inplace rewrite
+    made them. `name` only labels the op in printouts."""
 
-    __props__ = ("n_outs",)
+    __props__ = ("n_outs", "as_view")
 
-    def __init__(self, n_outs: int, name: str | None = None):
+    def __init__(self, n_outs: int, as_view: bool = False, gpu: bool = False,
+                 name: str | None = None):
         if not isinstance(n_outs, int) or isinstance(n_outs, bool) or n_outs < 1:
             raise ValueError(f"IfElse: n_outs must be a positive int, got {n_outs!r}")
+        if gpu:
+            raise ValueError("IfElse: gpu=True (Theano's old GPU flag) is not supported; "
+                             "placement on the device is config.device's")
         self.n_outs = n_outs
+        self.as_view = bool(as_view)
         self.name = name
-        # An output is the then value or the else value itself: it views both inputs.
-        self.view_map = {index: [1 + index, 1 + n_outs + index] for index in range(n_outs)}
+        if self.as_view:
+            self.view_map = {index: [1 + index, 1 + n_outs + index] for index in range(n_outs)}
 
     def __str__(self) -> str:
-        label = f"IfElse{{n_outs={self.n_outs}}}"
+        label = f"IfElse{{n_outs={self.n_outs}}}" if self.as_view else \
+            f"IfElse{{n_outs={self.n_outs}, copy}}"
         return f"{label}{{{self.name}}}" if self.name else label
 
     def branch_inputs(self, node: Apply) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -76,7 +84,7 @@ class IfElse(Op):
         condition = inputs[0]
         chosen = inputs[1:1 + self.n_outs] if condition else inputs[1 + self.n_outs:]
         for storage, value in zip(output_storage, chosen):
-            storage[0] = value
+            storage[0] = value if self.as_view else value.copy()
 
     def infer_shape(self, fgraph, node, input_shapes):
         """Each length: the one both branches share, else ifelse(condition, then length, else
@@ -120,7 +128,7 @@ class IfElse(Op):
             gradients = [cast(output_grads[i], outputs[i].type.dtype) for i in connected]
             then_zeros = [zeros_like(then_values[i]) for i in connected]
             else_zeros = [zeros_like(else_values[i]) for i in connected]
-            op = IfElse(len(connected), name=_suffixed(self.name, "grad"))
+            op = IfElse(len(connected), as_view=True, name=_suffixed(self.name, "grad"))
             to_then = _as_list(op(condition, *gradients, *then_zeros))
             to_else = _as_list(op(condition, *else_zeros, *gradients))
             for position, index in enumerate(connected):
@@ -146,7 +154,7 @@ class IfElse(Op):
             pairs.append((index, then_point, else_point))
         if not pairs:
             return results
-        op = IfElse(len(pairs), name=_suffixed(self.name, "rop"))
+        op = IfElse(len(pairs), as_view=True, name=_suffixed(self.name, "rop"))
         tangents = _as_list(op(condition, *[p[1] for p in pairs], *[p[2] for p in pairs]))
         for (index, _, _), tangent in zip(pairs, tangents):
             results[index] = tangent
@@ -154,15 +162,21 @@ class IfElse(Op):
 
     def c_code(self, node, names):
         """Reads the condition (nonzero is true) and hands out a new reference to each value
-        of the branch taken; the backend has computed that branch only."""
+        of the branch taken (as_view) or a copy of it; the backend has computed that branch
+        only."""
         n = self.n_outs
         condition = "sympile_ifelse_condition"
 
         def assignments(offset: int) -> str:
+            if self.as_view:
+                return "\n".join(
+                    f"            Py_INCREF({names.inputs[offset + i]});\n"
+                    f"            sympile_assign_output(&{names.outputs[i]}, "
+                    f"{names.inputs[offset + i]});" for i in range(n))
             return "\n".join(
-                f"            Py_INCREF({names.inputs[offset + i]});\n"
-                f"            sympile_assign_output(&{names.outputs[i]}, "
-                f"{names.inputs[offset + i]});" for i in range(n))
+                f"            if (sympile_assign_output(&{names.outputs[i]}, (PyArrayObject *)"
+                f"PyArray_NewCopy({names.inputs[offset + i]}, NPY_KEEPORDER)) < 0) "
+                f"{names.fail}" for i in range(n))
 
         body = (f"        int {condition} = PyObject_IsTrue((PyObject *){names.inputs[0]});\n"
                 f"        if ({condition} < 0) {names.fail}\n"
@@ -263,7 +277,7 @@ def ifelse(condition: Any, then_branch: Any, else_branch: Any,
                          f"{len(else_values)}; they must have as many")
     if not then_values:
         raise ValueError("ifelse: the branches are empty; give at least one value each")
-    op = IfElse(len(then_values), name=name)
+    op = IfElse(len(then_values), as_view=True, name=name)
     results = _as_list(op(condition, *then_values, *else_values))
     if name is not None:
         for index, result in enumerate(results):

@@ -118,7 +118,8 @@ def _is_used(fgraph: FunctionGraph, variable: Variable) -> bool:
 
 def _ifelse(condition: Variable, then_values: list[Variable], else_values: list[Variable],
             name: str | None) -> list[Variable]:
-    outputs = IfElse(len(then_values), name=name)(condition, *then_values, *else_values)
+    outputs = IfElse(len(then_values), as_view=True, name=name)(condition, *then_values,
+                                                                *else_values)
     return outputs if isinstance(outputs, list) else [outputs]
 
 

@@ -176,7 +176,32 @@ def test_common_type_and_data_branches():
     f = sympile.function([c, scalar], ifelse(c, scalar, 0))
     assert_like_numpy(f(0, np.float32(3)), np.float32(0))
     assert_like_numpy(f(1, np.float32(3)), np.float32(3))
-    assert str(IfElse(2, name="pick")) == "IfElse{n_outs=2}{pick}"
+    assert str(IfElse(2, as_view=True, name="pick")) == "IfElse{n_outs=2}{pick}"
+    assert str(IfElse(2, name="pick")) == "IfElse{n_outs=2, copy}{pick}"
+
+
+@pytest.mark.parametrize("mode", [PYTHON_MODE, C_MODE], ids=["python", "c"])
+def test_as_view(mode):
+    """Theano's IfElse(n, as_view): a view of the chosen value, or (its default) a copy;
+    ifelse() builds views. Both give the chosen values on both backends."""
+    if mode is C_MODE and not compiler_available():
+        pytest.skip("no C compiler")
+    c = T.iscalar("c")
+    x, y = T.dvectors("xy")
+    assert ifelse(c, x, y).owner.op.as_view
+    for as_view in (True, False):
+        op = IfElse(1, as_view=as_view)
+        assert op.as_view is as_view and bool(op.view_map) is as_view
+        f = sympile.function([c, x, y], op(c, x * 2, y * 3), mode=mode)
+        assert_like_numpy(f(1, np.ones(2), np.ones(2)), np.full(2, 2.0))
+        assert_like_numpy(f(0, np.ones(2), np.ones(2)), np.full(2, 3.0))
+        value = np.arange(3.0)
+        storage = [[None]]
+        node = op.make_node(c, x, y)
+        op.perform(node, [np.array(1), value, value], storage)
+        assert np.shares_memory(storage[0][0], value) is as_view
+    with pytest.raises(ValueError, match="gpu=True"):
+        IfElse(1, gpu=True)
 
 
 def test_infer_shape():
