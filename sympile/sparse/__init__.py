@@ -28,6 +28,10 @@ from sympile.sparse.type import (
 )
 from sympile.tensor.variable import as_tensor_variable
 
+# Theano's flag for "scipy.sparse is importable": scipy is one of sympile's two
+# dependencies, so sparse support is always there.
+enable_sparse = True
+
 # Theano's names for the type and for the sparse-or-dense test.
 SparseType = SparseTensorType
 as_sparse = as_sparse_variable

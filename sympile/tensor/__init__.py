@@ -31,6 +31,8 @@ as_tensor = as_tensor_variable
 # bound onto those ops; and methods, which binds the operators and methods onto
 # TensorVariable (x + y, x.sum(), ...).
 from sympile.tensor import (  # noqa: E402, F401
+    basic,
+    constant_value,
     derivatives,
     elemwise,
     linalg,
@@ -44,3 +46,5 @@ from sympile.tensor import (  # noqa: E402, F401
 for _name in ("CAReduce", "Prod", "ProdWithoutZeros"):
     setattr(elemwise, _name, globals()[_name])
 del _name
+# And theano.tensor.basic.NotScalarConstantError (constant_value sits above basic).
+basic.NotScalarConstantError = constant_value.NotScalarConstantError

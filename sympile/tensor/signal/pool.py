@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from sympile.graph.basic import Apply
+from sympile.graph.basic import Apply, Constant, Variable
 from sympile.graph.gradient_types import disconnected_type, is_disconnected
 from sympile.graph.op import Op
 from sympile.tensor.math import maximum
@@ -52,13 +52,49 @@ def _tuple(value: Any, nd: int, name: str, label: str, minimum: int) -> tuple[in
     return tuple(int(v) for v in value)
 
 
-class _PoolBase(Op):
-    __props__ = ("nd", "ws", "stride", "pad", "ignore_border", "mode")
+def _constant_window(value: Any, name: str, label: str) -> Any:
+    """A window, stride or pad given as an input in Theano's call form, as Python ints:
+    numbers, sequences or constant tensors (sympile's pooling has static windows)."""
+    if isinstance(value, Variable):
+        if not isinstance(value, Constant):
+            raise TypeError(f"{label}: {name} must be constant (ints, a tuple or a constant "
+                            f"tensor): sympile's pooling windows are static, got {value}")
+        value = value.data
+    array = np.asarray(value)
+    return tuple(int(v) for v in array.ravel()) if array.ndim else int(array)
 
-    def __init__(self, nd: int, ws: Any, stride: Any = None, pad: Any = 0,
-                 ignore_border: bool = True, mode: str = "max"):
+
+class _PoolBase(Op):
+    """The pooling ops' common part. Two forms: sympile's, `Pool(nd, ws, stride, pad,
+    ignore_border, mode)(x)`, and Theano's, `Pool(ignore_border=False, mode='max',
+    ndim=2)(x, ws, stride, pad)`, whose window, stride and pad come after the tensors
+    (`data_inputs` of them) and must be constants: the call builds the node of the op in
+    sympile's form."""
+
+    __props__ = ("nd", "ws", "stride", "pad", "ignore_border", "mode")
+    data_inputs = 1
+
+    def __init__(self, nd: Any = None, ws: Any = None, stride: Any = None, pad: Any = 0,
+                 ignore_border: bool | None = None, mode: str = "max",
+                 ndim: int | None = None):
+        if isinstance(nd, bool):
+            # Theano's positional form: Pool(ignore_border, mode, ndim).
+            nd, ignore_border, mode, ws = ndim, nd, ws if isinstance(ws, str) else mode, None
+        if ws is None:
+            self.nd = int(ndim or nd or 2)
+            self.ws = self.stride = self.pad = None
+            if mode not in MODES:
+                raise ValueError(f"{self.label}: mode must be one of {MODES}, got {mode!r}")
+            self.mode = mode
+            self.ignore_border = bool(ignore_border)  # Theano's default: False
+            return
+        if ndim is not None and nd is not None and ndim != nd:
+            raise ValueError(f"{type(self).__name__}: nd={nd} and ndim={ndim} differ")
+        nd = nd if nd is not None else ndim
         label = f"pool_{nd}d"
         self.nd = nd
+        if ignore_border is None:
+            ignore_border = True
         self.ws = _tuple(ws, nd, "ws", label, 1)
         self.stride = self.ws if stride is None else _tuple(stride, nd, "stride", label, 1)
         self.pad = _tuple(pad, nd, "pad", label, 0)
@@ -70,6 +106,22 @@ class _PoolBase(Op):
             raise ValueError(f"{label}: padding works only with ignore_border=True")
         if any(p >= w for p, w in zip(self.pad, self.ws)):
             raise ValueError(f"{label}: pad {self.pad} must be smaller than ws {self.ws}")
+
+    def __call__(self, *inputs, **kwargs):
+        if self.ws is not None:
+            return super().__call__(*inputs, **kwargs)
+        data, window = inputs[:self.data_inputs], inputs[self.data_inputs:]
+        if not 1 <= len(window) <= 3:
+            raise TypeError(f"{type(self).__name__}: in Theano's form the op takes "
+                            f"{self.data_inputs} tensor(s), then ws and optionally stride and "
+                            f"pad; got {len(inputs)} inputs")
+        ws, stride, pad = [*window, None, None][:3]
+        label = self.label
+        bound = type(self)(self.nd, _constant_window(ws, "ws", label),
+                           None if stride is None else _constant_window(stride, "stride", label),
+                           0 if pad is None else _constant_window(pad, "pad", label),
+                           self.ignore_border, self.mode)
+        return bound(*data, **kwargs)
 
     @property
     def label(self) -> str:
@@ -249,6 +301,8 @@ class MaxPoolGrad(_PoolBase):
     """The gradient of max pooling: gz of each window added at every position of the window
     equal to its maximum."""
 
+    data_inputs = 3
+
     def make_node(self, x, maxout, gz):
         x = self._input(x)
         maxout, gz = self._input(maxout, "maxout"), self._input(gz, "gz")
@@ -289,6 +343,8 @@ class DownsampleFactorMaxGradGrad(_PoolBase):
     """The transpose of MaxPoolGrad in gz: for each window, the sum of ggx over the window's
     positions equal to its maximum."""
 
+    data_inputs = 3
+
     def make_node(self, x, maxout, ggx):
         x = self._input(x)
         maxout, ggx = self._input(maxout, "maxout"), self._input(ggx, "ggx")
@@ -325,6 +381,8 @@ class DownsampleFactorMaxGradGrad(_PoolBase):
 class AveragePoolGrad(_PoolBase):
     """The gradient of sum and average pooling: gz of each window (over its divisor) added at
     every position of the window."""
+
+    data_inputs = 2
 
     def make_node(self, x, gz):
         x = self._input(x)
@@ -364,6 +422,8 @@ class AveragePoolGrad(_PoolBase):
 
 class MaxPoolRop(_PoolBase):
     """The tangent of max pooling: v at each window's first maximum (in window order)."""
+
+    data_inputs = 2
 
     def make_node(self, x, v):
         x = self._input(x)
