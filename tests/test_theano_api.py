@@ -377,3 +377,20 @@ def test_theanos_inplace_module_overwrites_the_first_input():
         theano.function([x], inplace.exp_inplace(x))
     with pytest.raises(TypeError, match="true_div_inplace: output 0 cannot be written over"):
         inplace.true_div_inplace(T.lvector(), T.lvector())
+
+
+def test_theano_module_paths_of_round_three():
+    """The paths Theano's own tests and libraries import: gof.null_type, compile.config,
+    sparse.enable_sparse, tensor.basic.NotScalarConstantError, tensor.elemwise's
+    reductions, tensor.nnet.sigm."""
+    import sympile as theano
+    from sympile.gof.null_type import NullType
+    from sympile.graph.gradient_types import NullType as GraphNullType
+    from sympile.tensor.basic import NotScalarConstantError
+    from sympile.tensor.constant_value import NotScalarConstantError as ConstantError
+
+    assert NullType is GraphNullType and NotScalarConstantError is ConstantError
+    assert theano.compile.config is theano.config
+    assert theano.sparse.enable_sparse is True
+    assert theano.tensor.elemwise.CAReduce is theano.tensor.CAReduce
+    assert theano.tensor.nnet.sigm.ultra_fast_sigmoid is theano.tensor.nnet.ultra_fast_sigmoid

@@ -253,3 +253,33 @@ def test_pool_out_shape_is_the_pooled_shape(options):
     x = T.dtensor4("x")
     symbolic = Pool.out_shape(x.shape, **options)
     assert tuple(int(n) for n in sympile.function([x], list(symbolic))(value)) == expected
+
+
+def test_theanos_constructor_and_call_form():
+    """Pool(ignore_border=, mode=, ndim=)(x, ws, stride, pad), and the gradient ops the
+    same way, build sympile's ops with those windows; a symbolic window is refused."""
+    from sympile.tensor.signal.pool import AveragePoolGrad, MaxPoolGrad, Pool
+
+    x = T.dtensor4("x")
+    value = np.random.default_rng(0).normal(size=(1, 2, 5, 6))
+    out = Pool(ndim=2, ignore_border=True, mode="max")(x, (2, 3), (1, 2), (1, 1))
+    assert isinstance(out.owner.op, Pool) and out.owner.op.ws == (2, 3)
+    expected = pool_2d(x, ws=(2, 3), stride=(1, 2), pad=(1, 1), ignore_border=True)
+    f = sympile.function([x], [out, expected])
+    got, want = f(value)
+    np.testing.assert_array_equal(got, want)
+    assert not Pool(ndim=2).ignore_border and Pool(True).ignore_border
+    average = Pool(ndim=2, mode="average_exc_pad")(x, T.constant(np.array([2, 2])))
+    gz = T.dtensor4("gz")
+    grads = [MaxPoolGrad(ndim=2)(x, Pool(ndim=2)(x, (2, 2)), gz, (2, 2)),
+             AveragePoolGrad(ndim=2, mode="average_exc_pad")(x, gz, (2, 2))]
+    cost_grads = sympile.grad((Pool(ndim=2)(x, (2, 2)) * gz).sum(), x), \
+        sympile.grad((average * gz).sum(), x)
+    g = sympile.function([x, gz], [*grads, *cost_grads])
+    values = g(value, np.ones((1, 2, 3, 3)))
+    np.testing.assert_allclose(values[0], values[2])
+    np.testing.assert_allclose(values[1], values[3])
+    with pytest.raises(TypeError, match="ws must be constant"):
+        Pool(ndim=2)(x, T.lvector("ws"))
+    with pytest.raises(TypeError, match="then ws"):
+        Pool(ndim=2)(x)
