@@ -13,6 +13,7 @@ parameterized (`pip install '.[theano-tests]'`). About 10 to 20 minutes on 2 cor
 from __future__ import annotations
 
 import argparse
+import ast
 import collections
 import json
 import os
@@ -65,6 +66,20 @@ def fetch(workdir: str) -> str:
     return package
 
 
+def static_count(path: str) -> int:
+    """The test functions and methods a module's source defines (`def test...` at its top
+    level or in its classes): the size of a module that could not be imported."""
+    tree = ast.parse(open(path).read())
+    count = 0
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
+            count += 1
+        elif isinstance(node, ast.ClassDef):
+            count += sum(isinstance(item, ast.FunctionDef) and item.name.startswith("test")
+                         for item in node.body)
+    return count
+
+
 def run_module(module: str, theano_root: str, staging: str, timeout: int) -> dict:
     """Counts and failure messages of one Theano test module."""
     name = "test_" + module.replace("/tests/", "_").replace("/", "_")
@@ -87,7 +102,14 @@ def run_module(module: str, theano_root: str, staging: str, timeout: int) -> dic
         return {"module": module, "error": completed.stdout[-2000:] + completed.stderr[-2000:]}
     counts = collections.Counter()
     causes = []
-    for case in ElementTree.parse(report).getroot().iter("testcase"):
+    cases = list(ElementTree.parse(report).getroot().iter("testcase"))
+    if len(cases) == 1 and not cases[0].get("classname"):
+        # The module did not import: one collection error stands for all its tests.
+        outcome = next(iter(cases[0]))
+        return {"module": module, "unimported": static_count(
+            os.path.join(theano_root, module)), "causes": [_cause(
+                outcome.get("message") or "", outcome.text or "")]}
+    for case in cases:
         outcome = next((child for child in case if child.tag in ("failure", "error",
                                                                  "skipped")), None)
         if outcome is None:
@@ -135,21 +157,29 @@ def main() -> int:
         handle.write(_CONFTEST.format(tools=os.path.join(ROOT, "tools"),
                                       theano_root=theano_root))
     results, totals, causes = [], collections.Counter(), collections.Counter()
-    print(f"{'module':48} {'passed':>7} {'failed':>7} {'skipped':>7}")
+    print(f"{'module':48} {'passed':>7} {'failed':>7} {'skipped':>7}  (not imported: tests "
+          f"in its source)")
     for module in arguments.modules:
         result = run_module(module, theano_root, staging, arguments.timeout)
         results.append(result)
         if "error" in result:
             print(f"{module:48} did not run: {result['error'].strip()[-300:]}")
             continue
-        for key in ("passed", "failed", "skipped"):
+        for key in ("passed", "failed", "skipped", "unimported"):
             totals[key] += result.get(key, 0)
         causes.update(result["causes"])
+        if "unimported" in result:
+            print(f"{module:48} not imported ({result['unimported']} tests): "
+                  f"{result['causes'][0]}", flush=True)
+            continue
         print(f"{module:48} {result.get('passed', 0):7} {result.get('failed', 0):7} "
               f"{result.get('skipped', 0):7}", flush=True)
     run = totals["passed"] + totals["failed"]
     print(f"{'total':48} {totals['passed']:7} {totals['failed']:7} {totals['skipped']:7}")
-    print(f"passed {totals['passed']} of {run} run ({100 * totals['passed'] / max(run, 1):.1f}%)")
+    whole = run + totals["unimported"]
+    print(f"passed {totals['passed']} of {run} run ({100 * totals['passed'] / max(run, 1):.1f}%); "
+          f"with the {totals['unimported']} tests of the modules that did not import, "
+          f"{totals['passed']} of {whole} ({100 * totals['passed'] / max(whole, 1):.1f}%)")
     print("\nmost frequent causes of failure:")
     for cause, count in causes.most_common(40):
         print(f"{count:6}  {cause}")

@@ -13,6 +13,7 @@ from sympile.compile.function import (
 from sympile.compile.mode import Mode, get_mode
 from sympile.compile.monitormode import MonitorMode, NanGuardError, NanGuardMode
 from sympile.compile.ops import DeepCopyOp, ViewOp, as_op, deep_copy_op, view_op
+from sympile.compile.pfunc import pfunc
 from sympile.compile.profiling import ProfileMode, ProfileStats
 from sympile.compile.shared import SharedVariable, shared
 from sympile.config import config  # Theano's theano.compile.config
@@ -20,4 +21,4 @@ from sympile.config import config  # Theano's theano.compile.config
 __all__ = ["function", "Function", "In", "Out", "Param", "UnusedInputError", "Mode", "get_mode",
            "DebugMode", "MonitorMode", "NanGuardMode", "NanGuardError", "ProfileMode",
            "ProfileStats", "as_op", "shared", "SharedVariable", "DeepCopyOp", "ViewOp",
-           "deep_copy_op", "view_op", "config"]
+           "deep_copy_op", "view_op", "config", "pfunc"]

@@ -33,7 +33,7 @@ def disconnected_type() -> Variable:
 class NullType(Type):
     """A gradient that is undefined or not implemented; `why_null` says which and why."""
 
-    def __init__(self, why_null: str):
+    def __init__(self, why_null: str = "(no explanation given)"):
         self.why_null = why_null
 
     def filter(self, value, strict=False, allow_downcast=None):
