@@ -325,7 +325,7 @@ def test_old_module_paths_conv_and_downsample_with_one_deprecation_warning(monke
     from sympile.tensor.nnet import conv
     from sympile.tensor.signal import downsample, pool
 
-    monkeypatch.setattr(conv, "_warned", [])
+    monkeypatch.setattr(conv, "_warned", set())
     monkeypatch.setattr(downsample, "_warned", [])
     images, filters = T.tensor4("images"), T.tensor4("filters")
     rng = np.random.default_rng(5)
@@ -339,6 +339,13 @@ def test_old_module_paths_conv_and_downsample_with_one_deprecation_warning(monke
     assert_like_numpy(old_value, new_value)
     with pytest.raises(ValueError, match="border_mode must be 'valid' or 'full'"):
         conv.conv2d(images, filters, border_mode="half")
+    # ConvOp's loop-unrolling hints: accepted, said to be ignored once, the same values.
+    with pytest.warns(UserWarning, match="unroll_batch, unroll_kern tuned Theano's ConvOp"):
+        hinted = conv.conv2d(images, filters, border_mode="full", unroll_batch=2, unroll_kern=4)
+    assert_like_numpy(theano.function([images, filters], hinted)(image_values, filter_values),
+                      new_value)
+    with pytest.raises(TypeError, match="unexpected keyword argument.*unroll_rows"):
+        conv.conv2d(images, filters, unroll_rows=2)
     with pytest.warns(DeprecationWarning, match="Theano 0.7-0.9's name"):
         pooled = downsample.max_pool_2d(images, (2, 2))
     # ignore_border=None was False then: the partial last row of windows is pooled too.

@@ -2,8 +2,9 @@
 tools/theano_tests.py): `install(theano_root)` makes `import theano.X` import sympile.X,
 loads Theano's test modules (theano/**/tests/*.py) and its py2/3 helpers (theano.compat)
 from the fetched source, and serves the test helpers Theano's tests import from nose,
-numpy.testing.dec and theano.tests.unittest_tools. Nothing here supplies a Theano name
-that sympile lacks: a missing name fails its test, which is what the run measures.
+numpy.testing.dec and theano.tests.unittest_tools (and the comparison helper
+theano.tensor.basic._allclose). Nothing here supplies a Theano API name that sympile lacks:
+a missing name fails its test, which is what the run measures.
 """
 
 from __future__ import annotations
@@ -80,3 +81,9 @@ def install(theano_root: str) -> None:
     sys.path.insert(0, HERE)  # this package's nose
     numpy.testing.dec = numpy_dec
     sys.meta_path.insert(0, TheanoFinder(theano_root))
+    # Theano's tests compare with theano.tensor.basic._allclose, a test helper of Theano's
+    # (private, not API): served in this process only.
+    import sympile.tensor.basic
+
+    from . import unittest_tools
+    sympile.tensor.basic._allclose = unittest_tools.allclose

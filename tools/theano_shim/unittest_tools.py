@@ -121,7 +121,9 @@ class WrongValue(Exception):
         super().__init__(f"expected {expected!r}, got {value!r} (rtol {rtol}, atol {atol})")
 
 
-def assert_allclose(expected, value, rtol=None, atol=None):
+def allclose(expected, value, rtol=None, atol=None) -> bool:
+    """Theano's theano.tensor.basic._allclose, the comparison its tests use: numpy's
+    allclose with the tolerances of the less precise dtype of the two."""
     expected, value = np.asarray(expected), np.asarray(value)
     dtypes = (expected.dtype.name, value.dtype.name)
     # The less precise dtype of the two sets the tolerances, as in Theano.
@@ -129,7 +131,11 @@ def assert_allclose(expected, value, rtol=None, atol=None):
     default_atol, default_rtol = _TOLERANCES[narrowest]
     rtol = default_rtol if rtol is None else rtol
     atol = default_atol if atol is None else atol
-    if not np.allclose(expected, value, rtol=rtol, atol=atol, equal_nan=True):
+    return bool(np.allclose(expected, value, rtol=rtol, atol=atol, equal_nan=True))
+
+
+def assert_allclose(expected, value, rtol=None, atol=None):
+    if not allclose(expected, value, rtol, atol):
         raise WrongValue(expected, value, rtol, atol)
 
 
