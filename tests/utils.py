@@ -213,6 +213,12 @@ ELEMWISE_CASES: dict[str, ElemwiseCase] = {
     "gamma": ElemwiseCase(scipy.special.gamma, (-5.0, 20.0)),
     "gammaln": ElemwiseCase(scipy.special.gammaln, (-5.0, 50.0)),
     "psi": ElemwiseCase(scipy.special.psi, (-5.0, 50.0)),
+    "erfcx": ElemwiseCase(scipy.special.erfcx, (-3.0, 20.0)),
+    "chi2sf": ElemwiseCase(lambda x, k: scipy.special.chdtrc(k, x), (0.1, 20.0), (1.0, 10.0)),
+    "complex": ElemwiseCase(lambda x, y: x + 1j * y, _WIDE, _WIDE),
+    # numpy's r * cos(t) + (r * sin(t)) * 1j: float16 for bool and int8 parts, so complex64.
+    "complex_from_polar": ElemwiseCase(lambda r, t: r * np.cos(t) + (r * np.sin(t)) * 1j,
+                                       (0.0, 5.0), (-4.0, 4.0)),
     "j0": ElemwiseCase(scipy.special.j0, (-20.0, 20.0)),
     "j1": ElemwiseCase(scipy.special.j1, (-20.0, 20.0)),
     "jv": ElemwiseCase(scipy.special.jv, (-3.0, 5.0), (-20.0, 20.0)),

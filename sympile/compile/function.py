@@ -123,7 +123,7 @@ def function(inputs: Sequence[Variable | In] | None = None, outputs: Any = None,
     output_specs, output_keys, single = _normalize_outputs(outputs)
     output_specs = [_placed_output(spec, return_device_arrays or spec.device_array)
                     for spec in output_specs]
-    explicit_updates = _normalize_updates(updates)
+    explicit_updates = normalize_updates(updates)
     given_pairs = _normalize_givens(givens, specs)
 
     # Explicit inputs that are computed variables cut the graph there: substitute fresh inputs.
@@ -138,7 +138,7 @@ def function(inputs: Sequence[Variable | In] | None = None, outputs: Any = None,
             variable = fresh
         explicit.append(variable)
 
-    update_pairs = explicit_updates + _default_updates(
+    update_pairs = explicit_updates + default_updates(
         [o.variable for o in output_specs] + [value for _, value in explicit_updates],
         explicit_updates, substitutions, no_default_updates)
     roots = [o.variable for o in output_specs] + [value for _, value in update_pairs]
@@ -205,7 +205,7 @@ def function(inputs: Sequence[Variable | In] | None = None, outputs: Any = None,
     return compiled
 
 
-def _default_updates(roots: list[Variable], explicit_updates: list[tuple[SharedVariable, Variable]],
+def default_updates(roots: list[Variable], explicit_updates: list[tuple[SharedVariable, Variable]],
                      substitutions: dict, no_default_updates: Any) -> list[tuple[Any, Variable]]:
     """The (shared variable, its default_update) pairs of the shared variables that `roots`
     use (after the substitutions of givens and of explicit inputs), that no explicit update
@@ -235,7 +235,7 @@ def _default_updates(roots: list[Variable], explicit_updates: list[tuple[SharedV
             elif (isinstance(variable, SharedVariable) and id(variable) not in done
                   and variable.default_update is not None):
                 done.add(id(variable))
-                (pair,) = _normalize_updates([(variable, variable.default_update)])
+                (pair,) = normalize_updates([(variable, variable.default_update)])
                 found.append(pair)
                 pending.append(pair[1])
     return found
@@ -346,7 +346,7 @@ def _pairs(value: Any, what: str) -> list[tuple[Any, Any]]:
                     f"{type(value).__name__}")
 
 
-def _normalize_updates(updates: Any) -> list[tuple[SharedVariable, Variable]]:
+def normalize_updates(updates: Any) -> list[tuple[SharedVariable, Variable]]:
     result = []
     seen: set[int] = set()
     for target, expression in _pairs(updates, "updates"):

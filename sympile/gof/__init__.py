@@ -1,9 +1,9 @@
 """Theano's `theano.gof`: the graph classes under the names Theano's custom Ops and graph
 code import (`theano.gof.Op`, `theano.gof.Apply`, `theano.gof.graph`, `theano.gof.opt`,
-`theano.gof.null_type`, `theano.gof.op`).
+`theano.gof.null_type`, `theano.gof.op`, `theano.gof.fg`).
 The classes are sympile.graph's; see docs/guide/porting.md."""
 
-from sympile.gof import graph, null_type, op, opt  # noqa: F401
+from sympile.gof import fg, graph, null_type, op, opt  # noqa: F401
 from sympile.gof.opt import (  # noqa: F401
     EquilibriumOptimizer,
     LocalOptimizer,

@@ -204,6 +204,19 @@ def _softplus(x):
     return np.logaddexp(np.zeros((), dtype=x.dtype), x)
 
 
+def _complex(real, imag):
+    return np.add(real, np.multiply(imag, 1j))
+
+
+def _complex_from_polar(magnitude, angle):
+    return _complex(np.multiply(magnitude, np.cos(angle)), np.multiply(magnitude, np.sin(angle)))
+
+
+def _chi2sf(x, k):
+    # Theano's chi2sf(x, k): the chi-squared survival function, scipy.stats.chi2.sf(x, k).
+    return scipy.special.chdtrc(k, x)
+
+
 def _round_half_away_from_zero(x):
     x = np.asarray(x)
     if x.dtype.kind == "c":
@@ -256,6 +269,10 @@ identity = _scalar_op("identity", 1, _identity)
 conj = _scalar_op("conj", 1, np.conjugate)
 real = _scalar_op("real", 1, np.real)
 imag = _scalar_op("imag", 1, np.imag)
+# Theano's complex(real, imag) and complex_from_polar(abs, angle): complex64 from float32
+# (and smaller) parts, complex128 otherwise, as numpy's x + 1j * y.
+complex = _scalar_op("complex", 2, _complex)
+complex_from_polar = _scalar_op("complex_from_polar", 2, _complex_from_polar)
 angle = _scalar_op("angle", 1, np.angle)
 
 # Exponentials and logarithms
@@ -293,10 +310,12 @@ erf = _scalar_op("erf", 1, scipy.special.erf)
 erfc = _scalar_op("erfc", 1, scipy.special.erfc)
 erfinv = _scalar_op("erfinv", 1, scipy.special.erfinv)
 erfcinv = _scalar_op("erfcinv", 1, scipy.special.erfcinv)
+erfcx = _scalar_op("erfcx", 1, scipy.special.erfcx)
 gamma = _scalar_op("gamma", 1, scipy.special.gamma)
 gammaln = _scalar_op("gammaln", 1, scipy.special.gammaln)
 psi = _scalar_op("psi", 1, scipy.special.psi)
 tri_gamma = _scalar_op("tri_gamma", 1, _tri_gamma)
+chi2sf = _scalar_op("chi2sf", 2, _chi2sf)
 # Bessel functions of the first kind (j) and modified ones (i), as Theano's: jv and iv take
 # the order first.
 j0 = _scalar_op("j0", 1, scipy.special.j0)
@@ -494,7 +513,14 @@ _DERIVATIVES: dict[ScalarOp, Callable[..., list]] = {
     erfc: lambda x, out, g: [mul(g, mul(_like(-2 / np.sqrt(_PI), out), exp(neg(_square(x)))))],
     erfinv: lambda x, out, g: [mul(g, mul(_like(np.sqrt(_PI) / 2, out), exp(_square(out))))],
     erfcinv: lambda x, out, g: [mul(g, mul(_like(-np.sqrt(_PI) / 2, out), exp(_square(out))))],
+    erfcx: lambda x, out, g: [mul(g, sub(mul(_like(2, out), mul(x, out)),
+                                         _like(2 / np.sqrt(_PI), out)))],
     gamma: lambda x, out, g: [mul(g, mul(out, psi(x)))],
+    # d/dx is minus the chi-squared density; the degrees of freedom's is undefined (None).
+    chi2sf: lambda x, k, out, g: [neg(mul(g, exp(sub(sub(
+        mul(sub(true_div(k, _like(2, out)), _like(1, out)), log(x)), true_div(x, _like(2, out))),
+        add(mul(true_div(k, _like(2, out)), _like(np.log(2.0), out)),
+            gammaln(true_div(k, _like(2, out)))))))), None],
     gammaln: lambda x, out, g: [mul(g, psi(x))],
     psi: lambda x, out, g: [mul(g, tri_gamma(x))],
     # The order's derivative (None) is undefined, as in Theano; d/dx from the recurrences

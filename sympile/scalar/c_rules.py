@@ -39,7 +39,10 @@ from sympile.scalar.basic import (
     bitwise_or,
     bitwise_xor,
     ceil,
+    chi2sf,
     clip,
+    complex,
+    complex_from_polar,
     conj,
     cos,
     cosh,
@@ -48,6 +51,7 @@ from sympile.scalar.basic import (
     erf,
     erfc,
     erfcinv,
+    erfcx,
     erfinv,
     exp,
     exp2,
@@ -672,9 +676,11 @@ _C_RULES: dict[ScalarOp, Callable[[CScalar], CScalarCode | None]] = {
     left_shift: _shift("left"),
     right_shift: _shift("right"),
 }
-# The ops left to perform(): scipy's inverse error functions and Bessel functions have no
-# libm equivalent (libm's j0 and j1 differ from scipy's in the last bits).
-NO_C_CODE = frozenset({erfinv, erfcinv, j0, j1, jv, i0, i1, iv})
+# The ops left to perform(): scipy's inverse error functions, erfcx, chi2sf and Bessel
+# functions have no libm equivalent (libm's j0 and j1 differ from scipy's in the last bits);
+# complex and complex_from_polar build complex values, which the C kernels do not.
+NO_C_CODE = frozenset({erfinv, erfcinv, erfcx, chi2sf, j0, j1, jv, i0, i1, iv, complex,
+                       complex_from_polar})
 
 for _op, _c_rule in _C_RULES.items():
     type(_op).c_rule = staticmethod(_c_rule)

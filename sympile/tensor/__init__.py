@@ -14,9 +14,11 @@ from sympile.tensor.extra_ops import *  # noqa: F403
 from sympile.tensor.math import *  # noqa: F403
 from sympile.tensor.reduction import *  # noqa: F403
 from sympile.tensor.shape import *  # noqa: F403
+from sympile.tensor.sharedvar import tensor_constructor as _shared  # noqa: F401 - Theano's
 from sympile.tensor.sort import *  # noqa: F403
 from sympile.tensor.subtensor import *  # noqa: F403
 from sympile.tensor.type import *  # noqa: F403
+from sympile.tensor.type_other import NoneConst  # noqa: F401
 from sympile.tensor.variable import (  # noqa: F401
     TensorConstant,
     TensorVariable,

@@ -1,7 +1,8 @@
 """numpy-style array helpers that Theano's theano.tensor.basic offered, built from other
-ops (so their gradients, C code and rewrites are those ops'): roll, tri, mgrid and ogrid,
-stacklists, vertical_stack and horizontal_stack, smallest and largest, inverse_permutation
-and permute_row_elements. Above sort, subtensor and math, which they use.
+ops (so their gradients, C code and rewrites are those ops'): roll, tri (the Tri op, as eye
+is Eye), mgrid and ogrid, stacklists, vertical_stack and horizontal_stack, smallest and
+largest, inverse_permutation and permute_row_elements. Above sort, subtensor and math, which
+they use.
 """
 
 from __future__ import annotations
@@ -10,9 +11,8 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
-from sympile.config import config
-from sympile.tensor.basic import arange, concatenate, stack, zeros_like
-from sympile.tensor.math import cast, le, maximum, minimum, mod
+from sympile.tensor.basic import Tri, arange, concatenate, stack, zeros_like
+from sympile.tensor.math import cast, maximum, minimum, mod
 from sympile.tensor.shape import reshape
 from sympile.tensor.sort.ops import PermuteAlongAxis
 from sympile.tensor.variable import as_tensor_variable
@@ -50,12 +50,10 @@ def roll(x: Any, shift: Any, axis: Any = None):
 
 
 def tri(N: Any, M: Any = None, k: Any = 0, dtype: Any = None):
-    """An N x M matrix with ones at and below the k-th diagonal and zeros above (numpy.tri;
-    dtype floatX by default, as Theano's)."""
-    columns = N if M is None else M
-    rows = arange(N).dimshuffle(0, "x")
-    return cast(le(arange(columns).dimshuffle("x", 0), rows + k),
-                config.floatX if dtype is None else dtype)
+    """An N x M matrix (M defaults to N) with ones at and below the k-th diagonal and zeros
+    above (numpy.tri; dtype floatX by default, as Theano's); N, M and k may be integer
+    scalars."""
+    return Tri(dtype)(N, N if M is None else M, k)
 
 
 class _Grid:

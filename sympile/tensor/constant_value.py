@@ -17,9 +17,12 @@ from sympile.graph.basic import Constant, Variable
 from sympile.tensor.basic import Alloc
 from sympile.tensor.elemwise import DimShuffle, Elemwise
 from sympile.tensor.shape import Shape, ShapeI, SpecifyShape, Unbroadcast
+from sympile.tensor.shape.ops import vector_static_entries
 from sympile.tensor.subtensor import Subtensor
+from sympile.tensor.variable import as_tensor_variable
 
-__all__ = ["NotScalarConstantError", "get_scalar_constant_value"]
+__all__ = ["NotScalarConstantError", "get_scalar_constant_value", "extract_constant",
+           "get_vector_length"]
 
 
 class NotScalarConstantError(Exception):
@@ -78,3 +81,27 @@ def get_scalar_constant_value(v: Any, elemwise: bool = True,
             result = op.scalar_op.impl(*values)
         return _unique(np.asarray(result).astype(v.type.dtype), v)
     raise NotScalarConstantError(f"{v} ({op}) is not a constant the graph decides")
+
+
+def extract_constant(x: Any, elemwise: bool = True,
+                     only_process_constants: bool = False) -> Any:
+    """Theano's extract_constant: the 0-d array get_scalar_constant_value finds for `x` (a
+    new array each call, so changing it changes no constant), else `x` itself."""
+    try:
+        return get_scalar_constant_value(x, elemwise, only_process_constants).copy()
+    except NotScalarConstantError:
+        return x
+
+
+def get_vector_length(v: Any) -> int:
+    """The number of entries of the 1-d `v`, known when the graph is built (its static
+    shape, a constant, shape(x), a MakeVector of scalars); ValueError where only a call
+    decides it."""
+    v = as_tensor_variable(v, op="get_vector_length", argument="v")
+    if v.type.ndim != 1:
+        raise TypeError(f"get_vector_length: expected a vector, got {v} of type {v.type}")
+    entries = vector_static_entries(v)
+    if entries is None:
+        raise ValueError(f"get_vector_length: the length of {v} ({v.type}) is not known "
+                         f"before the function runs")
+    return len(entries)

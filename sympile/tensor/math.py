@@ -55,7 +55,9 @@ _NAMES = {
     "deg2rad": scalar.deg2rad, "rad2deg": scalar.rad2deg, "erf": scalar.erf,
     "erfc": scalar.erfc, "erfinv": scalar.erfinv, "erfcinv": scalar.erfcinv,
     "gamma": scalar.gamma, "gammaln": scalar.gammaln, "psi": scalar.psi,
-    "tri_gamma": scalar.tri_gamma, "j0": scalar.j0, "j1": scalar.j1, "jv": scalar.jv,
+    "tri_gamma": scalar.tri_gamma, "erfcx": scalar.erfcx, "chi2sf": scalar.chi2sf,
+    "complex": scalar.complex, "complex_from_polar": scalar.complex_from_polar,
+    "j0": scalar.j0, "j1": scalar.j1, "jv": scalar.jv,
     "i0": scalar.i0, "i1": scalar.i1, "iv": scalar.iv,
     "floor": scalar.floor, "ceil": scalar.ceil, "trunc": scalar.trunc,
     "round_half_to_even": scalar.round_half_to_even,
@@ -152,5 +154,13 @@ def _is_python_int(value: Any) -> bool:
     return is_python_scalar(value) and isinstance(value, int) and not isinstance(value, bool)
 
 
-_OTHER_NAMES = ["cast", "clip", "elemwise_of", "iround", "round"]
+def ceil_intdiv(a: Any, b: Any):
+    """a // b rounded up instead of down (Theano's ceil_intdiv): the floor quotient, plus 1
+    where b does not divide a."""
+    quotient = _FUNCTIONS["int_div"](a, b)
+    remainder = _FUNCTIONS["mod"](a, b)
+    return quotient + cast(_FUNCTIONS["neq"](remainder, 0), quotient.type.dtype)
+
+
+_OTHER_NAMES = ["cast", "ceil_intdiv", "clip", "elemwise_of", "iround", "round"]
 __all__ = [*sorted(set(_FUNCTIONS) - {"clip"}), *_OTHER_NAMES]  # noqa: PLE0604

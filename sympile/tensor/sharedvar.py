@@ -1,77 +1,16 @@
-"""Shared variables: values that live between calls and that updates change."""
+"""Shared tensors and shared(): values that live between calls and that updates change (the
+base class is graph/sharedvar.py's)."""
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import numpy as np
 
 from sympile.graph.basic import Variable
+from sympile.graph.sharedvar import Container, SharedVariable
 from sympile.tensor.type import tensor_type
 from sympile.tensor.variable import TensorMethods
-
-
-class Container:
-    """The one storage cell of a shared variable, seen by every function that uses it."""
-
-    __slots__ = ("type", "storage", "name")
-
-    def __init__(self, type: Any, value: Any, name: str | None):
-        self.type = type
-        self.storage = [value]
-        self.name = name
-
-    @property
-    def value(self):
-        return self.storage[0]
-
-
-class SharedVariable(Variable):
-    """A graph input with a persistent value (get_value / set_value), used implicitly by every
-    function that depends on it."""
-
-    def __init__(self, type: Any, value: Any, name: str | None = None, strict: bool = False,
-                 allow_downcast: bool | None = None, borrow: bool = False):
-        super().__init__(type, None, None, name)
-        data = type.filter(value, strict=strict, allow_downcast=allow_downcast)
-        if not borrow and data is value:
-            data = copy.deepcopy(data)
-        self.container = Container(type, data, name)
-        self.default_update = None
-
-    def get_value(self, borrow: bool = False, return_internal_type: bool = False) -> Any:
-        """The current value; a copy unless borrow=True."""
-        value = self.container.storage[0]
-        return value if borrow else copy.deepcopy(value)
-
-    def set_value(self, value: Any, borrow: bool = False) -> None:
-        """Replace the value (converted to this variable's Type); copied unless borrow=True."""
-        try:
-            data = self.type.filter(value)
-        except TypeError as error:
-            raise TypeError(f"set_value of shared variable {self}: {error}") from None
-        if not borrow and data is value:
-            data = self._copy(data)
-        self.container.storage[0] = data
-
-    def _copy(self, data: Any) -> Any:
-        """A copy of a value of this variable's Type that shares no memory with it."""
-        return copy.deepcopy(data)
-
-    def clone(self, name: str | None = None):
-        copy_ = self.__class__.__new__(self.__class__)
-        copy_.__dict__.update(self.__dict__)
-        if name is not None:
-            copy_.name = name
-        return copy_
-
-    @property
-    def value(self):
-        return self.get_value()
-
-    def __str__(self):
-        return self.name if self.name is not None else f"<shared {self.type}>"
 
 
 class TensorSharedVariable(TensorMethods, SharedVariable):
@@ -125,6 +64,17 @@ def shared(value: Any, name: str | None = None, strict: bool = False,
                                target=target)
         if variable is not None:
             return variable
+    return tensor_constructor(value, name, strict, allow_downcast, borrow, shape,
+                              broadcastable, target)
+
+
+def tensor_constructor(value: Any, name: str | None = None, strict: bool = False,
+                       allow_downcast: bool | None = None, borrow: bool = False,
+                       shape: tuple[int | None, ...] | None = None,
+                       broadcastable: tuple[bool, ...] | None = None,
+                       target: str | None = None) -> TensorSharedVariable:
+    """A shared tensor in host memory holding the number or array `value`, whatever
+    config.device says (Theano's tensor_constructor, also T._shared); see shared()."""
     if target not in (None, "cpu"):
         raise ValueError(f"shared: target must be 'cpu' or a GPU device context ('cuda0', "
                          f"...), got {target!r}")
@@ -143,4 +93,4 @@ def shared(value: Any, name: str | None = None, strict: bool = False,
 
 
 __all__ = ["SharedVariable", "TensorSharedVariable", "shared", "shared_constructor",
-           "static_shape", "Container"]
+           "static_shape", "tensor_constructor", "Container"]

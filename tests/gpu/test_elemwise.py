@@ -19,7 +19,8 @@ FAST_DTYPES = ("bool", "int64", "float16", "float32", "float64")
 ALL_DTYPES = ("bool", "int8", "uint8", "int16", "int32", "int64", "uint32", "uint64",
               "float16", "float32", "float64")
 # No C in any backend (scipy only): they stay on the host.
-HOST_ONLY = {"erfinv", "erfcinv", "j0", "j1", "jv", "i0", "i1", "iv"}
+HOST_ONLY = {"erfinv", "erfcinv", "erfcx", "chi2sf", "complex", "complex_from_polar", "j0", "j1",
+             "jv", "i0", "i1", "iv"}
 
 
 def _values(dtype, shape, rng):

@@ -4,13 +4,18 @@ loads Theano's test modules (theano/**/tests/*.py) and its py2/3 helpers (theano
 from the fetched source, and serves the test helpers Theano's tests import from nose,
 numpy.testing.dec and theano.tests.unittest_tools (and the comparison helper
 theano.tensor.basic._allclose). Nothing here supplies a Theano API name that sympile lacks:
-a missing name fails its test, which is what the run measures.
+a missing name fails its test, which is what the run measures. A name a test module imports
+(`from theano.tensor import a, b`) that sympile lacks fails the tests that use it, not the
+whole module: the import gives the module a placeholder that raises "module 'sympile.X' has
+no attribute 'a'" when it is called, looked into, subclassed or used in isinstance.
 """
 
 from __future__ import annotations
 
+import builtins
 import importlib
 import importlib.abc
+import importlib.machinery
 import importlib.util
 import os
 import sys
@@ -32,6 +37,60 @@ class _Alias(importlib.abc.Loader):
         pass
 
 
+class _MissingMeta(type):
+    """The type of a placeholder for a name sympile lacks: any use raises."""
+
+    def __new__(meta, name, bases, namespace):
+        for base in bases:
+            if isinstance(base, meta):
+                raise AttributeError(base.message)
+        return super().__new__(meta, name, bases, namespace)
+
+    def _fail(cls, *args, **kwargs):
+        raise AttributeError(cls.message)
+
+    __call__ = __instancecheck__ = __subclasscheck__ = _fail
+
+    def __getattr__(cls, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise AttributeError(cls.message)
+
+
+class _ImportedFrom:
+    """What `from theano.X import ...` sees: module X, with placeholders for the names it
+    lacks."""
+
+    def __init__(self, module: ModuleType, missing: list[str]):
+        self._module = module
+        self._missing = {name: _MissingMeta(name, (), {"message": (
+            f"module '{module.__name__}' has no attribute '{name}'")}) for name in missing}
+
+    def __getattr__(self, name):
+        if name in self._missing:
+            return self._missing[name]
+        return getattr(self._module, name)
+
+
+def _import(name, globals=None, locals=None, fromlist=(), level=0):
+    module = builtins.__import__(name, globals, locals, fromlist, level)
+    if not fromlist or level or not (name == "theano" or name.startswith("theano.")):
+        return module
+    missing = [entry for entry in fromlist if entry != "*" and not hasattr(module, entry)]
+    return _ImportedFrom(module, missing) if missing else module
+
+
+_TEST_BUILTINS = dict(vars(builtins), __import__=_import)
+
+
+class _TestModuleLoader(importlib.machinery.SourceFileLoader):
+    """Theano's test modules, executed with _import as their import statement."""
+
+    def exec_module(self, module):
+        module.__builtins__ = _TEST_BUILTINS
+        super().exec_module(module)
+
+
 class TheanoFinder(importlib.abc.MetaPathFinder):
     """theano.X -> sympile.X; theano's tests and compat -> Theano's source files;
     theano.tests.unittest_tools -> this package's."""
@@ -43,11 +102,13 @@ class TheanoFinder(importlib.abc.MetaPathFinder):
         parts = fullname.split(".")[1:]
         directory = os.path.join(self.theano_root, *parts)
         if os.path.isdir(directory):
+            path = os.path.join(directory, "__init__.py")
             return importlib.util.spec_from_file_location(
-                fullname, os.path.join(directory, "__init__.py"),
+                fullname, path, loader=_TestModuleLoader(fullname, path),
                 submodule_search_locations=[directory])
         path = directory + ".py"
-        return importlib.util.spec_from_file_location(fullname, path) \
+        return importlib.util.spec_from_file_location(
+            fullname, path, loader=_TestModuleLoader(fullname, path)) \
             if os.path.exists(path) else None
 
     def find_spec(self, fullname, path=None, target=None):

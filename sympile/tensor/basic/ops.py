@@ -76,7 +76,10 @@ __all__ = [
     "Alloc",
     "ScalarFromTensor",
     "TensorFromScalar",
+    "AllocEmpty",
     "Eye",
+    "Tile",
+    "Tri",
     "Join",
     "Split",
     "alloc",
@@ -257,6 +260,33 @@ class Alloc(Op):
 _alloc = Alloc()
 
 
+class AllocEmpty(NonDifferentiable, Op):
+    """AllocEmpty(dtype)(*shape): a new array of `shape` whose values are whatever the memory
+    held (numpy.empty; Theano's AllocEmpty), for code that writes every element itself."""
+
+    __props__ = ("dtype",)
+
+    def __init__(self, dtype: Any):
+        self.dtype = normalize_dtype(dtype)
+
+    def make_node(self, *shape):
+        lengths = [length_argument(length, self, position)
+                   for position, length in enumerate(shape)]
+        check_nonnegative(lengths, self)
+        return Apply(self, [as_length_variable(length) for length in lengths],
+                     [tensor_type(self.dtype, [static_int(length) for length in lengths])()])
+
+    def perform(self, node, inputs, output_storage):
+        shape = tuple(int(length) for length in inputs)
+        if any(length < 0 for length in shape):
+            raise ValueError(f"{self}: negative shape {shape}")
+        output_storage[0][0] = np.empty(shape, dtype=self.dtype)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [tuple(length if static is None else static
+                      for static, length in zip(node.outputs[0].type.shape, node.inputs))]
+
+
 def alloc(value: Any, *shape: Any) -> Variable:
     """A new array of `shape` (ints and integer scalars) filled with `value` broadcast to it."""
     return _alloc(value, *shape)
@@ -404,6 +434,20 @@ class Eye(NonDifferentiable, Op):
         n, m, _ = node.inputs
         return [tuple(length if static is None else static
                       for static, length in zip(node.outputs[0].type.shape, (n, m)))]
+
+
+class Tri(Eye):
+    """tri(N, M, k): the N x M array of `dtype` with ones at and below diagonal k and zeros
+    above (numpy.tri; Theano's Tri op)."""
+
+    def __init__(self, dtype: Any = None):
+        super().__init__(_dtype_or_floatx(dtype))
+
+    def perform(self, node, inputs, output_storage):
+        n, m, k = (int(value) for value in inputs)
+        if n < 0 or m < 0:
+            raise ValueError(f"{self}: negative shape ({n}, {m})")
+        output_storage[0][0] = np.tri(n, m, k, dtype=self.dtype)
 
 
 def eye(n: Any, m: Any = None, k: Any = 0, dtype: Any = None) -> Variable:
@@ -862,6 +906,56 @@ def tile(x: Any, reps: Any, ndim: int | None = None) -> Variable:
     spread = DimShuffle(ndim, [entry for axis in range(ndim) for entry in ("x", axis)])(x)
     tiled = _alloc(spread, *[entry for pair in zip(repeats, lengths) for entry in pair])
     return reshape(tiled, [product_of_lengths([r, n]) for r, n in zip(repeats, lengths)])
+
+
+class Tile(Op):
+    """Theano's deprecated Tile(ndim)(x, reps): numpy.tile with `reps` an integer vector of
+    `ndim` entries (x.ndim <= ndim). tile() builds the same result from alloc and reshape,
+    which the C backend compiles; this op runs numpy's."""
+
+    __props__ = ("ndim",)
+
+    def __init__(self, ndim: int):
+        self.ndim = int(ndim)
+
+    def make_node(self, x, reps):
+        x = as_tensor_variable(x, op=self, argument="x")
+        reps = as_tensor_variable(reps, op=self, argument="reps")
+        if x.type.ndim > self.ndim:
+            raise ValueError(f"{self}: x has {x.type.ndim} dimensions, more than ndim="
+                             f"{self.ndim}")
+        if not is_integer_type(reps, 1) or reps.type.shape[0] not in (None, self.ndim):
+            raise TypeError(f"{self}: reps must be an integer vector of {self.ndim} entries, "
+                            f"got {reps} of type {reps.type}")
+        return Apply(self, [x, reps], [tensor_type(x.type.dtype, (None,) * self.ndim)()])
+
+    def perform(self, node, inputs, output_storage):
+        x, reps = inputs
+        if len(reps) != self.ndim or np.any(reps < 0):
+            raise ValueError(f"{self}: reps must hold {self.ndim} lengths >= 0, got "
+                             f"{reps.tolist()}")
+        output_storage[0][0] = np.tile(x, reps)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        x_shape, _ = input_shapes
+        reps = node.inputs[1]
+        padded = [1] * (self.ndim - len(x_shape)) + list(x_shape)
+        return [tuple(product_of_lengths([reps[axis], padded[axis]])
+                      for axis in range(self.ndim))]
+
+    def connection_pattern(self, node):
+        return [[True], [False]]
+
+    def L_op(self, inputs, outputs, output_grads):
+        """Each element of x appears once per tile: its gradient sums gz over the tiles
+        (gz reshaped to (r0, s0, r1, s1, ...), summed over the r axes)."""
+        x, reps = inputs
+        lengths = [1] * (self.ndim - x.type.ndim) + [axis_length(x, axis)
+                                                     for axis in range(x.type.ndim)]
+        pairs = [entry for axis in range(self.ndim) for entry in (reps[axis], lengths[axis])]
+        summed = reshape(output_grads[0], pairs).sum(axis=tuple(range(0, 2 * self.ndim, 2)))
+        return [reshape(summed, shape(x)) if x.type.ndim < self.ndim else summed,
+                disconnected_type()]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from sympile.graph.basic import Apply, Variable
+from sympile.graph.basic import Apply, Constant, Variable
 from sympile.graph.gradient_types import (
     DisconnectedType,
     NonDifferentiable,
@@ -47,7 +47,7 @@ from sympile.tensor.type import is_discrete, tensor_type
 from sympile.tensor.variable import as_tensor_variable, constant
 
 __all__ = ["CAReduce", "CenteredSquareSum", "FusedCAReduce", "Prod", "ProdWithoutZeros",
-           "Argmax", "Argmin", "sum", "prod",
+           "Argmax", "Argmin", "MaxAndArgmax", "Mean", "sum", "prod",
            "max", "min", "amax", "amin", "all", "any", "mean", "var", "std", "ptp", "argmax",
            "argmin", "max_and_argmax", "logsumexp"]
 
@@ -59,6 +59,9 @@ def normalize_axis(axis: Any, ndim: int, function: Any) -> tuple[int, ...]:
     TypeError if an entry is not an int; ValueError if one is out of range or repeated.
     `function` names the caller in the messages.
     """
+    if isinstance(axis, Constant):
+        # A constant is known when the graph is built (Theano's NoneConst, constant(1)).
+        axis = axis.data
     if axis is None:
         return tuple(range(ndim))
     if isinstance(axis, Variable):
@@ -531,6 +534,80 @@ class Argmin(_ArgReduce):
 
     def c_code(self, node, names):
         return argreduce_c_code(self, node, names, maximum=False)
+
+
+class MaxAndArgmax(Op):
+    """Theano's MaxAndArgmax(axis)(x): [max over `axis`, argmax over it] from one node (axis
+    a tuple of axes, an int or None: every axis). max_and_argmax() builds a Max and an
+    Argmax node instead, which the C backend compiles; this op runs numpy's."""
+
+    __props__ = ("axis",)
+
+    def __init__(self, axis: Any = None):
+        self.axis = _op_axis(_theano_axis(axis), "MaxAndArgmax")
+
+    def _parts(self) -> tuple[CAReduce, Argmax]:
+        return CAReduce(scalar.maximum, self.axis), Argmax(self.axis)
+
+    def make_node(self, x):
+        x = as_tensor_variable(x, op=self)
+        maximum, argmax = self._parts()
+        return Apply(self, [x], [maximum.make_node(x).outputs[0].type(),
+                                 argmax.make_node(x).outputs[0].type()])
+
+    def perform(self, node, inputs, output_storage):
+        for part, storage in zip(self._parts(), output_storage):
+            part.perform(node, inputs, [storage])
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return self._parts()[1].infer_shape(fgraph, node, input_shapes) * 2
+
+    def connection_pattern(self, node):
+        return [[True, False]]
+
+    def L_op(self, inputs, outputs, output_grads):
+        """The max's gradient (see CAReduce.L_op); the index is piecewise constant."""
+        maximum, _ = self._parts()
+        return maximum.L_op(inputs, outputs[:1], output_grads[:1])
+
+
+class Mean(Op):
+    """Theano's Mean(axis)(x): numpy.mean over `axis` (a tuple, an int or None: every axis)
+    as one node, with mean()'s dtypes (float64 for integers). mean() builds a sum and a
+    division instead, which the C backend compiles and fuses; this op runs numpy's."""
+
+    __props__ = ("axis",)
+
+    def __init__(self, axis: Any = None):
+        self.axis = _op_axis(_theano_axis(axis), "Mean")
+
+    def make_node(self, x):
+        x = as_tensor_variable(x, op=self)
+        axes = _checked_axes(self, self.axis, x)
+        dtype = _mean_dtypes(x.type.dtype, None)[1]
+        return Apply(self, [x], [tensor_type(dtype, _reduced_shape(x.type.shape, axes))()])
+
+    def perform(self, node, inputs, output_storage):
+        (x,) = inputs
+        axes = tuple(range(x.ndim)) if self.axis is None else self.axis
+        with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # an empty axis: NaN, as numpy
+            result = np.mean(x, axis=axes, dtype=_mean_dtypes(x.dtype.name, None)[0])
+        output_storage[0][0] = np.asarray(result, dtype=node.outputs[0].type.dtype)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        axes = _checked_axes(self, self.axis, node.inputs[0])
+        return [_reduced_shape(input_shapes[0], axes)]
+
+    def L_op(self, inputs, outputs, output_grads):
+        """g / n at every element of the slice (n: the slice's size)."""
+        (x,), (output_grad,) = inputs, output_grads
+        if is_discrete(x):
+            return [zero_gradient(x)]
+        axes = _checked_axes(self, self.axis, x)
+        kept = _keep_reduced_axes(math.true_div(output_grad, _reduced_size(x, axes)),
+                                  x.type.ndim, axes)
+        return [declared_like(math.cast(second(x, kept), x.type.dtype), x)]
 
 
 def _keep_reduced_axes(reduced: Variable, ndim: int, axes: tuple[int, ...]) -> Variable:

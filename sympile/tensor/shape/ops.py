@@ -37,6 +37,7 @@ from sympile.tensor.variable import as_tensor_variable, constant
 __all__ = [
     "PassThroughOp",
     "LengthsAgree",
+    "Rebroadcast",
     "Unbroadcast",
     "addbroadcast",
     "patternbroadcast",
@@ -302,6 +303,53 @@ class Unbroadcast(Op):
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [input_shapes[0]]
+
+    def L_op(self, inputs, outputs, output_grads):
+        (x,), (output_grad,) = inputs, output_grads
+        if is_disconnected(output_grad):
+            return [disconnected_type()]
+        return [declared_like(output_grad, x)]
+
+    def R_op(self, inputs, eval_points):
+        return [None if eval_points[0] is None else self(eval_points[0])]
+
+
+class Rebroadcast(Op):
+    """Theano's Rebroadcast((axis, flag), ...)(x): x itself, its type saying axis has length
+    1 (broadcastable, checked when the function runs) where flag is True and forgetting the
+    axis's static length where it is False. addbroadcast and unbroadcast build SpecifyShape
+    and Unbroadcast instead, which the C backend compiles; this op runs in Python."""
+
+    __props__ = ("axis",)
+    view_map = {0: [0]}
+
+    def __init__(self, *axis: tuple[int, bool]):
+        self.axis = tuple(sorted((int(entry), bool(flag)) for entry, flag in dict(axis).items()))
+
+    def make_node(self, x):
+        x = as_tensor_variable(x, op=self)
+        _check_axes(str(self), x, [entry for entry, _ in self.axis])
+        flags = dict(self.axis)
+        for entry, flag in flags.items():
+            if flag and x.type.shape[entry] not in (None, 1):
+                raise ValueError(f"{self}: axis {entry} of {x} ({x.type}) has length "
+                                 f"{x.type.shape[entry]}, not 1")
+        shape = tuple(length if axis not in flags else 1 if flags[axis] else None
+                      for axis, length in enumerate(x.type.shape))
+        return Apply(self, [x], [tensor_type(x.type.dtype, shape)()])
+
+    def perform(self, node, inputs, output_storage):
+        (x,) = inputs
+        for entry, flag in self.axis:
+            if flag and x.shape[entry] != 1:
+                raise ValueError(f"{self}: axis {entry} has length {x.shape[entry]}, not 1 "
+                                 f"(input of shape {x.shape})")
+        output_storage[0][0] = x
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        flags = dict(self.axis)
+        return [tuple(1 if flags.get(axis) else length
+                      for axis, length in enumerate(input_shapes[0]))]
 
     def L_op(self, inputs, outputs, output_grads):
         (x,), (output_grad,) = inputs, output_grads

@@ -27,15 +27,22 @@ from sympile.graph.op import Op
 from sympile.tensor.basic.ops import arange
 from sympile.tensor.extra_ops.ops import reshaped_like, static_product
 from sympile.tensor.math import abs as absolute
-from sympile.tensor.math import switch
-from sympile.tensor.shape.ops import declared_like, flatten, normalize_one_axis, product_of_lengths
+from sympile.tensor.math import eq, switch
+from sympile.tensor.reduction.ops import sum as reduce_sum
+from sympile.tensor.shape.ops import (
+    declared_like,
+    expand_dims,
+    flatten,
+    normalize_one_axis,
+    product_of_lengths,
+)
 from sympile.tensor.sort.permute_c import permute_along_axis_c_code
 from sympile.tensor.sort.sort_c import argsort_c_code, sort_c_code
 from sympile.tensor.type import tensor_type
 from sympile.tensor.variable import as_tensor_variable
 
-__all__ = ["SortOp", "ArgSortOp", "PermuteAlongAxis", "sort", "argsort", "topk", "argtopk",
-           "topk_and_argtopk"]
+__all__ = ["SortOp", "ArgSortOp", "PermuteAlongAxis", "PermuteRowElements", "sort", "argsort",
+           "topk", "argtopk", "topk_and_argtopk"]
 
 SORT_KINDS = ("quicksort", "mergesort", "heapsort", "stable")
 
@@ -211,6 +218,85 @@ class PermuteAlongAxis(Op):
         """Linear in x: the same permutation applied to x's tangent."""
         tangent = eval_points[0]
         return [None if tangent is None else self(tangent, inputs[1])]
+
+
+class PermuteRowElements(Op):
+    """Theano's PermuteRowElements()(x, y, inverse): the last axis of x permuted by the
+    integer tensor y, out[..., j] = x[..., y[..., j]] (inverse nonzero: out[..., y[..., j]] =
+    x[..., j]), the other axes of x and y broadcast against each other. `inverse` is an
+    integer scalar (a variable or a number). permute_row_elements() builds a broadcast and
+    PermuteAlongAxis instead, which the C backend compiles; this op runs numpy's."""
+
+    __props__ = ()
+
+    def make_node(self, x, y, inverse):
+        x = as_tensor_variable(x, op=self, argument="x")
+        y = as_tensor_variable(y, op=self, argument="y")
+        inverse = as_tensor_variable(inverse, op=self, argument="inverse")
+        if x.type.ndim < 1 or y.type.ndim < 1 or y.type.dtype[0] not in "iu":
+            raise TypeError(f"{self}: x ({x.type}) and y ({y.type}) need at least one "
+                            f"dimension, y an integer dtype")
+        if inverse.type.ndim != 0 or inverse.type.dtype[0] not in "biu":
+            raise TypeError(f"{self}: inverse must be an integer scalar, got {inverse.type}")
+        ndim = max(x.type.ndim, y.type.ndim)
+        shapes = [(1,) * (ndim - v.type.ndim) + tuple(v.type.shape) for v in (x, y)]
+        shape = [own if other == 1 else other if own == 1 else own if own is not None
+                 else other for own, other in zip(*shapes)]
+        shape[-1] = shapes[0][-1]
+        return Apply(self, [x, y, inverse], [tensor_type(x.type.dtype, shape)()])
+
+    def perform(self, node, inputs, output_storage):
+        x, y, inverse = inputs
+        ndim = node.outputs[0].type.ndim
+        try:
+            leading = np.broadcast_shapes(x.shape[:-1], y.shape[:-1])
+        except ValueError:
+            raise ValueError(f"{self}: x of shape {x.shape} and y of shape {y.shape} do not "
+                             f"broadcast (the last axis aside)") from None
+        if y.shape[-1] != x.shape[-1]:
+            raise ValueError(f"{self}: y's rows have {y.shape[-1]} entries, x's "
+                             f"{x.shape[-1]}")
+        for value, variable in zip((x, y), node.inputs):
+            padded = (1,) * (ndim - value.ndim) + value.shape[:-1]
+            static = (1,) * (ndim - value.ndim) + variable.type.shape[:-1]
+            if any(own != length and own_static != 1
+                   for own, own_static, length in zip(padded, static, leading)):
+                raise ValueError(f"{self}: {variable} of shape {value.shape} would be "
+                                 f"broadcast on an axis its type does not declare of length 1 "
+                                 f"(x: {x.shape}, y: {y.shape})")
+        full = (*leading, x.shape[-1])
+        permute = PermuteAlongAxis(ndim - 1, inverse=bool(inverse))
+        permute.perform(node, [np.broadcast_to(x, full), np.broadcast_to(y, full)],
+                        output_storage)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        x, y, _ = node.inputs
+        ndim = node.outputs[0].type.ndim
+        padded = [((1,) * (ndim - len(shape)) + tuple(shape), (1,) * (ndim - v.type.ndim)
+                   + tuple(v.type.shape)) for shape, v in zip(input_shapes[:2], (x, y))]
+        (x_lengths, x_static), (y_lengths, _) = padded
+        return [tuple(y_length if static == 1 else x_length
+                      for x_length, static, y_length in zip(x_lengths[:-1], x_static[:-1],
+                                                             y_lengths[:-1]))
+                + (x_lengths[-1],)]
+
+    def connection_pattern(self, node):
+        return [[True], [False], [False]]
+
+    def L_op(self, inputs, outputs, output_grads):
+        """The other direction applied to g, summed over the axes along which x was
+        broadcast (a permutation's transpose is its inverse)."""
+        (x, y, inverse), (output_grad,) = inputs, output_grads
+        if is_disconnected(output_grad):
+            return [disconnected_type()] * 3
+        gradient = self(output_grad, y, eq(inverse, 0))
+        added = output_grad.type.ndim - x.type.ndim
+        spread = [added + axis for axis, length in enumerate(x.type.shape[:-1])
+                  if length == 1 and outputs[0].type.shape[added + axis] != 1]
+        gradient = reduce_sum(gradient, axis=tuple(range(added)) + tuple(spread))
+        if spread:
+            gradient = expand_dims(gradient, [axis - added for axis in spread])
+        return [declared_like(gradient, x), disconnected_type(), disconnected_type()]
 
 
 def _check_kind(kind: Any, function: str) -> str:

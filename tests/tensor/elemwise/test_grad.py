@@ -182,6 +182,7 @@ UNARY = [
     ("deg2rad", uniform(-200.0, 200.0)), ("rad2deg", WIDE),
     ("erf", WIDE), ("erfc", WIDE), ("erfinv", UNIT), ("erfcinv", uniform(0.1, 1.9)),
     ("gamma", uniform(0.5, 4.0)), ("gammaln", POSITIVE), ("psi", uniform(0.5, 5.0)),
+    ("erfcx", uniform(-2.0, 5.0)),
     ("j0", uniform(-8.0, 8.0)), ("j1", uniform(-8.0, 8.0)), ("i0", WIDE), ("i1", WIDE),
     ("floor", fractional(-3, 3)), ("ceil", fractional(-3, 3)), ("trunc", fractional(-3, 3)),
     ("round_half_to_even", fractional(-3, 3)), ("round_half_away_from_zero", fractional(-3, 3)),
@@ -235,6 +236,9 @@ GRAD_CASES = [
     GradCase("jv(1.5, x)", lambda x: T.jv(1.5, x), points(uniform(0.5, 8.0))),
     GradCase("iv(3, x)", lambda x: T.iv(np.int8(3), x), points(WIDE)),
     GradCase("iv(0.5, x)", lambda x: T.iv(0.5, x), points(uniform(0.5, 3.0))),
+    # chi2sf(x, k): the degrees of freedom k have no derivative.
+    GradCase("chi2sf(x, 3)", lambda x: T.chi2sf(x, 3), points(uniform(0.2, 8.0))),
+    GradCase("chi2sf(x, 4.5)", lambda x: T.chi2sf(x, 4.5), points(uniform(0.2, 8.0))),
     GradCase("maximum(x, x)", lambda x: T.maximum(x, x), points(WIDE)),
     GradCase("minimum(x, x) * x", lambda x: T.minimum(x, x) * x, points(WIDE)),
     GradCase("x ** 3 (Python int exponent)", lambda x: x ** 3, points(WIDE)),
@@ -412,6 +416,10 @@ def _float32_expressions():
         if op in (scalar.jv, scalar.iv):
             # The order has no derivative: an integer one.
             expressions.append((str(op), [y], function(small, y)))
+            continue
+        if op is scalar.chi2sf:
+            # Nor do the degrees of freedom.
+            expressions.append((str(op), [x], function(x, small)))
             continue
         arguments = [x, y, z][:op.nin]
         expressions.append((str(op), [x, y, z][:op.nin], function(*arguments)))
