@@ -47,6 +47,7 @@ _CONFTEST = '''\
 import sys
 sys.path.insert(0, {tools!r})
 import theano_shim
+from theano_shim import pytest_pycollect_makeitem  # noqa: F401 - nose's test generators
 theano_shim.install({theano_root!r})
 '''
 

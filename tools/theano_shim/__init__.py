@@ -3,7 +3,7 @@ tools/theano_tests.py): `install(theano_root)` makes `import theano.X` import sy
 loads Theano's test modules (theano/**/tests/*.py) and its py2/3 helpers (theano.compat)
 from the fetched source, and serves the test helpers Theano's tests import from nose,
 numpy.testing.dec and theano.tests.unittest_tools (and the comparison helper
-theano.tensor.basic._allclose). Nothing here supplies a Theano API name that sympile lacks:
+theano.tensor.basic._allclose), and collects nose's test generators. Nothing here supplies a Theano API name that sympile lacks:
 a missing name fails its test, which is what the run measures. A name a test module imports
 (`from theano.tensor import a, b`) that sympile lacks fails the tests that use it, not the
 whole module: the import gives the module a placeholder that raises "module 'sympile.X' has
@@ -13,13 +13,17 @@ no attribute 'a'" when it is called, looked into, subclassed or used in isinstan
 from __future__ import annotations
 
 import builtins
+import functools
 import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import inspect
 import os
 import sys
 from types import ModuleType
+
+import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -148,3 +152,19 @@ def install(theano_root: str) -> None:
 
     from . import unittest_tools
     sympile.tensor.basic._allclose = unittest_tools.allclose
+
+
+def pytest_pycollect_makeitem(collector, name, obj):
+    """Nose's test generators (`def test_x(): yield check, arg`), which pytest no longer
+    collects: one test per (function, *arguments) the generator yields, as nose ran them."""
+    if not (inspect.isgeneratorfunction(obj) and collector.funcnamefilter(name)):
+        return None
+    try:
+        cases = list(obj())
+    except Exception as error:  # the generator itself fails: one failing test says why
+        def failed(error=error):
+            raise error
+        return [pytest.Function.from_parent(collector, name=name, callobj=failed)]
+    return [pytest.Function.from_parent(collector, name=f"{name}[{index}]",
+                                        callobj=functools.partial(case[0], *case[1:]))
+            for index, case in enumerate(cases)]
