@@ -3,8 +3,9 @@ tools/theano_tests.py): `install(theano_root)` makes `import theano.X` import sy
 loads Theano's test modules (theano/**/tests/*.py) and its py2/3 helpers (theano.compat)
 from the fetched source, and serves the test helpers Theano's tests import from nose,
 numpy.testing.dec and theano.tests.unittest_tools (and the comparison helper
-theano.tensor.basic._allclose), and collects nose's test generators. Nothing here supplies a Theano API name that sympile lacks:
-a missing name fails its test, which is what the run measures. A name a test module imports
+theano.tensor.basic._allclose), and collects nose's test generators. Nothing here supplies a
+Theano API name that sympile lacks: a missing name fails its test, which is what the run
+measures. A name a test module imports
 (`from theano.tensor import a, b`) that sympile lacks fails the tests that use it, not the
 whole module: the import gives the module a placeholder that raises "module 'sympile.X' has
 no attribute 'a'" when it is called, looked into, subclassed or used in isinstance.

@@ -261,7 +261,7 @@ _alloc = Alloc()
 
 
 class AllocEmpty(NonDifferentiable, Op):
-    """AllocEmpty(dtype)(*shape): a new array of `shape` whose values are whatever the memory
+    """`AllocEmpty(dtype)(*shape)`: a new array of `shape` whose values are whatever the memory
     held (numpy.empty; Theano's AllocEmpty), for code that writes every element itself."""
 
     __props__ = ("dtype",)
