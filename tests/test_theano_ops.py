@@ -2,7 +2,8 @@
 Tri, AllocEmpty, Tile, MaxAndArgmax, Mean, Rebroadcast, PermuteRowElements, NoneConst,
 get_vector_length, extract_constant, ceil_intdiv, T._shared, rebuild_collect_shared,
 theano.scalar.sharedvar, theano.gof.fg, theano.gpuarray, tensor.opt's MakeVector and
-Shape_i. Values against numpy, gradients numerically, shapes without running the op."""
+Shape_i, the linkers of theano.gof. Values against numpy, gradients numerically, shapes
+without running the op."""
 
 from __future__ import annotations
 
@@ -229,3 +230,40 @@ def test_module_paths():
     assert T.opt.Shape_i is ShapeI and T.opt.MakeVector is MakeVector
     nodes = toposort(T.opt.Shape_i(1)(T.dmatrix()))
     assert str(nodes[-1].op) == "Shape_i{1}"
+
+
+@pytest.mark.parametrize("linker", [theano.gof.PerformLinker,
+                                    pytest.param(theano.gof.CLinker, marks=requires_compiler),
+                                    pytest.param(theano.gof.OpWiseCLinker,
+                                                 marks=requires_compiler)])
+def test_theano_linkers_run_the_graph_as_it_stands(linker):
+    x, y = T.dmatrix("x"), T.drow("y")
+    total = x + y
+    single = linker().accept(theano.gof.FunctionGraph([x, y], [total])).make_function()
+    both = linker().accept(theano.gof.FunctionGraph([x, y], [total, T.exp(x)])).make_function()
+    left, right = RNG.random((2, 3)), RNG.random((1, 3))
+    np.testing.assert_array_equal(single(left, right), left + right)
+    first, second = both(left, right)
+    np.testing.assert_array_equal(first, left + right)
+    np.testing.assert_allclose(second, np.exp(left), rtol=1e-15)
+    # An inplace op of the graph runs as it stands (Theano's linkers accept them).
+    inplace = T.inplace.exp_inplace(x)
+    result = linker().accept(theano.gof.FunctionGraph([x], [inplace])).make_function()(
+        left.copy())
+    np.testing.assert_allclose(result, np.exp(left), rtol=1e-15)
+    with pytest.raises(ValueError, match="call accept"):
+        linker().make_function()
+
+
+@requires_compiler
+def test_dual_linker_compares_the_backends():
+    x, y = T.fscalars("xy")
+    floor, remainder = divmod(x, y)
+    fn = theano.gof.DualLinker().accept(
+        theano.gof.FunctionGraph([x, y], [floor, remainder])).make_function()
+    for a, b in [(5, 3), (-5, 3), (5, -3), (-5, -3), (0, -1)]:
+        assert tuple(float(v) for v in fn(a, b)) == divmod(a, b)
+    disagree = theano.gof.DualLinker(checker=lambda left, right: False).accept(
+        theano.gof.FunctionGraph([x, y], [x % y])).make_function()
+    with pytest.raises(AssertionError, match="output 0 .* differs"):
+        disagree(1, 2)
