@@ -232,6 +232,20 @@ def test_module_paths():
     assert str(nodes[-1].op) == "Shape_i{1}"
 
 
+def test_rng_mrg_names():
+    from sympile.sandbox import rng_mrg
+    from sympile.tensor.random.op import MRGUniform
+
+    streams = rng_mrg.MRG_RandomStreams(seed=3)
+    streams.uniform(size=(4,))
+    streams.uniform(size=(4,))
+    (first, draw, *_), (second, *_) = streams.state_updates
+    assert isinstance(draw.owner.op, rng_mrg.mrg_uniform) and rng_mrg.mrg_uniform is MRGUniform
+    # Theano's stream layout: each random variable starts 2^134 steps after the one before.
+    np.testing.assert_array_equal(rng_mrg.ff_2p134(first.get_value()[0]),
+                                  second.get_value()[0])
+
+
 @pytest.mark.parametrize("linker", [theano.gof.PerformLinker,
                                     pytest.param(theano.gof.CLinker, marks=requires_compiler),
                                     pytest.param(theano.gof.OpWiseCLinker,

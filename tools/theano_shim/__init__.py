@@ -77,10 +77,30 @@ class _ImportedFrom:
         return getattr(self._module, name)
 
 
+class _TheanoPackage:
+    """What `import theano` gives a test module: sympile, except that `__file__` is Theano's
+    own, so the test data Theano ships (sandbox/samples_MRG31k3p_12_7_5.txt) is found."""
+
+    def __init__(self, module: ModuleType, file: str):
+        object.__setattr__(self, "_module", module)
+        object.__setattr__(self, "__file__", file)
+
+    def __getattr__(self, name):
+        return getattr(self._module, name)
+
+    def __setattr__(self, name, value):
+        setattr(self._module, name, value)
+
+
+_THEANO_FILE: list[str] = []
+
+
 def _import(name, globals=None, locals=None, fromlist=(), level=0):
     module = builtins.__import__(name, globals, locals, fromlist, level)
-    if not fromlist or level or not (name == "theano" or name.startswith("theano.")):
+    if level or not (name == "theano" or name.startswith("theano.")):
         return module
+    if not fromlist:
+        return _TheanoPackage(module, _THEANO_FILE[0])
     missing = [entry for entry in fromlist if entry != "*" and not hasattr(module, entry)]
     return _ImportedFrom(module, missing) if missing else module
 
@@ -147,6 +167,7 @@ def install(theano_root: str) -> None:
     sys.path.insert(0, HERE)  # this package's nose
     numpy.testing.dec = numpy_dec
     sys.meta_path.insert(0, TheanoFinder(theano_root))
+    _THEANO_FILE.append(os.path.join(theano_root, "__init__.py"))
     # Theano's tests compare with theano.tensor.basic._allclose, a test helper of Theano's
     # (private, not API): served in this process only.
     import sympile.tensor.basic
