@@ -49,7 +49,10 @@ def _pp(variable: Variable) -> str:
         return f"{_pp(node.inputs[0])}.dimshuffle({','.join(map(str, op.new_order))})"
     arguments = ", ".join(_pp(v) for v in node.inputs)
     suffix = f"[{variable.index}]" if len(node.outputs) > 1 else ""
-    return f"{op}({arguments}){suffix}"
+    # An elementwise function by its name, as Theano's pprint: exp(x).
+    name = (op.name or str(scalar_op)) if scalar_op is not None and \
+        type(op).__name__ == "Elemwise" and not op.inplace_pattern else str(op)
+    return f"{name}({arguments}){suffix}"
 
 
 # Theano's name of the formula printer (theano.printing.pprint).

@@ -281,3 +281,67 @@ def test_dual_linker_compares_the_backends():
         theano.gof.FunctionGraph([x, y], [x % y])).make_function()
     with pytest.raises(AssertionError, match="output 0 .* differs"):
         disagree(1, 2)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_advanced_subtensor1_and_its_writes(mode):
+    x, rows, y = T.dmatrix("x"), T.ivector("rows"), T.dmatrix("y")
+    picked = x[rows]
+    assert isinstance(picked.owner.op, T.AdvancedSubtensor1)
+    assert type(x[T.imatrix()].owner.op) is T.AdvancedSubtensor
+    added = T.inc_subtensor(x[rows], y)
+    assert isinstance(added.owner.op, T.AdvancedIncSubtensor1)
+    outputs = [picked, added, T.set_subtensor(x[rows], y), T.AdvancedSubtensor1()(x, rows),
+               T.advanced_inc_subtensor1(x, y, rows), T.advanced_set_subtensor1(x, y, rows),
+               T.AdvancedIncSubtensor1()(x, y, rows)]
+    f = theano.function([x, rows, y], outputs, mode=mode)
+    value, index = RNG.random((4, 3)), np.array([2, 0, 2], "int32")
+    update = RNG.random((3, 3))
+    incremented, assigned = value.copy(), value.copy()
+    np.add.at(incremented, index, update)
+    assigned[index] = update
+    expected = [value[index], incremented, assigned, value[index], incremented, assigned,
+                incremented]
+    for got, reference in zip(f(value, index, update), expected):
+        np.testing.assert_allclose(got, reference, rtol=1e-15)
+    verify_grad(lambda v: v[index] ** 2, [value], rng=RNG)
+    verify_grad(lambda v, u: T.inc_subtensor(v[index], u), [value, update], rng=RNG)
+    with pytest.raises(TypeError, match="must be an integer vector"):
+        T.AdvancedSubtensor1()(x, T.imatrix())
+    with pytest.raises(NotImplementedError, match="inplace rewrite"):
+        T.AdvancedIncSubtensor1(inplace=True)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_advanced_boolean_subtensor_and_its_writes(mode):
+    x, mask, rows = T.dmatrix("x"), T.bmatrix("mask"), T.bvector("rows")
+    picked = x[mask > 0]
+    assert isinstance(picked.owner.op, T.AdvancedBooleanSubtensor)
+    outputs = [picked, T.AdvancedBooleanSubtensor()(x, rows > 0, 1),
+               T.inc_subtensor(x[rows > 0], 1.0),
+               T.AdvancedBooleanIncSubtensor(set_instead_of_inc=True)(x, 5.0, rows > 0),
+               T.advanced_set_subtensor(x, 0.0, rows > 0, slice(1, None))]
+    assert isinstance(outputs[2].owner.op, T.AdvancedBooleanIncSubtensor)
+    f = theano.function([x, mask, rows], outputs, mode=mode)
+    value = RNG.random((3, 4))
+    mask_value = (RNG.random((3, 4)) > 0.5).astype("int8")
+    rows_value = np.array([1, 0, 1], "int8")
+    chosen = rows_value > 0
+    plus_one, fives, zeroed = value.copy(), value.copy(), value.copy()
+    plus_one[chosen] += 1
+    fives[chosen] = 5
+    zeroed[chosen, 1:] = 0
+    expected = [value[mask_value > 0], value[chosen, 1], plus_one, fives, zeroed]
+    for got, reference in zip(f(value, mask_value, rows_value), expected):
+        np.testing.assert_array_equal(got, reference)
+    verify_grad(lambda v: v[mask_value > 0] ** 2, [value], rng=RNG)
+
+
+def test_theano_module_names_of_subtensor():
+    assert T.basic.DimShuffle is T.DimShuffle
+    x, indices = T.dtensor3("x"), T.ivector("i")
+    value, index = RNG.random((3, 4, 2)), np.array([3, 1], "int32")
+    f = theano.function([x, indices], T.advanced_inc_subtensor(x, 1.0, slice(None), indices))
+    expected = value.copy()
+    expected[:, index] += 1
+    np.testing.assert_array_equal(f(value, index), expected)

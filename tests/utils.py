@@ -309,3 +309,11 @@ def domain_values(dtype: str, domain: tuple[float, float], size: int = 24,
         values = np.empty(parts.shape, dtype=dtype)
         values.real, values.imag = parts, np.roll(parts, 3)
     return values.astype(dtype)
+
+
+def op_name(op) -> str:
+    """An op's text, an elementwise one by its scalar op's name: 'add', not
+    'Elemwise{add,no_inplace}' (rewrite tests list the ops a function kept)."""
+    if type(op).__name__ == "Elemwise" and not op.inplace_pattern:
+        return op.name or str(op.scalar_op)
+    return str(op)

@@ -26,7 +26,12 @@ from sympile.graph.op import Op
 from sympile.tensor import math
 from sympile.tensor.blas.gemm import Gemm, Gemv, Ger, check_runtime_lengths
 from sympile.tensor.elemwise import Elemwise
-from sympile.tensor.subtensor import AdvancedIncSubtensor, IncSubtensor
+from sympile.tensor.subtensor import (
+    AdvancedBooleanIncSubtensor,
+    AdvancedIncSubtensor,
+    AdvancedIncSubtensor1,
+    IncSubtensor,
+)
 from sympile.tensor.subtensor.ops import apply_numpy_index, numpy_index
 
 __all__ = ["AdvancedIncSubtensorInplace", "GemmInplace", "GemvInplace", "GerInplace",
@@ -166,6 +171,10 @@ _INPLACE_CLASSES = {Gemm: GemmInplace, Gemv: GemvInplace, Ger: GerInplace,
                     IncSubtensor: IncSubtensorInplace,
                     AdvancedIncSubtensor: AdvancedIncSubtensorInplace}
 _BASE_CLASSES = {inplace: base for base, inplace in _INPLACE_CLASSES.items()}
+# Theano's AdvancedIncSubtensor1 (rows of the first axis) and AdvancedBooleanIncSubtensor
+# (masks) overwrite as any advanced write.
+_INPLACE_CLASSES[AdvancedIncSubtensor1] = AdvancedIncSubtensorInplace
+_INPLACE_CLASSES[AdvancedBooleanIncSubtensor] = AdvancedIncSubtensorInplace
 
 
 def register_inplace_form(base: type, inplace: type) -> None:

@@ -265,7 +265,7 @@ def test_shared_variable_used_by_two_functions():
 def test_function_repr_and_maker():
     x = T.dvector("x")
     f = function([x], x + 1, name="inc")
-    assert repr(f) == "<sympile.Function inc(x) -> add.out>"
+    assert repr(f) == "<sympile.Function inc(x) -> Elemwise{add,no_inplace}.out>"
     y = T.dvector("y")
     w = sympile.shared(0.0, name="w")
     cost = (x * y).sum()

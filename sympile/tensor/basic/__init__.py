@@ -10,3 +10,4 @@ arange, join/stack, split, tile, transpose.
 
 from sympile.tensor.basic.ops import *  # noqa: F403
 from sympile.tensor.basic.ops import __all__  # noqa: F401 - the ops' public names
+from sympile.tensor.elemwise import DimShuffle  # noqa: F401 - Theano's T.basic.DimShuffle

@@ -187,10 +187,11 @@ class Elemwise(Op):
         self.destroy_map = {out: [inp] for out, inp in self.inplace_pattern}
 
     def __str__(self):
+        # Theano's text: Elemwise{add,no_inplace} for T.add, add_inplace for T.inplace's.
         text = self.name or str(self.scalar_op)
         if self.inplace_pattern:
-            text += "_inplace"
-        return text
+            return text + "_inplace"
+        return f"Elemwise{{{text},no_inplace}}"
 
     def make_node(self, *inputs):
         nin = self.scalar_op.nin

@@ -74,8 +74,10 @@ from sympile.tensor.type import is_discrete, tensor_type
 from sympile.tensor.variable import as_tensor_variable, constant, is_python_scalar
 
 __all__ = ["getitem", "take", "set_subtensor", "inc_subtensor", "Subtensor", "IncSubtensor",
-           "AdvancedSubtensor", "AdvancedIncSubtensor", "SliceLength", "IndexSlice",
-           "IndexInput"]
+           "AdvancedSubtensor", "AdvancedIncSubtensor", "AdvancedSubtensor1",
+           "AdvancedIncSubtensor1", "AdvancedBooleanSubtensor", "AdvancedBooleanIncSubtensor",
+           "SliceLength", "IndexSlice", "IndexInput", "advanced_inc_subtensor",
+           "advanced_inc_subtensor1", "advanced_set_subtensor", "advanced_set_subtensor1"]
 
 
 _FULL_SLICE = IndexSlice()
@@ -582,6 +584,47 @@ class AdvancedSubtensor(_ReadOp):
         return AdvancedIncSubtensor(self.idx_list)
 
 
+class AdvancedSubtensor1(AdvancedSubtensor):
+    """x[ilist] for an integer vector ilist on the first axis (rows of a matrix): Theano's
+    AdvancedSubtensor1()(x, ilist), which getitem builds for that index. AdvancedSubtensor's
+    C (the row gather) and rules; the gradient is an AdvancedIncSubtensor1."""
+
+    def __init__(self, sparse_grad: bool = False):
+        if sparse_grad:
+            raise NotImplementedError("AdvancedSubtensor1: sparse_grad=True (a sparse "
+                                      "gradient); the gradient is dense")
+        super().__init__((ARRAY,))
+
+    def make_node(self, x, *index_inputs):
+        node = super().make_node(x, *index_inputs)
+        if node.inputs[1].type.ndim != 1:
+            raise TypeError(f"{self}: the index must be an integer vector, got "
+                            f"{node.inputs[1].type}")
+        return node
+
+    def _increment(self) -> Op:
+        return AdvancedIncSubtensor1()
+
+
+class AdvancedBooleanSubtensor(AdvancedSubtensor):
+    """x[index] for an index holding a boolean mask: Theano's AdvancedBooleanSubtensor, which
+    getitem builds for such an index. `AdvancedBooleanSubtensor()(x, *index)` is Theano's call
+    form: the index entries as getitem takes them (masks, integer arrays, slices, ints)."""
+
+    def __init__(self, idx_list: Sequence[Any] | None = None):
+        self.idx_list = None if idx_list is None else _check_idx_list(
+            "AdvancedBooleanSubtensor", idx_list, advanced=True)
+
+    def make_node(self, x, *index_inputs):
+        if self.idx_list is None:
+            entries, inputs = _parse_index(tuple(index_inputs))
+            return AdvancedBooleanSubtensor(entries).make_node(x, *inputs)
+        return super().make_node(x, *index_inputs)
+
+    def _increment(self) -> Op:
+        return AdvancedBooleanIncSubtensor(idx_list=self.idx_list)
+
+
 def apply_numpy_index(op: Op, x: np.ndarray, index: tuple) -> np.ndarray:
     try:
         return x[index]
@@ -782,6 +825,68 @@ class AdvancedIncSubtensor(_IncOp):
         # Accumulating (numpy.add.at) lets every occurrence through.
         return (self.set_instead_of_inc or self.ignore_duplicates) \
             and may_repeat(self, x, index_inputs)
+
+
+class AdvancedIncSubtensor1(AdvancedIncSubtensor):
+    """x with x[ilist] incremented by y (every repeated row once per occurrence) or set to y,
+    for an integer vector ilist on the first axis: Theano's
+    AdvancedIncSubtensor1(inplace=False, set_instead_of_inc=False)(x, y, ilist), which
+    inc_subtensor and set_subtensor build for the result of an AdvancedSubtensor1.
+    Its update is made in place by the inplace rewrite where the graph allows, as
+    AdvancedIncSubtensor's."""
+
+    def __init__(self, inplace: bool = False, set_instead_of_inc: bool = False):
+        if inplace:
+            raise NotImplementedError("AdvancedIncSubtensor1(inplace=True): sympile's inplace "
+                                      "rewrite makes the update in place where the graph "
+                                      "allows; build it with inplace=False")
+        super().__init__((ARRAY,), set_instead_of_inc)
+
+    def make_node(self, x, y, *index_inputs):
+        node = super().make_node(x, y, *index_inputs)
+        if node.inputs[2].type.ndim != 1:
+            raise TypeError(f"{self}: the index must be an integer vector, got "
+                            f"{node.inputs[2].type}")
+        return node
+
+    def _read(self) -> Op:
+        return AdvancedSubtensor1()
+
+    def _setter(self) -> Op:
+        return AdvancedIncSubtensor1(set_instead_of_inc=True)
+
+
+class AdvancedBooleanIncSubtensor(AdvancedIncSubtensor):
+    """x with x[index] incremented by y or set to y, for an index holding a boolean mask:
+    Theano's AdvancedBooleanIncSubtensor(inplace=False, set_instead_of_inc=False,
+    ignore_duplicates=False), which inc_subtensor and set_subtensor build for the result of an
+    AdvancedBooleanSubtensor; without idx_list it takes Theano's call form `op(x, y, *index)`.
+    The inplace rewrite makes the update in place where the graph allows."""
+
+    def __init__(self, inplace: bool = False, set_instead_of_inc: bool = False,
+                 ignore_duplicates: bool = False, idx_list: Sequence[Any] | None = None):
+        if inplace:
+            raise NotImplementedError("AdvancedBooleanIncSubtensor(inplace=True): sympile's "
+                                      "inplace rewrite makes the update in place where the "
+                                      "graph allows; build it with inplace=False")
+        self.idx_list = None if idx_list is None else _check_idx_list(
+            "AdvancedBooleanIncSubtensor", idx_list, advanced=True)
+        self.set_instead_of_inc = bool(set_instead_of_inc)
+        self.ignore_duplicates = bool(ignore_duplicates)
+
+    def make_node(self, x, y, *index_inputs):
+        if self.idx_list is None:
+            entries, inputs = _parse_index(tuple(index_inputs))
+            op = AdvancedBooleanIncSubtensor(False, self.set_instead_of_inc,
+                                             self.ignore_duplicates, entries)
+            return op.make_node(x, y, *inputs)
+        return super().make_node(x, y, *index_inputs)
+
+    def _read(self) -> Op:
+        return AdvancedBooleanSubtensor(self.idx_list)
+
+    def _setter(self) -> Op:
+        return AdvancedBooleanIncSubtensor(set_instead_of_inc=True, idx_list=self.idx_list)
 
 
 def may_repeat(op: _IndexOp, x: Variable, index_inputs: Sequence[Variable]) -> bool:
@@ -1032,6 +1137,10 @@ def getitem(x: Any, index: Any) -> Variable:
     x = as_tensor_variable(x, op="getitem")
     entries, inputs = _parse_index(_as_tuple_if_multidimensional(index))
     if _is_advanced(entries):
+        if tuple(entries) == (ARRAY,) and inputs[0].type.ndim == 1:
+            return AdvancedSubtensor1()(x, *inputs)
+        if any(entry is MASK for entry in entries):
+            return AdvancedBooleanSubtensor(entries)(x, *inputs)
         return AdvancedSubtensor(entries)(x, *inputs)
     return Subtensor(_basic_idx_list("getitem", entries, x.type.ndim))(x, *inputs)
 
@@ -1095,6 +1204,11 @@ def inc_subtensor(x: Any, y: Any, set_instead_of_inc: bool = False,
     y = _as_value(y, source.type.dtype, caller)
     if isinstance(owner.op, Subtensor):
         op: Op = IncSubtensor(owner.op.idx_list, set_instead_of_inc)
+    elif isinstance(owner.op, AdvancedSubtensor1) and not ignore_duplicates:
+        op = AdvancedIncSubtensor1(set_instead_of_inc=set_instead_of_inc)
+    elif isinstance(owner.op, AdvancedBooleanSubtensor):
+        op = AdvancedBooleanIncSubtensor(False, set_instead_of_inc, ignore_duplicates,
+                                         owner.op.idx_list)
     else:
         op = AdvancedIncSubtensor(owner.op.idx_list, set_instead_of_inc, ignore_duplicates)
     return op(source, y, *index_inputs)
@@ -1106,6 +1220,28 @@ def set_subtensor(x: Any, y: Any) -> Variable:
     integer-array index repeats an element, the last occurrence wins (numpy). See
     inc_subtensor for y's dtype and shape rules."""
     return inc_subtensor(x, y, set_instead_of_inc=True)
+
+
+def advanced_inc_subtensor1(x: Any, y: Any, ilist: Any) -> Variable:
+    """Theano's advanced_inc_subtensor1: inc_subtensor(x[ilist], y) for an integer vector
+    ilist (a repeated row is incremented once per occurrence)."""
+    return inc_subtensor(getitem(x, as_tensor_variable(ilist, op="advanced_inc_subtensor1")), y)
+
+
+def advanced_set_subtensor1(x: Any, y: Any, ilist: Any) -> Variable:
+    """Theano's advanced_set_subtensor1: set_subtensor(x[ilist], y) for an integer vector."""
+    return set_subtensor(getitem(x, as_tensor_variable(ilist, op="advanced_set_subtensor1")), y)
+
+
+def advanced_inc_subtensor(x: Any, y: Any, *indices: Any) -> Variable:
+    """Theano's advanced_inc_subtensor: inc_subtensor(x[indices], y) for an advanced index
+    given as separate arguments, one per axis."""
+    return inc_subtensor(getitem(x, tuple(indices)), y)
+
+
+def advanced_set_subtensor(x: Any, y: Any, *indices: Any) -> Variable:
+    """Theano's advanced_set_subtensor: set_subtensor(x[indices], y)."""
+    return set_subtensor(getitem(x, tuple(indices)), y)
 
 
 def take(x: Any, indices: Any, axis: int | None = None) -> Variable:

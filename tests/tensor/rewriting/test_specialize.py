@@ -15,7 +15,7 @@ from sympile.compile.mode import Mode, get_mode
 from sympile.graph.basic import Constant, graph_inputs
 from sympile.tensor.rewriting import rewrite_db
 from sympile.tensor.rewriting.specialize import specialize_db
-from tests.utils import assert_like_numpy
+from tests.utils import assert_like_numpy, op_name
 
 NO_REWRITE = Mode(rewriter=None, name="no rewrite")
 FAST = Mode(get_mode("FAST_RUN").excluding("fusion", "inplace").rewriter, name="FAST_RUN-",
@@ -31,7 +31,7 @@ def _inputs(output):
 
 
 def _ops(function) -> list[str]:
-    return [str(node.op) for node in function.maker.fgraph.toposort()]
+    return [op_name(node.op) for node in function.maker.fgraph.toposort()]
 
 
 def compare(output, expected_ops, rule, values):

@@ -1072,8 +1072,8 @@ def test_last_write_mask_only_where_an_index_may_repeat():
 
     distinct = graph_ops(set_subtensor(x[[2, 0]], y))
     repeated = graph_ops(set_subtensor(x[[2, 0, -1]], y))
-    assert AdvancedIncSubtensor not in distinct
-    assert AdvancedIncSubtensor in repeated
+    assert not any(issubclass(op, AdvancedIncSubtensor) for op in distinct)
+    assert any(issubclass(op, AdvancedIncSubtensor) for op in repeated)
 
 
 def index_op_nodes():

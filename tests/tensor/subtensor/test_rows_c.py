@@ -112,13 +112,13 @@ def test_errors_are_perform_errors():
     read = compile_c([x, rows], x[rows])
     write = compile_c([x, y, rows], inc_subtensor(x[rows], y))
     assert read._vm.fallback_nodes == write._vm.fallback_nodes == []
-    with pytest.raises(IndexError, match=r"AdvancedSubtensor\{array\}: index 3 is out of "
+    with pytest.raises(IndexError, match=r"AdvancedSubtensor1\{array\}: index 3 is out of "
                                          r"bounds for axis 0 with size 3"):
         read(np.zeros((3, 2)), np.array([0, 3]))
     with pytest.raises(IndexError, match=r"index -4 is out of bounds for axis 0 with size 3"):
         read(np.zeros((3, 2)), np.array([-4]))
     value = np.zeros((3, 2))
-    with pytest.raises(IndexError, match=r"AdvancedIncSubtensor\{array\}: index 5 is out of "
+    with pytest.raises(IndexError, match=r"AdvancedIncSubtensor1\{array\}: index 5 is out of "
                                          r"bounds for axis 0 with length 3"):
         write(value, np.ones((2, 2)), np.array([0, 5]))
     with pytest.raises(ValueError, match=r"a value of shape \(3, 2\) cannot be broadcast to "
