@@ -803,6 +803,10 @@ def verify_grad(fun: Callable[..., Variable], pt: Sequence[Any], n_tests: int = 
                      value.dtype.name, abs_tol, rel_tol)
 
 
+# Theano's name of the error verify_grad raises (`except verify_grad.E_grad:`).
+verify_grad.E_grad = GradientError
+
+
 def _generator(rng: Any) -> np.random.Generator:
     """A Generator from what the checks accept as `rng`: a Generator, a seed or None, a
     legacy RandomState, or the numpy.random module itself (Theano's tests pass it)."""

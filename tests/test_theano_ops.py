@@ -345,3 +345,33 @@ def test_theano_module_names_of_subtensor():
     expected = value.copy()
     expected[:, index] += 1
     np.testing.assert_array_equal(f(value, index), expected)
+
+
+def test_theano_type_and_dtype_groups():
+    scalar = theano.scalar
+    assert [str(t) for t in scalar.all_types] == [
+        "bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+        "float16", "float32", "float64", "complex64", "complex128"]
+    assert scalar.float32 == scalar.get_scalar_type("float32")
+    assert scalar.discrete_types + scalar.continuous_types == scalar.all_types
+    sparse = theano.sparse
+    assert sparse.integer_dtypes == sparse.discrete_dtypes == sparse.int_dtypes + \
+        sparse.uint_dtypes
+    assert set(sparse.continuous_dtypes + sparse.discrete_dtypes) == set(sparse.all_dtypes)
+    assert theano.gradient.verify_grad.E_grad is theano.gradient.GradientError
+
+
+def test_rint_and_sparse_elementwise_names():
+    import scipy.sparse
+
+    x = T.dvector()
+    values = np.array([0.5, 1.5, 2.5, -0.5, -1.5])
+    np.testing.assert_array_equal(theano.function([x], T.rint(x))(values), np.rint(values))
+    matrix = theano.sparse.csr_matrix()
+    stored = scipy.sparse.csr_matrix(np.array([[0.0, 1.5], [-2.5, 0.0]]))
+    f = theano.function([matrix], [theano.sparse.rint(matrix), theano.sparse.abs_(matrix),
+                                   theano.sparse.conj(matrix)])
+    rounded, absolute, conjugate = (result.toarray() for result in f(stored))
+    np.testing.assert_array_equal(rounded, np.rint(stored.toarray()))
+    np.testing.assert_array_equal(absolute, np.abs(stored.toarray()))
+    np.testing.assert_array_equal(conjugate, stored.toarray())

@@ -21,10 +21,17 @@ from sympile.sparse.type import (
     SparseVariable,
     all_dtypes,
     as_sparse_variable,
+    complex_dtypes,
+    continuous_dtypes,
     csc_matrix,
     csr_matrix,
+    discrete_dtypes,
+    float_dtypes,
+    int_dtypes,
+    integer_dtypes,
     matrix,
     sparse_formats,
+    uint_dtypes,
 )
 from sympile.tensor.variable import as_tensor_variable
 
@@ -92,7 +99,8 @@ def verify_grad_sparse(fun: Callable[..., Any], pt: Sequence[Any], structured: b
 
 __all__ = list(_basic_all)
 __all__ += ["CSC", "CSR", "SparseConstant", "SparseTensorSharedVariable", "SparseTensorType",
-            "all_dtypes", "shared",
+            "all_dtypes", "complex_dtypes", "continuous_dtypes", "discrete_dtypes",
+            "float_dtypes", "int_dtypes", "integer_dtypes", "uint_dtypes", "shared",
             "SparseType", "SparseVariable", "as_sparse", "as_sparse_variable", "basic", "rewriting",
             "csc_matrix", "csr_matrix", "matrix", "sharedvar", "sparse_formats",
             "verify_grad_sparse"]

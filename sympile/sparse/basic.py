@@ -1086,12 +1086,14 @@ structured_add = _structured(tensor_math.add, "structured_add")
 
 # Theano's elementwise functions of sparse matrices, on the stored values (those with
 # f(0) = 0 give the elementwise result; the others, like structured_exp, are structured).
-_UNARY = ("abs", "arcsin", "arcsinh", "arctan", "arctanh", "ceil", "deg2rad", "expm1",
-          "floor", "log1p", "rad2deg", "sgn", "sin", "sinh", "sqr", "sqrt", "tan",
+_UNARY = ("abs", "arcsin", "arcsinh", "arctan", "arctanh", "ceil", "conj", "deg2rad", "expm1",
+          "floor", "log1p", "rad2deg", "rint", "sgn", "sin", "sinh", "sqr", "sqrt", "tan",
           "tanh", "trunc")
 for _name in _UNARY:
     globals()[_name] = _structured(getattr(tensor_math, _name), _name)
     __all__.append(_name)
 del _name
+abs_ = globals()["abs"]  # Theano's name
+__all__.append("abs_")
 __all__ += ["structured_add", "structured_exp", "structured_log", "structured_maximum",
             "structured_minimum", "structured_pow", "structured_sigmoid"]

@@ -36,6 +36,13 @@ def _describe(value: Any) -> str:
 # The dtypes of sparse matrices (Theano's sparse.all_dtypes): scipy.sparse's numeric ones.
 all_dtypes = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
               "float32", "float64", "complex64", "complex128")
+# And its groups, as Theano's sparse module names them.
+int_dtypes = all_dtypes[:4]
+uint_dtypes = all_dtypes[4:8]
+integer_dtypes = discrete_dtypes = int_dtypes + uint_dtypes
+float_dtypes = all_dtypes[8:10]
+complex_dtypes = all_dtypes[10:]
+continuous_dtypes = complex_dtypes + float_dtypes
 
 
 class SparseTensorType(Type):

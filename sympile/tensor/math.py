@@ -77,6 +77,7 @@ _ALIASES = {
     "subtract": "sub", "multiply": "mul", "true_divide": "true_div", "divide": "true_div",
     "floor_div": "int_div", "floor_divide": "int_div", "power": "pow", "negative": "neg",
     "abs_": "abs", "absolute": "abs", "square": "sqr", "inv": "reciprocal",
+    "rint": "round_half_to_even",
     "expit": "sigmoid", "log_gamma": "gammaln", "digamma": "psi", "equal": "eq",
     "not_equal": "neq", "less": "lt", "greater": "gt", "less_equal": "le",
     "greater_equal": "ge", "and_": "bitwise_and", "or_": "bitwise_or", "xor": "bitwise_xor",

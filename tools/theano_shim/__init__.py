@@ -6,9 +6,10 @@ numpy.testing.dec and theano.tests.unittest_tools (and the comparison helper
 theano.tensor.basic._allclose), and collects nose's test generators. Nothing here supplies a
 Theano API name that sympile lacks: a missing name fails its test, which is what the run
 measures. A name a test module imports
-(`from theano.tensor import a, b`) that sympile lacks fails the tests that use it, not the
-whole module: the import gives the module a placeholder that raises "module 'sympile.X' has
-no attribute 'a'" when it is called, looked into, subclassed or used in isinstance.
+(`from theano.tensor import a, b`) that sympile lacks, or every name of a module it lacks,
+fails the tests that use it, not the whole module: the import gives the module a placeholder
+that raises "module 'sympile.X' has no attribute 'a'" (or "No module named ...") when it is
+called, looked into, subclassed or used in isinstance.
 """
 
 from __future__ import annotations
@@ -66,9 +67,9 @@ class _ImportedFrom:
     """What `from theano.X import ...` sees: module X, with placeholders for the names it
     lacks."""
 
-    def __init__(self, module: ModuleType, missing: list[str]):
+    def __init__(self, module: ModuleType, missing: list[str], message: str | None = None):
         self._module = module
-        self._missing = {name: _MissingMeta(name, (), {"message": (
+        self._missing = {name: _MissingMeta(name, (), {"message": message or (
             f"module '{module.__name__}' has no attribute '{name}'")}) for name in missing}
 
     def __getattr__(self, name):
@@ -96,8 +97,15 @@ _THEANO_FILE: list[str] = []
 
 
 def _import(name, globals=None, locals=None, fromlist=(), level=0):
-    module = builtins.__import__(name, globals, locals, fromlist, level)
-    if level or not (name == "theano" or name.startswith("theano.")):
+    theano = not level and (name == "theano" or name.startswith("theano."))
+    try:
+        module = builtins.__import__(name, globals, locals, fromlist, level)
+    except ModuleNotFoundError as error:
+        # `from theano.X import a, b` where sympile has no module X: every name is missing.
+        if not (theano and fromlist and error.name == name):
+            raise
+        return _ImportedFrom(ModuleType(name), list(fromlist), f"No module named '{name}'")
+    if not theano:
         return module
     if not fromlist:
         return _TheanoPackage(module, _THEANO_FILE[0])
@@ -182,7 +190,8 @@ def pytest_pycollect_makeitem(collector, name, obj):
     if not (inspect.isgeneratorfunction(obj) and collector.funcnamefilter(name)):
         return None
     try:
-        cases = list(obj())
+        # Nose takes (function, *arguments) or a bare function.
+        cases = [case if isinstance(case, tuple) else (case,) for case in obj()]
     except Exception as error:  # the generator itself fails: one failing test says why
         def failed(error=error):
             raise error

@@ -21,13 +21,13 @@ from typing import Any
 
 import numpy as np
 
-from sympile.graph.basic import Apply, Variable
+from sympile.graph.basic import Apply, Constant, Variable
 from sympile.graph.gradient_types import NonDifferentiable, disconnected_type, is_disconnected
 from sympile.graph.op import Op
-from sympile.tensor.basic.ops import arange
+from sympile.tensor.basic.ops import arange, zeros_like
 from sympile.tensor.extra_ops.ops import reshaped_like, static_product
 from sympile.tensor.math import abs as absolute
-from sympile.tensor.math import eq, switch
+from sympile.tensor.math import eq
 from sympile.tensor.reduction.ops import sum as reduce_sum
 from sympile.tensor.shape.ops import (
     declared_like,
@@ -37,12 +37,13 @@ from sympile.tensor.shape.ops import (
     product_of_lengths,
 )
 from sympile.tensor.sort.permute_c import permute_along_axis_c_code
-from sympile.tensor.sort.sort_c import argsort_c_code, sort_c_code
+from sympile.tensor.sort.sort_c import argsort_c_code, sort_c_code, topk_c_code
+from sympile.tensor.subtensor.ops import inc_subtensor
 from sympile.tensor.type import tensor_type
 from sympile.tensor.variable import as_tensor_variable
 
-__all__ = ["SortOp", "ArgSortOp", "PermuteAlongAxis", "PermuteRowElements", "sort", "argsort",
-           "topk", "argtopk", "topk_and_argtopk"]
+__all__ = ["SortOp", "ArgSortOp", "PermuteAlongAxis", "PermuteRowElements", "TopKOp", "sort",
+           "argsort", "topk", "argtopk", "topk_and_argtopk"]
 
 SORT_KINDS = ("quicksort", "mergesort", "heapsort", "stable")
 
@@ -329,9 +330,9 @@ def argsort(x: Any, axis: int | None = -1, kind: str = "stable") -> Variable:
     return ArgSortOp(axis)(x)
 
 
-def _topk_positions(x: Variable, kth: Any, axis: int, function: str) -> tuple[int, Variable]:
-    """(axis, the positions of sort(x, axis) that kth selects): for kth > 0 the last kth in
-    reverse, for kth < 0 the first -kth."""
+def _topk_arguments(x: Variable, kth: Any, axis: int, function: str) -> tuple[int, Variable]:
+    """(axis >= 0, kth as an integer scalar): ValueError where kth is a constant 0 or more
+    than the axis's static length."""
     if x.type.ndim == 0:
         raise ValueError(f"{function}: x must have at least one axis, got a 0-d {x}")
     axis = normalize_one_axis(axis, x.type.ndim, function)
@@ -344,31 +345,127 @@ def _topk_positions(x: Variable, kth: Any, axis: int, function: str) -> tuple[in
                                                     "uint8", "uint16", "uint32"):
         raise TypeError(f"{function}: kth must be an integer scalar, got {kth} of type "
                         f"{kth.type}")
-    length = x.shape[axis]
-    count = arange(absolute(kth), dtype="int64")
-    return axis, switch(kth > 0, length - 1 - count, count)
+    return axis, kth
 
 
-def topk(x: Any, kth: Any, axis: int = -1, sorted: bool = True,
+class TopKOp(Op):
+    """Theano's TopKOp(axis, sorted, idx_dtype, return_values, return_indices)(x, kth): the
+    kth largest values of x along `axis` and their indices, largest first (kth > 0), or the
+    -kth smallest, smallest first (kth < 0); NaN sorts as the largest and tied values keep
+    the order a stable sort gives them. topk, argtopk and topk_and_argtopk build it. The
+    values' derivative scatters the output's gradient back to the chosen positions."""
+
+    __props__ = ("axis", "sorted", "return_values", "return_indices", "idx_dtype")
+
+    def __init__(self, axis: int = -1, sorted: bool = True, idx_dtype: str = "int64",
+                 return_values: bool = True, return_indices: bool = True):
+        if isinstance(axis, (bool, np.bool_)) or not isinstance(axis, (int, np.integer)):
+            raise TypeError(f"TopKOp: axis must be an int, got {axis!r}")
+        if np.dtype(idx_dtype).kind not in "iu":
+            raise TypeError(f"TopKOp: idx_dtype must be an integer dtype, got {idx_dtype!r}")
+        if not (return_values or return_indices):
+            raise ValueError("TopKOp: return_values and return_indices cannot both be False")
+        self.axis = int(axis)
+        self.sorted = bool(sorted)
+        self.idx_dtype = np.dtype(idx_dtype).name
+        self.return_values = bool(return_values)
+        self.return_indices = bool(return_indices)
+
+    def make_node(self, x, kth):
+        x = as_tensor_variable(x, op=self, argument="x")
+        axis, kth = _topk_arguments(x, kth, self.axis, str(self))
+        shape = list(x.type.shape)
+        shape[axis] = abs(int(kth.data)) if isinstance(kth, Constant) else None
+        outputs = ([tensor_type(x.type.dtype, shape)()] if self.return_values else []) + \
+            ([tensor_type(self.idx_dtype, shape)()] if self.return_indices else [])
+        return Apply(self, [x, kth], outputs)
+
+    def perform(self, node, inputs, output_storage):
+        x, kth = inputs
+        axis = self.axis % x.ndim
+        length, count = x.shape[axis], int(kth)
+        if count == 0 or abs(count) > length:
+            raise ValueError(f"{self}: kth must be nonzero and at most the length of axis "
+                             f"{axis} ({length}), got {count}")
+        positions = np.arange(length - 1, length - 1 - count, -1) if count > 0 \
+            else np.arange(-count)
+        indices = np.take(np.argsort(x, axis=axis, kind="stable"), positions, axis=axis)
+        results = ([np.take_along_axis(x, indices, axis)] if self.return_values else []) + \
+            ([indices.astype(self.idx_dtype)] if self.return_indices else [])
+        for storage, result in zip(output_storage, results):
+            storage[0] = result
+
+    def c_code(self, node, names):
+        """numpy's stable sorts and takes, as perform (sympile.tensor.sort.sort_c)."""
+        return topk_c_code(self, node, names)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        x, kth = node.inputs
+        shape = list(input_shapes[0])
+        shape[self.axis % x.type.ndim] = absolute(kth).astype("int64")
+        return [tuple(shape)] * len(node.outputs)
+
+    def connection_pattern(self, node):
+        return [[self.return_values and index == 0 for index in range(len(node.outputs))],
+                [False] * len(node.outputs)]
+
+    def _positions(self, x: Variable, kth: Variable) -> tuple:
+        """The index of x that picks the top values: the indices along the axis, aranges
+        broadcast along the others."""
+        indices = TopKOp(self.axis, self.sorted, self.idx_dtype, False, True)(x, kth)
+        axis = self.axis % x.type.ndim
+        return tuple(indices if dimension == axis else arange(x.shape[dimension]).dimshuffle(
+            *["x" if other != dimension else 0 for other in range(x.type.ndim)])
+            for dimension in range(x.type.ndim))
+
+    def L_op(self, inputs, outputs, output_grads):
+        """The values' gradient added at the positions they were taken from (the indices
+        are piecewise constant)."""
+        x, kth = inputs
+        if not self.return_values or is_disconnected(output_grads[0]):
+            return [disconnected_type(), disconnected_type()]
+        return [inc_subtensor(zeros_like(x)[self._positions(x, kth)], output_grads[0]),
+                disconnected_type()]
+
+    def R_op(self, inputs, eval_points):
+        """The tangent's entries at the chosen positions; none for the indices."""
+        x, kth = inputs
+        tangent = eval_points[0]
+        values = None if tangent is None or not self.return_values \
+            else tangent[self._positions(x, kth)]
+        return ([values] if self.return_values else []) + \
+            ([None] if self.return_indices else [])
+
+
+def _topk(function: str, x: Any, kth: Any, axis: int | None, sorted: bool,
+          idx_dtype: str) -> list[Variable]:
+    x = as_tensor_variable(x, op=function, argument="x")
+    if axis is None:
+        # Theano's: the flattened x.
+        x, axis = flatten(x), 0
+    axis, kth = _topk_arguments(x, kth, axis, function)
+    return TopKOp(axis, sorted, idx_dtype)(x, kth)
+
+
+def topk(x: Any, kth: Any, axis: int | None = -1, sorted: bool = True,
          idx_dtype: str = "int64") -> Variable:
-    """Theano's topk: the kth largest values of x along `axis`, largest first (kth > 0), or
-    the -kth smallest, smallest first (kth < 0). NaN sorts as the largest, as in numpy.sort.
-    sorted and idx_dtype are Theano's; the values always come in that order."""
-    x = as_tensor_variable(x, op="topk", argument="x")
-    axis, positions = _topk_positions(x, kth, axis, "topk")
-    return sort(x, axis).take(positions, axis=axis)
+    """Theano's topk: the kth largest values of x along `axis` (None: of x flattened),
+    largest first (kth > 0), or the -kth smallest, smallest first (kth < 0). NaN sorts as
+    the largest, as in numpy.sort. sorted and idx_dtype are Theano's; the values always come
+    in that order."""
+    return _topk("topk", x, kth, axis, sorted, idx_dtype)[0]
 
 
-def argtopk(x: Any, kth: Any, axis: int = -1, sorted: bool = True,
+def argtopk(x: Any, kth: Any, axis: int | None = -1, sorted: bool = True,
             idx_dtype: str = "int64") -> Variable:
     """Theano's argtopk: the indices along `axis` of topk's values, in idx_dtype (ties keep
     the order of their indices, as a stable sort gives them)."""
-    x = as_tensor_variable(x, op="argtopk", argument="x")
-    axis, positions = _topk_positions(x, kth, axis, "argtopk")
-    return argsort(x, axis).take(positions, axis=axis).astype(idx_dtype)
+    return _topk("argtopk", x, kth, axis, sorted, idx_dtype)[1]
 
 
-def topk_and_argtopk(x: Any, kth: Any, axis: int = -1, sorted: bool = True,
+def topk_and_argtopk(x: Any, kth: Any, axis: int | None = -1, sorted: bool = True,
                      idx_dtype: str = "int64") -> tuple[Variable, Variable]:
-    """Theano's topk_and_argtopk: (topk(...), argtopk(...)) of the same arguments."""
-    return (topk(x, kth, axis, sorted, idx_dtype), argtopk(x, kth, axis, sorted, idx_dtype))
+    """Theano's topk_and_argtopk: (topk(...), argtopk(...)) of the same arguments, from one
+    TopKOp."""
+    values, indices = _topk("topk_and_argtopk", x, kth, axis, sorted, idx_dtype)
+    return values, indices

@@ -6,6 +6,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+import sympile
 import sympile.tensor as T
 from sympile.gradient import DisconnectedInputError, DisconnectedType, Lop, Rop, grad, verify_grad
 from sympile.tensor.sort import (
@@ -18,7 +19,7 @@ from sympile.tensor.sort import (
     topk,
     topk_and_argtopk,
 )
-from tests.link.c.utils import compare_backends, requires_compiler
+from tests.link.c.utils import C_MODE, PYTHON_MODE, compare_backends, requires_compiler
 from tests.utils import (
     GradCase,
     arrays,
@@ -372,3 +373,30 @@ def test_topk_errors_name_the_function_and_argument():
         argtopk(T.tensor("float64", shape=(3,)), 4)
     with pytest.raises(TypeError, match="argtopk: kth must be an integer scalar"):
         argtopk(T.dvector(), T.dscalar())
+
+
+@requires_compiler
+def test_topk_op_is_one_node_with_theano_s_options():
+    x, k = T.dtensor3("x"), T.iscalar("k")
+    value = np.random.default_rng(5).standard_normal((2, 3, 4))
+    # axis=None works on the flattened x, as in Theano.
+    flat = compare_backends(T.topk(x, 3, axis=None), [x], [value])
+    assert_like_numpy(flat, np.sort(value, axis=None)[::-1][:3])
+    values, indices = T.topk_and_argtopk(x, k, axis=1, idx_dtype="int16")
+    assert values.owner is indices.owner and isinstance(values.owner.op, T.TopKOp)
+    got_values, got_indices = compare_backends([values, indices], [x, k],
+                                               [value, np.int32(-2)])
+    order = np.argsort(value, axis=1, kind="stable")[:, :2]
+    assert_like_numpy(got_indices, order.astype("int16"))
+    assert_like_numpy(got_values, np.take_along_axis(value, order, 1))
+    only_indices = T.TopKOp(axis=0, return_values=False)(x, 1)
+    assert_like_numpy(compare_backends(only_indices, [x], [value]),
+                      np.argsort(value, axis=0, kind="stable")[-1:])
+    for mode in (C_MODE, PYTHON_MODE):
+        function = sympile.function([x, k], values, mode=mode)
+        for symbolic_kth in (0, 4, -4):
+            with pytest.raises(ValueError, match="kth must be nonzero and at most the length "
+                                                 "of axis 1 \\(3\\)"):
+                function(value, np.int32(symbolic_kth))
+    with pytest.raises(TypeError, match="idx_dtype must be an integer dtype"):
+        T.TopKOp(idx_dtype="float32")
