@@ -375,3 +375,27 @@ def test_rint_and_sparse_elementwise_names():
     np.testing.assert_array_equal(rounded, np.rint(stored.toarray()))
     np.testing.assert_array_equal(absolute, np.abs(stored.toarray()))
     np.testing.assert_array_equal(conjugate, stored.toarray())
+
+
+def test_cov_matches_numpy():
+    m, v, y = T.dmatrix("m"), T.dvector("v"), T.dmatrix("y")
+    data, more, single = RNG.random((3, 5)), RNG.random((2, 5)), RNG.random(5)
+    outputs = [T.cov(m), T.cov(m, rowvar=False), T.cov(v), T.cov(m, y, bias=True),
+               T.cov(m, ddof=0)]
+    expected = [np.cov(data), np.cov(data, rowvar=False), np.cov(single),
+                np.cov(data, more, bias=True), np.cov(data, ddof=0)]
+    for got, reference in zip(theano.function([m, v, y], outputs)(data, single, more),
+                              expected):
+        assert np.shape(got) == np.shape(reference)
+        np.testing.assert_allclose(got, reference, rtol=1e-13)
+    verify_grad(lambda a: T.cov(a), [data], rng=RNG)
+    with pytest.raises(NotImplementedError, match="fweights and aweights"):
+        T.cov(m, fweights=np.ones(5))
+
+
+def test_theano_aliases_and_apply_as_tensor():
+    assert T.Tensor is T.TensorType and T.scal is theano.scalar
+    x = T.dvector()
+    assert T.as_tensor_variable(T.exp(x).owner).owner.op == T.exp
+    with pytest.raises(TypeError, match="has 2 outputs and no default_output"):
+        T.as_tensor_variable(T.topk_and_argtopk(x, 1)[0].owner)

@@ -4,6 +4,7 @@
     x = T.dmatrix("x"); y = T.exp(x).sum(axis=1)
 """
 
+from sympile import scalar as scal  # noqa: F401 - Theano's T.scal
 from sympile.tensor import nnet  # noqa: F401 - T.nnet.softmax, as in Theano
 from sympile.tensor.arrays import *  # noqa: F403
 from sympile.tensor.basic import *  # noqa: F403

@@ -1,7 +1,7 @@
 """numpy-style array helpers that Theano's theano.tensor.basic offered, built from other
 ops (so their gradients, C code and rewrites are those ops'): roll, tri (the Tri op, as eye
 is Eye), mgrid and ogrid, stacklists, vertical_stack and horizontal_stack, smallest and
-largest, inverse_permutation and permute_row_elements. Above sort, subtensor and math, which
+largest, inverse_permutation and permute_row_elements, cov. Above sort, subtensor and math, which
 they use.
 """
 
@@ -12,12 +12,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from sympile.tensor.basic import Tri, arange, concatenate, stack, zeros_like
-from sympile.tensor.math import cast, maximum, minimum, mod
+from sympile.tensor.blas.basic import dot
+from sympile.tensor.math import cast, conj, maximum, minimum, mod
+from sympile.tensor.reduction import mean
 from sympile.tensor.shape import reshape
 from sympile.tensor.sort.ops import PermuteAlongAxis
 from sympile.tensor.variable import as_tensor_variable
 
-__all__ = ["roll", "tri", "mgrid", "ogrid", "stacklists", "vertical_stack",
+__all__ = ["cov", "roll", "tri", "mgrid", "ogrid", "stacklists", "vertical_stack",
            "horizontal_stack", "smallest", "largest", "inverse_permutation",
            "permute_row_elements"]
 
@@ -156,3 +158,32 @@ def permute_row_elements(x: Any, y: Any, inverse: bool = False):
     x_full = x + zeros_like(y, dtype=x.type.dtype)
     y_full = y + zeros_like(x, dtype=y.type.dtype)
     return PermuteAlongAxis(x_full.type.ndim - 1, inverse=bool(inverse))(x_full, y_full)
+
+
+def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: Any = None,
+        fweights: Any = None, aweights: Any = None):
+    """The covariance matrix of the variables in the rows of m (numpy.cov; Theano's cov):
+    columns instead with rowvar=False; y adds variables; the sums are divided by N - ddof
+    (ddof 1 by default, 0 with bias=True). A single variable gives a 0-d result, as numpy's
+    squeeze does. Weights (fweights, aweights) are not supported."""
+    if fweights is not None or aweights is not None:
+        raise NotImplementedError("cov: fweights and aweights are not supported")
+
+    def observations(value: Any, argument: str):
+        value = as_tensor_variable(value, op="cov", argument=argument)
+        if value.type.ndim not in (1, 2):
+            raise ValueError(f"cov: {argument} must be 1-d or 2-d, got {value.type}")
+        if value.type.ndim == 1:
+            return value.dimshuffle("x", 0)
+        return value if rowvar else value.T
+
+    x = observations(m, "m")
+    if y is not None:
+        x = concatenate([x, observations(y, "y")], axis=0)
+    if ddof is None:
+        ddof = 0 if bias else 1
+    centered = x - mean(x, axis=1, keepdims=True)
+    product = dot(centered, conj(centered.T))
+    result = product / (x.shape[1] - ddof)
+    kept = [axis for axis in range(2) if result.type.shape[axis] != 1]
+    return result.dimshuffle(*kept) if len(kept) < 2 else result

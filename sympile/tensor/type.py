@@ -395,4 +395,8 @@ DTYPE_LISTS = {"int_dtypes": INT_DTYPES, "uint_dtypes": UINT_DTYPES,
                "continuous_dtypes": CONTINUOUS_DTYPES, "all_dtypes": ALL_DTYPES}
 globals().update({name: list(dtypes) for name, dtypes in DTYPE_LISTS.items()})
 
-__all__ = ["TensorType", "tensor_type", "tensor", *_CONSTRUCTORS, *DTYPE_LISTS]  # noqa: PLE0604
+# Theano's older name of the class.
+Tensor = TensorType
+
+__all__ = ["Tensor", "TensorType", "tensor_type", "tensor", *_CONSTRUCTORS,  # noqa: PLE0604
+           *DTYPE_LISTS]

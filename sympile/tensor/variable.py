@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from sympile.config import config
-from sympile.graph.basic import Constant, Variable
+from sympile.graph.basic import Apply, Constant, Variable
 from sympile.tensor.type import TensorType, tensor_type
 
 
@@ -124,7 +124,14 @@ def constant(value: Any, name: str | None = None, dtype: Any = None, ndim: int |
 def as_tensor_variable(value: Any, name: str | None = None, ndim: int | None = None,
                        dtype: Any = None, op: Any = None, argument: Any = None) -> Variable:
     """`value` as a tensor Variable: variables pass through, data becomes a constant, a list
-    containing variables is stacked. `op`/`argument` name the caller in error messages."""
+    containing variables is stacked, an Apply node gives its output (the op's
+    default_output where it has several). `op`/`argument` name the caller in error messages."""
+    if isinstance(value, Apply):
+        # Theano's: a node stands for its one output (or its op's default_output).
+        try:
+            value = value.out
+        except AttributeError as error:
+            raise TypeError(f"{_caller(op, argument)}cannot convert {value}: {error}") from None
     if isinstance(value, Variable) and not isinstance(value.type, TensorType) \
             and hasattr(value, "_as_TensorVariable"):
         # Theano's hook: a device array becomes its copy on the host (sympile.gpu).

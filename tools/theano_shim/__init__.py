@@ -1,15 +1,17 @@
 """The plumbing that runs Theano 1.0.5's own unit tests against sympile (see
 tools/theano_tests.py): `install(theano_root)` makes `import theano.X` import sympile.X,
 loads Theano's test modules (theano/**/tests/*.py) and its py2/3 helpers (theano.compat)
-from the fetched source, and serves the test helpers Theano's tests import from nose,
+from the fetched source, serves the test helpers Theano's tests import from nose,
 numpy.testing.dec and theano.tests.unittest_tools (and the comparison helper
-theano.tensor.basic._allclose), and collects nose's test generators. Nothing here supplies a
-Theano API name that sympile lacks: a missing name fails its test, which is what the run
-measures. A name a test module imports
-(`from theano.tensor import a, b`) that sympile lacks, or every name of a module it lacks,
-fails the tests that use it, not the whole module: the import gives the module a placeholder
-that raises "module 'sympile.X' has no attribute 'a'" (or "No module named ...") when it is
-called, looked into, subclassed or used in isinstance.
+theano.tensor.basic._allclose; numpy.find_common_type, which numpy 2 removed), and collects
+nose's test generators.
+
+Nothing here supplies a Theano API name that sympile lacks: a missing name fails its test,
+which is what the run measures. A name a test module imports (`from theano.tensor import a,
+b`) that sympile lacks, or every name of a module it lacks, fails the tests that use it, not
+the whole module: the import gives the module a placeholder that raises "module 'sympile.X'
+has no attribute 'a'" (or "No module named ...") when it is called, looked into, subclassed
+or used in isinstance.
 """
 
 from __future__ import annotations
@@ -165,6 +167,26 @@ class TheanoFinder(importlib.abc.MetaPathFinder):
                                                is_package=hasattr(module, "__path__"))
 
 
+def _find_common_type(array_types, scalar_types):
+    """numpy < 2's find_common_type, which Theano's tests call (numpy 2 removed it): the
+    arrays' common dtype, unless the scalars' is of a higher kind (bool, unsigned, signed,
+    float, complex), then the smallest dtype that holds both."""
+    import numpy
+
+    kinds = "buifc"
+    arrays = [numpy.dtype(value) for value in array_types]
+    scalars = [numpy.dtype(value) for value in scalar_types]
+    array_type = numpy.result_type(*arrays) if arrays else None
+    scalar_type = numpy.result_type(*scalars) if scalars else None
+    if array_type is None or scalar_type is None:
+        return scalar_type if array_type is None else array_type
+    if kinds.index(scalar_type.kind) <= kinds.index(array_type.kind):
+        return array_type
+    if numpy.can_cast(array_type, scalar_type):
+        return scalar_type
+    return numpy.result_type(array_type, scalar_type)
+
+
 def install(theano_root: str) -> None:
     """Set up the imports for a run over the Theano source at `theano_root` (the
     directory of Theano's package, holding tensor/, tests/, ...)."""
@@ -174,6 +196,8 @@ def install(theano_root: str) -> None:
 
     sys.path.insert(0, HERE)  # this package's nose
     numpy.testing.dec = numpy_dec
+    if not hasattr(numpy, "find_common_type"):
+        numpy.find_common_type = _find_common_type
     sys.meta_path.insert(0, TheanoFinder(theano_root))
     _THEANO_FILE.append(os.path.join(theano_root, "__init__.py"))
     # Theano's tests compare with theano.tensor.basic._allclose, a test helper of Theano's
