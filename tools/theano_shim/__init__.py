@@ -3,8 +3,9 @@ tools/theano_tests.py): `install(theano_root)` makes `import theano.X` import sy
 loads Theano's test modules (theano/**/tests/*.py) and its py2/3 helpers (theano.compat)
 from the fetched source, serves the test helpers Theano's tests import from nose,
 numpy.testing.dec and theano.tests.unittest_tools (and the comparison helper
-theano.tensor.basic._allclose; numpy.find_common_type, which numpy 2 removed), and collects
-nose's test generators.
+theano.tensor.basic._allclose and theano.sparse.basic's _is_sparse and the like, private
+helpers; numpy.find_common_type, which numpy 2 removed), and collects nose's test
+generators.
 
 Nothing here supplies a Theano API name that sympile lacks: a missing name fails its test,
 which is what the run measures. A name a test module imports (`from theano.tensor import a,
@@ -206,6 +207,17 @@ def install(theano_root: str) -> None:
 
     from . import unittest_tools
     sympile.tensor.basic._allclose = unittest_tools.allclose
+    # And theano.sparse.basic's private predicates, which its sparse tests call.
+    import scipy.sparse
+
+    import sympile.sparse.basic
+    sparse = sympile.sparse.basic
+    sparse._mtypes = [scipy.sparse.csc_matrix, scipy.sparse.csr_matrix]
+    sparse._is_sparse = lambda x: isinstance(x, scipy.sparse.spmatrix)
+    sparse._is_dense = lambda x: isinstance(x, numpy.ndarray)
+    sparse._is_sparse_variable = lambda x: isinstance(x, sympile.sparse.SparseVariable)
+    sparse._is_dense_variable = lambda x: isinstance(getattr(x, "type", None),
+                                                     sympile.tensor.TensorType)
 
 
 def pytest_pycollect_makeitem(collector, name, obj):

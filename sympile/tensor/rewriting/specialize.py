@@ -9,6 +9,10 @@ specialize, fast_run) in the specialize phase, after stabilize and before BLAS a
                           sum(x[:, :, None] * y[None, :, :], 1) -> dot(x, y)
                           (any placement of the broadcast axes and of the summed axis, the
                           matrices possibly transposed)
+  local_useless_topk      TopKOp's values and indices, one of them unused
+                                                              -> a TopKOp of the other only
+                          (Theano's rule: the values need only the sort, the indices only
+                          the argsort)
 
 (x ** 2 -> sqr, x ** 0.5 -> sqrt and x ** -1 -> reciprocal are in canonicalize, as
 local_pow_specialize.)
@@ -31,8 +35,9 @@ from sympile.tensor.rewriting.canonicalize import (
     local_useless_dimshuffle,
 )
 from sympile.tensor.rewriting.matching import is_constant, is_elemwise, like_output
+from sympile.tensor.sort import TopKOp
 
-__all__ = ["local_mul_by_minus_one", "local_sum_of_product_to_dot",
+__all__ = ["local_mul_by_minus_one", "local_sum_of_product_to_dot", "local_useless_topk",
            "specialize_db"]
 
 # After stabilize, whose patterns look for the general forms, and before BLAS,
@@ -101,13 +106,29 @@ def local_sum_of_product_to_dot(fgraph: FunctionGraph, node: Apply):
     return [result] if node.outputs[0].type.is_super(result.type) else None
 
 
+@node_rewriter([TopKOp])
+def local_useless_topk(fgraph: FunctionGraph, node: Apply):
+    """TopKOp computing values and indices of which only one is used -> a TopKOp computing
+    that one (see the module docstring)."""
+    op = node.op
+    if not (op.return_values and op.return_indices):
+        return None
+    used = [bool(fgraph.clients.get(output)) for output in node.outputs]
+    if used[0] == used[1]:
+        return None
+    only = TopKOp(op.axis, op.sorted, op.idx_dtype, return_values=used[0],
+                  return_indices=used[1])(*node.inputs)
+    return {node.outputs[used.index(True)]: only}
+
+
 specialize_db = EquilibriumDatabase("specialize")
 # The two DimShuffle rules of canonicalize run here too, to tidy the transposes that
 # local_sum_of_product_to_dot puts around its dot.
-for _rule in (local_mul_by_minus_one, local_sum_of_product_to_dot, local_dimshuffle_dimshuffle,
-              local_useless_dimshuffle):
+for _rule in (local_mul_by_minus_one, local_sum_of_product_to_dot, local_useless_topk,
+              local_dimshuffle_dimshuffle, local_useless_dimshuffle):
     specialize_db.register(_rule.name, _rule, "specialize", "fast_run")
 del _rule
 
 rewrite_db.register("specialize", specialize_db, "specialize", "fast_run",
                     phase="specialize")
+

@@ -8,6 +8,7 @@ from hypothesis.extra import numpy as hnp
 
 import sympile
 import sympile.tensor as T
+from sympile.compile.mode import Mode, get_mode
 from sympile.gradient import DisconnectedInputError, DisconnectedType, Lop, Rop, grad, verify_grad
 from sympile.tensor.sort import (
     ArgSortOp,
@@ -400,3 +401,18 @@ def test_topk_op_is_one_node_with_theano_s_options():
                 function(value, np.int32(symbolic_kth))
     with pytest.raises(TypeError, match="idx_dtype must be an integer dtype"):
         T.TopKOp(idx_dtype="float32")
+
+
+def test_an_unused_topk_output_is_not_computed():
+    x = T.dmatrix("x")
+    value = np.random.default_rng(6).standard_normal((3, 4))
+    recording = Mode(get_mode("FAST_RUN").rewriter, record_history=True)
+    for output, kept in [(T.topk(x, 2), (True, False)), (T.argtopk(x, -2), (False, True)),
+                         (list(T.topk_and_argtopk(x, 2)), (True, True))]:
+        f = sympile.function([x], output, mode=recording)
+        (node,) = [node for node in f.maker.fgraph.toposort() if isinstance(node.op, T.TopKOp)]
+        assert (node.op.return_values, node.op.return_indices) == kept
+        assert ("local_useless_topk" in f.maker.fgraph.rewrite_history.names()) == (
+            kept != (True, True))
+    np.testing.assert_array_equal(sympile.function([x], T.argtopk(x, -2))(value),
+                                  np.argsort(value, axis=-1, kind="stable")[:, :2])
