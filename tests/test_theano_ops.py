@@ -399,3 +399,11 @@ def test_theano_aliases_and_apply_as_tensor():
     assert T.as_tensor_variable(T.exp(x).owner).owner.op == T.exp
     with pytest.raises(TypeError, match="has 2 outputs and no default_output"):
         T.as_tensor_variable(T.topk_and_argtopk(x, 1)[0].owner)
+
+
+def test_op_call_return_list():
+    x = T.dvector()
+    (single,) = T.Elemwise(theano.scalar.exp)(x, return_list=True)
+    assert single.owner.op == T.exp
+    both = T.TopKOp()(x, 1, return_list=True)
+    assert len(both) == 2 and both[0].owner is both[1].owner

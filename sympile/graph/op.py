@@ -108,10 +108,11 @@ class Op:
     def make_node(self, *inputs: Any) -> Apply:
         raise MethodNotDefined(f"{type(self).__name__}.make_node")
 
-    def __call__(self, *inputs: Any, name: str | None = None) -> Variable | list[Variable]:
+    def __call__(self, *inputs: Any, name: str | None = None,
+                 return_list: bool = False) -> Variable | list[Variable]:
         """Apply the op to `inputs`: the single output, the `default_output`, or the list of
-        outputs. `name` names the returned output (each output name_0, name_1, ... when a list
-        is returned)."""
+        outputs (always the list with return_list=True, Theano's flag). `name` names the
+        returned output (each output name_0, name_1, ... when a list is returned)."""
         node = self.make_node(*inputs)
         if not isinstance(node, Apply):
             raise TypeError(f"{type(self).__name__}.make_node returned {node!r}, expected an "
@@ -122,13 +123,13 @@ class Op:
             output.tag.trace = trace
         if config.compute_test_value != "off":
             _compute_test_values(node, trace)
-        if self.default_output is not None:
+        if self.default_output is not None and not return_list:
             if not 0 <= self.default_output < len(node.outputs):
                 raise ValueError(f"{type(self).__name__}: default_output {self.default_output}"
                                  f" is not an output index (the node has "
                                  f"{len(node.outputs)} outputs)")
             result = node.outputs[self.default_output]
-        elif len(node.outputs) == 1:
+        elif len(node.outputs) == 1 and not return_list:
             result = node.outputs[0]
         else:
             if name is not None:
