@@ -23,8 +23,12 @@ from sympile.scalar import basic as scalar
 from sympile.tensor.elemwise import Elemwise
 from sympile.tensor.subtensor.index_kinds import ARRAY
 from sympile.tensor.subtensor.ops import (
+    AdvancedBooleanIncSubtensor,
+    AdvancedBooleanSubtensor,
     AdvancedIncSubtensor,
+    AdvancedIncSubtensor1,
     AdvancedSubtensor,
+    AdvancedSubtensor1,
     IncSubtensor,
     Subtensor,
     apply_numpy_index,
@@ -148,6 +152,8 @@ def _rows_index(node: Apply, first: int) -> bool:
 
 
 @register_gpu(AdvancedSubtensor)
+@register_gpu(AdvancedSubtensor1)
+@register_gpu(AdvancedBooleanSubtensor)
 def _lift_take_rows(node: Apply, inputs, context: str):
     if not _rows_index(node, 1) or node.inputs[0].type.dtype.startswith("complex"):
         return None
@@ -155,6 +161,8 @@ def _lift_take_rows(node: Apply, inputs, context: str):
 
 
 @register_gpu(AdvancedIncSubtensor)
+@register_gpu(AdvancedIncSubtensor1)
+@register_gpu(AdvancedBooleanIncSubtensor)
 def _lift_inc_rows(node: Apply, inputs, context: str):
     op = node.op
     if not _rows_index(node, 2) or op.set_instead_of_inc or op.ignore_duplicates \

@@ -109,15 +109,18 @@ def test_mismatched_lengths_raise_a_value_error_naming_the_op_and_shapes():
     x, y = T.dvector("x"), T.dvector("y")
     f = sympile.function([x, y], x + y, mode=C_PLAIN)
     assert f._vm.fallback_nodes == []
-    with pytest.raises(ValueError, match=r"add: input shapes \(3,\), \(4,\) cannot be "
+    with pytest.raises(ValueError, match=r"Elemwise\{add,no_inplace\}: input shapes \(3,\), \(4,\) "
+                                         r"cannot be "
                                          r"broadcast together \(axis 0 has lengths 3 and 4\)"):
         f(np.zeros(3), np.zeros(4))
-    with pytest.raises(ValueError, match=r"add: input shapes \(3,\), \(1,\) differ at axis 0, "
+    with pytest.raises(ValueError, match=r"Elemwise\{add,no_inplace\}: input shapes \(3,\), \(1,\) "
+                                         r"differ at axis 0, "
                                          r"where one input has length 1 at run time"):
         f(np.zeros(3), np.zeros(1))
     m, n = T.dmatrix("m"), T.dmatrix("n")
     g = sympile.function([m, n], m * n, mode=C_PLAIN)
-    with pytest.raises(ValueError, match=r"mul: input shapes \(2, 3\), \(2, 4\) cannot be "
+    with pytest.raises(ValueError, match=r"Elemwise\{mul,no_inplace\}: input shapes \(2, 3\), "
+                                         r"\(2, 4\) cannot be "
                                          r"broadcast together \(axis 1 has lengths 3 and 4\)"):
         g(np.zeros((2, 3)), np.zeros((2, 4)))
     np.testing.assert_array_equal(f(np.ones(2), np.ones(2)), [2.0, 2.0])
