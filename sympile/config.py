@@ -188,6 +188,18 @@ def _cycle_detection(value: Any) -> str:
     return text
 
 
+def _cast_policy(value: Any) -> str:
+    text = str(value)
+    if text not in ("custom", "numpy+floatX"):
+        raise ValueError(f"expected 'custom' or 'numpy+floatX', got {value!r}")
+    if text != "custom":
+        # 'custom', Theano's default, is what not setting the flag gives.
+        _note_once(f"cast_policy={text!r}", "sympile's dtypes for Python numbers are numpy "
+                   "2's (NEP 50: a Python number takes the dtype of the tensor it meets, so "
+                   "fvector + 1.5 is float32; alone, a Python float takes config.floatX)")
+    return text
+
+
 def _conv_assert_shape(value: Any) -> bool:
     if not _boolean(value):
         _note_once("conv.assert_shape=False", "sympile always checks conv2d's and conv3d's "
@@ -250,6 +262,10 @@ _FLAGS: dict[str, tuple[Any, Callable[[Any], Any], str]] = {
     "cycle_detection": ("regular", _cycle_detection,
                         "Theano's choice of check for inplace operations: sympile's is always "
                         "exact and incremental ('fast' warns once that it changes nothing)"),
+    "cast_policy": ("custom", _cast_policy,
+                    "Theano's rule for the dtypes of Python numbers: sympile's is numpy 2's "
+                    "(NEP 50) and floatX for a lone Python float, whatever this says "
+                    "('numpy+floatX' warns once that it changes nothing)"),
     "conv.assert_shape": (True, _conv_assert_shape,
                           "Theano's run-time check of conv shape hints: sympile always checks "
                           "them (False warns once that it changes nothing)"),

@@ -94,6 +94,13 @@ def test_theano_flags_of_machinery_sympile_lacks_warn_once_that_they_change_noth
     # Named at the line that set it, and what sympile does is what the flag reads.
     assert caught[0].filename == __file__
     assert config_module.config.conv.assert_shape is True
+    with pytest.warns(UserWarning, match="cast_policy='numpy\\+floatX' changes nothing: "
+                                         "sympile's dtypes for Python numbers are numpy 2's"):
+        with config_module.config.change_flags(cast_policy="numpy+floatX"):
+            # The rule it describes holds whatever the flag says.
+            assert (T.fvector() + 1.5).dtype == "float32"
+    with pytest.raises(ValueError, match="config.cast_policy: expected 'custom' or"):
+        config_module.config.cast_policy = "numpy"
 
 
 def test_optimizer_tag_flags_change_the_default_modes_rewrites():
