@@ -407,3 +407,24 @@ def test_op_call_return_list():
     assert single.owner.op == T.exp
     both = T.TopKOp()(x, 1, return_list=True)
     assert len(both) == 2 and both[0].owner is both[1].owner
+
+
+def test_more_theano_names():
+    import scipy.sparse
+
+    assert theano.tensor.nnet.abstract_conv.imported_scipy_signal is True
+    dense = theano.sparse.as_sparse_or_tensor_variable(np.ones((2, 2)))
+    assert isinstance(dense.type, T.TensorType)
+    stored = theano.sparse.as_sparse_or_tensor_variable(scipy.sparse.eye(2, format="csr"))
+    assert isinstance(stored.type, theano.sparse.SparseTensorType)
+    number = theano.scalar.constant(56)
+    assert number.type == theano.scalar.int64 and T.get_scalar_constant_value(number) == 56
+    with pytest.raises(TypeError, match="expected a number"):
+        theano.scalar.constant([1, 2])
+    probabilities, classes = T.dmatrix(), T.ivector()
+    value = np.array([[0.2, 0.8], [0.6, 0.4]])
+    got = theano.function([probabilities, classes], T.nnet.crossentropy_categorical_1hot(
+        probabilities, classes))(value, np.array([1, 0], "int32"))
+    np.testing.assert_allclose(got, -np.log([0.8, 0.6]), rtol=1e-15)
+    with pytest.raises(TypeError, match="true_one_of_n must be an integer vector"):
+        T.nnet.crossentropy_categorical_1hot(probabilities, T.dmatrix())

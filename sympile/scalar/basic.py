@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.special
 
-from sympile.graph.basic import Apply, Variable
+from sympile.graph.basic import Apply, Constant, Variable
 from sympile.graph.op import Op
 from sympile.graph.type import Type
 
@@ -102,6 +102,15 @@ def get_scalar_type(dtype: Any) -> ScalarType:
 @functools.cache
 def _scalar_types(dtype: str) -> ScalarType:
     return ScalarType(dtype)
+
+
+def constant(value: Any, name: str | None = None, dtype: Any = None) -> Constant:
+    """A scalar Constant holding the number `value`, of numpy's dtype for it or of `dtype`
+    (Theano's theano.scalar.constant)."""
+    data = np.asarray(value) if dtype is None else np.asarray(value, dtype=dtype)
+    if data.ndim != 0 or data.dtype.kind not in "biufc":
+        raise TypeError(f"scalar.constant: expected a number, got {value!r}")
+    return get_scalar_type(data.dtype).make_constant(data[()], name)
 
 
 class ScalarOp(Op):

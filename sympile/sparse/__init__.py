@@ -20,6 +20,7 @@ from sympile.sparse.type import (
     SparseTensorType,
     SparseVariable,
     all_dtypes,
+    as_sparse_or_tensor_variable,
     as_sparse_variable,
     complex_dtypes,
     continuous_dtypes,
@@ -99,7 +100,8 @@ def verify_grad_sparse(fun: Callable[..., Any], pt: Sequence[Any], structured: b
 
 __all__ = list(_basic_all)
 __all__ += ["CSC", "CSR", "SparseConstant", "SparseTensorSharedVariable", "SparseTensorType",
-            "all_dtypes", "complex_dtypes", "continuous_dtypes", "discrete_dtypes",
+            "all_dtypes", "as_sparse_or_tensor_variable", "complex_dtypes", "continuous_dtypes",
+            "discrete_dtypes",
             "float_dtypes", "int_dtypes", "integer_dtypes", "uint_dtypes", "shared",
             "SparseType", "SparseVariable", "as_sparse", "as_sparse_variable", "basic", "rewriting",
             "csc_matrix", "csr_matrix", "matrix", "sharedvar", "sparse_formats",

@@ -17,8 +17,10 @@ from sympile.config import config
 from sympile.graph.basic import Constant, Variable
 from sympile.graph.type import Type
 from sympile.scalar.basic import normalize_dtype
+from sympile.tensor.variable import as_tensor_variable
 
 __all__ = ["SparseConstant", "SparseTensorType", "SparseVariable", "as_sparse_variable",
+           "as_sparse_or_tensor_variable",
            "csc_matrix", "csr_matrix", "matrix", "sparse_formats"]
 
 _FORMATS = {"csr": scipy.sparse.csr_matrix, "csc": scipy.sparse.csc_matrix}
@@ -187,3 +189,11 @@ def as_sparse_variable(x: Any, name: str | None = None, who: str = "as_sparse_va
 
 def is_sparse(x: Any) -> bool:
     return isinstance(getattr(x, "type", None), SparseTensorType)
+
+
+def as_sparse_or_tensor_variable(x: Any, name: str | None = None) -> Variable:
+    """x as a sparse Variable if it is sparse (a sparse Variable or a scipy.sparse matrix),
+    else as a tensor Variable (Theano's as_sparse_or_tensor_variable)."""
+    if is_sparse(x) or scipy.sparse.issparse(x):
+        return as_sparse_variable(x, name, who="as_sparse_or_tensor_variable")
+    return as_tensor_variable(x, name=name, op="as_sparse_or_tensor_variable")

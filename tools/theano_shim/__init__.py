@@ -207,6 +207,10 @@ def install(theano_root: str) -> None:
 
     from . import unittest_tools
     sympile.tensor.basic._allclose = unittest_tools.allclose
+    # and its tolerances, which tests change and put back (theano.tensor.basic.float32_atol).
+    for dtype, (atol, rtol) in unittest_tools.TOLERANCES.items():
+        setattr(sympile.tensor.basic, f"{dtype}_atol", atol)
+        setattr(sympile.tensor.basic, f"{dtype}_rtol", rtol)
     # And theano.sparse.basic's private predicates, which its sparse tests call.
     import scipy.sparse
 

@@ -52,7 +52,11 @@ __all__ = ["AbstractConv", "AbstractConvGradInputs", "AbstractConvGradWeights",
            "conv2d", "conv3d", "conv2d_grad_wrt_inputs", "conv2d_grad_wrt_weights",
            "conv3d_grad_wrt_inputs", "conv3d_grad_wrt_weights", "conv2d_transpose",
            "bilinear_kernel_1D", "bilinear_kernel_2D", "bilinear_upsampling",
-           "get_conv_output_shape", "THEANO_CLASSES"]
+           "get_conv_output_shape", "THEANO_CLASSES", "imported_scipy_signal"]
+
+# Theano's flag for "scipy.signal is importable" (its tests compare with scipy.signal):
+# scipy is one of sympile's two dependencies.
+imported_scipy_signal = True
 
 _FLOAT_DTYPES = ("float16", "float32", "float64")
 

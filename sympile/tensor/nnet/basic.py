@@ -53,7 +53,8 @@ softplus = math.softplus
 
 __all__ = [
     "CrossentropySoftmax1Hot", "CrossentropySoftmax1HotDx", "LogSoftmax", "Softmax",
-    "SoftmaxGrad", "binary_crossentropy", "categorical_crossentropy", "elu", "selu",
+    "SoftmaxGrad", "binary_crossentropy", "categorical_crossentropy",
+    "crossentropy_categorical_1hot", "elu", "selu",
     "hard_sigmoid", "ultra_fast_sigmoid",
     "crossentropy_softmax_1hot", "log_softmax", "relu", "sigmoid",
     "sigmoid_binary_crossentropy", "softmax", "softplus", "softsign",
@@ -477,6 +478,18 @@ def categorical_crossentropy(coding_dist: Any, true_dist: Any) -> Variable:
                         f"class indices or a distribution of coding_dist's ndim "
                         f"({coding_dist.type}), got {true_dist.type}")
     return math.neg(tensor_sum(math.mul(true_dist, math.log(coding_dist)), axis=-1))
+
+
+def crossentropy_categorical_1hot(coding_dist: Any, true_one_of_n: Any) -> Variable:
+    """Theano's crossentropy_categorical_1hot: -log(coding_dist[i, true_one_of_n[i]]) for
+    each row i, true_one_of_n an integer vector of class indices (categorical_crossentropy
+    with integer targets)."""
+    true_one_of_n = as_tensor_variable(true_one_of_n, op="crossentropy_categorical_1hot",
+                                       argument="true_one_of_n")
+    if true_one_of_n.type.dtype not in scalar.INTEGER_DTYPES or true_one_of_n.type.ndim != 1:
+        raise TypeError(f"crossentropy_categorical_1hot: true_one_of_n must be an integer "
+                        f"vector of class indices, got {true_one_of_n.type}")
+    return categorical_crossentropy(coding_dist, true_one_of_n)
 
 
 def binary_crossentropy(output: Any, target: Any) -> Variable:
