@@ -281,6 +281,15 @@ def test_dual_linker_compares_the_backends():
         theano.gof.FunctionGraph([x, y], [x % y])).make_function()
     with pytest.raises(AssertionError, match="output 0 .* differs"):
         disagree(1, 2)
+    # A linker that holds a graph accepts another as a copy of itself, options kept.
+    strict = theano.gof.DualLinker(checker=lambda left, right: False)
+    first = strict.accept(theano.gof.FunctionGraph([x, y], [x % y]))
+    second = strict.accept(theano.gof.FunctionGraph([x, y], [x * y]))
+    assert first is strict and second is not strict and second.checker is strict.checker
+    with pytest.raises(AssertionError, match="differs"):
+        second.make_function()(1, 2)
+    with pytest.raises(NotImplementedError, match="profile"):
+        theano.gof.PerformLinker().accept(theano.gof.FunctionGraph([x], [x]), profile=True)
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -3,10 +3,13 @@ with no rewrite, on one backend: `PerformLinker().accept(fgraph).make_function()
 Python backend (each op's perform), `CLinker()` and `OpWiseCLinker()` on the C backend,
 `DualLinker()` on both, checking that they agree. make_function returns a callable of the
 graph's inputs: the one output itself (unpack_single=True), else the list of outputs.
-Built on function() with Mode(linker=..., optimizer=None)."""
+Built on function() with Mode(linker=..., optimizer=None). accept()'s no_recycling (which
+outputs Theano must not reuse) is taken and left to sympile, which never hands out a buffer
+that a later call overwrites unless an output asks for borrow=True."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from sympile.compile.function import function
@@ -30,14 +33,16 @@ class Linker:
 
     def accept(self, fgraph: FunctionGraph, no_recycling: Any = None,
                profile: Any = None) -> Linker:
-        """This linker for `fgraph`; a new one if this one already holds another graph."""
+        """This linker for `fgraph`; a copy of it if this one already holds another graph."""
         if not isinstance(fgraph, FunctionGraph):
             raise TypeError(f"{type(self).__name__}.accept: expected a FunctionGraph, got "
                             f"{fgraph!r}")
-        if self.fgraph is not None and self.fgraph is not fgraph:
-            return type(self)(self.allow_gc).accept(fgraph, no_recycling, profile)
-        self.fgraph = fgraph
-        return self
+        if profile is not None:
+            raise NotImplementedError(f"{type(self).__name__}.accept: profile; profile the "
+                                      f"function with function(..., profile=True)")
+        linker = self if self.fgraph in (None, fgraph) else copy.copy(self)
+        linker.fgraph = fgraph
+        return linker
 
     def _compile(self, backend: str, unpack_single: bool):
         if self.fgraph is None:
@@ -49,7 +54,7 @@ class Linker:
                         mode=Mode(linker=linker, optimizer=None), accept_inplace=True,
                         on_unused_input="ignore")
 
-    def make_function(self, unpack_single: bool = True, **kwargs: Any):
+    def make_function(self, unpack_single: bool = True):
         """A callable of the graph's inputs that returns its outputs."""
         return self._compile(self.backend, unpack_single)
 
@@ -78,7 +83,7 @@ class DualLinker(Linker):
         super().__init__(allow_gc, schedule)
         self.checker = checker
 
-    def make_function(self, unpack_single: bool = True, **kwargs: Any):
+    def make_function(self, unpack_single: bool = True):
         python, c = (self._compile(backend, False) for backend in ("py", "c"))
         outputs = self.fgraph.outputs
 
@@ -87,7 +92,7 @@ class DualLinker(Linker):
             for index, (variable, left, right) in enumerate(zip(outputs, expected, got)):
                 agree = self.checker(left, right) if self.checker is not None \
                     else variable.type.values_eq_approx(left, right)
-                if agree is False:
+                if not agree:
                     raise AssertionError(f"DualLinker: output {index} ({variable}) differs: "
                                          f"Python backend {left!r}, C backend {right!r}")
             return got[0] if unpack_single and len(got) == 1 else got

@@ -463,6 +463,15 @@ class _Derivative:
 
 
 _PI = np.pi
+def _chi2sf_derivatives(x, k, out, g) -> list:
+    """chi2sf's: d/dx is minus the chi-squared density, exp((k/2 - 1) log x - x/2 -
+    (k/2) log 2 - gammaln(k/2)); the degrees of freedom's is undefined (None)."""
+    half_k = true_div(k, _like(2, out))
+    log_density = sub(sub(mul(sub(half_k, _like(1, out)), log(x)), true_div(x, _like(2, out))),
+                      add(mul(half_k, _like(np.log(2.0), out)), gammaln(half_k)))
+    return [neg(mul(g, exp(log_density))), None]
+
+
 _DERIVATIVES: dict[ScalarOp, Callable[..., list]] = {
     add: lambda x, y, out, g: [g, g],
     sub: lambda x, y, out, g: [g, neg(g)],
@@ -525,11 +534,7 @@ _DERIVATIVES: dict[ScalarOp, Callable[..., list]] = {
     erfcx: lambda x, out, g: [mul(g, sub(mul(_like(2, out), mul(x, out)),
                                          _like(2 / np.sqrt(_PI), out)))],
     gamma: lambda x, out, g: [mul(g, mul(out, psi(x)))],
-    # d/dx is minus the chi-squared density; the degrees of freedom's is undefined (None).
-    chi2sf: lambda x, k, out, g: [neg(mul(g, exp(sub(sub(
-        mul(sub(true_div(k, _like(2, out)), _like(1, out)), log(x)), true_div(x, _like(2, out))),
-        add(mul(true_div(k, _like(2, out)), _like(np.log(2.0), out)),
-            gammaln(true_div(k, _like(2, out)))))))), None],
+    chi2sf: _chi2sf_derivatives,
     gammaln: lambda x, out, g: [mul(g, psi(x))],
     psi: lambda x, out, g: [mul(g, tri_gamma(x))],
     # The order's derivative (None) is undefined, as in Theano; d/dx from the recurrences

@@ -1,8 +1,8 @@
 """numpy-style array helpers that Theano's theano.tensor.basic offered, built from other
 ops (so their gradients, C code and rewrites are those ops'): roll, tri (the Tri op, as eye
 is Eye), mgrid and ogrid, stacklists, vertical_stack and horizontal_stack, smallest and
-largest, inverse_permutation and permute_row_elements, cov. Above sort, subtensor and math, which
-they use.
+largest, inverse_permutation and permute_row_elements, cov. Above sort, subtensor, math,
+reduction and blas, which they use.
 """
 
 from __future__ import annotations

@@ -126,12 +126,6 @@ def as_tensor_variable(value: Any, name: str | None = None, ndim: int | None = N
     """`value` as a tensor Variable: variables pass through, data becomes a constant, a list
     containing variables is stacked, an Apply node gives its output (the op's
     default_output where it has several). `op`/`argument` name the caller in error messages."""
-    if isinstance(value, Apply):
-        # Theano's: a node stands for its one output (or its op's default_output).
-        try:
-            value = value.out
-        except AttributeError as error:
-            raise TypeError(f"{_caller(op, argument)}cannot convert {value}: {error}") from None
     if isinstance(value, Variable) and not isinstance(value.type, TensorType) \
             and hasattr(value, "_as_TensorVariable"):
         # Theano's hook: a device array becomes its copy on the host (sympile.gpu).
@@ -153,6 +147,13 @@ def as_tensor_variable(value: Any, name: str | None = None, ndim: int | None = N
         except (TypeError, ValueError) as error:
             raise TypeError(f"{_caller(op, argument)}cannot convert {value!r} to a tensor: "
                             f"{error}") from None
+    if isinstance(value, Apply):
+        # Theano's: a node stands for its one output (or its op's default_output).
+        try:
+            output = value.out
+        except AttributeError as error:
+            raise TypeError(f"{_caller(op, argument)}cannot convert {value}: {error}") from None
+        return as_tensor_variable(output, name, ndim, dtype, op, argument)
     raise TypeError(f"{_caller(op, argument)}cannot convert {type(value).__name__} {value!r} to "
                     f"a tensor variable")
 

@@ -219,7 +219,7 @@ def install(theano_root: str) -> None:
     sparse._mtypes = [scipy.sparse.csc_matrix, scipy.sparse.csr_matrix]
     sparse._is_sparse = lambda x: isinstance(x, scipy.sparse.spmatrix)
     sparse._is_dense = lambda x: isinstance(x, numpy.ndarray)
-    sparse._is_sparse_variable = lambda x: isinstance(x, sympile.sparse.SparseVariable)
+    sparse._is_sparse_variable = sympile.sparse.type.is_sparse
     sparse._is_dense_variable = lambda x: isinstance(getattr(x, "type", None),
                                                      sympile.tensor.TensorType)
 

@@ -412,6 +412,7 @@ class Eye(NonDifferentiable, Op):
     positive: above, negative: below) and zeros elsewhere (numpy.eye)."""
 
     __props__ = ("dtype",)
+    numpy_function = staticmethod(np.eye)
 
     def __init__(self, dtype: Any):
         self.dtype = normalize_dtype(dtype)
@@ -428,7 +429,7 @@ class Eye(NonDifferentiable, Op):
         n, m, k = (int(value) for value in inputs)
         if n < 0 or m < 0:
             raise ValueError(f"{self}: negative shape ({n}, {m})")
-        output_storage[0][0] = np.eye(n, m, k, dtype=self.dtype)
+        output_storage[0][0] = self.numpy_function(n, m, k, dtype=self.dtype)
 
     def infer_shape(self, fgraph, node, input_shapes):
         n, m, _ = node.inputs
@@ -440,14 +441,10 @@ class Tri(Eye):
     """tri(N, M, k): the N x M array of `dtype` with ones at and below diagonal k and zeros
     above (numpy.tri; Theano's Tri op)."""
 
+    numpy_function = staticmethod(np.tri)
+
     def __init__(self, dtype: Any = None):
         super().__init__(_dtype_or_floatx(dtype))
-
-    def perform(self, node, inputs, output_storage):
-        n, m, k = (int(value) for value in inputs)
-        if n < 0 or m < 0:
-            raise ValueError(f"{self}: negative shape ({n}, {m})")
-        output_storage[0][0] = np.tri(n, m, k, dtype=self.dtype)
 
 
 def eye(n: Any, m: Any = None, k: Any = 0, dtype: Any = None) -> Variable:

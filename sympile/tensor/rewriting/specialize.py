@@ -131,4 +131,3 @@ del _rule
 
 rewrite_db.register("specialize", specialize_db, "specialize", "fast_run",
                     phase="specialize")
-

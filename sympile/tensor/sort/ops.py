@@ -25,6 +25,7 @@ from sympile.graph.basic import Apply, Constant, Variable
 from sympile.graph.gradient_types import NonDifferentiable, disconnected_type, is_disconnected
 from sympile.graph.op import Op
 from sympile.tensor.basic.ops import arange, zeros_like
+from sympile.tensor.elemwise import broadcast_static_shape
 from sympile.tensor.extra_ops.ops import reshaped_like, static_product
 from sympile.tensor.math import abs as absolute
 from sympile.tensor.math import eq
@@ -239,11 +240,8 @@ class PermuteRowElements(Op):
                             f"dimension, y an integer dtype")
         if inverse.type.ndim != 0 or inverse.type.dtype[0] not in "biu":
             raise TypeError(f"{self}: inverse must be an integer scalar, got {inverse.type}")
-        ndim = max(x.type.ndim, y.type.ndim)
-        shapes = [(1,) * (ndim - v.type.ndim) + tuple(v.type.shape) for v in (x, y)]
-        shape = [own if other == 1 else other if own == 1 else own if own is not None
-                 else other for own, other in zip(*shapes)]
-        shape[-1] = shapes[0][-1]
+        leading = broadcast_static_shape([x.type.shape[:-1], y.type.shape[:-1]], op=self)
+        shape = (*leading, x.type.shape[-1])
         return Apply(self, [x, y, inverse], [tensor_type(x.type.dtype, shape)()])
 
     def perform(self, node, inputs, output_storage):

@@ -1,7 +1,6 @@
 """C code of SortOp, ArgSortOp and TopKOp through numpy's own C sorts (PyArray_Sort,
-PyArray_ArgSort),
-so that every dtype, kind and NaN placement is numpy's bit for bit, at numpy's speed (its
-vectorized quicksort included), without perform()'s trip through Python.
+PyArray_ArgSort), so that every dtype, kind and NaN placement is numpy's bit for bit, at
+numpy's speed (its vectorized quicksort included), without perform()'s trip through Python.
 
 sort copies x into the C-contiguous output (flat for axis None, in C order) and sorts it in
 place with the op's kind; argsort sorts x (raveled for axis None) with numpy's stable kind

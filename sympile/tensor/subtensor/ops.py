@@ -827,6 +827,14 @@ class AdvancedIncSubtensor(_IncOp):
             and may_repeat(self, x, index_inputs)
 
 
+def _refuse_inplace(op_name: str, inplace: bool) -> None:
+    """Theano's inplace=True of its advanced increments: sympile's inplace rewrite decides."""
+    if inplace:
+        raise NotImplementedError(f"{op_name}(inplace=True): sympile's inplace rewrite makes "
+                                  f"the update in place where the graph allows; build it with "
+                                  f"inplace=False")
+
+
 class AdvancedIncSubtensor1(AdvancedIncSubtensor):
     """x with x[ilist] incremented by y (every repeated row once per occurrence) or set to y,
     for an integer vector ilist on the first axis: Theano's
@@ -836,10 +844,7 @@ class AdvancedIncSubtensor1(AdvancedIncSubtensor):
     AdvancedIncSubtensor's."""
 
     def __init__(self, inplace: bool = False, set_instead_of_inc: bool = False):
-        if inplace:
-            raise NotImplementedError("AdvancedIncSubtensor1(inplace=True): sympile's inplace "
-                                      "rewrite makes the update in place where the graph "
-                                      "allows; build it with inplace=False")
+        _refuse_inplace("AdvancedIncSubtensor1", inplace)
         super().__init__((ARRAY,), set_instead_of_inc)
 
     def make_node(self, x, y, *index_inputs):
@@ -865,10 +870,7 @@ class AdvancedBooleanIncSubtensor(AdvancedIncSubtensor):
 
     def __init__(self, inplace: bool = False, set_instead_of_inc: bool = False,
                  ignore_duplicates: bool = False, idx_list: Sequence[Any] | None = None):
-        if inplace:
-            raise NotImplementedError("AdvancedBooleanIncSubtensor(inplace=True): sympile's "
-                                      "inplace rewrite makes the update in place where the "
-                                      "graph allows; build it with inplace=False")
+        _refuse_inplace("AdvancedBooleanIncSubtensor", inplace)
         self.idx_list = None if idx_list is None else _check_idx_list(
             "AdvancedBooleanIncSubtensor", idx_list, advanced=True)
         self.set_instead_of_inc = bool(set_instead_of_inc)
