@@ -500,15 +500,21 @@ def _compile(source: str, flags: tuple[str, ...], directory: str, key: str, inpu
     return product
 
 
+def _entry(source: str, flags: tuple[str, ...], kind: str,
+           depends: tuple[str, ...] = ()) -> tuple[str, str, dict]:
+    """(key, directory, key inputs) of the entry of (source, flags, kind, depends)."""
+    inputs = key_inputs(source, flags, kind, depends)
+    key = compute_key(inputs)
+    return key, os.path.join(_secure_root(), key), inputs
+
+
 def _build_entry(source: str, flags: tuple[str, ...], kind: str, source_name: str,
                  depends: tuple[str, ...] = (),
                  extra_arguments: tuple[str, ...] = ()) -> tuple[str, str, bool]:
     """Make sure a valid entry for (source, kind, flags, depends: the keys of the entries it
     is built from) is on disk, compiling it if needed (with `extra_arguments`). Returns (key,
     product path, whether this call ran the compiler)."""
-    inputs = key_inputs(source, flags, kind, depends)
-    key = compute_key(inputs)
-    directory = os.path.join(_secure_root(), key)
+    key, directory, inputs = _entry(source, flags, kind, depends)
     product = valid_product(directory, key, inputs)
     if product is not None:
         return key, product, False
@@ -630,18 +636,49 @@ def _build_module(source: str, flags: tuple[str, ...], main_flags: tuple[str, ..
                   units: tuple[str, ...], unit_header: tuple[str, str], header_kind: str,
                   header_key: str, directory: str, key: str, inputs: dict,
                   progress_shown: bool) -> str:
-    """Compile what the module needs on one compiler process per core, the longest sources
-    first (the header first of all: the sources that include it wait for it), its main unit
-    among them; then link. The caller holds the module entry's lock. Returns the library's
-    path."""
-    include = f'#include "{unit_header[0]}"'
+    """Compile what the module needs and link it. Where every unit is on disk (a new
+    function of ops compiled before), that is one compiler run: the main unit compiled and
+    linked with the units' objects, where two runs would pay the compiler's start twice.
+    Else see _compile_and_link. The caller holds the module entry's lock. Returns the
+    library's path."""
     arguments = ("-I" + os.path.join(cache_root(), header_key),)
     source = _named_module_source(source, key)
     source_path = os.path.join(directory, SOURCE_NAME)
     _write_source(source_path, source)
     _unlink_quietly(os.path.join(directory, META_NAME))
-    main_object = _temporary_path(directory, ".o")
+    cached = []
+    for unit in units:
+        unit_key, unit_directory, unit_inputs = _entry(unit, flags, "unit", (header_key,))
+        cached.append(valid_product(unit_directory, unit_key, unit_inputs))
     linked = _temporary_path(directory, sysconfig.get_config_var("EXT_SUFFIX"))
+    try:
+        if all(cached):
+            _unit_header(unit_header, flags, header_kind)
+            _link(source_path, inputs, arguments, [source_path, *cached], linked, main_flags,
+                  "compilation")
+        else:
+            _compile_and_link(source, source_path, flags, main_flags, units, unit_header,
+                              header_kind, header_key, arguments, inputs, linked,
+                              progress_shown)
+        library = _new_library_path(directory, key)
+        os.replace(linked, library)
+    finally:
+        _unlink_quietly(linked)
+    _write_meta(directory, key, inputs, SOURCE_NAME, source, library)
+    _remove_other_libraries(directory, key, library)
+    return library
+
+
+def _compile_and_link(source: str, source_path: str, flags: tuple[str, ...],
+                      main_flags: tuple[str, ...], units: tuple[str, ...],
+                      unit_header: tuple[str, str], header_kind: str, header_key: str,
+                      arguments: tuple[str, ...], inputs: dict, linked: str,
+                      progress_shown: bool) -> None:
+    """Compile the module's units and main unit on one compiler process per core, the
+    longest sources first (the header first of all: the sources that include it wait for
+    it), then link them into `linked`."""
+    include = f'#include "{unit_header[0]}"'
+    main_object = _temporary_path(os.path.dirname(source_path), ".o")
 
     def compile_main() -> str:
         _run_compiler([*_compiler_command(inputs, arguments), "-c", source_path,
@@ -691,19 +728,19 @@ def _build_module(source: str, flags: tuple[str, ...], main_flags: tuple[str, ..
         if outcomes[0][1] is not None:
             raise outcomes[0][1]
         objects = [by_job[index][0] for index in range(1, len(jobs))]
-        link = [*_compiler_command(inputs, ()), "-shared", main_object, *objects, "-o", linked,
-                *main_flags]
-        _run_compiler(link, source_path, "link")
-        _check_product(linked, "module", link)
-        library = _new_library_path(directory, key)
-        os.replace(linked, library)
+        _link(source_path, inputs, (), [main_object, *objects], linked, main_flags)
     finally:
         progress.close()
         _unlink_quietly(main_object)
-        _unlink_quietly(linked)
-    _write_meta(directory, key, inputs, SOURCE_NAME, source, library)
-    _remove_other_libraries(directory, key, library)
-    return library
+
+
+def _link(source_path: str, inputs: dict, arguments: tuple[str, ...], parts: list[str],
+          linked: str, flags: tuple[str, ...], what: str = "link") -> None:
+    """Link `parts` (objects, or the main unit's source, compiled on the way: `what` the
+    run is, for its error) into the shared library `linked`."""
+    link = [*_compiler_command(inputs, arguments), "-shared", *parts, "-o", linked, *flags]
+    _run_compiler(link, source_path, what)
+    _check_product(linked, "module", link)
 
 
 def _run_in_parallel(jobs: list[Callable[[], Any]], workers: int

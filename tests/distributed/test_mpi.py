@@ -180,7 +180,7 @@ def test_collectives_values_and_gradients(ranks, backend, tmp_path):
 def test_collectives_c_is_clean_under_address_sanitizer(program, tmp_path):
     """The collectives' C (collectives.c, in_flight.c) built with -fsanitize=address, on 3
     ranks: AddressSanitizer reports nothing."""
-    environment = address_sanitizer_environment(tmp_path / "cache")
+    environment = address_sanitizer_environment()
     source, arguments = {"collectives": (COLLECTIVES, ["c"]),
                          "data parallel": (DATA_PARALLEL, [])}[program]
     code, output, _ = run_ranks(source, 3, tmp_path, timeout=900, arguments=arguments,

@@ -348,5 +348,5 @@ except RuntimeError:
 
 @pytest.mark.slow
 @pytest.mark.skipif(not compiler_available(), reason="no C compiler (config.cxx)")
-def test_lazy_c_code_is_clean_under_address_sanitizer(tmp_path):
-    assert_clean_under_address_sanitizer(SANITIZER_SCRIPT, tmp_path)
+def test_lazy_c_code_is_clean_under_address_sanitizer():
+    assert_clean_under_address_sanitizer(SANITIZER_SCRIPT)

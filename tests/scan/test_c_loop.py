@@ -293,8 +293,8 @@ SANITIZER_SCRIPT = textwrap.dedent("""
 
 
 @pytest.mark.slow
-def test_the_loop_is_clean_under_address_sanitizer(tmp_path):
-    assert_clean_under_address_sanitizer(SANITIZER_SCRIPT, tmp_path)
+def test_the_loop_is_clean_under_address_sanitizer():
+    assert_clean_under_address_sanitizer(SANITIZER_SCRIPT)
 
 
 def test_rows_whose_alignment_changes_from_step_to_step():

@@ -245,9 +245,9 @@ print("clean")
 
 
 @pytest.mark.slow
-def test_kernels_are_clean_under_address_sanitizer(tmp_path):
+def test_kernels_are_clean_under_address_sanitizer():
     from tests.link.c.utils import assert_clean_under_address_sanitizer
-    assert_clean_under_address_sanitizer(SANITIZER_SCRIPT, tmp_path)
+    assert_clean_under_address_sanitizer(SANITIZER_SCRIPT)
 
 
 def test_a_failed_step_leaves_the_weights_as_they_were():

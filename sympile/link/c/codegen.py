@@ -2,18 +2,17 @@
 
 Every variable keeps the storage cell (a one-element list) the Python backend would give it,
 so shared variables, Function's output handling and perform() fallbacks see the same cells.
-Each node becomes one C function: the op's own C code (`Op.c_code`) when it has some, else a
-call to a Python thunk that runs its perform(). A node with C code is an op unit: a function
-of its cells alone (inputs, then outputs), in a translation unit of its own, named by the hash
-of its text. Units are compiled in parallel and cached on disk one by one, so the same op on the
-same types, in this function or any other, is compiled once; the main unit holds the Program
-and calls each unit with the node's cells. `sympile_run_once` checks every graph input
-a node reads (type, ndim and static lengths: a wrong value is a TypeError, never a
-crash) and calls the nodes in order.
+A node runs the op's own C code (`Op.c_code`) when it has some, else a Python thunk that runs
+its perform(). A node with C code is an op unit: a function of its cells alone (inputs, then
+outputs), in a translation unit of its own, named by the hash of its text. Units are compiled
+in parallel and cached on disk one by one, so the same op on the same types, in this function
+or any other, is compiled once. The main unit is tables (program.h): each node's function and
+cells, the graph inputs to check (type, ndim and static lengths: a wrong value is a
+TypeError, never a crash), and the order of the steps, which the program unit's runner walks.
 
 Conditionals are lazy, as in the Python backend (sympile.link.python.vm.lazy_schedule): the
-step of a conditional reads its condition, calls only the nodes of the branch taken (C code
-or thunks alike), then calls the conditional's own node.
+step of a conditional reads its condition, runs only the steps of the branch taken (C code
+or thunks alike), then the conditional's own node.
 """
 
 from __future__ import annotations
@@ -50,6 +49,8 @@ class ModulePlan:
     units: list[str] = field(default_factory=list)  # the op and library units' sources
     # The op functions compiled in the main unit (CCode.in_main_unit), by name.
     main_functions: dict[str, str] = field(default_factory=dict)
+    # Whether calls run under the thread governor (a library unit among `units`).
+    governed: bool = False
 
     @property
     def openmp(self) -> bool:
@@ -108,9 +109,14 @@ def plan_module(variables: list[Variable], nodes: list[Apply], outputs: Sequence
             for library in code.units:
                 units.setdefault(library, f'#include "{prelude.UNIT_HEADER_NAME}"\n{library}')
             plans.append(NodePlan(node, code, function=function))
+    governed = (config.openmp and config.openmp_follow_load
+                and any(p.code is not None and p.code.openmp for p in plans))
+    if governed:
+        units.setdefault(prelude.THREAD_GOVERNOR,
+                         f'#include "{prelude.UNIT_HEADER_NAME}"\n{prelude.THREAD_GOVERNOR}')
     plan = ModulePlan(variables, index, plans, lazy_schedule(nodes, outputs, orderings),
                       units=[prelude.PROGRAM_UNIT, *units.values()],
-                      main_functions=main_functions)
+                      main_functions=main_functions, governed=governed)
     produced_by_c = {v for p in plans if p.code is not None for v in p.node.outputs}
     read_by_c = {v for p in plans if p.code is not None for v in p.node.inputs}
     # Every array input is checked, also those only perform() reads: under trust_input a
@@ -124,31 +130,7 @@ def plan_module(variables: list[Variable], nodes: list[Apply], outputs: Sequence
     return plan
 
 
-def _static_shape(variable: Variable) -> str:
-    lengths = [-1 if length is None else length for length in variable.type.shape]
-    return "{" + ", ".join(map(str, lengths or [0])) + "}"
-
-
-def _check_array(plan: ModulePlan, variable: Variable) -> str:
-    """C that checks `variable`'s cell holds an array of its Type (or returns -1)."""
-    cell = plan.index[variable]
-    return (f"    static const npy_intp shape_{cell}[] = {_static_shape(variable)};\n"
-            f"    if (sympile_check_array(self, {cell}, {NPY_TYPES[variable.type.dtype]}, "
-            f"{variable.type.ndim}, shape_{cell})) return -1;")
-
-
-def _normalize_result(plan: ModulePlan, variable: Variable) -> str:
-    """C that makes a perform() result an array of `variable`'s dtype, then checks it."""
-    cell = plan.index[variable]
-    return (f"    if (sympile_normalize_result(self, {cell}, {NPY_TYPES[variable.type.dtype]}, "
-            f"{variable.type.ndim})) return -1;\n" + _check_array(plan, variable))
-
-
 _FUNCTION_PLACEHOLDER = "@FUNCTION@"
-# The main unit runs a long program in functions of this many top-level steps: gcc's time
-# on one function grows faster than its length (a 4,000-node program at -O1: 12.5 s in one
-# function, 9.5 s in parts).
-RUN_CHUNK = 256
 
 
 def _op_unit(node: Apply, code: CCode) -> tuple[str, str]:
@@ -180,32 +162,51 @@ def _op_unit(node: Apply, code: CCode) -> tuple[str, str]:
     return function, text.replace(_FUNCTION_PLACEHOLDER, function)
 
 
-def _c_node(plan: ModulePlan, position: int, node_plan: NodePlan) -> str:
-    """The main unit's node function: calls the op unit with the node's cells."""
-    cells = ", ".join(f"self->cells[{plan.index[v]}]"
-                      for v in node_plan.node.inputs + node_plan.node.outputs)
-    return "\n".join([
-        f"/* {node_plan.node.op} */",
-        f"static int sympile_node_{position}(Program *self)", "{",
-        f"    PyObject *const cells[] = {{{cells}}};",
-        f"    if ({node_plan.function}(cells)) {{",
-        f"        self->failed_node = {position};", "        return -1;", "    }",
-        "    return 0;", "}", ""])
+class _Tables:
+    """The main unit's tables (program.h): rows of C initializers, built node by node."""
+
+    def __init__(self, plan: ModulePlan):
+        self.plan = plan
+        self.nodes: list[str] = []
+        self.cells: list[int] = []
+        self.results: list[str] = []
+        self.lengths: list[int] = []
+
+    def check(self, variable: Variable) -> str:
+        """The SympileArrayCheck of `variable`'s Type, its static lengths added."""
+        first = len(self.lengths)
+        self.lengths += [-1 if length is None else length for length in variable.type.shape]
+        return (f"{{{self.plan.index[variable]}, {NPY_TYPES[variable.type.dtype]}, "
+                f"{variable.type.ndim}, {first}}}")
+
+    def add_node(self, node_plan: NodePlan, normalized: set[Variable]) -> None:
+        node = node_plan.node
+        first_cell, first_result = len(self.cells), len(self.results)
+        if node_plan.code is not None:
+            function, thunk = node_plan.function, 0
+            self.cells += [self.plan.index[v] for v in node.inputs + node.outputs]
+        else:
+            function, thunk = "NULL", node_plan.thunk_index
+            self.results += [self.check(v) for v in node.outputs if v in normalized]
+        self.nodes.append(f"{{{function}, {thunk}, {first_cell}, "
+                          f"{len(self.cells) - first_cell}, {first_result}, "
+                          f"{len(self.results) - first_result}}}  /* {_comment(node.op)} */")
 
 
-def _thunk_node(plan: ModulePlan, position: int, node_plan: NodePlan,
-                normalized: set[Variable]) -> str:
-    lines = [f"/* {node_plan.node.op} (perform) */",
-             f"static int sympile_node_{position}(Program *self)", "{",
-             f"    if (sympile_call_thunk(self, {node_plan.thunk_index})) return -1;"]
-    for variable in node_plan.node.outputs:
-        if variable in normalized:
-            lines.append(_normalize_result(plan, variable))
-    lines += ["    return 0;", "}", ""]
-    return "\n".join(lines)
+def _comment(op: object) -> str:
+    """`op` named in a C comment."""
+    return " ".join(str(op).replace("*/", "* /").split())
+
+
+def _table(declaration: str, rows: Sequence[str], empty: str = "0") -> str:
+    """A C array definition of `rows`, one entry more than them (C has no empty arrays)."""
+    return f"{declaration}[] = {{\n    " + ",\n    ".join([*rows, empty]) + "\n};"
 
 
 def _source(plan: ModulePlan, normalized: set[Variable]) -> str:
+    """The main unit: the op functions' declarations, the module's tables (program.h), its
+    sympile_run_once and its init. Tables, not a C function per node: gcc compiles data far
+    faster than code, and the main unit is compiled for every new function."""
     blas: list[str] = []
     functions: list[str] = []
     for node_plan in plan.nodes:
@@ -229,71 +230,48 @@ def _source(plan: ModulePlan, normalized: set[Variable]) -> str:
     between = list(dict.fromkeys(name for node_plan in plan.nodes if node_plan.code is not None
                                  for name in node_plan.code.between_nodes))
     parts += [f"void {name}(void);" for name in between]
-    governed = plan.openmp and config.openmp and config.openmp_follow_load
-    if governed:
-        parts.append(prelude.THREAD_GOVERNOR)
-    for position, node_plan in enumerate(plan.nodes):
-        parts.append(_c_node(plan, position, node_plan) if node_plan.code is not None
-                     else _thunk_node(plan, position, node_plan, normalized))
-    run = ["#define SYMPILE_RUN_NODE(k) do { \\",
-           "    if (self->profiling) { \\",
-           "        double start = sympile_now(); \\",
-           "        int failed = sympile_node_##k(self); \\",
-           "        self->node_seconds[k] += sympile_now() - start; \\",
-           "        self->node_calls[k]++; \\",
-           "        if (failed) return -1; \\",
-           "    } else if (sympile_node_##k(self)) return -1; \\",
-           *[f"    {name}(); \\" for name in between],
-           "} while (0)",
-           ""]
-    chunks = [plan.steps[start:start + RUN_CHUNK]
-              for start in range(0, len(plan.steps), RUN_CHUNK)]
-    if len(chunks) > 1:
-        for number, chunk in enumerate(chunks):
-            run += [f"static __attribute__((noinline)) int sympile_run_part_{number}"
-                    f"(Program *self)", "{", *_run_steps(plan, chunk, "    "),
-                    "    return 0;", "}", ""]
-    run += ["static int sympile_run_nodes(Program *self)", "{"]
-    for variable in plan.checked_inputs:
-        run.append(_check_array(plan, variable))
-    if len(chunks) > 1:
-        run += [f"    if (sympile_run_part_{number}(self)) return -1;"
-                for number in range(len(chunks))]
-    else:
-        run += _run_steps(plan, plan.steps, "    ")
-    run += ["    return 0;", "}", "",
-            "int sympile_run_once(Program *self)", "{"]
-    if governed:
+    tables = _Tables(plan)
+    for node_plan in plan.nodes:
+        tables.add_node(node_plan, normalized)
+    inputs = [tables.check(variable) for variable in plan.checked_inputs]
+    steps = _steps(plan, plan.steps)
+    parts += [
+        _table("const SympileNode sympile_nodes", tables.nodes, "{NULL, 0, 0, 0, 0, 0}"),
+        _table("const int sympile_node_cells", [str(cell) for cell in tables.cells]),
+        f"const int sympile_n_inputs = {len(inputs)};",
+        _table("const SympileArrayCheck sympile_inputs", inputs, "{0, 0, 0, 0}"),
+        _table("const SympileArrayCheck sympile_results", tables.results, "{0, 0, 0, 0}"),
+        _table("const npy_intp sympile_lengths", [str(n) for n in tables.lengths]),
+        f"const int sympile_n_steps = {len(steps)};",
+        _table("const int sympile_steps", [str(entry) for entry in steps]),
+        f"const int sympile_n_between = {len(between)};",
+        _table("const SympileBetween sympile_between", between, "NULL")]
+    run = ["int sympile_run_once(Program *self)", "{"]
+    if plan.governed:
+        parts.append(prelude.THREAD_GOVERNOR_DECLARATIONS)
         run += ["    int threads = sympile_govern_threads();",
-                "    int status = sympile_run_nodes(self);",
+                "    int status = sympile_run_program(self);",
                 "    sympile_restore_threads(threads);",
                 "    return status;"]
     else:
-        run.append("    return sympile_run_nodes(self);")
-    run += ["}", ""]
-    parts.append("\n".join(run))
+        run.append("    return sympile_run_program(self);")
+    parts.append("\n".join([*run, "}", ""]))
     parts.append(render(prelude.MODULE_INIT, {
         "BLAS_LOADS": prelude.blas_loader(blas),
-        "GOVERNOR_START": "sympile_governor_start();" if governed else ""}))
+        "GOVERNOR_START": "sympile_governor_start();" if plan.governed else ""}))
     return "\n".join(parts)
 
 
-def _run_steps(plan: ModulePlan, steps: list[Step], indent: str) -> list[str]:
-    """C that runs `steps`: a conditional's step runs the steps of the branch its condition
-    selects, then its own node."""
-    lines = []
+def _steps(plan: ModulePlan, steps: list[Step]) -> list[int]:
+    """sympile_steps' entries of `steps` (program.h): a conditional's four entries, then
+    its branches' steps."""
+    entries: list[int] = []
     for step in steps:
         node = plan.nodes[step.index].node
         if is_conditional(node):
-            condition = f"condition_{step.index}"
-            lines += [f"{indent}{{",
-                      f"{indent}    int {condition} = sympile_condition(self, "
-                      f"{plan.index[node.inputs[0]]}, {step.index});",
-                      f"{indent}    if ({condition} < 0) return -1;",
-                      f"{indent}    if ({condition}) {{"]
-            lines += _run_steps(plan, step.then_steps, indent + "        ")
-            lines.append(f"{indent}    }} else {{")
-            lines += _run_steps(plan, step.else_steps, indent + "        ")
-            lines += [f"{indent}    }}", f"{indent}}}"]
-        lines.append(f"{indent}SYMPILE_RUN_NODE({step.index});")
-    return lines
+            then_steps, else_steps = _steps(plan, step.then_steps), _steps(plan, step.else_steps)
+            entries += [-1 - step.index, plan.index[node.inputs[0]], len(then_steps),
+                        len(else_steps), *then_steps, *else_steps]
+        else:
+            entries.append(step.index)
+    return entries

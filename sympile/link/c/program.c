@@ -1,7 +1,7 @@
 /* The Program type and what the generated code calls, the same for every module: compiled
    once and cached, then linked into each module (after includes.h, output_helpers.h and
-   program.h). It reads each module's sympile_n_cells, sympile_n_nodes and
-   sympile_run_once. */
+   program.h). It reads each module's tables (program.h) and sympile_run_once, and runs
+   the module's nodes in sympile_run_program. */
 int sympile_load_blas(PyObject *capi, const char *name, void **pointer)
 {
     PyObject *capsule = PyDict_GetItemString(capi, name);
@@ -20,9 +20,10 @@ double sympile_now(void)
     return moment.tv_sec + 1e-9 * moment.tv_nsec;
 }
 
-int sympile_check_array(Program *self, int cell, int typenum, int ndim,
-                               const npy_intp *static_shape)
+static int sympile_check_array(Program *self, const SympileArrayCheck *check)
 {
+    const int cell = check->cell, typenum = check->typenum, ndim = check->ndim;
+    const npy_intp *static_shape = sympile_lengths + check->first_length;
     PyObject *value = PyList_GET_ITEM(self->cells[cell], 0);
     /* The machine's byte order only: C code reads the values as they are in memory. */
     if (!PyArray_Check(value) || PyArray_TYPE((PyArrayObject *)value) != typenum
@@ -42,7 +43,7 @@ bad:
 
 /* A perform() result read by C code: made an array of the declared type (numpy scalars and
    0-d results become 0-d arrays), or a TypeError. */
-int sympile_normalize_result(Program *self, int cell, int typenum, int ndim)
+static int sympile_normalize_result(Program *self, int cell, int typenum, int ndim)
 {
     PyObject *value = PyList_GET_ITEM(self->cells[cell], 0);
     if (PyArray_Check(value) && PyArray_TYPE((PyArrayObject *)value) == typenum
@@ -61,21 +62,82 @@ int sympile_normalize_result(Program *self, int cell, int typenum, int ndim)
     return 0;
 }
 
-int sympile_call_thunk(Program *self, int index)
+/* A perform() node: its thunk (which raises naming the node), then its results that C code
+   reads, made arrays of their types and checked. */
+static int sympile_run_thunk(Program *self, const SympileNode *node)
 {
-    PyObject *result = PyObject_CallNoArgs(PyTuple_GET_ITEM(self->thunks, index));
+    PyObject *result = PyObject_CallNoArgs(PyTuple_GET_ITEM(self->thunks, node->thunk));
     if (result == NULL)
         return -1;
     Py_DECREF(result);
+    for (int i = 0; i < node->n_results; i++) {
+        const SympileArrayCheck *check = &sympile_results[node->first_result + i];
+        if (sympile_normalize_result(self, check->cell, check->typenum, check->ndim)
+                || sympile_check_array(self, check))
+            return -1;
+    }
     return 0;
 }
 
-int sympile_condition(Program *self, int cell, int node)
+static int sympile_run_node(Program *self, int k)
 {
-    int truth = PyObject_IsTrue(PyList_GET_ITEM(self->cells[cell], 0));
-    if (truth < 0)
-        self->failed_node = node;
-    return truth;
+    const SympileNode *node = &sympile_nodes[k];
+    double start = self->profiling ? sympile_now() : 0.0;
+    int failed;
+    if (node->function != NULL) {
+        failed = node->function(self->node_cells + node->first_cell);
+        if (failed)
+            self->failed_node = k;
+    } else {
+        failed = sympile_run_thunk(self, node);
+    }
+    if (self->profiling) {
+        self->node_seconds[k] += sympile_now() - start;
+        self->node_calls[k]++;
+    }
+    if (failed)
+        return -1;
+    for (int i = 0; i < sympile_n_between; i++)
+        sympile_between[i]();
+    return 0;
+}
+
+/* Runs the `n` entries of sympile_steps from `first` (see program.h). */
+static int sympile_run_steps(Program *self, int first, int n)
+{
+    for (int i = first; i < first + n;) {
+        const int step = sympile_steps[i];
+        if (step >= 0) {
+            if (sympile_run_node(self, step))
+                return -1;
+            i++;
+            continue;
+        }
+        const int node = -1 - step, then_length = sympile_steps[i + 2];
+        const int else_length = sympile_steps[i + 3];
+        const int truth = PyObject_IsTrue(PyList_GET_ITEM(self->cells[sympile_steps[i + 1]], 0));
+        if (truth < 0) {
+            self->failed_node = node;
+            return -1;
+        }
+        if (truth ? sympile_run_steps(self, i + 4, then_length)
+                  : sympile_run_steps(self, i + 4 + then_length, else_length))
+            return -1;
+        if (sympile_run_node(self, node))
+            return -1;
+        i += 4 + then_length + else_length;
+    }
+    return 0;
+}
+
+/* Checks the graph's inputs (a wrong value is a TypeError, never a crash), then runs the
+   nodes. */
+int sympile_run_program(Program *self)
+{
+    for (int i = 0; i < sympile_n_inputs; i++)
+        if (sympile_check_array(self, &sympile_inputs[i]))
+            return -1;
+    return sympile_run_steps(self, 0, sympile_n_steps);
 }
 
 static int sympile_apply_updates(Program *self)
@@ -691,7 +753,10 @@ static int Program_init(Program *self, PyObject *args, PyObject *kwargs)
         self->cells = PyMem_Calloc(sympile_n_cells + 1, sizeof(PyObject *));
         self->node_seconds = PyMem_Calloc(sympile_n_nodes + 1, sizeof(double));
         self->node_calls = PyMem_Calloc(sympile_n_nodes + 1, sizeof(long));
-        if (!self->cells || !self->node_seconds || !self->node_calls) {
+        const SympileNode *last = &sympile_nodes[sympile_n_nodes > 0 ? sympile_n_nodes - 1 : 0];
+        self->node_cells = PyMem_Calloc(last->first_cell + last->n_cells + 1,
+                                        sizeof(PyObject *));
+        if (!self->cells || !self->node_seconds || !self->node_calls || !self->node_cells) {
             PyErr_NoMemory();
             return -1;
         }
@@ -705,6 +770,10 @@ static int Program_init(Program *self, PyObject *args, PyObject *kwargs)
         Py_INCREF(cell);
         Py_XSETREF(self->cells[i], cell);
     }
+    for (int k = 0; k < sympile_n_nodes; k++)
+        for (int i = 0; i < sympile_nodes[k].n_cells; i++)
+            self->node_cells[sympile_nodes[k].first_cell + i] =
+                self->cells[sympile_node_cells[sympile_nodes[k].first_cell + i]];
     Py_INCREF(thunks);
     Py_XSETREF(self->thunks, thunks);
     Py_INCREF(updates);
@@ -728,6 +797,7 @@ static void Program_dealloc(Program *self)
     PyMem_Free(self->cells);
     PyMem_Free(self->node_seconds);
     PyMem_Free(self->node_calls);
+    PyMem_Free(self->node_cells);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 

@@ -15,22 +15,47 @@ typedef struct Program {
     char *copy_output;         /* return a copy (the function keeps using the value) */
     char *clear_output;        /* empty the cell before the next call if the caller holds it */
     int single_output;
+    PyObject **node_cells;     /* each node's cells, in sympile_node_cells' order */
     double *node_seconds;      /* per node, when profiling */
     long *node_calls;
     int busy;                  /* a call is running: another thread's call waits (program.c) */
 } Program;
 
-/* Defined by each module's main unit. */
+/* A node of the program: its C function, called with its cells (inputs, then outputs:
+   sympile_node_cells from first_cell), or, where function is NULL, its perform() thunk,
+   whose n_results results (sympile_results from first_result) are made arrays of their
+   types and checked. */
+typedef struct SympileNode {
+    int (*function)(PyObject *const *cells);
+    int thunk, first_cell, n_cells, first_result, n_results;
+} SympileNode;
+
+/* An array a cell must hold: its dtype, rank and static lengths (sympile_lengths from
+   first_length; -1 where any length goes). */
+typedef struct SympileArrayCheck {
+    int cell, typenum, ndim, first_length;
+} SympileArrayCheck;
+
+/* Defined by each module's main unit: tables, so that it compiles fast. sympile_steps is
+   the order the nodes run in: a node's index, or a conditional's four entries -1 - node,
+   its condition's cell, and the lengths of the steps of its two branches, which follow;
+   the conditional's node runs after the branch taken. Every table has an entry more than
+   its count (C has no empty arrays). */
 extern const int sympile_n_cells, sympile_n_nodes;
+extern const SympileNode sympile_nodes[];
+extern const int sympile_node_cells[];
+extern const int sympile_n_inputs;
+extern const SympileArrayCheck sympile_inputs[], sympile_results[];
+extern const npy_intp sympile_lengths[];
+extern const int sympile_n_steps, sympile_steps[];
+extern const int sympile_n_between;
+typedef void (*SympileBetween)(void);  /* called after each node */
+extern const SympileBetween sympile_between[];
 int sympile_run_once(Program *self);
 
 /* Defined by the program unit. */
 extern PyTypeObject sympile_ProgramType;
 int sympile_import_numpy(void);
 double sympile_now(void);
-int sympile_check_array(Program *self, int cell, int typenum, int ndim,
-                        const npy_intp *static_shape);
-int sympile_normalize_result(Program *self, int cell, int typenum, int ndim);
-int sympile_call_thunk(Program *self, int index);
-int sympile_condition(Program *self, int cell, int node);
+int sympile_run_program(Program *self);
 int sympile_load_blas(PyObject *capi, const char *name, void **pointer);

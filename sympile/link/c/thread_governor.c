@@ -1,10 +1,10 @@
-/* Threads that follow the machine's load (config.openmp_follow_load), in a module's main
-   unit: before each call, at most every @PERIOD@ s, the time other processes kept the
+/* Threads that follow the machine's load (config.openmp_follow_load): before each call, at most every @PERIOD@ s, the time other processes kept the
    cores busy since the last look is taken from /proc/stat (the CPUs this process may run
    on, all but idle and iowait time, less the CPU time of this process and of its ended
    children, the C compiler's runs), and the call's OpenMP loops and BLAS splits run on the
    cores left, at least one: the calling thread's OpenMP thread count (omp_set_num_threads)
-   is lowered for the call and set back after.
+   is lowered for the call and set back after. A library unit (fixed: compiled once per
+   cache) linked into each module that runs OpenMP code; its state is that module's.
    A parallel region's threads wait at its end for the slowest; one that shares its core
    with another process's busy thread makes every region as slow as that core's share, so
    a step on two threads with one core taken was 2-3x slower than on one thread. */
@@ -93,14 +93,14 @@ static void sympile_governor_look(double now)
 /* At module init: the first window starts when the module is loaded, so that a first call
    made a while later already knows the load (it ran on every thread until the next look,
    @PERIOD@ s later: most of a short benchmark on a busy machine). */
-static void sympile_governor_start(void)
+void sympile_governor_start(void)
 {
     sympile_governor_look(sympile_governor_seconds(CLOCK_MONOTONIC));
 }
 
 /* Before a call: lowers the calling thread's OpenMP thread count to the cores left, and
    returns the count to set back after the call (sympile_restore_threads), or 0. */
-static int sympile_govern_threads(void)
+int sympile_govern_threads(void)
 {
     int budget = omp_get_max_threads();
     if (budget <= 1)
@@ -114,7 +114,7 @@ static int sympile_govern_threads(void)
     return budget;
 }
 
-static void sympile_restore_threads(int threads)
+void sympile_restore_threads(int threads)
 {
     if (threads > 0)
         omp_set_num_threads(threads);

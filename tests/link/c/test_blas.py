@@ -491,7 +491,7 @@ print("clean")
 
 
 @pytest.mark.slow
-def test_blas_code_is_clean_under_address_sanitizer(tmp_path):
+def test_blas_code_is_clean_under_address_sanitizer():
     """The tests above (every layout, copy, inplace and error path), with the generated code
     built with -fsanitize=address."""
-    assert_clean_under_address_sanitizer(SANITIZED_SCRIPT, tmp_path)
+    assert_clean_under_address_sanitizer(SANITIZED_SCRIPT)

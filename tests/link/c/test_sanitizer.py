@@ -41,5 +41,5 @@ SCRIPT = textwrap.dedent("""
 
 @requires_compiler
 @pytest.mark.slow
-def test_generated_code_is_clean_under_address_sanitizer(tmp_path):
-    assert_clean_under_address_sanitizer(SCRIPT, tmp_path)
+def test_generated_code_is_clean_under_address_sanitizer():
+    assert_clean_under_address_sanitizer(SCRIPT)

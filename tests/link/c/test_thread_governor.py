@@ -26,6 +26,7 @@ from tests.link.c.utils import compile_c, requires_compiler
 
 pytestmark = [
     requires_compiler,
+    pytest.mark.alone,  # another worker's test would be load
     pytest.mark.skipif(not sympile.config.openmp, reason="OpenMP is off (config.openmp)"),
     pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2 or not os.path.exists("/proc/stat"),
                        reason="needs 2 cores and /proc/stat"),

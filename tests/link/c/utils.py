@@ -77,10 +77,12 @@ def compare_backends(outputs: Variable | Sequence[Variable], inputs: Sequence[Va
     return c_results[0] if single else c_results
 
 
-def address_sanitizer_environment(compiledir: Any) -> dict[str, str]:
+def address_sanitizer_environment() -> dict[str, str]:
     """The environment of a fresh Python whose generated C is built with
-    -fsanitize=address (in `compiledir`), with the repository on its path. Skips when the
-    toolchain has no AddressSanitizer runtime."""
+    -fsanitize=address, with the repository on its path. Skips when the toolchain has no
+    AddressSanitizer runtime. It compiles into the suite's cache, as every test does: the
+    cache keys hold the flags, so its entries are its own, and the sanitized program unit
+    and precompiled header are built once per run, not once per test."""
     library = subprocess.run(["gcc", "-print-file-name=libasan.so"], capture_output=True,
                              text=True).stdout.strip()
     if not os.path.isabs(library) or not os.path.exists(library):
@@ -89,16 +91,17 @@ def address_sanitizer_environment(compiledir: Any) -> dict[str, str]:
     return dict(
         os.environ, LD_PRELOAD=library, PYTHONMALLOC="malloc",
         ASAN_OPTIONS="detect_leaks=0:abort_on_error=0:exitcode=99",
-        SYMPILE_FLAGS=(f"cxx=gcc,compiledir={compiledir},openmp=False,compile_async=False,"
+        SYMPILE_FLAGS=(f"cxx=gcc,compiledir={config.compiledir},openmp=False,"
+                       f"compile_async=False,"
                        f"cxxflags=-fsanitize=address -fno-omit-frame-pointer"),
         PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
 
 
-def assert_clean_under_address_sanitizer(script: str, compiledir: Any, timeout: int = 900) -> None:
-    """Run `script` in a fresh Python whose generated C is built with -fsanitize=address (in
-    `compiledir`); assert that AddressSanitizer reports nothing, the script exits 0 and prints
-    'clean'. Skips when the toolchain has no AddressSanitizer runtime."""
-    environment = address_sanitizer_environment(compiledir)
+def assert_clean_under_address_sanitizer(script: str, timeout: int = 900) -> None:
+    """Run `script` in a fresh Python whose generated C is built with -fsanitize=address;
+    assert that AddressSanitizer reports nothing, the script exits 0 and prints 'clean'.
+    Skips when the toolchain has no AddressSanitizer runtime."""
+    environment = address_sanitizer_environment()
     root = str(Path(__file__).resolve().parents[3])
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                             env=environment, cwd=root, timeout=timeout)

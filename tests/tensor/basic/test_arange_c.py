@@ -160,5 +160,5 @@ SANITIZER_SCRIPT = textwrap.dedent("""
 
 
 @pytest.mark.slow
-def test_arange_is_clean_under_address_sanitizer(tmp_path):
-    assert_clean_under_address_sanitizer(SANITIZER_SCRIPT, tmp_path)
+def test_arange_is_clean_under_address_sanitizer():
+    assert_clean_under_address_sanitizer(SANITIZER_SCRIPT)

@@ -107,5 +107,5 @@ SANITIZER_SCRIPT = textwrap.dedent("""
 
 
 @pytest.mark.slow
-def test_split_is_clean_under_address_sanitizer(tmp_path):
-    assert_clean_under_address_sanitizer(SANITIZER_SCRIPT, tmp_path)
+def test_split_is_clean_under_address_sanitizer():
+    assert_clean_under_address_sanitizer(SANITIZER_SCRIPT)

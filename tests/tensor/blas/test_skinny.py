@@ -251,7 +251,7 @@ def test_dot_and_gemm_through_the_backend(setting, dtype):
 
 
 @pytest.mark.slow
-def test_kernels_are_clean_under_address_sanitizer(tmp_path):
+def test_kernels_are_clean_under_address_sanitizer():
     """Every kernel path (packed rows on the stack and allocated, masked last columns, the
     dot kernel's last steps, b copied by rows, threads with partial sums) reads and writes
     only its arrays."""
@@ -278,4 +278,4 @@ def test_kernels_are_clean_under_address_sanitizer(tmp_path):
                         np.testing.assert_allclose(result, expected, rtol=1e-3, atol=1e-3)
         print("clean")
     """)
-    assert_clean_under_address_sanitizer(script, tmp_path / "compiledir")
+    assert_clean_under_address_sanitizer(script)

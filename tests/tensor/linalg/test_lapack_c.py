@@ -157,6 +157,6 @@ print("clean")
 
 @requires_compiler
 @pytest.mark.slow
-def test_lapack_code_is_clean_under_address_sanitizer(tmp_path):
+def test_lapack_code_is_clean_under_address_sanitizer():
     from tests.link.c.utils import assert_clean_under_address_sanitizer
-    assert_clean_under_address_sanitizer(LAPACK_SANITIZER_SCRIPT, tmp_path)
+    assert_clean_under_address_sanitizer(LAPACK_SANITIZER_SCRIPT)

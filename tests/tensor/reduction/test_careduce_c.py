@@ -249,10 +249,10 @@ SANITIZER_SCRIPT = textwrap.dedent("""
 
 
 @pytest.mark.slow
-def test_extremes_are_clean_under_address_sanitizer(tmp_path):
+def test_extremes_are_clean_under_address_sanitizer():
     """The vector max/min and arg-extreme helpers read only their runs, at every length
     around their vector steps and argmax's blocks."""
-    assert_clean_under_address_sanitizer(SANITIZER_SCRIPT, tmp_path)
+    assert_clean_under_address_sanitizer(SANITIZER_SCRIPT)
 
 
 @pytest.mark.parametrize("dtype", ["int8", "uint8", "int32", "int64", "uint64"])

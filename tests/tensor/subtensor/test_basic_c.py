@@ -174,5 +174,5 @@ print("clean")
 
 
 @pytest.mark.slow
-def test_clean_under_address_sanitizer(tmp_path):
-    assert_clean_under_address_sanitizer(SANITIZED_SCRIPT, tmp_path)
+def test_clean_under_address_sanitizer():
+    assert_clean_under_address_sanitizer(SANITIZED_SCRIPT)

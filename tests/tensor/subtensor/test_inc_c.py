@@ -216,8 +216,8 @@ SANITIZER_SCRIPT = textwrap.dedent("""
 
 
 @pytest.mark.slow
-def test_writes_and_slice_length_are_clean_under_address_sanitizer(tmp_path):
-    assert_clean_under_address_sanitizer(SANITIZER_SCRIPT, tmp_path)
+def test_writes_and_slice_length_are_clean_under_address_sanitizer():
+    assert_clean_under_address_sanitizer(SANITIZER_SCRIPT)
 
 
 def _outcome(function, arguments):
