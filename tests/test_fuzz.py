@@ -167,16 +167,19 @@ def check_program(seed: int, depth: int = 4) -> None:
         _agree(function(*[np.copy(v) for v in values]), expected, f"{label} [{name}]")
 
 
+# The seeds in blocks, so that the suite's workers share them.
 @requires_compiler
-def test_random_programs_agree_with_numpy():
-    for seed in range(150):
+@pytest.mark.parametrize("first", range(0, 150, 50))
+def test_random_programs_agree_with_numpy(first):
+    for seed in range(first, first + 50):
         check_program(seed)
 
 
 @pytest.mark.slow
 @requires_compiler
-def test_random_programs_agree_with_numpy_long():
-    for seed in range(150, 1150):
+@pytest.mark.parametrize("first", range(150, 1150, 100))
+def test_random_programs_agree_with_numpy_long(first):
+    for seed in range(first, first + 100):
         check_program(seed)
 
 
