@@ -657,8 +657,8 @@ def _build_module(source: str, flags: tuple[str, ...], main_flags: tuple[str, ..
             _link(source_path, inputs, arguments, [source_path, *cached], linked, main_flags,
                   "compilation")
         else:
-            _compile_and_link(source, source_path, flags, main_flags, units, unit_header,
-                              header_kind, header_key, arguments, inputs, linked,
+            _compile_and_link(source, source_path, flags, main_flags, units, cached,
+                              unit_header, header_kind, header_key, arguments, inputs, linked,
                               progress_shown)
         library = _new_library_path(directory, key)
         os.replace(linked, library)
@@ -671,12 +671,12 @@ def _build_module(source: str, flags: tuple[str, ...], main_flags: tuple[str, ..
 
 def _compile_and_link(source: str, source_path: str, flags: tuple[str, ...],
                       main_flags: tuple[str, ...], units: tuple[str, ...],
-                      unit_header: tuple[str, str], header_kind: str, header_key: str,
-                      arguments: tuple[str, ...], inputs: dict, linked: str,
-                      progress_shown: bool) -> None:
-    """Compile the module's units and main unit on one compiler process per core, the
-    longest sources first (the header first of all: the sources that include it wait for
-    it), then link them into `linked`."""
+                      cached: list[str | None], unit_header: tuple[str, str],
+                      header_kind: str, header_key: str, arguments: tuple[str, ...],
+                      inputs: dict, linked: str, progress_shown: bool) -> None:
+    """Compile the module's main unit and the units not `cached` (each unit's object, or
+    None) on one compiler process per core, the longest sources first (the header first of
+    all: the sources that include it wait for it), then link them all into `linked`."""
     include = f'#include "{unit_header[0]}"'
     main_object = _temporary_path(os.path.dirname(source_path), ".o")
 
@@ -689,8 +689,9 @@ def _compile_and_link(source: str, source_path: str, flags: tuple[str, ...],
         return _build_entry(unit, flags, "unit", UNIT_SOURCE_NAME, (header_key,),
                             arguments)[1]
 
+    missing = [index for index, product in enumerate(cached) if product is None]
     jobs = [(source, compile_main)]
-    jobs += [(unit, functools.partial(compile_unit, unit)) for unit in units]
+    jobs += [(units[index], functools.partial(compile_unit, units[index])) for index in missing]
     progress = CompileProgress(len(jobs), enabled=config.compile_progress and progress_shown,
                                where=cache_root())
     header_built = threading.Event()
@@ -727,7 +728,8 @@ def _compile_and_link(source: str, source_path: str, flags: tuple[str, ...],
                 raise by_job[index][1]
         if outcomes[0][1] is not None:
             raise outcomes[0][1]
-        objects = [by_job[index][0] for index in range(1, len(jobs))]
+        built = {unit: by_job[job][0] for job, unit in enumerate(missing, start=1)}
+        objects = [built.get(index, product) for index, product in enumerate(cached)]
         _link(source_path, inputs, (), [main_object, *objects], linked, main_flags)
     finally:
         progress.close()

@@ -107,16 +107,14 @@ def plan_module(variables: list[Variable], nodes: list[Apply], outputs: Sequence
             else:
                 units.setdefault(function, unit)
             for library in code.units:
-                units.setdefault(library, f'#include "{prelude.UNIT_HEADER_NAME}"\n{library}')
+                units.setdefault(library, _library_unit(library))
             plans.append(NodePlan(node, code, function=function))
-    governed = (config.openmp and config.openmp_follow_load
-                and any(p.code is not None and p.code.openmp for p in plans))
-    if governed:
-        units.setdefault(prelude.THREAD_GOVERNOR,
-                         f'#include "{prelude.UNIT_HEADER_NAME}"\n{prelude.THREAD_GOVERNOR}')
     plan = ModulePlan(variables, index, plans, lazy_schedule(nodes, outputs, orderings),
                       units=[prelude.PROGRAM_UNIT, *units.values()],
-                      main_functions=main_functions, governed=governed)
+                      main_functions=main_functions)
+    plan.governed = config.openmp and config.openmp_follow_load and plan.openmp
+    if plan.governed:
+        plan.units.append(_library_unit(prelude.THREAD_GOVERNOR))
     produced_by_c = {v for p in plans if p.code is not None for v in p.node.outputs}
     read_by_c = {v for p in plans if p.code is not None for v in p.node.inputs}
     # Every array input is checked, also those only perform() reads: under trust_input a
@@ -128,6 +126,11 @@ def plan_module(variables: list[Variable], nodes: list[Apply], outputs: Sequence
                            and v.type.is_ndarray]
     plan.source = _source(plan, read_by_c - produced_by_c)
     return plan
+
+
+def _library_unit(text: str) -> str:
+    """The source of a library unit (fixed C, compiled once per cache) of `text`."""
+    return f'#include "{prelude.UNIT_HEADER_NAME}"\n{text}'
 
 
 _FUNCTION_PLACEHOLDER = "@FUNCTION@"
@@ -248,7 +251,6 @@ def _source(plan: ModulePlan, normalized: set[Variable]) -> str:
         _table("const SympileBetween sympile_between", between, "NULL")]
     run = ["int sympile_run_once(Program *self)", "{"]
     if plan.governed:
-        parts.append(prelude.THREAD_GOVERNOR_DECLARATIONS)
         run += ["    int threads = sympile_govern_threads();",
                 "    int status = sympile_run_program(self);",
                 "    sympile_restore_threads(threads);",

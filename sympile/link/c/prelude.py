@@ -75,15 +75,12 @@ def blas_loader(names: list[str]) -> str:
 
 # The Program type and what the generated code calls, the same for every module: compiled once
 # and cached, then linked into each module. It defines numpy's C-API table (no NO_IMPORT_ARRAY)
-# and reads each module's sympile_n_cells, sympile_n_nodes and sympile_run_once.
+# and reads each module's tables (program.h) and sympile_run_once.
 PROGRAM_UNIT = _INCLUDES + _OUTPUT_HELPERS + _PROGRAM_DECLARATIONS + c_file(__file__, "program.c")
 
-# The thread governor of a module that runs OpenMP code and follows the load: a library unit,
-# and what its main unit calls.
+# The thread governor of a module that runs OpenMP code and follows the load: a library unit
+# (its functions are declared in program.h).
 THREAD_GOVERNOR = render(c_file(__file__, "thread_governor.c"), {"PERIOD": "0.1"})
-THREAD_GOVERNOR_DECLARATIONS = ("void sympile_governor_start(void);\n"
-                                "int sympile_govern_threads(void);\n"
-                                "void sympile_restore_threads(int threads);")
 
 # The end of each module's main unit: its init function.
 MODULE_INIT = c_file(__file__, "module_init.c")

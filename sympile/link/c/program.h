@@ -58,4 +58,10 @@ extern PyTypeObject sympile_ProgramType;
 int sympile_import_numpy(void);
 double sympile_now(void);
 int sympile_run_program(Program *self);
+
+/* Defined by the thread governor's library unit (thread_governor.c), in the modules that
+   have one. */
+void sympile_governor_start(void);
+int sympile_govern_threads(void);
+void sympile_restore_threads(int threads);
 int sympile_load_blas(PyObject *capi, const char *name, void **pointer);
