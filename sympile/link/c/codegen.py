@@ -107,7 +107,7 @@ def plan_module(variables: list[Variable], nodes: list[Apply], outputs: Sequence
             else:
                 units.setdefault(function, unit)
             for library in code.units:
-                units.setdefault(library, _library_unit(library))
+                units.setdefault(library, _library_unit(library, code.blas))
             plans.append(NodePlan(node, code, function=function))
     plan = ModulePlan(variables, index, plans, lazy_schedule(nodes, outputs, orderings),
                       units=[prelude.PROGRAM_UNIT, *units.values()],
@@ -128,9 +128,12 @@ def plan_module(variables: list[Variable], nodes: list[Apply], outputs: Sequence
     return plan
 
 
-def _library_unit(text: str) -> str:
-    """The source of a library unit (fixed C, compiled once per cache) of `text`."""
-    return f'#include "{prelude.UNIT_HEADER_NAME}"\n{text}'
+def _library_unit(text: str, blas: Sequence[str] = ()) -> str:
+    """The source of a library unit (fixed C, compiled once per cache) of `text`, which may
+    call the `blas` routines (those of the code that asks for it)."""
+    lines = [f'#include "{prelude.UNIT_HEADER_NAME}"']
+    lines += [prelude.blas_declaration(name, external=True) for name in blas]
+    return "\n".join([*lines, text])
 
 
 _FUNCTION_PLACEHOLDER = "@FUNCTION@"

@@ -34,6 +34,8 @@ code that shares the library (scipy.linalg) keeps its own.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 from collections.abc import Sequence
 
 from sympile.config import config
@@ -60,6 +62,8 @@ _MATMUL = c_file(__file__, "blas_matmul.c")
 _TENSORDOT = c_file(__file__, "blas_tensordot.c")
 
 _UPDATE = c_file(__file__, "blas_update.c")
+
+_ENTRIES = c_file(__file__, "blas_entries.h")
 
 # Each piece: its C, the pieces it calls, the BLAS routines it calls ('@p@' is s or d).
 _PIECES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
@@ -122,18 +126,35 @@ def blas_threads_support(dtype: str) -> str:
     return _specialize(_THREADS, dtype)
 
 
-def blas_call(function: str, dtype: str, arguments: Sequence[str], fail: str,
-              setup: str = "") -> CCode:
-    """The CCode of a node that calls `sympile_<function>_<dtype>(arguments...)` (dot,
-    matmul, tensordot, or blas_update) and runs `fail` when it returns an error; `setup`
-    comes first (declarations, checks)."""
+@functools.lru_cache(maxsize=8)
+def _library(dtype: str, minsize: float, skinny_setting: str
+             ) -> tuple[str, str, tuple[str, ...], tuple[str, ...]]:
+    """(name, declarations, BLAS routines, library units) of the family for `dtype`: its
+    entry points (`<name>_dot`, `_matmul`, `_tensordot`, `_blas_update`, as declared by
+    blas_entries.h) and their helpers are one library unit, compiled once per cache, so that
+    an op unit holds only its call (the helpers took most of its compile time); the skinny
+    kernels' unit comes with it. Named by the unit's text, as skinny_code's."""
     support: list[str] = []
     blas: list[str] = []
     units: list[str] = []
-    _collect(function, dtype, support, blas, units)
-    body = (f"{setup}\n        if (sympile_{function}_{dtype}({', '.join(arguments)})) "
-            f"{{ {fail} }}")
-    return CCode(body=body, support=tuple(support), blas=tuple(blas), units=tuple(units))
+    for entry in ("dot", "matmul", "tensordot", "blas_update"):
+        _collect(entry, dtype, support, blas, units)
+    text = "\n".join(support)
+    name = f"sympile_blas_{dtype}_{hashlib.sha256(text.encode()).hexdigest()[:16]}"
+    declarations = render(_ENTRIES, {"name": name, "dtype": dtype})
+    unit = f"{declarations}\n{render(text, {'name': name})}"
+    return name, declarations, tuple(blas), (*units, unit)
+
+
+def blas_call(function: str, dtype: str, arguments: Sequence[str], fail: str,
+              setup: str = "") -> CCode:
+    """The CCode of a node that calls the family's `function` for `dtype` (dot, matmul,
+    tensordot, or blas_update; see blas_entries.h) with `arguments` and runs `fail` when it
+    returns an error; `setup` comes first (declarations, checks)."""
+    name, declarations, blas, units = _library(dtype, float(config.blas_parallel_minsize),
+                                               config.blas_skinny)
+    body = f"{setup}\n        if ({name}_{function}({', '.join(arguments)})) {{ {fail} }}"
+    return CCode(body=body, support=(declarations,), blas=blas, units=units)
 
 
 def update_c_code(op: str, dtype: str, inputs: Sequence[str], output: str, fail: str,

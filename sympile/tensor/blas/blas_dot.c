@@ -1,7 +1,7 @@
 /* numpy.dot of 1-d or 2-d @dtype@ arrays (a 1-d a is a row, a 1-d b a column) into *out.
    Returns 0, or -1 with an exception set. */
-static int sympile_dot_@dtype@(const char *op, PyArrayObject *a, PyArrayObject *b,
-                               PyArrayObject **out)
+int @name@_dot(const char *op, PyArrayObject *a, PyArrayObject *b,
+               PyArrayObject **out)
 {
     int a_ndim = PyArray_NDIM(a), b_ndim = PyArray_NDIM(b), ndim = 0, status = -1;
     npy_intp k = PyArray_DIM(a, a_ndim - 1), m = a_ndim == 2 ? PyArray_DIM(a, 0) : 1;

@@ -2,9 +2,9 @@
    the n_axes summed ones; perm_b orders b's as the summed axes (paired in order with a's),
    then its free ones. Transposed and reshaped (a copy where numpy's reshape copies), they
    are the two matrices of one BLAS call, whose C-ordered result is the output. */
-static int sympile_tensordot_@dtype@(const char *op, PyArrayObject *a, PyArrayObject *b,
-                                     int n_axes, const int *perm_a, const int *perm_b,
-                                     PyArrayObject **out)
+int @name@_tensordot(const char *op, PyArrayObject *a, PyArrayObject *b,
+                     int n_axes, const int *perm_a, const int *perm_b,
+                     PyArrayObject **out)
 {
     int a_ndim = PyArray_NDIM(a), b_ndim = PyArray_NDIM(b), ndim = 0, status = -1;
     npy_intp dims[2 * NPY_MAXDIMS], order_a[NPY_MAXDIMS], order_b[NPY_MAXDIMS];

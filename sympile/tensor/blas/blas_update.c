@@ -28,10 +28,10 @@ static void sympile_blas_scale_@dtype@(PyArrayObject *out, PyArrayObject *in, @t
    matrices, a 1-d one as a column, or as a row for y when `y_row`: z m x n, x m x k, y k x n
    (lengths checked by the caller). Written over z when `inplace` (*out is then z). Returns 0,
    or -1 with an exception set. */
-static int sympile_blas_update_@dtype@(const char *op, PyArrayObject *z, PyArrayObject *x,
-                                       PyArrayObject *y, int y_row, PyArrayObject *alpha_array,
-                                       PyArrayObject *beta_array, int inplace,
-                                       PyArrayObject **out)
+int @name@_blas_update(const char *op, PyArrayObject *z, PyArrayObject *x,
+                       PyArrayObject *y, int y_row, PyArrayObject *alpha_array,
+                       PyArrayObject *beta_array, int inplace,
+                       PyArrayObject **out)
 {
     npy_intp m = PyArray_DIM(z, 0), n = PyArray_NDIM(z) == 2 ? PyArray_DIM(z, 1) : 1;
     npy_intp k = PyArray_NDIM(x) == 2 ? PyArray_DIM(x, 1) : 1, batch_stride;

@@ -1,18 +1,21 @@
 """C code of Elemwise (one loop nest over the broadcast output) and DimShuffle (a view).
 
-An Elemwise node becomes two kernels, top-level functions named after a hash of their text
+An Elemwise node becomes a few kernels, top-level functions named after a hash of their text
 (so equal nodes share them), around the scalar op's C (sympile.scalar.c_rules, or a fused
 Composite's statements):
 
-- a flat loop, when every operand is C-contiguous with the output's shape (inputs whose type
-  has only length-1 axes are read once, before the loop), with `restrict` pointers so the
-  compiler vectorises it;
+- a span: a flat loop over n elements, each operand a plain array (inputs whose type has only
+  length-1 axes, or length 1 along the rows, read once before it), with `restrict` pointers
+  so the compiler vectorises it. It is never inlined: the vectorised loop is the costliest
+  code to compile, and two copies of it, one per caller, doubled a unit's compile time;
+- the contiguous kernel, when every operand is C-contiguous with the output's shape: the span
+  on the whole array, or on blocks of _BLOCK elements spread over the threads;
 - a strided loop, for any strides: length-1 axes dropped, neighbouring axes merged where every
   operand's strides allow it, the rows of the innermost axis run one by one (each row's
   offsets computed from its index, so rows can run on several threads). When every operand
   steps along the rows by one element (or, for an input whose type has length 1 on the rows'
-  axis, by 0: it is read once per row), the rows run as plain arrays the compiler vectorises
-  (a matrix plus a broadcast row or column); otherwise through their strides.
+  axis, by 0: it is read once per row), each row runs as a span (a matrix plus a broadcast
+  row or column); otherwise through their strides.
 
 Both run under OpenMP (`parallel for` over elements or rows) when config.openmp is set and
 the output has at least config.openmp_elemwise_minsize elements; both flags are read when the
@@ -133,23 +136,22 @@ class _Loop:
             return "" if self.buffered else " restrict"
         return "" if output in self.destroyed.values() else " restrict"
 
-    def parallel(self, loop: str, size: str, minimum_size: int | None,
-                 serial_copy: bool) -> str:
-        """`loop`, run on several threads when `size` reaches `minimum_size`. serial_copy: a
-        second copy of the loop for smaller sizes, which then skip OpenMP's start-up cost
-        entirely (the flat loop, where small calls are common); otherwise an if clause."""
+    def parallel(self, loop: str, size: str, minimum_size: int | None) -> str:
+        """`loop`, run on several threads when `size` reaches `minimum_size`."""
         if minimum_size is None:
             return loop
-        pragma = f"#pragma omp parallel for reduction(|:{C_ERROR_FLAG}) schedule(static)"
-        if not serial_copy:
-            return f"{pragma} if ({size} >= {minimum_size})\n    {loop}"
-        return (f"if ({size} >= {minimum_size}) {{\n        {pragma}\n        {loop}\n    }} "
-                f"else {{\n        {loop}\n    }}")
+        return (f"#pragma omp parallel for reduction(|:{C_ERROR_FLAG}) schedule(static) "
+                f"if ({size} >= {minimum_size})\n    {loop}")
 
-    def contiguous_kernel(self, minimum_size: int | None) -> tuple[str, str]:
+    def span_kernel(self, constant: Sequence[bool]) -> tuple[str, str]:
+        """A run of `size` elements, each operand a plain array from its pointer, except the
+        inputs that are `constant`: one value, read before the loop. The contiguous kernel
+        runs it on the whole array (or on each thread's blocks), the strided one on each
+        plain row. Never inlined: its loop is the costliest code of the unit to compile, so
+        it is compiled once, not at every call site."""
         declarations, loads, stores = [], [], []
         for i, t in enumerate(self.input_types):
-            if self.single[i]:
+            if constant[i]:
                 declarations.append(f"const {t} v{i} = *(const {t} *)pointers[{i}];")
                 loads.append(f"v{i}")
             else:
@@ -160,21 +162,52 @@ class _Loop:
             declarations.append(f"{t} *{self._restrict(j)} q{j} = "
                                 f"({t} *)pointers[{self.n_inputs + j}];")
             stores.append(f"q{j}[i]")
-        loop = self.elements("size", loads, stores)
         declared = "\n    ".join(declarations)
-        return _named("contiguous", f"""
-/* {_comment(self.node.op)}: contiguous operands */
-{_kernel_attribute(self.statements)}
+        return _named("span", f"""
+/* {_comment(self.node.op)}: a run of elements */
+{_kernel_attribute(self.statements)} __attribute__((noinline))
 static int @NAME@(npy_intp size, char *const *pointers)
 {{
     int {C_ERROR_FLAG} = 0;
     {declared}
-    {self.parallel(loop, "size", minimum_size, serial_copy=True)}
+    {self.elements("size", loads, stores)}
     return {C_ERROR_FLAG};
 }}
 """)
 
-    def strided_kernel(self, minimum_size: int | None) -> tuple[str, str]:
+    def contiguous_kernel(self, span: str, minimum_size: int | None) -> tuple[str, str]:
+        """The kernel of contiguous operands: the `span` kernel (of the single inputs) on the
+        whole array, or on blocks of it spread over the threads from `minimum_size`
+        elements. Without OpenMP, that span kernel itself: ('', '')."""
+        if minimum_size is None:
+            return "", ""
+        operands = self.n_inputs + self.n_outputs
+        types = [*self.input_types, *self.output_types]
+        steps = "\n            ".join(
+            f"block[{k}] = pointers[{k}]"
+            + ("" if k < self.n_inputs and self.single[k] else f" + start * sizeof({t})") + ";"
+            for k, t in enumerate(types))
+        return _named("contiguous", f"""
+/* {_comment(self.node.op)}: contiguous operands */
+static int @NAME@(npy_intp size, char *const *pointers)
+{{
+    if (size < {minimum_size})
+        return {span}(size, pointers);
+    int {C_ERROR_FLAG} = 0;
+    #pragma omp parallel for reduction(|:{C_ERROR_FLAG}) schedule(static)
+    for (npy_intp start = 0; start < size; start += {_BLOCK}) {{
+        char *block[{operands}];
+        {steps}
+        {C_ERROR_FLAG} |= {span}(size - start < {_BLOCK} ? size - start : {_BLOCK}, block);
+    }}
+    return {C_ERROR_FLAG};
+}}
+""")
+
+    def strided_kernel(self, row_span: str, minimum_size: int | None) -> tuple[str, str]:
+        """The kernel of any strides: each row through its strides, or, where every operand's
+        row is plain (contiguous, or constant for the inputs that are `row_constant`), by the
+        `row_span` kernel (of the row_constant inputs), vectorised."""
         operands = self.n_inputs + self.n_outputs
         length = max(self.ndim, 1)
         rows, loads, stores = [], [], []
@@ -188,26 +221,10 @@ static int @NAME@(npy_intp size, char *const *pointers)
             k = self.n_inputs + j
             stores.append(f"*({t} *)(b{k} + i * s{k})")
         row_setup = "\n            ".join(rows)
-        # Rows where every operand is contiguous, or constant for the inputs the type says
-        # are, run as plain arrays (vectorised).
-        checks, plain, plain_loads, plain_stores = [], [], [], []
-        for i, t in enumerate(self.input_types):
-            pointer = f"pointers[{i}] + offsets[{i}]"
-            if self.row_constant[i]:
-                checks.append(f"strides[{i} * {length} + nd - 1] == 0")
-                plain.append(f"const {t} v{i} = *(const {t} *)({pointer});")
-                plain_loads.append(f"v{i}")
-            else:
-                checks.append(f"strides[{i} * {length} + nd - 1] == (npy_intp)sizeof({t})")
-                plain.append(f"const {t} *{self._restrict()} r{i} = (const {t} *)({pointer});")
-                plain_loads.append(f"r{i}[i]")
-        for j, t in enumerate(self.output_types):
-            k = self.n_inputs + j
-            checks.append(f"strides[{k} * {length} + nd - 1] == (npy_intp)sizeof({t})")
-            plain.append(f"{t} *{self._restrict(j)} w{j} = "
-                         f"({t} *)(pointers[{k}] + offsets[{k}]);")
-            plain_stores.append(f"w{j}[i]")
-        plain_setup = "\n                ".join(plain)
+        checks = []
+        for k, t in enumerate([*self.input_types, *self.output_types]):
+            step = "0" if k < self.n_inputs and self.row_constant[k] else f"(npy_intp)sizeof({t})"
+            checks.append(f"strides[{k} * {length} + nd - 1] == {step}")
         loop = f"""for (npy_intp row = 0; row < outer; row++) {{
             npy_intp offsets[{operands}] = {{0}};
             npy_intp rest = row;
@@ -218,8 +235,10 @@ static int @NAME@(npy_intp size, char *const *pointers)
                     offsets[k] += index * strides[k * {length} + axis];
             }}
             if (plain_rows) {{
-                {plain_setup}
-                {self.elements("inner", plain_loads, plain_stores)}
+                char *row_pointers[{operands}];
+                for (int k = 0; k < {operands}; k++)
+                    row_pointers[k] = pointers[k] + offsets[k];
+                {C_ERROR_FLAG} |= {row_span}(inner, row_pointers);
             }} else {{
             {row_setup}
             {self.elements("inner", loads, stores)}
@@ -237,7 +256,7 @@ static int @NAME@(int nd, const npy_intp *shape, char *const *pointers,
     for (int axis = 0; axis < nd - 1; axis++)
         outer *= shape[axis];
     const int plain_rows = {" && ".join(checks)};
-    {self.parallel(loop, "outer * inner", minimum_size, serial_copy=False)}
+    {self.parallel(loop, "outer * inner", minimum_size)}
     return {C_ERROR_FLAG};
 }}
 """)
@@ -258,10 +277,14 @@ def elemwise_c_code(op, node: Apply, names: CNames) -> CCode | None:
     destroyed = {in_index: out_index for out_index, in_index in op.inplace_pattern}
     loop = _Loop(node, scalar.statements, destroyed)
     minimum_size = config.openmp_elemwise_minsize if config.openmp else None
-    contiguous_name, contiguous = loop.contiguous_kernel(minimum_size)
-    strided_name, strided = loop.strided_kernel(minimum_size)
-    body = _elemwise_body(op, node, names, loop, contiguous_name, strided_name)
-    support = (*scalar.support, SHAPE_ERROR, contiguous, strided)
+    # Most nodes' two spans are one: the inputs constant along a row are the single ones.
+    span_name, span = loop.span_kernel(loop.single)
+    row_span_name, row_span = loop.span_kernel(loop.row_constant)
+    contiguous_name, contiguous = loop.contiguous_kernel(span_name, minimum_size)
+    strided_name, strided = loop.strided_kernel(row_span_name, minimum_size)
+    body = _elemwise_body(op, node, names, loop, contiguous_name or span_name, strided_name)
+    kernels = dict.fromkeys((span, row_span, contiguous, strided))
+    support = (*scalar.support, SHAPE_ERROR, *filter(None, kernels))
     return CCode(body, support=support, openmp=minimum_size is not None)
 
 

@@ -92,7 +92,7 @@ def test_the_minimum_is_in_the_code():
     texts = []
     for minimum in (1000, 123457):
         with sympile.config.change_flags(blas_parallel_minsize=minimum):
-            texts.append("".join(node.op.c_code(node, names).support))
+            texts.append("".join(node.op.c_code(node, names).units))
     assert "work >= 1000.0" in texts[0] and "work >= 123457.0" in texts[1]
 
 

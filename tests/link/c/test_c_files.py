@@ -95,11 +95,11 @@ def _kernel_sources() -> dict[str, str]:
     sources = {"program.c": prelude.PROGRAM_UNIT,
                "thread_governor.c": op_unit(prelude.THREAD_GOVERNOR)}
     for dtype in ("float32", "float64"):
-        for function in ("dot", "matmul", "tensordot", "blas_update"):
-            code = blas_c.blas_call(function, dtype, [], "")
-            sources[f"blas {function} {dtype}"] = op_unit(*code.support, blas=code.blas)
-            for unit in code.units:
-                sources[f"skinny unit {dtype}"] = op_unit(unit)
+        code = blas_c.blas_call("dot", dtype, [], "")
+        skinny, library = code.units
+        sources[f"skinny unit {dtype}"] = op_unit(skinny)
+        sources[f"blas library unit {dtype}"] = op_unit(library, blas=code.blas)
+        sources[f"blas entries {dtype}"] = op_unit(*code.support)
         for kind in ("softmax", "log_softmax", "softmax_grad", "crossentropy"):
             sources[f"rows {kind} {dtype}"] = op_unit(*rows_c.row_kernels(kind, dtype))
         sources[f"slices {dtype}"] = op_unit(*rows_c.row_kernels("softmax", dtype), render(
