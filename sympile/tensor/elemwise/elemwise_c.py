@@ -4,18 +4,19 @@ An Elemwise node becomes a few kernels, top-level functions named after a hash o
 (so equal nodes share them), around the scalar op's C (sympile.scalar.c_rules, or a fused
 Composite's statements):
 
-- a span: a flat loop over n elements, each operand a plain array (inputs whose type has only
-  length-1 axes, or length 1 along the rows, read once before it), with `restrict` pointers
-  so the compiler vectorises it. It is never inlined: the vectorised loop is the costliest
-  code to compile, and two copies of it, one per caller, doubled a unit's compile time;
+- a span: a flat loop over n elements of contiguous operands (inputs whose type has only
+  length-1 axes are read once, before the loop), with `restrict` pointers so the compiler
+  vectorises it. It is never inlined: the vectorised loop is the costliest code to compile,
+  and its two copies (the serial and the threaded branch) took a third of a unit's time;
 - the contiguous kernel, when every operand is C-contiguous with the output's shape: the span
   on the whole array, or on blocks of _BLOCK elements spread over the threads;
 - a strided loop, for any strides: length-1 axes dropped, neighbouring axes merged where every
   operand's strides allow it, the rows of the innermost axis run one by one (each row's
   offsets computed from its index, so rows can run on several threads). When every operand
   steps along the rows by one element (or, for an input whose type has length 1 on the rows'
-  axis, by 0: it is read once per row), each row runs as a span (a matrix plus a broadcast
-  row or column); otherwise through their strides.
+  axis, by 0: it is read once per row), the rows run as plain arrays the compiler vectorises
+  (a matrix plus a broadcast row or column); otherwise through their strides. These rows stay
+  inline: a call of the span per row made rows of 4 elements twice as slow.
 
 Both run under OpenMP (`parallel for` over elements or rows) when config.openmp is set and
 the output has at least config.openmp_elemwise_minsize elements; both flags are read when the
@@ -143,15 +144,14 @@ class _Loop:
         return (f"#pragma omp parallel for reduction(|:{C_ERROR_FLAG}) schedule(static) "
                 f"if ({size} >= {minimum_size})\n    {loop}")
 
-    def span_kernel(self, constant: Sequence[bool]) -> tuple[str, str]:
-        """A run of `size` elements, each operand a plain array from its pointer, except the
-        inputs that are `constant`: one value, read before the loop. The contiguous kernel
-        runs it on the whole array (or on each thread's blocks), the strided one on each
-        plain row. Never inlined: its loop is the costliest code of the unit to compile, so
-        it is compiled once, not at every call site."""
+    def span_kernel(self) -> tuple[str, str]:
+        """A run of `size` elements of contiguous operands (the single inputs: one value,
+        read before the loop), for the contiguous kernel to run on the whole array or on
+        each thread's blocks. Never inlined: its loop is the costliest code of the unit to
+        compile, so it is compiled once, not in both branches."""
         declarations, loads, stores = [], [], []
         for i, t in enumerate(self.input_types):
-            if constant[i]:
+            if self.single[i]:
                 declarations.append(f"const {t} v{i} = *(const {t} *)pointers[{i}];")
                 loads.append(f"v{i}")
             else:
@@ -204,10 +204,7 @@ static int @NAME@(npy_intp size, char *const *pointers)
 }}
 """)
 
-    def strided_kernel(self, row_span: str, minimum_size: int | None) -> tuple[str, str]:
-        """The kernel of any strides: each row through its strides, or, where every operand's
-        row is plain (contiguous, or constant for the inputs that are `row_constant`), by the
-        `row_span` kernel (of the row_constant inputs), vectorised."""
+    def strided_kernel(self, minimum_size: int | None) -> tuple[str, str]:
         operands = self.n_inputs + self.n_outputs
         length = max(self.ndim, 1)
         rows, loads, stores = [], [], []
@@ -221,10 +218,26 @@ static int @NAME@(npy_intp size, char *const *pointers)
             k = self.n_inputs + j
             stores.append(f"*({t} *)(b{k} + i * s{k})")
         row_setup = "\n            ".join(rows)
-        checks = []
-        for k, t in enumerate([*self.input_types, *self.output_types]):
-            step = "0" if k < self.n_inputs and self.row_constant[k] else f"(npy_intp)sizeof({t})"
-            checks.append(f"strides[{k} * {length} + nd - 1] == {step}")
+        # Rows where every operand is contiguous, or constant for the inputs the type says
+        # are, run as plain arrays (vectorised).
+        checks, plain, plain_loads, plain_stores = [], [], [], []
+        for i, t in enumerate(self.input_types):
+            pointer = f"pointers[{i}] + offsets[{i}]"
+            if self.row_constant[i]:
+                checks.append(f"strides[{i} * {length} + nd - 1] == 0")
+                plain.append(f"const {t} v{i} = *(const {t} *)({pointer});")
+                plain_loads.append(f"v{i}")
+            else:
+                checks.append(f"strides[{i} * {length} + nd - 1] == (npy_intp)sizeof({t})")
+                plain.append(f"const {t} *{self._restrict()} r{i} = (const {t} *)({pointer});")
+                plain_loads.append(f"r{i}[i]")
+        for j, t in enumerate(self.output_types):
+            k = self.n_inputs + j
+            checks.append(f"strides[{k} * {length} + nd - 1] == (npy_intp)sizeof({t})")
+            plain.append(f"{t} *{self._restrict(j)} w{j} = "
+                         f"({t} *)(pointers[{k}] + offsets[{k}]);")
+            plain_stores.append(f"w{j}[i]")
+        plain_setup = "\n                ".join(plain)
         loop = f"""for (npy_intp row = 0; row < outer; row++) {{
             npy_intp offsets[{operands}] = {{0}};
             npy_intp rest = row;
@@ -235,10 +248,8 @@ static int @NAME@(npy_intp size, char *const *pointers)
                     offsets[k] += index * strides[k * {length} + axis];
             }}
             if (plain_rows) {{
-                char *row_pointers[{operands}];
-                for (int k = 0; k < {operands}; k++)
-                    row_pointers[k] = pointers[k] + offsets[k];
-                {C_ERROR_FLAG} |= {row_span}(inner, row_pointers);
+                {plain_setup}
+                {self.elements("inner", plain_loads, plain_stores)}
             }} else {{
             {row_setup}
             {self.elements("inner", loads, stores)}
@@ -277,14 +288,11 @@ def elemwise_c_code(op, node: Apply, names: CNames) -> CCode | None:
     destroyed = {in_index: out_index for out_index, in_index in op.inplace_pattern}
     loop = _Loop(node, scalar.statements, destroyed)
     minimum_size = config.openmp_elemwise_minsize if config.openmp else None
-    # Most nodes' two spans are one: the inputs constant along a row are the single ones.
-    span_name, span = loop.span_kernel(loop.single)
-    row_span_name, row_span = loop.span_kernel(loop.row_constant)
+    span_name, span = loop.span_kernel()
     contiguous_name, contiguous = loop.contiguous_kernel(span_name, minimum_size)
-    strided_name, strided = loop.strided_kernel(row_span_name, minimum_size)
+    strided_name, strided = loop.strided_kernel(minimum_size)
     body = _elemwise_body(op, node, names, loop, contiguous_name or span_name, strided_name)
-    kernels = dict.fromkeys((span, row_span, contiguous, strided))
-    support = (*scalar.support, SHAPE_ERROR, *filter(None, kernels))
+    support = (*scalar.support, SHAPE_ERROR, span, *filter(None, [contiguous]), strided)
     return CCode(body, support=support, openmp=minimum_size is not None)
 
 
