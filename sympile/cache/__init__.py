@@ -14,6 +14,7 @@ from sympile.cache.store import (
     Entry,
     LoadResult,
     build,
+    build_units,
     cache_root,
     clear,
     compute_key,
@@ -30,6 +31,6 @@ from sympile.cache.store import (
 from sympile.cache.trust import UnsafeCacheError
 
 __all__ = ["LOCK_NAME", "META_NAME", "SOURCE_NAME", "CompileError", "Entry", "LoadResult",
-           "build", "cache_root", "clear", "compute_key", "entry_is_valid", "is_cached",
-           "key_inputs", "list_entries", "load", "platform_tag", "prune", "total_size",
-           "UnsafeCacheError", "verify"]
+           "build", "build_units", "cache_root", "clear", "compute_key", "entry_is_valid",
+           "is_cached", "key_inputs", "list_entries", "load", "platform_tag", "prune",
+           "total_size", "UnsafeCacheError", "verify"]

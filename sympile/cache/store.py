@@ -30,6 +30,15 @@ by a private temporary one for the rest of the process.
 Another user can plant nothing: sympile.cache.trust's checks refuse a compiledir that anyone
 but this user (or root) could write to, and every directory and file is created private
 (0700, 0600) and read without following symbolic links.
+
+The prebuilt tier: `sympile/_prebuilt/` in the installed package has the same layout, holding
+the fixed units and the unit header compiled when the package was built
+(sympile.compile.prebuild, run by setup.py). A module build takes a unit or the header from
+it where the cache has no valid entry and the tier has one of the same key (so built by the
+same compiler, flags, Python and numpy), under the same checks as the cache's (its
+directories and files writable by this user or root only, the product's size and sha256).
+It is only read: nothing is written there after the build, and entries it lacks are
+compiled into the cache as before.
 """
 
 from __future__ import annotations
@@ -59,6 +68,8 @@ import numpy
 
 from sympile.cache.progress import CompileProgress
 from sympile.cache.trust import (
+    UnsafeCacheError,
+    check_ancestors,
     check_compiledir,
     check_private_directory,
     check_shared_library,
@@ -103,6 +114,12 @@ class Entry:
     size: int
     age_s: float
     valid: bool
+
+
+# The package's directory, which the #line marks of its C files name (graph.ccode.c_file).
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+# The prebuilt tier's compiledir (see the docstring); sympile.compile.prebuild fills it.
+PREBUILT_DIR = os.path.join(_PACKAGE_DIR, "_prebuilt")
 
 
 def platform_tag() -> str:
@@ -232,13 +249,21 @@ def key_inputs(source: str, flags: tuple[str, ...], kind: str = "module",
     from (`depends`)."""
     path, version = compiler_identity(config.cxx)
     inputs = {"format": FORMAT_VERSION, "kind": kind,
-              "source_sha256": hashlib.sha256(source.encode()).hexdigest(),
+              "source_sha256": hashlib.sha256(_relocatable(source).encode()).hexdigest(),
               "compiler": path, "compiler_version": version, "flags": list(flags),
               "soabi": sysconfig.get_config_var("SOABI") or sys.implementation.cache_tag,
               "numpy": numpy.__version__, "numpy_c_api": _numpy_c_api_version()}
     if depends:
         inputs["depends"] = list(depends)
     return inputs
+
+
+def _relocatable(source: str) -> str:
+    """`source` as its key sees it: the package's directory in its #line marks replaced by a
+    fixed name, so that a unit compiled where the package was built (the prebuilt tier) has
+    the key of the same unit generated where it is installed. Those marks only name files
+    in the compiler's messages; nothing compiled depends on them."""
+    return source.replace(f'"{_PACKAGE_DIR}', '"<sympile>/')
 
 
 def compute_key(inputs: dict) -> str:
@@ -594,6 +619,27 @@ def build(source: str, flags: tuple[str, ...], units: tuple[str, ...] = (),
     return key, library, True
 
 
+def build_units(units: tuple[str, ...], flags: tuple[str, ...],
+                unit_header: tuple[str, str]) -> list[str]:
+    """Compile the unit header and `units` (see build) into the cache where it lacks them,
+    one compiler process per core, as a module build would compile them, linking nothing:
+    the fixed units that sympile.compile.prebuild puts in the prebuilt tier. Returns the
+    entries' keys, the header's first."""
+    header_kind = _header_kind()
+    header_key = compute_key(key_inputs(unit_header[1], flags, header_kind))
+    arguments = ("-I" + os.path.join(cache_root(), header_key),)
+    with _RootLock(exclusive=False):
+        _unit_header(unit_header, flags, header_kind)
+        outcomes = _run_in_parallel(
+            [functools.partial(_build_entry, unit, flags, "unit", UNIT_SOURCE_NAME,
+                               (header_key,), arguments) for unit in units],
+            os.cpu_count() or 1)
+    for _, error in outcomes:
+        if error is not None:
+            raise error
+    return [header_key, *(result[0] for result, _ in outcomes)]
+
+
 def _module_key(source: str, flags: tuple[str, ...], units: tuple[str, ...],
                 unit_header: tuple[str, str], main_flags: tuple[str, ...]
                 ) -> tuple[str, str, dict]:
@@ -632,6 +678,49 @@ def _load_read_only(source: str, flags: tuple[str, ...], units: tuple[str, ...],
         return None
 
 
+def _prebuilt_root() -> str | None:
+    """This platform's directory of the prebuilt tier, where there is one that only this
+    user or root could have written (the checks of a compiledir); else None."""
+    root = os.path.join(PREBUILT_DIR, platform_tag())
+    try:
+        check_private_directory(root)
+        check_ancestors(root)
+    except (OSError, UnsafeCacheError):
+        return None
+    return root
+
+
+def _prebuilt_product(key: str, inputs: dict) -> str | None:
+    """The product of the prebuilt tier's valid entry `key` (of these key inputs), or None."""
+    root = _prebuilt_root()
+    if root is None:
+        return None
+    directory = os.path.join(root, key)
+    try:
+        check_private_directory(directory)
+    except (OSError, UnsafeCacheError):
+        return None
+    return valid_product(directory, key, inputs)
+
+
+def _header_directory(unit_header: tuple[str, str], flags: tuple[str, ...], header_kind: str,
+                      header_key: str) -> tuple[str, bool]:
+    """(the directory units find the unit header in, whether it is the prebuilt tier's): the
+    cache's, unless only the prebuilt tier holds the precompiled header (gcc's), with its
+    text beside it."""
+    directory = os.path.join(cache_root(), header_key)
+    if header_kind != "header":
+        return directory, False
+    inputs = key_inputs(unit_header[1], flags, header_kind)
+    if valid_product(directory, header_key, inputs) is not None:
+        return directory, False
+    product = _prebuilt_product(header_key, inputs)
+    if product is None or not is_private_file(os.path.join(os.path.dirname(product),
+                                                           unit_header[0])):
+        return directory, False
+    return os.path.dirname(product), True
+
+
 def _build_module(source: str, flags: tuple[str, ...], main_flags: tuple[str, ...],
                   units: tuple[str, ...], unit_header: tuple[str, str], header_kind: str,
                   header_key: str, directory: str, key: str, inputs: dict,
@@ -641,7 +730,9 @@ def _build_module(source: str, flags: tuple[str, ...], main_flags: tuple[str, ..
     linked with the units' objects, where two runs would pay the compiler's start twice.
     Else see _compile_and_link. The caller holds the module entry's lock. Returns the
     library's path."""
-    arguments = ("-I" + os.path.join(cache_root(), header_key),)
+    header_directory, header_prebuilt = _header_directory(unit_header, flags, header_kind,
+                                                          header_key)
+    arguments = ("-I" + header_directory,)
     source = _named_module_source(source, key)
     source_path = os.path.join(directory, SOURCE_NAME)
     _write_source(source_path, source)
@@ -649,17 +740,19 @@ def _build_module(source: str, flags: tuple[str, ...], main_flags: tuple[str, ..
     cached = []
     for unit in units:
         unit_key, unit_directory, unit_inputs = _entry(unit, flags, "unit", (header_key,))
-        cached.append(valid_product(unit_directory, unit_key, unit_inputs))
+        cached.append(valid_product(unit_directory, unit_key, unit_inputs)
+                      or _prebuilt_product(unit_key, unit_inputs))
     linked = _temporary_path(directory, sysconfig.get_config_var("EXT_SUFFIX"))
     try:
         if all(cached):
-            _unit_header(unit_header, flags, header_kind)
+            if not header_prebuilt:
+                _unit_header(unit_header, flags, header_kind)
             _link(source_path, inputs, arguments, [source_path, *cached], linked, main_flags,
                   "compilation")
         else:
             _compile_and_link(source, source_path, flags, main_flags, units, cached,
-                              unit_header, header_kind, header_key, arguments, inputs, linked,
-                              progress_shown)
+                              unit_header, None if header_prebuilt else header_kind,
+                              header_key, arguments, inputs, linked, progress_shown)
         library = _new_library_path(directory, key)
         os.replace(linked, library)
     finally:
@@ -672,11 +765,12 @@ def _build_module(source: str, flags: tuple[str, ...], main_flags: tuple[str, ..
 def _compile_and_link(source: str, source_path: str, flags: tuple[str, ...],
                       main_flags: tuple[str, ...], units: tuple[str, ...],
                       cached: list[str | None], unit_header: tuple[str, str],
-                      header_kind: str, header_key: str, arguments: tuple[str, ...],
+                      header_kind: str | None, header_key: str, arguments: tuple[str, ...],
                       inputs: dict, linked: str, progress_shown: bool) -> None:
     """Compile the module's main unit and the units not `cached` (each unit's object, or
     None) on one compiler process per core, the longest sources first (the header first of
-    all: the sources that include it wait for it), then link them all into `linked`."""
+    all: the sources that include it wait for it), then link them all into `linked`.
+    header_kind None: the header is the prebuilt tier's, nothing to build."""
     include = f'#include "{unit_header[0]}"'
     main_object = _temporary_path(os.path.dirname(source_path), ".o")
 
@@ -699,7 +793,8 @@ def _compile_and_link(source: str, source_path: str, flags: tuple[str, ...],
 
     def build_header() -> None:
         try:
-            _unit_header(unit_header, flags, header_kind)
+            if header_kind is not None:
+                _unit_header(unit_header, flags, header_kind)
         except BaseException as error:
             header_error.append(error)
             raise

@@ -58,6 +58,7 @@ new function would compile it again. Such code has no support, BLAS or library u
 from __future__ import annotations
 
 import functools
+import hashlib
 import os
 from dataclasses import dataclass
 
@@ -124,6 +125,15 @@ def c_file(beside: str, name: str) -> str:
     with open(path, encoding="utf-8") as stream:
         text = stream.read().rstrip("\n")
     return f'#line 1 "{path}"\n{text}\n{RESUME_LINE}\n'
+
+
+def content_name(prefix: str, text: str) -> str:
+    """`prefix` and 16 hex digits of the sha256 of C `text` less its #line marks: a name
+    given by the code alone, the same wherever the package lies (the marks name its
+    files), so that a library unit keeps its name, and key, from the package's build to
+    its install (sympile.compile.prebuild)."""
+    code = "\n".join(line for line in text.split("\n") if not line.startswith("#line "))
+    return f"{prefix}_{hashlib.sha256(code.encode()).hexdigest()[:16]}"
 
 
 def render(text: str, values: dict[str, object]) -> str:

@@ -19,6 +19,7 @@ __all__ = [
     "MAIN_UNIT_OPTIMIZATION",
     "OPTIMIZATION",
     "CompileError",
+    "build_units",
     "compile_flags",
     "compiler_available",
     "toolchain_problem",
@@ -98,3 +99,14 @@ def load_module(source: str, openmp: bool = False, extra_flags: tuple[str, ...] 
     module.__sympile_build__ = {"compile_s": result.compile_s, "load_s": result.load_s,
                                 "cache_hit": result.cache_hit}
     return module
+
+
+def build_units(units: tuple[str, ...], openmp: bool = False,
+                extra_flags: tuple[str, ...] = ()) -> list[str]:
+    """Compile `units` and the unit header into the cache as load_module compiles them for a
+    module of these arguments, linking nothing (sympile.compile.prebuild); returns their
+    cache keys."""
+    if not compiler_available():
+        raise CompileError(f"build_units: {toolchain_problem()}")
+    return cache.build_units(units, compile_flags(openmp, extra_flags),
+                             (prelude.UNIT_HEADER_NAME, prelude.UNIT_HEADER))

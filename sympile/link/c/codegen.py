@@ -107,14 +107,14 @@ def plan_module(variables: list[Variable], nodes: list[Apply], outputs: Sequence
             else:
                 units.setdefault(function, unit)
             for library in code.units:
-                units.setdefault(library, _library_unit(library, code.blas))
+                units.setdefault(library, library_unit(library, code.blas))
             plans.append(NodePlan(node, code, function=function))
     plan = ModulePlan(variables, index, plans, lazy_schedule(nodes, outputs, orderings),
                       units=[prelude.PROGRAM_UNIT, *units.values()],
                       main_functions=main_functions)
     plan.governed = config.openmp and config.openmp_follow_load and plan.openmp
     if plan.governed:
-        plan.units.append(_library_unit(prelude.THREAD_GOVERNOR))
+        plan.units.append(library_unit(prelude.THREAD_GOVERNOR))
     produced_by_c = {v for p in plans if p.code is not None for v in p.node.outputs}
     read_by_c = {v for p in plans if p.code is not None for v in p.node.inputs}
     # Every array input is checked, also those only perform() reads: under trust_input a
@@ -128,7 +128,7 @@ def plan_module(variables: list[Variable], nodes: list[Apply], outputs: Sequence
     return plan
 
 
-def _library_unit(text: str, blas: Sequence[str] = ()) -> str:
+def library_unit(text: str, blas: Sequence[str] = ()) -> str:
     """The source of a library unit (fixed C, compiled once per cache) of `text`, which may
     call the `blas` routines (those of the code that asks for it)."""
     lines = [f'#include "{prelude.UNIT_HEADER_NAME}"']

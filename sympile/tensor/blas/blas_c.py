@@ -35,12 +35,11 @@ code that shares the library (scipy.linalg) keeps its own.
 from __future__ import annotations
 
 import functools
-import hashlib
 from collections.abc import Sequence
 
 from sympile.config import config
 from sympile.cpu import vector_target
-from sympile.graph.ccode import CCode, c_file, c_string, render
+from sympile.graph.ccode import CCode, c_file, c_string, content_name, render
 from sympile.tensor.blas.skinny import skinny_code
 
 __all__ = ["BLAS_C_DTYPES", "blas_call", "blas_threads_support", "c_string", "update_c_code"]
@@ -140,7 +139,7 @@ def _library(dtype: str, minsize: float, skinny_setting: str
     for entry in ("dot", "matmul", "tensordot", "blas_update"):
         _collect(entry, dtype, support, blas, units)
     text = "\n".join(support)
-    name = f"sympile_blas_{dtype}_{hashlib.sha256(text.encode()).hexdigest()[:16]}"
+    name = content_name(f"sympile_blas_{dtype}", text)
     declarations = render(_ENTRIES, {"name": name, "dtype": dtype})
     unit = f"{declarations}\n{render(text, {'name': name})}"
     return name, declarations, tuple(blas), (*units, unit)

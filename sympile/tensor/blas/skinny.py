@@ -37,10 +37,9 @@ their partial sums), as BLAS's kernels do; alpha scales the finished sum.
 from __future__ import annotations
 
 import functools
-import hashlib
 
 from sympile.cpu import cpu_level, is_x86_64
-from sympile.graph.ccode import c_file, render
+from sympile.graph.ccode import c_file, content_name, render
 
 __all__ = ["SKINNY_ROWS", "SKINNY_STEPS", "skinny_code"]
 
@@ -189,6 +188,6 @@ def skinny_code(dtype: str, minsize: float, setting: str = "auto") -> tuple[str,
                                                   "dot": _chosen("dot", dtype, isas),
                                                   "rows": _chosen("rows", dtype, isas)})
     # Named by the unit's text: a module links the one unit its op units were made for.
-    name = f"sympile_skinny_{dtype}_{hashlib.sha256(unit.encode()).hexdigest()[:16]}"
+    name = content_name(f"sympile_skinny_{dtype}", unit)
     values = {"name": name, "T": _TYPES[dtype]}
     return name, render(_DECLARATION, values), render(unit, values)

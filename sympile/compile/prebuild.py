@@ -1,0 +1,76 @@
+"""The C backend's fixed C, compiled once when the package is built.
+
+setup.py runs `python -m sympile.compile.prebuild <build>/sympile/_prebuilt` after copying the
+package: it compiles into that directory, used as a compiledir, the unit header and every
+library unit whose text depends on no graph (the program unit, the thread governor, and the
+skinny products' and the BLAS family's units for float32 and float64), with the flags that a
+function gets under the default config. The installed package then holds them, and the cache
+reads that directory as its prebuilt tier (sympile.cache.store): the first function on a new
+install compiles only what its graph needs (its op units and main unit), not the 2 to 3 s of
+CPU the fixed units take.
+
+The tier serves the functions whose keys match: the same compiler, flags (config.openmp,
+config.cxxflags, config.blas_parallel_minsize, config.blas_skinny), Python and numpy as at
+the build. Under other settings, or where the build could not compile (no compiler then),
+the units compile into the cache on first use, as before: the tier saves time, it changes no
+result.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from sympile.cache import LOCK_NAME, cache_root
+from sympile.cache.store import ROOT_LOCK_NAME
+from sympile.config import config
+from sympile.link.c import prelude
+from sympile.link.c.cmodule import build_units
+from sympile.link.c.codegen import library_unit
+from sympile.tensor.blas.blas_c import BLAS_C_DTYPES, blas_call
+
+__all__ = ["fixed_units", "main", "prebuild"]
+
+
+def fixed_units() -> list[str]:
+    """The sources of the library units a function may link whatever its graph, as the C
+    backend generates them under the current config."""
+    units = [prelude.PROGRAM_UNIT]
+    if config.openmp and config.openmp_follow_load:
+        units.append(library_unit(prelude.THREAD_GOVERNOR))
+    for dtype in BLAS_C_DTYPES:
+        code = blas_call("dot", dtype, (), "")
+        units += [library_unit(unit, code.blas) for unit in code.units]
+    return units
+
+
+def prebuild(directory: str) -> list[str]:
+    """Compile the fixed units and the unit header into `directory` (a compiledir; the
+    prebuilt tier when it is the package's `_prebuilt`); returns the entries' keys. The lock
+    files, which only builds use, are removed."""
+    with config.change_flags(compiledir=directory):
+        keys = build_units(tuple(fixed_units()), config.openmp,
+                           tuple(config.cxxflags.split()))
+        root = cache_root()
+    for path in [os.path.join(root, ROOT_LOCK_NAME),
+                 *(os.path.join(root, key, LOCK_NAME) for key in keys)]:
+        if os.path.isfile(path):
+            os.unlink(path)
+    return keys
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m sympile.compile.prebuild",
+        description="Compile the C backend's fixed units into a directory (the package's "
+                    "prebuilt tier).")
+    parser.add_argument("directory")
+    arguments = parser.parse_args(argv)
+    keys = prebuild(os.path.abspath(arguments.directory))
+    print(f"sympile: {len(keys)} fixed units compiled into {arguments.directory}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,99 @@
+"""Issue 34: the fixed units compiled when the package is built (sympile.compile.prebuild)
+serve a new install's first function from the prebuilt tier (sympile.cache.store), which is
+trusted as the cache is and keyed as the cache is wherever the package lies."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+
+import numpy as np
+import pytest
+
+from sympile.cache import store
+from sympile.compile.prebuild import fixed_units, prebuild
+from sympile.config import config
+from sympile.graph.ccode import content_name
+from sympile.link.c import prelude
+from tests.link.c.test_compiler_runs import _training_step
+from tests.link.c.utils import requires_compiler
+
+
+@pytest.fixture(scope="module")
+def tier(tmp_path_factory):
+    """A prebuilt tier, as setup.py makes it, and its entries' keys (the header's first)."""
+    directory = tmp_path_factory.mktemp("prebuilt")
+    return str(directory), prebuild(str(directory))
+
+
+def _build_recording(tmp_path, monkeypatch, tier_directory: str,
+                     rate: float) -> tuple[list[str], str]:
+    """Build and run a training step (of learning `rate`, a constant in its code: a module
+    this process has not loaded) in an empty cache with `tier_directory` as the tier: (the
+    sources the compiler ran on, the cache's platform directory)."""
+    compiled: list[str] = []
+    run = store.subprocess.run
+
+    def recording(command, *arguments, **keywords):
+        sources = [part for part in command if part.endswith((".c", ".h"))]
+        compiled.append(os.path.basename(sources[0]) if sources else "link")
+        return run(command, *arguments, **keywords)
+
+    monkeypatch.setattr(store.subprocess, "run", recording)
+    monkeypatch.setattr(store, "PREBUILT_DIR", tier_directory)
+    with config.change_flags(compiledir=str(tmp_path / "cache"), compile_async=False):
+        step = _training_step(10, 16, rate)
+        costs = [step(index) for index in range(3)]
+        root = store.cache_root()
+    assert np.all(np.isfinite(costs)) and costs[2] < costs[0]
+    return compiled, root
+
+
+@requires_compiler
+def test_a_new_install_compiles_no_fixed_unit(tier, tmp_path, monkeypatch):
+    directory, keys = tier
+    assert len(keys) == 1 + len(fixed_units())
+    compiled, root = _build_recording(tmp_path, monkeypatch, directory, 0.11)
+    # The header, the program unit, the governor, the skinny and BLAS units: all from the
+    # tier, none in the cache; what compiled is the graph's own units, its main unit and
+    # the link, one run each.
+    assert not set(keys) & set(os.listdir(root))
+    assert prelude.UNIT_HEADER_NAME not in compiled
+    graph_units = [name for name in os.listdir(root)
+                   if os.path.exists(os.path.join(root, name, store.UNIT_OBJECT_NAME))]
+    assert compiled.count("unit.c") == len(graph_units) > 0
+    assert compiled.count("module.c") == 1 and compiled.count("link") == 1
+
+
+@requires_compiler
+def test_a_tier_file_others_could_write_is_not_used(tier, tmp_path, monkeypatch):
+    """As in the cache: a product another user could have replaced is compiled again (into
+    the cache), never linked."""
+    directory, keys = tier
+    copy = tmp_path / "copy"
+    shutil.copytree(directory, copy)
+    platform = os.path.join(copy, store.platform_tag())
+    program_key = next(key for key in keys[1:] if "sympile_run_program" in open(
+        os.path.join(platform, key, store.UNIT_SOURCE_NAME)).read())
+    product = os.path.join(platform, program_key, store.UNIT_OBJECT_NAME)
+    os.chmod(product, os.stat(product).st_mode | stat.S_IWOTH)
+    _, root = _build_recording(tmp_path, monkeypatch, str(copy), 0.12)
+    assert program_key in os.listdir(root)
+    assert not set(keys) - {program_key} & set(os.listdir(root))
+
+
+def test_keys_and_names_do_not_depend_on_where_the_package_lies(monkeypatch):
+    """The #line marks of the package's C files name its directory: the tier is built in a
+    build directory and installed elsewhere, and its keys must still match."""
+    here = store._PACKAGE_DIR
+    source = f'#line 1 "{here}tensor/blas/blas_dot.c"\nint f(void) {{ return 1; }}\n'
+    moved = source.replace(here, "/elsewhere/site-packages/sympile/")
+    key = store.compute_key(store.key_inputs(source, ("-O2",), "unit"))
+    assert content_name("sympile_x", source) == content_name("sympile_x", moved)
+    monkeypatch.setattr(store, "_PACKAGE_DIR", "/elsewhere/site-packages/sympile/")
+    assert store.compute_key(store.key_inputs(moved, ("-O2",), "unit")) == key
+    # The code itself still counts.
+    changed = moved.replace("return 1", "return 2")
+    assert store.compute_key(store.key_inputs(changed, ("-O2",), "unit")) != key
+    assert content_name("sympile_x", changed) != content_name("sympile_x", moved)
