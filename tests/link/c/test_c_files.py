@@ -207,7 +207,9 @@ def test_kernel_files_compile_without_warnings(name, tmp_path):
 
 @pytest.mark.slow
 def test_every_c_file_is_in_the_wheel(tmp_path):
-    """`pip install .` installs from a wheel: every .c, .h and .cu file must be in it."""
+    """`pip install .` installs from a wheel: every .c, .h and .cu file must be in it, and
+    the prebuilt tier setup.py compiles (the unit header and at least the program, skinny
+    and BLAS units of both dtypes)."""
     import zipfile
 
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w",
@@ -217,6 +219,9 @@ def test_every_c_file_is_in_the_wheel(tmp_path):
     files = {str(path.relative_to(ROOT.parent)) for path in ROOT.rglob("*")
              if path.suffix in (".c", ".h", ".cu")}
     assert len(files) >= 20 and files <= shipped, files - shipped
+    tier = [name for name in shipped if name.startswith("sympile/_prebuilt/")]
+    assert any(name.endswith(".h.gch") for name in tier), sorted(shipped)[:20]
+    assert sum(name.endswith("/meta.json") for name in tier) >= 6, tier
 
 
 # C in a Python string: what the C API, numpy's C names or C statements give away.
