@@ -4,7 +4,10 @@ warm, and a new function whose ops are cached, beside jax.jit's.
     sympile-bench compile_time [--models "mlp 784-500-10,rnn 54x50,lenet"] [--repeats 3]
 
 Each repeat uses a new empty cache directory and runs in fresh processes, so 'cold' compiles
-everything (precompiled header, program unit, op units, main unit), 'warm' is a new process
+everything (precompiled header, program unit, op units, main unit); 'cold, installed' is
+'cold' in another empty cache with a prebuilt tier (what `pip install` compiles:
+sympile.compile.prebuild, built once for the run), the first function after an install,
+which compiles only its graph's units and main unit; 'warm' is a new process
 that finds the whole module on disk, and 'ops cached' is a new process building the step at
 another size (the MLPs' and LeNet's batch 10 instead of 60, the RNN's sequence of 50 instead
 of 100: the same ops but its own main unit, and the units whose types carry the size). These
@@ -42,6 +45,7 @@ import sympile, sympile.tensor as tt
 from sympile.benchmarks.mlp import MODELS, theano_style_steps
 sympile.config.compile_async = sys.argv[3] == "async"
 from sympile.cache import store
+store.PREBUILT_DIR = sys.argv[4]
 from sympile.link.c import linker
 from sympile.tensor.nnet import softmax
 
@@ -130,32 +134,53 @@ end = time.perf_counter()
 print(json.dumps({"function": times[0] - times[1], "first 100 steps": end - start}))
 """
 
-# (phase, which size, config.compile_async, in a cache of its own): the three sync phases
-# share one cache, in this order. 'ops cached' builds the workload at its second size.
-PHASES = (("cold", 0, False, False), ("warm", 0, False, False),
-          ("ops cached", 1, False, False), ("cold, async", 0, True, True))
+# (phase, which size, config.compile_async, in a cache of its own, with the prebuilt tier):
+# the three sync phases without a tier share one cache, in this order. 'ops cached' builds
+# the workload at its second size.
+PHASES = (("cold", 0, False, False, False), ("warm", 0, False, False, False),
+          ("ops cached", 1, False, False, False), ("cold, installed", 0, False, True, True),
+          ("cold, async", 0, True, True, False))
 # Each workload's two sizes: the MLPs' and LeNet's batch, the RNN's sequence length.
 SIZES = {"rnn 54x50": (100, 50), "lenet": (60, 10)}
 DEFAULT_SIZES = (60, 10)
 WORKLOADS = "mlp 784-500-10,rnn 54x50,lenet"
 
 
+def _package_parent() -> str:
+    """The directory holding the sympile package, so that a child imports this copy."""
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
 def _child(script: str, arguments: list[str], what: str,
            environment: dict[str, str] | None = None) -> dict[str, float]:
     """Run `script` in a new Python process and return the JSON of its last line."""
-    # The directory holding the sympile package, so that the child imports this copy.
-    package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    result = subprocess.run([sys.executable, "-c", script, *arguments], cwd=package_parent,
+    result = subprocess.run([sys.executable, "-c", script, *arguments], cwd=_package_parent(),
                             env=environment, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         raise RuntimeError(f"compile_time: measuring {what} failed:\n{result.stderr}")
     return json.loads(result.stdout.splitlines()[-1])
 
 
-def measure(model: str, batch: int, compiledir: str, background: bool) -> dict[str, float]:
+def measure(model: str, batch: int, compiledir: str, background: bool,
+            tier: str | None) -> dict[str, float]:
+    """One phase in a new process, in `compiledir`, with the prebuilt `tier` (None: none,
+    even where the package imported has one)."""
     environment = dict(os.environ, SYMPILE_FLAGS=f"compiledir={compiledir},backend=c")
-    return _child(MEASURE, [model, str(batch), "async" if background else "sync"], model,
-                  environment)
+    return _child(MEASURE, [model, str(batch), "async" if background else "sync",
+                            tier or os.path.join(compiledir, "no prebuilt tier")],
+                  model, environment)
+
+
+def prebuild_tier(directory: str) -> None:
+    """The prebuilt tier of this copy of the package in `directory`, as setup.py builds it
+    (under the default flags)."""
+    environment = {name: value for name, value in os.environ.items()
+                   if name != "SYMPILE_FLAGS"}
+    result = subprocess.run([sys.executable, "-m", "sympile.compile.prebuild", directory],
+                            cwd=_package_parent(), env=environment, capture_output=True,
+                            text=True, check=False)
+    if result.returncode != 0:
+        raise RuntimeError(f"compile_time: the prebuilt tier failed:\n{result.stderr}")
 
 
 def measure_jax(model: str, batch: int) -> dict[str, float] | None:
@@ -175,15 +200,20 @@ def main() -> None:
                         help="timed repeats of each measure (default: %(default)s)")
     options = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.2f}, {os.cpu_count()} cores")
+    tier_directory = tempfile.TemporaryDirectory(prefix="sympile-prebuilt-")
+    prebuild_tier(tier_directory.name)
     for model in options.models.split(","):
         best: dict[str, dict[str, float]] = {}
         for _ in range(options.repeats):
             with tempfile.TemporaryDirectory(prefix="sympile-compile-time-") as shared, \
                     tempfile.TemporaryDirectory(prefix="sympile-compile-time-") as own:
                 sizes = SIZES.get(model, DEFAULT_SIZES)
-                measured = [(phase, measure(model, sizes[which], own if fresh else shared,
-                                            background))
-                            for phase, which, background, fresh in PHASES]
+                measured = []
+                for phase, which, background, fresh, tier in PHASES:
+                    compiledir = os.path.join(own, phase) if fresh else shared
+                    measured.append((phase, measure(model, sizes[which], compiledir,
+                                                    background,
+                                                    tier_directory.name if tier else None)))
                 jax_values = measure_jax(model, sizes[0])
                 if jax_values is not None:
                     measured.append(("jax.jit", jax_values))
@@ -199,7 +229,9 @@ def main() -> None:
             jax_compile = best["jax.jit"]["function"]
             print(f"{model} function() / jax.jit compile: " + ", ".join(
                 f"{phase} {best[phase]['function'] / jax_compile:.2f}x"
-                for phase in ("cold", "ops cached", "warm", "cold, async")))
+                for phase in ("cold", "cold, installed", "ops cached", "warm",
+                              "cold, async")))
+    tier_directory.cleanup()
 
 
 if __name__ == "__main__":

@@ -3,8 +3,9 @@
 setup.py runs `python -m sympile.compile.prebuild <build>/sympile/_prebuilt` after copying the
 package: it compiles into that directory, used as a compiledir, the unit header and every
 library unit whose text depends on no graph (the program unit, the thread governor, and the
-skinny products' and the BLAS family's units for float32 and float64), with the flags that a
-function gets under the default config. The installed package then holds them, and the cache
+skinny products', the BLAS family's and the softmax rows' units for float32 and float64),
+with the flags that a function gets under the default config. The installed package then
+holds them, and the cache
 reads that directory as its prebuilt tier (sympile.cache.store): the first function on a new
 install compiles only what its graph needs (its op units and main unit), not the 2 to 3 s of
 CPU the fixed units take.
@@ -29,6 +30,7 @@ from sympile.link.c import prelude
 from sympile.link.c.cmodule import build_units
 from sympile.link.c.codegen import library_unit
 from sympile.tensor.blas.blas_c import BLAS_C_DTYPES, blas_call
+from sympile.tensor.nnet.rows_c import row_library
 
 __all__ = ["fixed_units", "main", "prebuild"]
 
@@ -42,6 +44,7 @@ def fixed_units() -> list[str]:
     for dtype in BLAS_C_DTYPES:
         code = blas_call("dot", dtype, (), "")
         units += [library_unit(unit, code.blas) for unit in code.units]
+        units.append(library_unit(row_library(dtype)[2]))
     return units
 
 

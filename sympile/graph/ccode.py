@@ -46,8 +46,9 @@ there is nothing to do.
 translation units of their own (after the same helpers), caches, and links into every
 module whose nodes name them, once however many nodes do. They hold code too large to
 compile again in each op unit (sympile.tensor.blas.skinny's kernels, the BLAS family's
-entry points and helpers); their functions are not static, have names unique to their text,
-and the node's `support` declares them. They may call the node's `blas` routines.
+entry points and helpers, the softmax rows); their functions are not static, have names
+unique to their text (graph.ccode.content_name), and the node's `support` declares them.
+They may call the node's `blas` routines.
 
 `in_main_unit`: the node's C goes into the function's main unit, compiled for each new
 function anyway, instead of an op unit of its own, for a small body whose text names its

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from sympile.graph.basic import Apply
 from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_file, c_string, render
-from sympile.tensor.nnet.rows_c import kernel_name, row_kernels, scaled_row_kernel
+from sympile.tensor.nnet.rows_c import kernel_name, row_library, scaled_row_kernel
 
 __all__ = ["crossentropy_softmax_c_code", "crossentropy_softmax_dx_c_code",
            "softmax_family_c_code"]
@@ -60,7 +60,8 @@ def softmax_family_c_code(kind: str, op, node: Apply, names: CNames) -> CCode | 
     if ({slices_name}(arrays, {axis}, rows, length)) {{ PyErr_NoMemory(); {names.fail} }}
 }}
 """
-    return CCode(body=body, support=(*row_kernels(kind, dtype), slices))
+    _, declarations, library = row_library(dtype)
+    return CCode(body=body, support=(declarations, slices), units=(library,))
 
 
 _TARGETS = c_file(__file__, "targets.c")
@@ -73,14 +74,17 @@ def _targets_support(target_dtype: str) -> str:
     return render(_TARGETS, {"YNAME": target_dtype, "Y": C_TYPES[target_dtype]})
 
 
-def crossentropy_support(dtype: str, target_dtype: str) -> tuple[str, tuple[str, ...]]:
-    """(function name, support pieces) of crossentropy.c for logits of `dtype`."""
+def crossentropy_support(dtype: str, target_dtype: str
+                         ) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    """(function name, support pieces, library units) of crossentropy.c for logits of
+    `dtype`."""
     name = f"{dtype}_{target_dtype}"
     function = render(_CROSSENTROPY, {
         "NAME": name, "T": C_TYPES[dtype], "Y": C_TYPES[target_dtype], "YNAME": target_dtype,
         "NPY": NPY_TYPES[dtype], "KERNEL": kernel_name("crossentropy", dtype)})
+    _, declarations, library = row_library(dtype)
     return (f"sympile_crossentropy_softmax_{name}",
-            (*row_kernels("crossentropy", dtype), _targets_support(target_dtype), function))
+            (declarations, _targets_support(target_dtype), function), (library,))
 
 
 def crossentropy_dx_support(dtypes: tuple[str, str, str], target_dtype: str
@@ -112,12 +116,12 @@ def crossentropy_softmax_c_code(op, node: Apply, names: CNames) -> CCode | None:
     if dtype not in _DTYPES or not _targets_have_c_type(node, 1):
         return None
     (x, targets), (loss, probabilities) = names.inputs, names.outputs
-    function, support = crossentropy_support(dtype, node.inputs[1].type.dtype)
+    function, support, units = crossentropy_support(dtype, node.inputs[1].type.dtype)
     return CCode(body=f"""
 if ({function}({x}, {targets}, &{loss}, &{probabilities}, {c_string(op)}) != 0) {{
     {names.fail}
 }}
-""", support=support)
+""", support=support, units=units)
 
 
 def crossentropy_softmax_dx_c_code(op, node: Apply, names: CNames) -> CCode | None:

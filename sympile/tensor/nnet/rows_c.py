@@ -27,20 +27,38 @@ Edge values as perform: a slice without a finite maximum (all -inf, or a +inf) i
 
 from __future__ import annotations
 
-from sympile.graph.ccode import C_TYPES
+import functools
+
+from sympile.graph.ccode import C_TYPES, content_name
 from sympile.scalar.c_fastmath import FAST_MATH_SUPPORT, fast_function
 from sympile.tensor.c_toolkit import vectorized_kernel_attribute
 
-__all__ = ["kernel_name", "row_kernels"]
+__all__ = ["kernel_name", "row_library", "scaled_row_kernel"]
 
 # Partial results per reduction: one AVX-512 vector of float32, two of float64.
 _LANES = 16
 
 
+# Each kernel's prototype; @NAME@ is its library unit's name (row_library).
+_SIGNATURES = {
+    "softmax": "void @NAME@_softmax(npy_intp length, const {T} *restrict x, {T} *restrict out)",
+    "log_softmax": "void @NAME@_log_softmax(npy_intp length, const {T} *restrict x, "
+                   "{T} *restrict out)",
+    "softmax_grad": "void @NAME@_softmax_grad(npy_intp length, const {T} *restrict dy, "
+                    "const {T} *restrict sm, {T} *restrict out)",
+    "crossentropy": "double @NAME@_crossentropy(npy_intp length, const {T} *restrict x, "
+                    "{T} *restrict out, npy_intp target)",
+}
+
+
 def kernel_name(kind: str, dtype: str) -> str:
     """The C name of the row kernel of `kind` ('softmax', 'log_softmax', 'softmax_grad' or
-    'crossentropy') for `dtype`."""
-    return f"sympile_{kind}_row_{dtype}"
+    'crossentropy') for `dtype`, declared by row_library's declarations."""
+    return f"{row_library(dtype)[0]}_{kind}"
+
+
+def _signature(kind: str, dtype: str) -> str:
+    return _SIGNATURES[kind].format(T=C_TYPES[dtype])
 
 
 def _over_lanes(T: str, body: str, inputs: dict[str, str], outputs: tuple[str, ...] = ()) -> str:
@@ -171,8 +189,7 @@ def _softmax_row(dtype: str, attribute: str) -> str:
 /* out = exp(x - peak) / total, each exp computed once (float32: in float, its total and
    scaling in double). */
 {attribute}
-static void {kernel_name("softmax", dtype)}(npy_intp length, const {T} *restrict x,
-                                           {T} *restrict out)
+{_signature("softmax", dtype)}
 {{
     {_exp_total(dtype, "out")}
     const double scale = 1.0 / total;
@@ -186,8 +203,7 @@ def _log_softmax_row(dtype: str, attribute: str) -> str:
     return f"""
 /* out = (x - peak) - log(total). */
 {attribute}
-static void {kernel_name("log_softmax", dtype)}(npy_intp length, const {T} *restrict x,
-                                               {T} *restrict out)
+{_signature("log_softmax", dtype)}
 {{
     {_exp_total(dtype)}
     const double log_total = log(total);
@@ -202,8 +218,7 @@ def _softmax_grad_row(dtype: str, attribute: str) -> str:
     return f"""
 /* out = sm * (dy - total), total = sum(dy * sm). */
 {attribute}
-static void {kernel_name("softmax_grad", dtype)}(npy_intp length, const {T} *restrict dy,
-                                                const {T} *restrict sm, {T} *restrict out)
+{_signature("softmax_grad", dtype)}
 {{
     {_lane_total(T, "double", "(double){dy} * (double){sm}", {"dy": "0", "sm": "0"})}
     for (npy_intp i = 0; i < length; ++i)
@@ -218,8 +233,7 @@ def _crossentropy_row(dtype: str, attribute: str) -> str:
 /* out = softmax(x) as the softmax kernel computes it; returns the loss
    -((x[target] - peak) - log(total)), in double. */
 {attribute}
-static double {kernel_name("crossentropy", dtype)}(npy_intp length, const {T} *restrict x,
-                                                  {T} *restrict out, npy_intp target)
+{_signature("crossentropy", dtype)}
 {{
     {_exp_total(dtype, "out")}
     const double scale = 1.0 / total;
@@ -233,15 +247,23 @@ _ROWS = {"softmax": _softmax_row, "log_softmax": _log_softmax_row,
          "softmax_grad": _softmax_grad_row, "crossentropy": _crossentropy_row}
 
 
-def row_kernels(kind: str, dtype: str) -> tuple[str, ...]:
-    """The support C of the row kernel of `kind` for `dtype` (named by kernel_name): c_fastmath's
-    functions, the helpers it uses, the kernel."""
+def row_library(dtype: str) -> tuple[str, str, str]:
+    """(name, declarations, library unit) of the row kernels for `dtype`: the four kernels,
+    c_fastmath's functions and the helpers they use, compiled once per cache as one library
+    unit (in each op unit they were most of its compile time); `declarations` declare the
+    kernels (kernel_name) for the op units that call them."""
+    return _row_library(dtype, vectorized_kernel_attribute(compute_bound=True))
+
+
+@functools.lru_cache(maxsize=8)
+def _row_library(dtype: str, attribute: str) -> tuple[str, str, str]:
     T = C_TYPES[dtype]
-    kernel = _ROWS[kind](dtype, vectorized_kernel_attribute(compute_bound=True))
-    if kind == "softmax_grad":
-        return (kernel,)
-    return (FAST_MATH_SUPPORT,
-            _SHIFTED_EXP.format(T=T, dtype=dtype, exp=fast_function("exp", dtype)), kernel)
+    text = "".join([FAST_MATH_SUPPORT,
+                    _SHIFTED_EXP.format(T=T, dtype=dtype, exp=fast_function("exp", dtype)),
+                    *(row(dtype, attribute) for row in _ROWS.values())])
+    name = content_name(f"sympile_rows_{dtype}", text)
+    declarations = "".join(f"{_signature(kind, dtype)};\n" for kind in _ROWS)
+    return name, declarations.replace("@NAME@", name), text.replace("@NAME@", name)
 
 
 def scaled_row_kernel(input_dtype: str, output_dtype: str) -> tuple[str, str]:

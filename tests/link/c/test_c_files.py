@@ -100,9 +100,9 @@ def _kernel_sources() -> dict[str, str]:
         sources[f"skinny unit {dtype}"] = op_unit(skinny)
         sources[f"blas library unit {dtype}"] = op_unit(library, blas=code.blas)
         sources[f"blas entries {dtype}"] = op_unit(*code.support)
-        for kind in ("softmax", "log_softmax", "softmax_grad", "crossentropy"):
-            sources[f"rows {kind} {dtype}"] = op_unit(*rows_c.row_kernels(kind, dtype))
-        sources[f"slices {dtype}"] = op_unit(*rows_c.row_kernels("softmax", dtype), render(
+        _, declarations, library = rows_c.row_library(dtype)
+        sources[f"rows library unit {dtype}"] = op_unit(library)
+        sources[f"slices {dtype}"] = op_unit(declarations, render(
             basic_c._SLICES, {"name": "slices", "count": 2, "T": f"npy_{dtype}",
                               "call": f"{rows_c.kernel_name('softmax', dtype)}(length, "
                                       "pointers[0], pointers[1]);"}))
