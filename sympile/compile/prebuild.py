@@ -3,12 +3,11 @@
 setup.py runs `python -m sympile.compile.prebuild <build>/sympile/_prebuilt` after copying the
 package: it compiles into that directory, used as a compiledir, the unit header and every
 library unit whose text depends on no graph (the program unit, the thread governor, and the
-skinny products', the BLAS family's and the softmax rows' units for float32 and float64),
-with the flags that a function gets under the default config. The installed package then
-holds them, and the cache
-reads that directory as its prebuilt tier (sympile.cache.store): the first function on a new
-install compiles only what its graph needs (its op units and main unit), not the 2 to 3 s of
-CPU the fixed units take.
+units of the skinny products, the BLAS family, the softmax rows, the convolutions and the
+pooling for float32 and float64), with the flags that a function gets under the default
+config. The installed package then holds them, and the cache reads that directory as its
+prebuilt tier (sympile.cache.store): the first function on a new install compiles only what
+its graph needs (its op units and main unit), not the 2 to 4 s of CPU the fixed units take.
 
 The tier serves the functions whose keys match: the same compiler, flags (config.openmp,
 config.cxxflags, config.blas_parallel_minsize, config.blas_skinny), Python and numpy as at
@@ -30,7 +29,9 @@ from sympile.link.c import prelude
 from sympile.link.c.cmodule import build_units
 from sympile.link.c.codegen import library_unit
 from sympile.tensor.blas.blas_c import BLAS_C_DTYPES, blas_call
+from sympile.tensor.nnet.abstract_conv_c import conv_library
 from sympile.tensor.nnet.rows_c import row_library
+from sympile.tensor.signal.pool_c import pool_library
 
 __all__ = ["fixed_units", "main", "prebuild"]
 
@@ -45,6 +46,10 @@ def fixed_units() -> list[str]:
         code = blas_call("dot", dtype, (), "")
         units += [library_unit(unit, code.blas) for unit in code.units]
         units.append(library_unit(row_library(dtype)[2]))
+        units.append(library_unit(pool_library(dtype)[2]))
+        # The convolutions' unit calls gemm, which their nodes name (abstract_conv_c).
+        gemm = [routine for routine in code.blas if routine.endswith("gemm")]
+        units.append(library_unit(conv_library(dtype)[2], gemm))
     return units
 
 

@@ -137,6 +137,16 @@ def content_name(prefix: str, text: str) -> str:
     return f"{prefix}_{hashlib.sha256(code.encode()).hexdigest()[:16]}"
 
 
+def library_code(prefix: str, declarations: str, text: str) -> tuple[str, str, str]:
+    """(name, declarations, library unit) of C `text` whose entry points are written
+    `@NAME@_<entry>`, declared (with the types they take) by `declarations` for the op units
+    that call them: the unit holds the declarations then the text, and `@NAME@` is
+    content_name(prefix, unit) throughout."""
+    unit = f"{declarations}\n{text}"
+    name = content_name(prefix, unit)
+    return name, declarations.replace("@NAME@", name), unit.replace("@NAME@", name)
+
+
 def render(text: str, values: dict[str, object]) -> str:
     """`text` (a C file's, with @name@ placeholders) with each @name@ replaced by its value,
     which must fit on one line, so that the file's line numbers still hold."""

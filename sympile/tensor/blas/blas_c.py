@@ -39,7 +39,7 @@ from collections.abc import Sequence
 
 from sympile.config import config
 from sympile.cpu import vector_target
-from sympile.graph.ccode import CCode, c_file, c_string, content_name, render
+from sympile.graph.ccode import CCode, c_file, c_string, library_code, render
 from sympile.tensor.blas.skinny import skinny_code
 
 __all__ = ["BLAS_C_DTYPES", "blas_call", "blas_threads_support", "c_string", "update_c_code"]
@@ -138,10 +138,8 @@ def _library(dtype: str, minsize: float, skinny_setting: str
     units: list[str] = []
     for entry in ("dot", "matmul", "tensordot", "blas_update"):
         _collect(entry, dtype, support, blas, units)
-    text = "\n".join(support)
-    name = content_name(f"sympile_blas_{dtype}", text)
-    declarations = render(_ENTRIES, {"name": name, "dtype": dtype})
-    unit = f"{declarations}\n{render(text, {'name': name})}"
+    name, declarations, unit = library_code(
+        f"sympile_blas_{dtype}", render(_ENTRIES, {"dtype": dtype}), "\n".join(support))
     return name, declarations, tuple(blas), (*units, unit)
 
 

@@ -1,6 +1,6 @@
 /* numpy.dot of 1-d or 2-d @dtype@ arrays (a 1-d a is a row, a 1-d b a column) into *out.
    Returns 0, or -1 with an exception set. */
-int @name@_dot(const char *op, PyArrayObject *a, PyArrayObject *b,
+int @NAME@_dot(const char *op, PyArrayObject *a, PyArrayObject *b,
                PyArrayObject **out)
 {
     int a_ndim = PyArray_NDIM(a), b_ndim = PyArray_NDIM(b), ndim = 0, status = -1;

@@ -2,7 +2,7 @@
    operand lacks it, or has it with length 1 in its type (a_batch_one, b_batch_one). The
    matrices of a batch take one BLAS call each, or one in all when b broadcasts and a's
    matrices follow each other as the rows of one tall matrix. */
-int @name@_matmul(const char *op, PyArrayObject *a, PyArrayObject *b,
+int @NAME@_matmul(const char *op, PyArrayObject *a, PyArrayObject *b,
                   int a_batch_one, int b_batch_one, PyArrayObject **out)
 {
     int a_ndim = PyArray_NDIM(a), b_ndim = PyArray_NDIM(b), ndim = 0;
@@ -13,7 +13,7 @@ int @name@_matmul(const char *op, PyArrayObject *a, PyArrayObject *b,
         return sympile_blas_shape_error(op, a, b, "are not aligned: a has %zd columns, b has "
                                         "%zd rows", (Py_ssize_t)k, (Py_ssize_t)b_rows);
     if (a_ndim < 3 && b_ndim < 3)
-        return @name@_dot(op, a, b, out);
+        return @NAME@_dot(op, a, b, out);
     int a_broadcasts = a_ndim < 3 || a_batch_one, b_broadcasts = b_ndim < 3 || b_batch_one;
     npy_intp a_batch = a_ndim == 3 ? a_dims[0] : 1, b_batch = b_ndim == 3 ? b_dims[0] : 1;
     if (!a_broadcasts && !b_broadcasts && a_batch != b_batch)

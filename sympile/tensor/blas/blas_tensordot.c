@@ -2,7 +2,7 @@
    the n_axes summed ones; perm_b orders b's as the summed axes (paired in order with a's),
    then its free ones. Transposed and reshaped (a copy where numpy's reshape copies), they
    are the two matrices of one BLAS call, whose C-ordered result is the output. */
-int @name@_tensordot(const char *op, PyArrayObject *a, PyArrayObject *b,
+int @NAME@_tensordot(const char *op, PyArrayObject *a, PyArrayObject *b,
                      int n_axes, const int *perm_a, const int *perm_b,
                      PyArrayObject **out)
 {

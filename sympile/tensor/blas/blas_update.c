@@ -28,7 +28,7 @@ static void sympile_blas_scale_@dtype@(PyArrayObject *out, PyArrayObject *in, @t
    matrices, a 1-d one as a column, or as a row for y when `y_row`: z m x n, x m x k, y k x n
    (lengths checked by the caller). Written over z when `inplace` (*out is then z). Returns 0,
    or -1 with an exception set. */
-int @name@_blas_update(const char *op, PyArrayObject *z, PyArrayObject *x,
+int @NAME@_blas_update(const char *op, PyArrayObject *z, PyArrayObject *x,
                        PyArrayObject *y, int y_row, PyArrayObject *alpha_array,
                        PyArrayObject *beta_array, int inplace,
                        PyArrayObject **out)

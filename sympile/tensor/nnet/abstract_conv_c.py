@@ -1,17 +1,27 @@
 """The C code of the convolution ops (abstract_conv.py), 2d and 3d, on float32 and float64:
 im2col and BLAS gemm (conv_gemm.c), threads chosen as for the BLAS products
-(blas_threads.c); other dtypes run perform()."""
+(blas_threads.c); other dtypes run perform(). The kernels are one library unit per dtype
+(conv_library), compiled once per cache: a node's op unit holds its geometry and calls."""
 
 from __future__ import annotations
 
 from sympile.config import config
 from sympile.graph.basic import Apply
-from sympile.graph.ccode import NPY_TYPES, CCode, CNames, c_file, render
+from sympile.graph.ccode import NPY_TYPES, CCode, CNames, c_file, library_code, render
 from sympile.tensor.blas.blas_c import blas_threads_support
 
-__all__ = ["conv_c_code"]
+__all__ = ["conv_c_code", "conv_library"]
 
 _GEMM = c_file(__file__, "conv_gemm.c")
+_DECLARATIONS = c_file(__file__, "conv_gemm.h")
+
+
+def conv_library(dtype: str) -> tuple[str, str, str]:
+    """(name, declarations, library unit) of the convolution kernels for `dtype`:
+    `<name>_conv_setup` and `<name>_conv_gemm` as conv_gemm.h declares them."""
+    values = {"T": f"npy_{dtype}", "p": "s" if dtype == "float32" else "d"}
+    return library_code(f"sympile_conv_{dtype}", render(_DECLARATIONS, values),
+                        blas_threads_support(dtype) + render(_GEMM, values))
 _BORDERS = {"valid": 0, "full": 1, "half": 2}
 
 
@@ -30,6 +40,7 @@ def conv_c_code(op, node: Apply, names: CNames, kind: int) -> CCode | None:
     shape = names.inputs[2] if kind else "NULL"
     (output,) = names.outputs
     label = f"conv{op.convdim}d"
+    library, declarations, unit = conv_library(dtype)
     typenum = NPY_TYPES[dtype]
     body = f"""
 const char *label = "{label}";
@@ -42,7 +53,7 @@ PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY((PyObject *){a}, {typenum}, 
                                                     {nd + 2}, NPY_ARRAY_CARRAY_RO);
 PyArrayObject *b = a == NULL ? NULL : (PyArrayObject *)PyArray_FROMANY(
     (PyObject *){b}, {typenum}, {nd + 2}, {nd + 2}, NPY_ARRAY_CARRAY_RO);
-int status = b == NULL ? -1 : sympile_conv_setup_{c_type}(
+int status = b == NULL ? -1 : {library}_conv_setup(
     {kind}, {nd}, a, b, {shape}, {border}, pads, strides, dilations, {int(op.filter_flip)},
     {op.num_groups}, label, &geometry, &filters, out_dims);
 if (status == 0) {{
@@ -50,7 +61,7 @@ if (status == 0) {{
 }}
 if (status == 0) {{
     const npy_intp batch = {"PyArray_DIM(a, 0)" if kind != 2 else "PyArray_DIM(b, 0)"};
-    status = sympile_conv_gemm_{c_type}({kind}, &geometry, batch, filters, {op.num_groups},
+    status = {library}_conv_gemm({kind}, &geometry, batch, filters, {op.num_groups},
                                          (const {c_type} *)PyArray_DATA(a),
                                          (const {c_type} *)PyArray_DATA(b),
                                          ({c_type} *)PyArray_DATA({output}));
@@ -61,5 +72,5 @@ if (status != 0) {{
     {names.fail}
 }}
 """
-    support = (blas_threads_support(dtype), render(_GEMM, {"T": c_type, "p": prefix}))
-    return CCode(body=body, support=support, blas=(f"{prefix}gemm",), openmp=config.openmp)
+    return CCode(body=body, support=(declarations,), blas=(f"{prefix}gemm",),
+                 units=(unit,), openmp=config.openmp)

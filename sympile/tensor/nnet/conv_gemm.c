@@ -8,17 +8,8 @@
      grad inputs    dcols_g (CK x O) = W_g^T . gy_g, added back into the input (col2im)
 
    The BLAS is column-major: a row-major r x c matrix is its c x r transpose. Each thread
-   allocates its columns buffer once per call and reuses it for its images. */
-
-typedef struct {
-    npy_intp channels, depth, rows, cols;   /* the input's channels and spatial lengths */
-    npy_intp kernel_depth, kernel_rows, kernel_cols;
-    npy_intp out_depth, out_rows, out_cols;
-    npy_intp pad_depth, pad_rows, pad_cols;
-    npy_intp stride_depth, stride_rows, stride_cols;
-    npy_intp dil_depth, dil_rows, dil_cols;
-    int flip;
-} sympile_conv_geometry_@T@;
+   allocates its columns buffer once per call and reuses it for its images. The geometry's
+   type and the entry points are declared in conv_gemm.h. */
 
 /* Tap t as (depth, row, column) offsets in the input, flipped for a true convolution. */
 static inline void sympile_conv_tap_@T@(const sympile_conv_geometry_@T@ *g, npy_intp tap,
@@ -132,9 +123,9 @@ static void sympile_col2im_@T@(const sympile_conv_geometry_@T@ *g, const @T@ *co
    above config.blas_parallel_minsize multiply-adds the images split among OpenMP threads,
    each with its columns buffer (and, for the weight gradient, its own sum, added up at the
    end), so that OpenBLAS's threads never spin beside OpenMP's. */
-static int sympile_conv_gemm_@T@(int kind, const sympile_conv_geometry_@T@ *g,
-                                   npy_intp batch, npy_intp filters, npy_intp groups,
-                                   const @T@ *a, const @T@ *b, @T@ *out)
+int @NAME@_conv_gemm(int kind, const sympile_conv_geometry_@T@ *g,
+                     npy_intp batch, npy_intp filters, npy_intp groups,
+                     const @T@ *a, const @T@ *b, @T@ *out)
 {
     const npy_intp group_channels = g->channels / groups, group_filters = filters / groups;
     const npy_intp taps = g->kernel_depth * g->kernel_rows * g->kernel_cols;
@@ -223,12 +214,12 @@ static int sympile_conv_gemm_@T@(int kind, const sympile_conv_geometry_@T@ *g,
    shapes and the op's options (border: 0 valid, 1 full, 2 half, 3 explicit pads; pads,
    strides and dilations have nd entries), checked as perform() checks it; *filters the
    number of filters, out_dims the output's shape (nd + 2 entries). */
-static int sympile_conv_setup_@T@(int kind, int nd, PyArrayObject *a, PyArrayObject *b,
-                                    PyArrayObject *shape, int border, const npy_intp *pads,
-                                    const npy_intp *strides, const npy_intp *dilations,
-                                    int flip, npy_intp groups, const char *label,
-                                    sympile_conv_geometry_@T@ *g, npy_intp *filters,
-                                    npy_intp *out_dims)
+int @NAME@_conv_setup(int kind, int nd, PyArrayObject *a, PyArrayObject *b,
+                      PyArrayObject *shape, int border, const npy_intp *pads,
+                      const npy_intp *strides, const npy_intp *dilations,
+                      int flip, npy_intp groups, const char *label,
+                      sympile_conv_geometry_@T@ *g, npy_intp *filters,
+                      npy_intp *out_dims)
 {
     const npy_intp *da = PyArray_DIMS(a), *db = PyArray_DIMS(b);
     npy_intp given[3] = {0, 0, 0}, lengths[3] = {1, 1, 1}, kernel[3] = {1, 1, 1};

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import functools
 
-from sympile.graph.ccode import C_TYPES, content_name
+from sympile.graph.ccode import C_TYPES, library_code
 from sympile.scalar.c_fastmath import FAST_MATH_SUPPORT, fast_function
 from sympile.tensor.c_toolkit import vectorized_kernel_attribute
 
@@ -261,9 +261,8 @@ def _row_library(dtype: str, attribute: str) -> tuple[str, str, str]:
     text = "".join([FAST_MATH_SUPPORT,
                     _SHIFTED_EXP.format(T=T, dtype=dtype, exp=fast_function("exp", dtype)),
                     *(row(dtype, attribute) for row in _ROWS.values())])
-    name = content_name(f"sympile_rows_{dtype}", text)
     declarations = "".join(f"{_signature(kind, dtype)};\n" for kind in _ROWS)
-    return name, declarations.replace("@NAME@", name), text.replace("@NAME@", name)
+    return library_code(f"sympile_rows_{dtype}", declarations, text)
 
 
 def scaled_row_kernel(input_dtype: str, output_dtype: str) -> tuple[str, str]:

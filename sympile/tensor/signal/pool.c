@@ -1,18 +1,8 @@
 /* 2d pooling and its gradients in C (pool_c.py), for @T@: one plane (the last two axes) at a
    time, planes threaded; the windows as pool.py defines them. A window of output (r, c)
    spans, in the padded input, [r s0, min(r s0 + ws0, n0 + 2 p0)) by the same in columns;
-   its input elements are those rows and columns shifted by -p and clipped to the input. */
-
-typedef struct {
-    npy_intp rows, cols, out_rows, out_cols;
-    npy_intp ws[2], stride[2], pad[2];
-    int mode;  /* 0 max, 1 sum, 2 average_inc_pad, 3 average_exc_pad */
-} sympile_pool_geometry_@T@;
-
-typedef struct {
-    npy_intp row0, row1, col0, col1;  /* input bounds of the window */
-    npy_intp padded_size;             /* its size within the padded input */
-} sympile_pool_window_@T@;
+   its input elements are those rows and columns shifted by -p and clipped to the input.
+   The geometry's types and the entry points are declared in pool.h. */
 
 static inline sympile_pool_window_@T@ sympile_pool_window_of_@T@(
     const sympile_pool_geometry_@T@ *g, npy_intp r, npy_intp c)
@@ -68,9 +58,9 @@ static npy_intp *sympile_pool_bounds_@T@(const sympile_pool_geometry_@T@ *g)
 /* gx (zeroed here) from gz: max mode to every position equal to the window's maximum
    (maxout), the other modes spread over the window (over its divisor). Returns -1 (no
    memory) with an exception set, else 0. */
-static int sympile_pool_backward_@T@(const sympile_pool_geometry_@T@ *g, const @T@ *x,
-                                     const @T@ *maxout, const @T@ *gz, @T@ *gx,
-                                     npy_intp planes, int threaded)
+int @NAME@_pool_backward(const sympile_pool_geometry_@T@ *g, const @T@ *x,
+                         const @T@ *maxout, const @T@ *gz, @T@ *gx,
+                         npy_intp planes, int threaded)
 {
     npy_intp *bounds = sympile_pool_bounds_@T@(g);
     if (bounds == NULL)
@@ -110,8 +100,8 @@ static int sympile_pool_backward_@T@(const sympile_pool_geometry_@T@ *g, const @
 }
 
 /* Pool(x) plane by plane; returns -1 (no memory) with an exception set, else 0. */
-static int sympile_pool_forward_@T@(const sympile_pool_geometry_@T@ *g, const @T@ *x,
-                                    @T@ *out, npy_intp planes, int threaded)
+int @NAME@_pool_forward(const sympile_pool_geometry_@T@ *g, const @T@ *x,
+                        @T@ *out, npy_intp planes, int threaded)
 {
     npy_intp *bounds = sympile_pool_bounds_@T@(g);
     if (bounds == NULL)
@@ -166,9 +156,9 @@ static inline npy_intp sympile_pool_floor_div_@T@(npy_intp a, npy_intp b)
 
 /* The geometry of the last two axes of x (Theano's output lengths), or -1 with the error
    perform() raises. */
-static int sympile_pool_setup_@T@(PyArrayObject *x, const npy_intp *ws, const npy_intp *stride,
-                                  const npy_intp *pad, int ignore_border, int mode,
-                                  const char *label, sympile_pool_geometry_@T@ *g)
+int @NAME@_pool_setup(PyArrayObject *x, const npy_intp *ws, const npy_intp *stride,
+                      const npy_intp *pad, int ignore_border, int mode,
+                      const char *label, sympile_pool_geometry_@T@ *g)
 {
     const int ndim = PyArray_NDIM(x);
     g->rows = PyArray_DIM(x, ndim - 2);

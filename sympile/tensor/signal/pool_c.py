@@ -1,18 +1,28 @@
 """The C code of 2d pooling (pool.py) on float32 and float64: Pool, MaxPoolGrad and
 AveragePoolGrad as loops over the windows of each plane (pool.c), planes threaded above
 config.openmp_elemwise_minsize input elements; pool_3d and the second-order ops run
-perform()."""
+perform(). The loops are one library unit per dtype (pool_library), compiled once per
+cache: a node's op unit holds its options and calls."""
 
 from __future__ import annotations
 
 from sympile.config import config
 from sympile.graph.basic import Apply
-from sympile.graph.ccode import NPY_TYPES, CCode, CNames, c_file, render
+from sympile.graph.ccode import NPY_TYPES, CCode, CNames, c_file, library_code, render
 
-__all__ = ["pool_c_code"]
+__all__ = ["pool_c_code", "pool_library"]
 
 _POOL = c_file(__file__, "pool.c")
+_DECLARATIONS = c_file(__file__, "pool.h")
 _MODES = {"max": 0, "sum": 1, "average_inc_pad": 2, "average_exc_pad": 3}
+
+
+def pool_library(dtype: str) -> tuple[str, str, str]:
+    """(name, declarations, library unit) of the pooling loops for `dtype`:
+    `<name>_pool_setup`, `_pool_forward` and `_pool_backward` as pool.h declares them."""
+    values = {"T": f"npy_{dtype}"}
+    return library_code(f"sympile_pool_{dtype}", render(_DECLARATIONS, values),
+                        render(_POOL, values))
 
 
 def pool_c_code(op, node: Apply, names: CNames, kind: str) -> CCode | None:
@@ -23,6 +33,7 @@ def pool_c_code(op, node: Apply, names: CNames, kind: str) -> CCode | None:
             variable.type.dtype != dtype for variable in node.inputs):
         return None
     c_type, typenum = f"npy_{dtype}", NPY_TYPES[dtype]
+    library, declarations, unit = pool_library(dtype)
     (output,) = names.outputs
     ndim = node.inputs[0].type.ndim
     threaded = (f"PyArray_SIZE(x) >= {config.openmp_elemwise_minsize}" if config.openmp
@@ -38,14 +49,14 @@ def pool_c_code(op, node: Apply, names: CNames, kind: str) -> CCode | None:
         shape = (f"npy_intp dims[{ndim}]; for (int a = 0; a < {ndim - 2}; ++a) "
                  f"dims[a] = PyArray_DIM(x, a); dims[{ndim - 2}] = geometry.out_rows; "
                  f"dims[{ndim - 1}] = geometry.out_cols;")
-        call = (f"status = sympile_pool_forward_{c_type}(&geometry, "
+        call = (f"status = {library}_pool_forward(&geometry, "
                 f"(const {c_type} *)PyArray_DATA(x), ({c_type} *)PyArray_DATA({output}), "
                 f"planes, {threaded});")
     else:
         shape = "npy_intp *dims = PyArray_DIMS(x);"
         maxout = f"(const {c_type} *)PyArray_DATA(maxout)" if kind == "max_grad" \
             else "NULL"
-        call = (f"status = sympile_pool_backward_{c_type}(&geometry, "
+        call = (f"status = {library}_pool_backward(&geometry, "
                 f"(const {c_type} *)PyArray_DATA(x), "
                 f"{maxout}, (const {c_type} *)PyArray_DATA(gz), "
                 f"({c_type} *)PyArray_DATA({output}), planes, {threaded});")
@@ -65,7 +76,7 @@ sympile_pool_geometry_{c_type} geometry;
 int status = 0;
 {conversions}
 if (status == 0) {{
-    status = sympile_pool_setup_{c_type}(x, ws, stride, pad, {int(op.ignore_border)},
+    status = {library}_pool_setup(x, ws, stride, pad, {int(op.ignore_border)},
                                          {_MODES[op.mode]}, label, &geometry);
 }}
 const npy_intp planes = status != 0 || geometry.rows * geometry.cols == 0 ? 0
@@ -85,4 +96,4 @@ if (status != 0) {{
     {names.fail}
 }}
 """
-    return CCode(body=body, support=(render(_POOL, {"T": c_type}),), openmp=config.openmp)
+    return CCode(body=body, support=(declarations,), units=(unit,), openmp=config.openmp)

@@ -113,14 +113,12 @@ def _kernel_sources() -> dict[str, str]:
         *random_c.RANDOM_SUPPORT)
     sources["random: mrg.h"] = op_unit(*random_c.MRG_SUPPORT)
     for dtype, prefix in (("float32", "s"), ("float64", "d")):
-        sources[f"pool.c {dtype}"] = op_unit(render(pool_c._POOL, {"T": f"npy_{dtype}"}))
+        sources[f"pool.c, pool.h {dtype}"] = op_unit(pool_c.pool_library(dtype)[2])
         sources[f"linalg/lapack.c {dtype}"] = op_unit(
             lapack_c._support(dtype),
             blas=lapack_c._routines(dtype))
-        sources[f"conv_gemm.c {dtype}"] = op_unit(
-            blas_c.blas_threads_support(dtype),
-            render(abstract_conv_c._GEMM, {"T": f"npy_{dtype}", "p": prefix}),
-            blas=(f"{prefix}gemm",))
+        sources[f"conv_gemm.c, conv_gemm.h {dtype}"] = op_unit(
+            abstract_conv_c.conv_library(dtype)[2], blas=(f"{prefix}gemm",))
     sources["digamma.h, trigamma.h"] = op_unit(c_rules._DIGAMMA, c_rules._TRIGAMMA)
     sources["float_to_int.h"] = op_unit(c_rules.FLOAT_TO_INT)
     for dtype in ("float32", "float64"):
