@@ -209,8 +209,10 @@ def main() -> None:
                     tempfile.TemporaryDirectory(prefix="sympile-compile-time-") as own:
                 sizes = SIZES.get(model, DEFAULT_SIZES)
                 measured = []
-                for phase, which, background, fresh, tier in PHASES:
-                    compiledir = os.path.join(own, phase) if fresh else shared
+                for number, (phase, which, background, fresh, tier) in enumerate(PHASES):
+                    # A directory of its own per fresh phase, named without the commas
+                    # that would split SYMPILE_FLAGS.
+                    compiledir = os.path.join(own, str(number)) if fresh else shared
                     measured.append((phase, measure(model, sizes[which], compiledir,
                                                     background,
                                                     tier_directory.name if tier else None)))

@@ -30,7 +30,7 @@ from sympile.link.c.cmodule import build_units
 from sympile.link.c.codegen import library_unit
 from sympile.tensor.blas.blas_c import BLAS_C_DTYPES, blas_call
 from sympile.tensor.nnet.abstract_conv_c import conv_library
-from sympile.tensor.nnet.rows_c import row_library
+from sympile.tensor.nnet.rows_c import ROW_KINDS, row_library
 from sympile.tensor.signal.pool_c import pool_library
 
 __all__ = ["fixed_units", "main", "prebuild"]
@@ -45,7 +45,7 @@ def fixed_units() -> list[str]:
     for dtype in BLAS_C_DTYPES:
         code = blas_call("dot", dtype, (), "")
         units += [library_unit(unit, code.blas) for unit in code.units]
-        units.append(library_unit(row_library(dtype)[2]))
+        units += [library_unit(row_library(kind, dtype)[2]) for kind in ROW_KINDS]
         units.append(library_unit(pool_library(dtype)[2]))
         # The convolutions' unit calls gemm, which their nodes name (abstract_conv_c).
         gemm = [routine for routine in code.blas if routine.endswith("gemm")]

@@ -60,7 +60,7 @@ def softmax_family_c_code(kind: str, op, node: Apply, names: CNames) -> CCode | 
     if ({slices_name}(arrays, {axis}, rows, length)) {{ PyErr_NoMemory(); {names.fail} }}
 }}
 """
-    _, declarations, library = row_library(dtype)
+    _, declarations, library = row_library(kind, dtype)
     return CCode(body=body, support=(declarations, slices), units=(library,))
 
 
@@ -82,7 +82,7 @@ def crossentropy_support(dtype: str, target_dtype: str
     function = render(_CROSSENTROPY, {
         "NAME": name, "T": C_TYPES[dtype], "Y": C_TYPES[target_dtype], "YNAME": target_dtype,
         "NPY": NPY_TYPES[dtype], "KERNEL": kernel_name("crossentropy", dtype)})
-    _, declarations, library = row_library(dtype)
+    _, declarations, library = row_library("crossentropy", dtype)
     return (f"sympile_crossentropy_softmax_{name}",
             (declarations, _targets_support(target_dtype), function), (library,))
 

@@ -33,7 +33,7 @@ from sympile.graph.ccode import C_TYPES, library_code
 from sympile.scalar.c_fastmath import FAST_MATH_SUPPORT, fast_function
 from sympile.tensor.c_toolkit import vectorized_kernel_attribute
 
-__all__ = ["kernel_name", "row_library", "scaled_row_kernel"]
+__all__ = ["ROW_KINDS", "kernel_name", "row_library", "scaled_row_kernel"]
 
 # Partial results per reduction: one AVX-512 vector of float32, two of float64.
 _LANES = 16
@@ -54,7 +54,7 @@ _SIGNATURES = {
 def kernel_name(kind: str, dtype: str) -> str:
     """The C name of the row kernel of `kind` ('softmax', 'log_softmax', 'softmax_grad' or
     'crossentropy') for `dtype`, declared by row_library's declarations."""
-    return f"{row_library(dtype)[0]}_{kind}"
+    return f"{row_library(kind, dtype)[0]}_{kind}"
 
 
 def _signature(kind: str, dtype: str) -> str:
@@ -245,24 +245,26 @@ def _crossentropy_row(dtype: str, attribute: str) -> str:
 
 _ROWS = {"softmax": _softmax_row, "log_softmax": _log_softmax_row,
          "softmax_grad": _softmax_grad_row, "crossentropy": _crossentropy_row}
+ROW_KINDS = tuple(_ROWS)
 
 
-def row_library(dtype: str) -> tuple[str, str, str]:
-    """(name, declarations, library unit) of the row kernels for `dtype`: the four kernels,
-    c_fastmath's functions and the helpers they use, compiled once per cache as one library
-    unit (in each op unit they were most of its compile time); `declarations` declare the
-    kernels (kernel_name) for the op units that call them."""
-    return _row_library(dtype, vectorized_kernel_attribute(compute_bound=True))
+def row_library(kind: str, dtype: str) -> tuple[str, str, str]:
+    """(name, declarations, library unit) of the row kernel of `kind` for `dtype`: the
+    kernel, c_fastmath's functions and the helpers it uses, compiled once per cache as a
+    library unit (in each op unit they were most of its compile time; one unit per kind, not
+    per dtype, since each kernel takes a few tenths of a second and a model uses one or two);
+    `declarations` declare the kernel (kernel_name) for the op units that call it."""
+    return _row_library(kind, dtype, vectorized_kernel_attribute(compute_bound=True))
 
 
-@functools.lru_cache(maxsize=8)
-def _row_library(dtype: str, attribute: str) -> tuple[str, str, str]:
+@functools.lru_cache(maxsize=16)
+def _row_library(kind: str, dtype: str, attribute: str) -> tuple[str, str, str]:
     T = C_TYPES[dtype]
-    text = "".join([FAST_MATH_SUPPORT,
-                    _SHIFTED_EXP.format(T=T, dtype=dtype, exp=fast_function("exp", dtype)),
-                    *(row(dtype, attribute) for row in _ROWS.values())])
-    declarations = "".join(f"{_signature(kind, dtype)};\n" for kind in _ROWS)
-    return library_code(f"sympile_rows_{dtype}", declarations, text)
+    helpers = () if kind == "softmax_grad" else (
+        FAST_MATH_SUPPORT,
+        _SHIFTED_EXP.format(T=T, dtype=dtype, exp=fast_function("exp", dtype)))
+    return library_code(f"sympile_{kind}_{dtype}", f"{_signature(kind, dtype)};\n",
+                        "".join([*helpers, _ROWS[kind](dtype, attribute)]))
 
 
 def scaled_row_kernel(input_dtype: str, output_dtype: str) -> tuple[str, str]:

@@ -100,9 +100,10 @@ def _kernel_sources() -> dict[str, str]:
         sources[f"skinny unit {dtype}"] = op_unit(skinny)
         sources[f"blas library unit {dtype}"] = op_unit(library, blas=code.blas)
         sources[f"blas entries {dtype}"] = op_unit(*code.support)
-        _, declarations, library = rows_c.row_library(dtype)
-        sources[f"rows library unit {dtype}"] = op_unit(library)
-        sources[f"slices {dtype}"] = op_unit(declarations, render(
+        for kind in rows_c.ROW_KINDS:
+            sources[f"rows library unit {kind} {dtype}"] = op_unit(
+                rows_c.row_library(kind, dtype)[2])
+        sources[f"slices {dtype}"] = op_unit(rows_c.row_library("softmax", dtype)[1], render(
             basic_c._SLICES, {"name": "slices", "count": 2, "T": f"npy_{dtype}",
                               "call": f"{rows_c.kernel_name('softmax', dtype)}(length, "
                                       "pointers[0], pointers[1]);"}))
