@@ -11,9 +11,6 @@ for the other folds, whose chains of compares and selects then overlap; blocks o
 elements, combined pairwise); and when the output is one contiguous run of the
 input's innermost axis (sum over axis 0 of a C-contiguous matrix), the input is read row by
 row, each row folded into the output (or an accumulator buffer), instead of column by column.
-With OpenMP, a contiguous run of at least config.openmp_elemwise_minsize elements is folded on
-several threads: the top levels of its pairwise tree as tasks (threaded_fold.c), so the sum
-has the same bits as on one thread (a 1e7 float32 sum: 3.6 ms to 1.7-2.0 ms on 2 cores).
 Argmax and Argmin have the same two: a contiguous run is folded block by block (1024
 elements), the first block whose extreme beats the best so far remembered and searched alone
 at the end; rows are read in order, each column's best value and position kept.
@@ -31,14 +28,13 @@ from __future__ import annotations
 
 import hashlib
 
-from sympile.config import config
 from sympile.graph.basic import Apply
 from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_file, c_string, render
 from sympile.scalar import basic as scalar
 from sympile.scalar.c_rules import FLOAT_TO_INT, c_conversion
 from sympile.tensor.c_toolkit import vectorized_kernel_attribute
 
-__all__ = ["argreduce_c_code", "careduce_c_code", "threaded_fold"]
+__all__ = ["careduce_c_code", "argreduce_c_code"]
 
 _FLOATS = ("float32", "float64")
 _SIGNED = ("int8", "int16", "int32", "int64")
@@ -260,43 +256,13 @@ def _extreme_helper(dtype: str, maximum: bool) -> tuple[str, str]:
         "compare": ">=" if maximum else "<=", "floats": int(dtype in _FLOATS)}))
 
 
-# Levels of the pairwise tree whose halves a threaded fold runs as OpenMP tasks: 8 leaves,
-# enough for the threads of the machines sympile runs on, each leaf a long run.
-_TASK_LEVELS = 3
-_THREADED_FOLD = c_file(__file__, "threaded_fold.c")
-
-
-def threaded_fold(acc_type: str, parameters: str, arguments: str, halves: tuple[str, str],
-                  statement: str, minimum_size: int, split: str = "",
-                  errors: bool = False) -> str:
-    """C of `acc @NAME@_threaded(parameters)` (threaded_fold.c): the contiguous fold @NAME@
-    (called with `arguments`; n its length) on several threads from `minimum_size`
-    elements, with the same result. `halves`: the arguments of the first and the second half
-    (after the statements `split`); `errors`: the fold ORs error flags into *errors, which
-    each half then gets its own of."""
-    first, second = halves
-    if errors:
-        first, second = f"{first}, &first_errors", f"{second}, &second_errors"
-    return render(_THREADED_FOLD, {
-        "ACC": acc_type, "PARAMETERS": parameters, "ARGUMENTS": arguments, "BLOCK": BLOCK,
-        "LEVELS": _TASK_LEVELS, "MINIMUM": minimum_size, "SPLIT": split,
-        "ERRORS": "int first_errors = 0, second_errors = 0;" if errors else "",
-        "SHARED": "acc, first_errors" if errors else "acc", "FIRST": first,
-        "SECOND": second, "MERGE": "*errors |= first_errors | second_errors;" if errors
-        else "", "STATEMENT": statement})
-
-
 def _contiguous_fold(input_dtype: str, acc_dtype: str, identity: str, statement: str,
-                     lanes: int, minimum_size: int | None = None) -> tuple[str, str]:
+                     lanes: int) -> tuple[str, str]:
     """(name, definition) of `acc name(const T *data, npy_intp n)`: the fold of n contiguous
-    elements in `lanes` accumulators, pairwise over blocks of BLOCK elements; on several
-    threads from `minimum_size` elements (None: never), with the same result."""
+    elements in `lanes` accumulators, pairwise over blocks of BLOCK elements."""
     value_type, acc_type = C_TYPES[input_dtype], C_TYPES[acc_dtype]
     load = c_cast("data[i + lane]", input_dtype, acc_dtype)
-    threaded = "" if minimum_size is None else threaded_fold(
-        acc_type, f"const {value_type} *data, npy_intp n", "data, n",
-        ("data, half", "data + half, n - half"), statement, minimum_size)
-    name, definition = named_kernel("contiguous", f"""
+    return named_kernel("contiguous", f"""
 {KERNEL_ATTRIBUTE}
 static {acc_type} @NAME@(const {value_type} *data, npy_intp n)
 {{
@@ -321,8 +287,7 @@ static {acc_type} @NAME@(const {value_type} *data, npy_intp n)
     }}
     return acc;
 }}
-{threaded}""")
-    return (name if minimum_size is None else f"{name}_threaded"), definition
+""")
 
 
 def _rows_fold(input_dtype: str, acc_dtype: str, identity: str,
@@ -393,8 +358,6 @@ def careduce_c_code(op, node: Apply, names: CNames) -> CCode | None:
         return None
     identity, statement = fold
     acc_type = C_TYPES[acc_dtype]
-    # A long contiguous run is folded on several threads (the same bits as on one).
-    minimum_size = config.openmp_elemwise_minsize if config.openmp else None
     check = str(op) if op.scalar_op.identity is None else None
     value = c_cast(f"*(const {C_TYPES[input_dtype]} *)value_pointer", input_dtype, acc_dtype)
     per_value = f"{acc_type} value = {value}; {statement}"
@@ -404,8 +367,7 @@ def careduce_c_code(op, node: Apply, names: CNames) -> CCode | None:
                                                       op.scalar_op == scalar.maximum)
     else:
         contiguous_name, contiguous = _contiguous_fold(input_dtype, acc_dtype, identity,
-                                                       statement, lanes_for(op.scalar_op),
-                                                       minimum_size)
+                                                       statement, lanes_for(op.scalar_op))
     rows_name, rows = _rows_fold(input_dtype, acc_dtype, identity, statement)
     body = _loop(node, names, _axes(op, node), check,
                  before_block=f"{acc_type} acc = {identity};",
@@ -415,8 +377,7 @@ def careduce_c_code(op, node: Apply, names: CNames) -> CCode | None:
                  contiguous_block=(f"acc = {contiguous_name}"
                                    f"((const {C_TYPES[input_dtype]} *)outer, block_size);"),
                  whole=_rows_path(rows_name, acc_dtype, output_dtype, names))
-    return CCode(body=body, support=(FLOAT_TO_INT, LAYOUT, contiguous, rows),
-                 openmp=minimum_size is not None)
+    return CCode(body=body, support=(FLOAT_TO_INT, LAYOUT, contiguous, rows))
 
 
 # Elements an arg-reduction folds at a time: the block whose extreme beats the best so far is

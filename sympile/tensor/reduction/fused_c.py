@@ -11,8 +11,7 @@ paths, both with the plain reduction's accumulation order and precision:
   others, whose type has length 1 on every reduced axis, read once per block) is folded by a
   vectorised kernel: 16 independent accumulators for sums and products, 64 for max, min, and,
   or, over blocks of 4096 elements combined pairwise, exactly as CAReduce's contiguous kernel
-  does (so sum(f(x)) gives the bits sum of the stored f(x) gives on the C backend), on
-  several threads for long runs as CAReduce's (careduce_c.threaded_fold: the same bits);
+  does (so sum(f(x)) gives the bits sum of the stored f(x) gives on the C backend);
 - one kept axis that is contiguous (or broadcast) in every input and one reduced axis (a sum
   over axis 0 of a C-contiguous matrix): the rows are read in order, each folded into the
   output's accumulators, as CAReduce's rows path does (sequential down each column).
@@ -26,7 +25,6 @@ messages of Elemwise's C code.
 
 from __future__ import annotations
 
-from sympile.config import config
 from sympile.graph.basic import Apply
 from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_string
 from sympile.scalar.c_fastmath import FALLBACK_FLAG, precise_statements
@@ -43,7 +41,6 @@ from sympile.tensor.reduction.careduce_c import (
     lane_loops,
     lanes_for,
     named_kernel,
-    threaded_fold,
 )
 
 __all__ = ["fused_careduce_c_code"]
@@ -75,11 +72,10 @@ class _Operands:
 
 
 def _contiguous_kernel(operands: _Operands, acc_dtype: str, identity: str, statement: str,
-                       lanes: int, minimum_size: int | None) -> tuple[str, str]:
+                       lanes: int) -> tuple[str, str]:
     """(name, definition) of the fold of n elements whose varying inputs are contiguous runs
     from pointers[k] (the block-constant ones one value there): pairwise over blocks of
-    BLOCK, each block in `lanes` accumulators, as CAReduce's contiguous kernel; on several
-    threads from `minimum_size` elements (None: never), with the same result."""
+    BLOCK, each block in `lanes` accumulators, as CAReduce's contiguous kernel."""
     acc_type = C_TYPES[acc_dtype]
     declarations, lane_loads, tail_loads, advances = [], [], [], []
     for k, t in enumerate(operands.types):
@@ -118,11 +114,7 @@ def _contiguous_kernel(operands: _Operands, acc_dtype: str, identity: str, state
         fallback = f"if ({FALLBACK_FLAG}) {leaf(precise=True)}"
     declared = "\n    ".join(declarations)
     chained = "\n        ".join(advances)
-    split = f"const char *second[{operands.count}]; {' '.join(advances)}"
-    threaded = "" if minimum_size is None else threaded_fold(
-        acc_type, "const char *const *pointers, npy_intp n, int *errors", "pointers, n, errors",
-        ("pointers, half", "second, n - half"), statement, minimum_size, split, errors=True)
-    name, definition = named_kernel("fused_contiguous", f"""
+    return named_kernel("fused_contiguous", f"""
 {KERNEL_ATTRIBUTE}
 static {acc_type} @NAME@(const char *const *pointers, npy_intp n, int *errors)
 {{
@@ -145,8 +137,7 @@ static {acc_type} @NAME@(const char *const *pointers, npy_intp n, int *errors)
     *errors |= {C_ERROR_FLAG};
     return result;
 }}
-{threaded}""")
-    return (name if minimum_size is None else f"{name}_threaded"), definition
+""")
 
 
 def _rows_kernel(operands: _Operands, acc_dtype: str, identity: str,
@@ -229,17 +220,15 @@ def fused_careduce_c_code(op, node: Apply, names: CNames) -> CCode | None:
     ndim = node.inputs[0].type.ndim
     axes = tuple(range(ndim)) if op.axis is None else op.axis
     operands = _Operands(node, axes, scalar_code.statements)
-    # A long contiguous run is folded on several threads (the same bits as on one).
-    minimum_size = config.openmp_elemwise_minsize if config.openmp else None
     contiguous_name, contiguous = _contiguous_kernel(operands, acc_dtype, identity, statement,
-                                                     lanes_for(op.scalar_op), minimum_size)
+                                                     lanes_for(op.scalar_op))
     rows_name, rows = _rows_kernel(operands, acc_dtype, identity, statement)
     body = _body(op, node, names, operands, axes, acc_dtype, identity, statement,
                  contiguous_name, rows_name)
     # The pre-op's helpers may hold float_to_int.h already: each piece once.
     support = dict.fromkeys((*scalar_code.support, FLOAT_TO_INT, SHAPE_ERROR, LAYOUT,
                              contiguous, rows))
-    return CCode(body=body, support=tuple(support), openmp=minimum_size is not None)
+    return CCode(body=body, support=tuple(support))
 
 
 def _body(op, node: Apply, names: CNames, operands: _Operands, axes: tuple[int, ...],

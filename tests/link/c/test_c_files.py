@@ -154,10 +154,6 @@ def _kernel_sources() -> dict[str, str]:
             sources[f"reduction/extreme.c {dtype} {'max' if maximum else 'min'}"] = op_unit(
                 careduce_c._extreme_helper(dtype, maximum)[1])
     sources["reduction/layout.c"] = op_unit(careduce_c.LAYOUT)
-    for dtype, acc_dtype in (("float32", "float32"), ("int32", "int64")):
-        sources[f"reduction/threaded_fold.c {dtype}"] = op_unit(careduce_c.FLOAT_TO_INT, (
-            careduce_c._contiguous_fold(dtype, acc_dtype, "0", "acc = acc + value;", 16,
-                                        200_000)[1]))
     for dtype in ("float32", "float64"):
         sources[f"reduction/centered.c {dtype}"] = op_unit(centered_c.centered_support(dtype))
     sources["benchmarks/machine_limits.c"] = op_unit(machine.kernel_source())
