@@ -18,7 +18,11 @@ class BuildWithPrebuiltUnits(build_py):
         if self.editable_mode:
             return  # an editable install runs from the checkout, which has no tier
         target = os.path.join(self.build_lib, "sympile", "_prebuilt")
-        environment = {**os.environ, "PYTHONPATH": os.path.abspath(self.build_lib)}
+        # The package first; then what the environment had, which is how pip's isolated
+        # build environment reaches its own numpy and scipy (a sitecustomize on PYTHONPATH).
+        path = os.pathsep.join(filter(None, [os.path.abspath(self.build_lib),
+                                             os.environ.get("PYTHONPATH")]))
+        environment = {**os.environ, "PYTHONPATH": path}
         # Whatever the builder's SYMPILE_FLAGS say, the tier is built under the defaults,
         # which are what its keys must match.
         environment.pop("SYMPILE_FLAGS", None)
