@@ -42,6 +42,9 @@ from sympile.tensor.c_toolkit import SHAPE_ERROR, vectorized_kernel_attribute
 
 __all__ = ["broadcast_shape_checks", "dimshuffle_c_code", "elemwise_c_code"]
 
+# The loops' OpenMP split: static, error flags OR-ed across the threads.
+_PARALLEL_FOR = f"#pragma omp parallel for reduction(|:{C_ERROR_FLAG}) schedule(static)"
+
 # Elements per block of a loop whose statements may fall back to libm, or whose outputs are
 # buffered (written over an input).
 _BLOCK = 1024
@@ -141,8 +144,7 @@ class _Loop:
         """`loop`, run on several threads when `size` reaches `minimum_size`."""
         if minimum_size is None:
             return loop
-        return (f"#pragma omp parallel for reduction(|:{C_ERROR_FLAG}) schedule(static) "
-                f"if ({size} >= {minimum_size})\n    {loop}")
+        return f"{_PARALLEL_FOR} if ({size} >= {minimum_size})\n    {loop}"
 
     def span_kernel(self) -> tuple[str, str]:
         """A run of `size` elements of contiguous operands (the single inputs: one value,
@@ -175,12 +177,10 @@ static int @NAME@(npy_intp size, char *const *pointers)
 }}
 """)
 
-    def contiguous_kernel(self, span: str, minimum_size: int | None) -> tuple[str, str]:
-        """The kernel of contiguous operands: the `span` kernel (of the single inputs) on the
-        whole array, or on blocks of it spread over the threads from `minimum_size`
-        elements. Without OpenMP, that span kernel itself: ('', '')."""
-        if minimum_size is None:
-            return "", ""
+    def contiguous_kernel(self, span: str, minimum_size: int) -> tuple[str, str]:
+        """The kernel of contiguous operands under OpenMP: the `span` kernel (of the single
+        inputs) on the whole array, or on blocks of it spread over the threads from
+        `minimum_size` elements. (Without OpenMP the span kernel is the contiguous kernel.)"""
         operands = self.n_inputs + self.n_outputs
         types = [*self.input_types, *self.output_types]
         steps = "\n            ".join(
@@ -194,7 +194,7 @@ static int @NAME@(npy_intp size, char *const *pointers)
     if (size < {minimum_size})
         return {span}(size, pointers);
     int {C_ERROR_FLAG} = 0;
-    #pragma omp parallel for reduction(|:{C_ERROR_FLAG}) schedule(static)
+    {_PARALLEL_FOR}
     for (npy_intp start = 0; start < size; start += {_BLOCK}) {{
         char *block[{operands}];
         {steps}
@@ -288,11 +288,14 @@ def elemwise_c_code(op, node: Apply, names: CNames) -> CCode | None:
     destroyed = {in_index: out_index for out_index, in_index in op.inplace_pattern}
     loop = _Loop(node, scalar.statements, destroyed)
     minimum_size = config.openmp_elemwise_minsize if config.openmp else None
-    span_name, span = loop.span_kernel()
-    contiguous_name, contiguous = loop.contiguous_kernel(span_name, minimum_size)
+    contiguous_name, span = loop.span_kernel()
+    kernels = [span]
+    if minimum_size is not None:
+        contiguous_name, contiguous = loop.contiguous_kernel(contiguous_name, minimum_size)
+        kernels.append(contiguous)
     strided_name, strided = loop.strided_kernel(minimum_size)
-    body = _elemwise_body(op, node, names, loop, contiguous_name or span_name, strided_name)
-    support = (*scalar.support, SHAPE_ERROR, span, *filter(None, [contiguous]), strided)
+    body = _elemwise_body(op, node, names, loop, contiguous_name, strided_name)
+    support = (*scalar.support, SHAPE_ERROR, *kernels, strided)
     return CCode(body, support=support, openmp=minimum_size is not None)
 
 
