@@ -47,9 +47,8 @@ def fixed_units() -> list[str]:
         units += [library_unit(unit, code.blas) for unit in code.units]
         units += [library_unit(row_library(kind, dtype)[2]) for kind in ROW_KINDS]
         units.append(library_unit(pool_library(dtype)[2]))
-        # The convolutions' unit calls gemm, which their nodes name (abstract_conv_c).
-        gemm = [routine for routine in code.blas if routine.endswith("gemm")]
-        units.append(library_unit(conv_library(dtype)[2], gemm))
+        _, _, conv, conv_blas = conv_library(dtype)
+        units.append(library_unit(conv, conv_blas))
     return units
 
 

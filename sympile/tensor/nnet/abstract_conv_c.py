@@ -16,12 +16,15 @@ _GEMM = c_file(__file__, "conv_gemm.c")
 _DECLARATIONS = c_file(__file__, "conv_gemm.h")
 
 
-def conv_library(dtype: str) -> tuple[str, str, str]:
-    """(name, declarations, library unit) of the convolution kernels for `dtype`:
-    `<name>_conv_setup` and `<name>_conv_gemm` as conv_gemm.h declares them."""
-    values = {"T": f"npy_{dtype}", "p": "s" if dtype == "float32" else "d"}
-    return library_code(f"sympile_conv_{dtype}", render(_DECLARATIONS, values),
-                        blas_threads_support(dtype) + render(_GEMM, values))
+def conv_library(dtype: str) -> tuple[str, str, str, tuple[str, ...]]:
+    """(name, declarations, library unit, the BLAS routines it calls) of the convolution
+    kernels for `dtype`: `<name>_conv_setup` and `<name>_conv_gemm` as conv_gemm.h declares
+    them."""
+    prefix = "s" if dtype == "float32" else "d"
+    values = {"T": f"npy_{dtype}", "p": prefix}
+    return (*library_code(f"sympile_conv_{dtype}", render(_DECLARATIONS, values),
+                          blas_threads_support(dtype) + render(_GEMM, values)),
+            (f"{prefix}gemm",))
 _BORDERS = {"valid": 0, "full": 1, "half": 2}
 
 
@@ -31,7 +34,6 @@ def conv_c_code(op, node: Apply, names: CNames, kind: int) -> CCode | None:
     if dtype not in ("float32", "float64") or any(
             variable.type.dtype != dtype for variable in node.inputs[:2]):
         return None
-    prefix = "s" if dtype == "float32" else "d"
     c_type = f"npy_{dtype}"
     border = _BORDERS.get(op.border_mode, 3)
     nd = op.convdim
@@ -40,7 +42,7 @@ def conv_c_code(op, node: Apply, names: CNames, kind: int) -> CCode | None:
     shape = names.inputs[2] if kind else "NULL"
     (output,) = names.outputs
     label = f"conv{op.convdim}d"
-    library, declarations, unit = conv_library(dtype)
+    library, declarations, unit, blas = conv_library(dtype)
     typenum = NPY_TYPES[dtype]
     body = f"""
 const char *label = "{label}";
@@ -72,5 +74,5 @@ if (status != 0) {{
     {names.fail}
 }}
 """
-    return CCode(body=body, support=(declarations,), blas=(f"{prefix}gemm",),
+    return CCode(body=body, support=(declarations,), blas=blas,
                  units=(unit,), openmp=config.openmp)

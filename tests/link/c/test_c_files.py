@@ -113,13 +113,13 @@ def _kernel_sources() -> dict[str, str]:
     sources["random: philox.h, random_common.h, random_draws.c"] = op_unit(
         *random_c.RANDOM_SUPPORT)
     sources["random: mrg.h"] = op_unit(*random_c.MRG_SUPPORT)
-    for dtype, prefix in (("float32", "s"), ("float64", "d")):
+    for dtype in ("float32", "float64"):
         sources[f"pool.c, pool.h {dtype}"] = op_unit(pool_c.pool_library(dtype)[2])
         sources[f"linalg/lapack.c {dtype}"] = op_unit(
             lapack_c._support(dtype),
             blas=lapack_c._routines(dtype))
-        sources[f"conv_gemm.c, conv_gemm.h {dtype}"] = op_unit(
-            abstract_conv_c.conv_library(dtype)[2], blas=(f"{prefix}gemm",))
+        _, _, conv, conv_blas = abstract_conv_c.conv_library(dtype)
+        sources[f"conv_gemm.c, conv_gemm.h {dtype}"] = op_unit(conv, blas=conv_blas)
     sources["digamma.h, trigamma.h"] = op_unit(c_rules._DIGAMMA, c_rules._TRIGAMMA)
     sources["float_to_int.h"] = op_unit(c_rules.FLOAT_TO_INT)
     for dtype in ("float32", "float64"):
