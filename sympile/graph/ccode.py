@@ -51,9 +51,20 @@ unique to their text (graph.ccode.content_name), and the node's `support` declar
 They may call the node's `blas` routines.
 
 `in_main_unit`: the node's C goes into the function's main unit, compiled for each new
-function anyway, instead of an op unit of its own, for a small body whose text names its
-node (a message that quotes another node with its constants): as a unit of its own, each
-new function would compile it again. Such code has no support, BLAS or library units.
+function anyway, instead of an op unit of its own: for a small body whose text names its
+node (a message that quotes another node with its constants), which as a unit of its own
+each new function would compile again, and for a body that only calls into library units
+(an Elemwise: its table and a call), which costs the main unit next to nothing where a unit
+of its own costs a compiler run. Its support pieces go into the main unit once each however
+many nodes give them, so they hold declarations and named tables, no static function; such
+code calls no BLAS routine.
+
+`entry` and `data`: the node is served by a function of one of its library units, `int
+entry(PyObject *const *cells, const void *data)` (cells as an op unit's function gets them,
+inputs then outputs, taking and storing its outputs as that one does), which the program
+calls with `&data`, a constant table of the node's that `support` defines, named by its text,
+with the declarations it needs; the node compiles no C of its own (no body), and its support
+goes into the main unit as in_main_unit's does.
 """
 
 from __future__ import annotations
@@ -95,11 +106,14 @@ class CCode:
     units: tuple[str, ...] = ()
     between_nodes: tuple[str, ...] = ()
     in_main_unit: bool = False
+    entry: str = ""
+    data: str = ""
 
     def __post_init__(self):
-        if self.in_main_unit and (self.support or self.blas or self.units):
-            raise ValueError("CCode: code in the main unit takes no support, BLAS or library "
-                             "units")
+        if (self.in_main_unit or self.entry) and self.blas:
+            raise ValueError("CCode: code in the main unit calls no BLAS routine")
+        if self.entry and self.body:
+            raise ValueError("CCode: a node served by a library entry has no body")
 
 
 @dataclass(frozen=True)

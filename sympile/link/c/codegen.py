@@ -47,8 +47,10 @@ class ModulePlan:
     checked_inputs: list[Variable] = field(default_factory=list)
     source: str = ""
     units: list[str] = field(default_factory=list)  # the op and library units' sources
-    # The op functions compiled in the main unit (CCode.in_main_unit), by name.
+    # The op functions compiled in the main unit (CCode.in_main_unit), by name, and their
+    # support pieces (each once).
     main_functions: dict[str, str] = field(default_factory=dict)
+    main_support: list[str] = field(default_factory=list)
     # Whether calls run under the thread governor (a library unit among `units`).
     governed: bool = False
 
@@ -95,23 +97,29 @@ def plan_module(variables: list[Variable], nodes: list[Apply], outputs: Sequence
     thunk_count = 0
     units: dict[str, str] = {}
     main_functions: dict[str, str] = {}
+    main_support: dict[str, None] = {}
     for node in nodes:
         code = _node_c_code(node, _node_names(node))
         if code is None:
             plans.append(NodePlan(node, None, thunk_count))
             thunk_count += 1
         else:
-            function, unit = _op_unit(node, code)
-            if code.in_main_unit:
-                main_functions.setdefault(function, unit.split("\n", 1)[1])
+            if code.entry:
+                function = code.entry
+                main_support.update(dict.fromkeys(code.support))
             else:
-                units.setdefault(function, unit)
+                function, unit, definition = _op_unit(node, code)
+                if code.in_main_unit:
+                    main_support.update(dict.fromkeys(code.support))
+                    main_functions.setdefault(function, definition)
+                else:
+                    units.setdefault(function, unit)
             for library in code.units:
                 units.setdefault(library, library_unit(library, code.blas))
             plans.append(NodePlan(node, code, function=function))
     plan = ModulePlan(variables, index, plans, lazy_schedule(nodes, outputs, orderings),
                       units=[prelude.PROGRAM_UNIT, *units.values()],
-                      main_functions=main_functions)
+                      main_functions=main_functions, main_support=list(main_support))
     plan.governed = config.openmp and config.openmp_follow_load and plan.openmp
     if plan.governed:
         plan.units.append(library_unit(prelude.THREAD_GOVERNOR))
@@ -139,14 +147,17 @@ def library_unit(text: str, blas: Sequence[str] = ()) -> str:
 _FUNCTION_PLACEHOLDER = "@FUNCTION@"
 
 
-def _op_unit(node: Apply, code: CCode) -> tuple[str, str]:
-    """(function name, source) of the op unit running `code`: `int name(PyObject *const
-    *cells)`, cells = the node's input cells then its output cells. Equal text, equal name."""
+def _op_unit(node: Apply, code: CCode) -> tuple[str, str, str]:
+    """(function name, source of the op unit, the function's definition) running `code`:
+    `int name(PyObject *const *cells, const void *data)` (program.h's SympileNodeFunction;
+    data is NULL), cells = the node's input cells then its output cells. Equal unit text,
+    equal name."""
     n_inputs = len(node.inputs)
-    lines = [f'#include "{prelude.UNIT_HEADER_NAME}"']
-    lines += [prelude.blas_declaration(name, external=True) for name in code.blas]
-    lines += list(code.support)
-    lines += [f"/* {node.op} */", f"int {_FUNCTION_PLACEHOLDER}(PyObject *const *cells)", "{"]
+    head = [f'#include "{prelude.UNIT_HEADER_NAME}"']
+    head += [prelude.blas_declaration(name, external=True) for name in code.blas]
+    head += list(code.support)
+    lines = [f"/* {node.op} */",
+             f"int {_FUNCTION_PLACEHOLDER}(PyObject *const *cells, const void *data)", "{"]
     for i in range(n_inputs):
         lines.append(f"    PyArrayObject *input_{i} = (PyArrayObject *)"
                      f"PyList_GET_ITEM(cells[{i}], 0);")
@@ -163,9 +174,11 @@ def _op_unit(node: Apply, code: CCode) -> tuple[str, str]:
     lines += ["    return 0;", "fail:"]
     lines += [f"    Py_XDECREF(output_{i});" for i in range(len(node.outputs))]
     lines += ["    return -1;", "}", ""]
-    text = "\n".join(lines)
+    definition = "\n".join(lines)
+    text = "\n".join([*head, definition])
     function = "sympile_op_" + hashlib.sha256(text.encode()).hexdigest()[:24]
-    return function, text.replace(_FUNCTION_PLACEHOLDER, function)
+    return (function, text.replace(_FUNCTION_PLACEHOLDER, function),
+            definition.replace(_FUNCTION_PLACEHOLDER, function))
 
 
 class _Tables:
@@ -188,13 +201,16 @@ class _Tables:
     def add_node(self, node_plan: NodePlan, normalized: set[Variable]) -> None:
         node = node_plan.node
         first_cell, first_result = len(self.cells), len(self.results)
+        data = "NULL"
         if node_plan.code is not None:
             function, thunk = node_plan.function, 0
+            if node_plan.code.data:
+                data = "&" + node_plan.code.data
             self.cells += [self.plan.index[v] for v in node.inputs + node.outputs]
         else:
             function, thunk = "NULL", node_plan.thunk_index
             self.results += [self.check(v) for v in node.outputs if v in normalized]
-        self.nodes.append(f"{{{function}, {thunk}, {first_cell}, "
+        self.nodes.append(f"{{{function}, {data}, {thunk}, {first_cell}, "
                           f"{len(self.cells) - first_cell}, {first_result}, "
                           f"{len(self.results) - first_result}}}  /* {_comment(node.op)} */")
 
@@ -218,7 +234,7 @@ def _source(plan: ModulePlan, normalized: set[Variable]) -> str:
     for node_plan in plan.nodes:
         if node_plan.code is None:
             continue
-        if node_plan.function not in functions:
+        if node_plan.function not in functions and not node_plan.code.entry:
             functions.append(node_plan.function)
         for name in node_plan.code.blas:
             if name not in blas:
@@ -230,8 +246,9 @@ def _source(plan: ModulePlan, normalized: set[Variable]) -> str:
              f"const int sympile_n_cells = {len(plan.variables)}, "
              f"sympile_n_nodes = {len(plan.nodes)};"]
     parts += [prelude.blas_declaration(name) for name in blas]
-    parts += [f"int {function}(PyObject *const *cells);" for function in functions
-              if function not in plan.main_functions]
+    parts += [f"int {function}(PyObject *const *cells, const void *data);"
+              for function in functions if function not in plan.main_functions]
+    parts += plan.main_support
     parts += list(plan.main_functions.values())
     between = list(dict.fromkeys(name for node_plan in plan.nodes if node_plan.code is not None
                                  for name in node_plan.code.between_nodes))
@@ -242,7 +259,7 @@ def _source(plan: ModulePlan, normalized: set[Variable]) -> str:
     inputs = [tables.check(variable) for variable in plan.checked_inputs]
     steps = _steps(plan, plan.steps)
     parts += [
-        _table("const SympileNode sympile_nodes", tables.nodes, "{NULL, 0, 0, 0, 0, 0}"),
+        _table("const SympileNode sympile_nodes", tables.nodes, "{NULL, NULL, 0, 0, 0, 0, 0}"),
         _table("const int sympile_node_cells", [str(cell) for cell in tables.cells]),
         f"const int sympile_n_inputs = {len(inputs)};",
         _table("const SympileArrayCheck sympile_inputs", inputs, "{0, 0, 0, 0}"),

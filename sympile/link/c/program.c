@@ -85,7 +85,7 @@ static int sympile_run_node(Program *self, int k)
     double start = self->profiling ? sympile_now() : 0.0;
     int failed;
     if (node->function != NULL) {
-        failed = node->function(self->node_cells + node->first_cell);
+        failed = node->function(self->node_cells + node->first_cell, node->data);
         if (failed)
             self->failed_node = k;
     } else {

@@ -22,11 +22,14 @@ typedef struct Program {
 } Program;
 
 /* A node of the program: its C function, called with its cells (inputs, then outputs:
-   sympile_node_cells from first_cell), or, where function is NULL, its perform() thunk,
-   whose n_results results (sympile_results from first_result) are made arrays of their
-   types and checked. */
+   sympile_node_cells from first_cell) and its data (the table of a node served by a library
+   function, NULL for an op unit's function), or, where function is NULL, its perform()
+   thunk, whose n_results results (sympile_results from first_result) are made arrays of
+   their types and checked. */
+typedef int (*SympileNodeFunction)(PyObject *const *cells, const void *data);
 typedef struct SympileNode {
-    int (*function)(PyObject *const *cells);
+    SympileNodeFunction function;
+    const void *data;
     int thunk, first_cell, n_cells, first_result, n_results;
 } SympileNode;
 

@@ -30,17 +30,18 @@ block (and its recomputation), so it reads its inputs untouched and keeps the fa
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections.abc import Sequence
 
 from sympile.config import config
 from sympile.graph.basic import Apply
-from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_string
+from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_file, c_string, library_code
 from sympile.scalar.c_fastmath import FALLBACK_FLAG, FAST_PREFIX, precise_statements
 from sympile.scalar.c_rules import C_ERROR_FLAG, C_ERRORS
 from sympile.tensor.c_toolkit import SHAPE_ERROR, vectorized_kernel_attribute
 
-__all__ = ["broadcast_shape_checks", "dimshuffle_c_code", "elemwise_c_code"]
+__all__ = ["broadcast_shape_checks", "dimshuffle_c_code", "elemwise_c_code", "run_library"]
 
 # The loops' OpenMP split: static, error flags OR-ed across the threads.
 _PARALLEL_FOR = f"#pragma omp parallel for reduction(|:{C_ERROR_FLAG}) schedule(static)"
@@ -68,6 +69,9 @@ class _Loop:
 
     def __init__(self, node: Apply, statements: str, destroyed: dict[int, int]):
         self.node = node
+        # What the kernels' comments call them: the scalar computation, the same for every
+        # node that shares them.
+        self.name = _comment(node.op.scalar_op)
         self.statements = statements
         self.n_inputs, self.n_outputs = len(node.inputs), len(node.outputs)
         self.input_types = [C_TYPES[v.type.dtype] for v in node.inputs]
@@ -165,10 +169,10 @@ class _Loop:
                                 f"({t} *)pointers[{self.n_inputs + j}];")
             stores.append(f"q{j}[i]")
         declared = "\n    ".join(declarations)
-        return _named("span", f"""
-/* {_comment(self.node.op)}: a run of elements */
+        return "@NAME@_span", (f"""
+/* {self.name}: a run of elements */
 {_kernel_attribute(self.statements)} __attribute__((noinline))
-static int @NAME@(npy_intp size, char *const *pointers)
+int @NAME@_span(npy_intp size, char *const *pointers)
 {{
     int {C_ERROR_FLAG} = 0;
     {declared}
@@ -187,9 +191,9 @@ static int @NAME@(npy_intp size, char *const *pointers)
             f"block[{k}] = pointers[{k}]"
             + ("" if k < self.n_inputs and self.single[k] else f" + start * sizeof({t})") + ";"
             for k, t in enumerate(types))
-        return _named("contiguous", f"""
-/* {_comment(self.node.op)}: contiguous operands */
-static int @NAME@(npy_intp size, char *const *pointers)
+        return "@NAME@_contiguous", (f"""
+/* {self.name}: contiguous operands */
+int @NAME@_contiguous(npy_intp size, char *const *pointers)
 {{
     if (size < {minimum_size})
         return {span}(size, pointers);
@@ -206,12 +210,11 @@ static int @NAME@(npy_intp size, char *const *pointers)
 
     def strided_kernel(self, minimum_size: int | None) -> tuple[str, str]:
         operands = self.n_inputs + self.n_outputs
-        length = max(self.ndim, 1)
         rows, loads, stores = [], [], []
         for k in range(operands):
             constant = "const " if k < self.n_inputs else ""
             rows.append(f"{constant}char *b{k} = pointers[{k}] + offsets[{k}];")
-            rows.append(f"const npy_intp s{k} = strides[{k} * {length} + nd - 1];")
+            rows.append(f"const npy_intp s{k} = strides[{k} * nd + nd - 1];")
         for i, t in enumerate(self.input_types):
             loads.append(f"*(const {t} *)(b{i} + i * s{i})")
         for j, t in enumerate(self.output_types):
@@ -224,16 +227,16 @@ static int @NAME@(npy_intp size, char *const *pointers)
         for i, t in enumerate(self.input_types):
             pointer = f"pointers[{i}] + offsets[{i}]"
             if self.row_constant[i]:
-                checks.append(f"strides[{i} * {length} + nd - 1] == 0")
+                checks.append(f"strides[{i} * nd + nd - 1] == 0")
                 plain.append(f"const {t} v{i} = *(const {t} *)({pointer});")
                 plain_loads.append(f"v{i}")
             else:
-                checks.append(f"strides[{i} * {length} + nd - 1] == (npy_intp)sizeof({t})")
+                checks.append(f"strides[{i} * nd + nd - 1] == (npy_intp)sizeof({t})")
                 plain.append(f"const {t} *{self._restrict()} r{i} = (const {t} *)({pointer});")
                 plain_loads.append(f"r{i}[i]")
         for j, t in enumerate(self.output_types):
             k = self.n_inputs + j
-            checks.append(f"strides[{k} * {length} + nd - 1] == (npy_intp)sizeof({t})")
+            checks.append(f"strides[{k} * nd + nd - 1] == (npy_intp)sizeof({t})")
             plain.append(f"{t} *{self._restrict(j)} w{j} = "
                          f"({t} *)(pointers[{k}] + offsets[{k}]);")
             plain_stores.append(f"w{j}[i]")
@@ -245,7 +248,7 @@ static int @NAME@(npy_intp size, char *const *pointers)
                 const npy_intp index = rest % shape[axis];
                 rest /= shape[axis];
                 for (int k = 0; k < {operands}; k++)
-                    offsets[k] += index * strides[k * {length} + axis];
+                    offsets[k] += index * strides[k * nd + axis];
             }}
             if (plain_rows) {{
                 {plain_setup}
@@ -255,10 +258,10 @@ static int @NAME@(npy_intp size, char *const *pointers)
             {self.elements("inner", loads, stores)}
             }}
         }}"""
-        return _named("strided", f"""
-/* {_comment(self.node.op)}: any strides (in bytes; 0 along broadcast axes) */
+        return "@NAME@_strided", (f"""
+/* {self.name}: any strides (in bytes; 0 along broadcast axes) */
 {_kernel_attribute(self.statements)}
-static int @NAME@(int nd, const npy_intp *shape, char *const *pointers,
+int @NAME@_strided(int nd, const npy_intp *shape, char *const *pointers,
                   const npy_intp *strides)
 {{
     int {C_ERROR_FLAG} = 0;
@@ -275,7 +278,11 @@ static int @NAME@(int nd, const npy_intp *shape, char *const *pointers,
 
 def elemwise_c_code(op, node: Apply, names: CNames) -> CCode | None:
     """The C of `node`, an Apply of the Elemwise `op`; None if its scalar op has none for
-    these dtypes."""
+    these dtypes. The kernels are a library unit of their own, named by their text, which
+    every node of the same computation on the same dtypes and broadcast pattern shares
+    whatever its number of dimensions; the node compiles no code of its own: the program
+    calls the run library's entry with the node's table (SympileElemwise), which the main
+    unit holds."""
     variables = node.inputs + node.outputs
     if not all(v.type.dtype in C_TYPES for v in variables):
         return None
@@ -294,9 +301,53 @@ def elemwise_c_code(op, node: Apply, names: CNames) -> CCode | None:
         contiguous_name, contiguous = loop.contiguous_kernel(contiguous_name, minimum_size)
         kernels.append(contiguous)
     strided_name, strided = loop.strided_kernel(minimum_size)
-    body = _elemwise_body(op, node, names, loop, contiguous_name, strided_name)
-    support = (*scalar.support, SHAPE_ERROR, *kernels, strided)
-    return CCode(body, support=support, openmp=minimum_size is not None)
+    kernels.append(strided)
+    declarations = (f"int {contiguous_name}(npy_intp size, char *const *pointers);\n"
+                    f"int {strided_name}(int nd, const npy_intp *shape, "
+                    "char *const *pointers, const npy_intp *strides);")
+    name, declarations, kernel_unit = library_code(
+        "sympile_elemwise", declarations, "\n".join((*scalar.support, *kernels)))
+    run, run_declarations, run_unit = run_library()
+    table, table_text = _table(op, node, loop, contiguous_name.replace("@NAME@", name),
+                               strided_name.replace("@NAME@", name))
+    return CCode("", support=(run_declarations, declarations, table_text),
+                 units=(kernel_unit, run_unit), openmp=minimum_size is not None,
+                 entry=run, data=table)
+
+
+_RUN = c_file(__file__, "elemwise_run.c")
+_RUN_DECLARATIONS = c_file(__file__, "elemwise_run.h")
+
+
+@functools.cache
+def run_library() -> tuple[str, str, str]:
+    """(name, declarations, library unit) of elemwise_run.c: `<name>_run`."""
+    name, declarations, unit = library_code("sympile_elemwise", _RUN_DECLARATIONS,
+                                            SHAPE_ERROR + _RUN)
+    return f"{name}_run", declarations, unit
+
+
+def _c_array(c_type: str, values: Sequence[int]) -> str:
+    """A C99 compound literal of `values` (static storage at file scope)."""
+    return f"(const {c_type}[]){{{', '.join(map(str, values)) or '0'}}}"
+
+
+def _table(op, node: Apply, loop: _Loop, contiguous: str, strided: str) -> tuple[str, str]:
+    """(name, definition) of `node`'s SympileElemwise, named by its text."""
+    ndim = loop.ndim
+    length_one = [int(v.type.shape[axis] == 1) for v in node.inputs for axis in range(ndim)]
+    written = [next((i for i, out in loop.destroyed.items() if out == j), -1)
+               for j in range(loop.n_outputs)]
+    fields = [c_string(str(op)), str(loop.n_inputs), str(loop.n_outputs), str(ndim),
+              _c_array("signed char", length_one), _c_array("signed char", map(int, loop.single)),
+              _c_array("int", written),
+              _c_array("int", [NPY_TYPES[v.type.dtype] for v in node.outputs]),
+              contiguous, strided, str(len(C_ERRORS)),
+              "(const SympileElemwiseError[]){" + ", ".join(
+                  f"{{{code}, &{exception}, {c_string(message)}}}"
+                  for code, exception, message in C_ERRORS) + "}"]
+    text = "static const SympileElemwise @NAME@ = {" + ", ".join(fields) + "};"
+    return _named("node", text)
 
 
 def broadcast_shape_checks(op, node: Apply, names: CNames) -> list[str]:
@@ -317,92 +368,6 @@ def broadcast_shape_checks(op, node: Apply, names: CNames) -> list[str]:
                 f"operands, {axis}, dims[{axis}], PyArray_DIMS({names.inputs[i]})[{axis}]);\n"
                 f"    {names.fail}\n}}")
     return lines
-
-
-def _elemwise_body(op, node: Apply, names: CNames, loop: _Loop, contiguous_name: str,
-                   strided_name: str) -> str:
-    ndim, n_inputs = loop.ndim, loop.n_inputs
-    operands = n_inputs + loop.n_outputs
-    dims_length = max(ndim, 1)
-    inputs, outputs = names.inputs, names.outputs
-    lines = [f"npy_intp dims[{dims_length}] = {{{', '.join(['1'] * dims_length)}}};",
-             f"PyArrayObject *operands[{operands}];"]
-    lines += [f"operands[{i}] = {name};" for i, name in enumerate(inputs)]
-    lines += broadcast_shape_checks(op, node, names)
-    for j, variable in enumerate(node.outputs):
-        written = [i for i, out in loop.destroyed.items() if out == j]
-        if written:
-            target = inputs[written[0]]
-            lines.append(
-                f"if (!PyArray_ISWRITEABLE({target})) {{\n"
-                f"    PyErr_SetString(PyExc_ValueError, {c_string(f'{op}: input {written[0]}')}"
-                f" \" is read-only, but output {j} is to be written over it\");\n"
-                f"    {names.fail}\n}}\n"
-                f"Py_INCREF({target});\n"
-                f"Py_XDECREF({outputs[j]});\n"
-                f"{outputs[j]} = {target};")
-        else:
-            lines.append(f"if (sympile_prepare_output(&{outputs[j]}, {ndim}, dims, "
-                         f"{NPY_TYPES[variable.type.dtype]})) {names.fail}")
-        lines.append(f"operands[{n_inputs + j}] = {outputs[j]};")
-    contiguity = [f"PyArray_IS_C_CONTIGUOUS(operands[{k}])" for k in range(operands)
-                  if k >= n_inputs or not loop.single[k]]
-    lines += [
-        f"npy_intp size = PyArray_MultiplyList(dims, {ndim});",
-        f"char *pointers[{operands}];",
-        f"for (int k = 0; k < {operands}; k++)",
-        "    pointers[k] = PyArray_BYTES(operands[k]);",
-        # Outside the length-1 inputs, every operand has the output's shape unless one of
-        # its axes is broadcast (its type says length 1 where the output's is not).
-        f"int contiguous = {' && '.join(contiguity) or '1'};",
-    ]
-    broadcast_checks = [f"dims[{axis}] == 1" for axis in range(ndim)
-                        if any(not loop.single[i] and v.type.shape[axis] == 1
-                               for i, v in enumerate(node.inputs))]
-    if broadcast_checks:
-        lines.append(f"contiguous = contiguous && {' && '.join(broadcast_checks)};")
-    lines += [
-        "int error = 0;",
-        "if (size == 0) {",
-        "} else if (contiguous) {",
-        f"    error = {contiguous_name}(size, pointers);",
-        "} else {",
-        f"    npy_intp shape[{dims_length}], strides[{operands * dims_length}];",
-        "    int nd = 0;",
-        f"    for (int axis = 0; axis < {ndim}; axis++) {{",
-        "        if (dims[axis] == 1)",
-        "            continue;",
-        "        int merge = nd > 0;",
-        f"        npy_intp axis_strides[{operands}];",
-        f"        for (int k = 0; k < {operands}; k++) {{",
-        "            axis_strides[k] = PyArray_DIMS(operands[k])[axis] == 1 ? 0"
-        " : PyArray_STRIDES(operands[k])[axis];",
-        f"            merge = merge && strides[k * {dims_length} + nd - 1]"
-        " == axis_strides[k] * dims[axis];",
-        "        }",
-        "        if (merge) {",
-        "            shape[nd - 1] *= dims[axis];",
-        "        } else {",
-        "            shape[nd] = dims[axis];",
-        "            nd++;",
-        "        }",
-        f"        for (int k = 0; k < {operands}; k++)",
-        f"            strides[k * {dims_length} + nd - 1] = axis_strides[k];",
-        "    }",
-        "    if (nd == 0) {",
-        "        nd = 1;",
-        "        shape[0] = 1;",
-        f"        for (int k = 0; k < {operands}; k++)",
-        f"            strides[k * {dims_length}] = 0;",
-        "    }",
-        f"    error = {strided_name}(nd, shape, pointers, strides);",
-        "}",
-    ]
-    for code, exception, message in C_ERRORS:
-        lines.append(f"if (error & {code}) {{\n"
-                     f"    PyErr_SetString({exception}, {c_string(f'{op}: {message}')});\n"
-                     f"    {names.fail}\n}}")
-    return "\n".join("        " + line for text in lines for line in text.split("\n"))
 
 
 def dimshuffle_c_code(op, node: Apply, names: CNames) -> CCode:

@@ -29,6 +29,7 @@ from sympile.tensor import c_toolkit
 from sympile.tensor.basic import alloc_c, arange_c, join_c, split_c
 from sympile.tensor.blas import blas_c
 from sympile.tensor.blas.skinny import skinny_code
+from sympile.tensor.elemwise import elemwise_c
 from sympile.tensor.extra_ops import group_sum_c
 from sympile.tensor.linalg import lapack_c
 from sympile.tensor.nnet import abstract_conv_c, basic_c, rows_c
@@ -120,6 +121,7 @@ def _kernel_sources() -> dict[str, str]:
             blas=lapack_c._routines(dtype))
         _, _, conv, conv_blas = abstract_conv_c.conv_library(dtype)
         sources[f"conv_gemm.c, conv_gemm.h {dtype}"] = op_unit(conv, blas=conv_blas)
+    sources["elemwise_run.c, elemwise_run.h"] = op_unit(elemwise_c.run_library()[2])
     sources["digamma.h, trigamma.h"] = op_unit(c_rules._DIGAMMA, c_rules._TRIGAMMA)
     sources["float_to_int.h"] = op_unit(c_rules.FLOAT_TO_INT)
     for dtype in ("float32", "float64"):

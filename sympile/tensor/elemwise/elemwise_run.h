@@ -1,0 +1,31 @@
+/* What one Elemwise node does around its kernels (elemwise_run.c, a library unit compiled once
+   per cache; elemwise_c.py): the node's table, in the function's main unit, and the entry
+   point that the program calls with it. */
+
+typedef int (*SympileElemwiseContiguous)(npy_intp size, char *const *pointers);
+typedef int (*SympileElemwiseStrided)(int nd, const npy_intp *shape, char *const *pointers,
+                                      const npy_intp *strides);
+
+/* An error the kernels report by or-ing `code` into their flags. */
+typedef struct {
+    int code;
+    PyObject **exception;
+    const char *message;
+} SympileElemwiseError;
+
+typedef struct {
+    const char *op;                   /* str(op), for messages */
+    int n_inputs, n_outputs, ndim;
+    const signed char *length_one;    /* [n_inputs * ndim]: the input's type has length 1 */
+    const signed char *single;        /* [n_inputs]: only length-1 axes, read once */
+    const int *written;               /* [n_outputs]: the input written over, or -1 */
+    const int *typenums;              /* [n_outputs] */
+    SympileElemwiseContiguous contiguous;
+    SympileElemwiseStrided strided;   /* strides[k * nd + axis], in bytes, 0 if broadcast */
+    int n_errors;
+    const SympileElemwiseError *errors;
+} SympileElemwise;
+
+/* The node of the table `data` (a SympileElemwise) on its cells (program.h's
+   SympileNodeFunction): 0, or -1 with a Python exception set. */
+int @NAME@_run(PyObject *const *cells, const void *data);
