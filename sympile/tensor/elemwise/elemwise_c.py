@@ -41,10 +41,16 @@ from sympile.scalar.c_fastmath import FALLBACK_FLAG, FAST_PREFIX, precise_statem
 from sympile.scalar.c_rules import C_ERROR_FLAG, C_ERRORS
 from sympile.tensor.c_toolkit import SHAPE_ERROR, vectorized_kernel_attribute
 
-__all__ = ["broadcast_shape_checks", "dimshuffle_c_code", "elemwise_c_code", "run_library"]
+__all__ = ["OPERAND_LIMIT", "broadcast_shape_checks", "dimshuffle_c_code", "elemwise_c_code",
+           "run_library"]
 
 # The loops' OpenMP split: static, error flags OR-ed across the threads.
 _PARALLEL_FOR = f"#pragma omp parallel for reduction(|:{C_ERROR_FLAG}) schedule(static)"
+
+# The most operands (inputs and outputs) of a node with C code: elemwise_run.c keeps its
+# arrays of them on the stack (SYMPILE_ELEMWISE_OPERANDS). Fusion makes nodes of at most
+# MAX_FUSED_INPUTS (32) inputs; a wider node built by hand runs perform().
+OPERAND_LIMIT = 64
 
 # Elements per block of a loop whose statements may fall back to libm, or whose outputs are
 # buffered (written over an input).
@@ -284,7 +290,7 @@ def elemwise_c_code(op, node: Apply, names: CNames) -> CCode | None:
     calls the run library's entry with the node's table (SympileElemwise), which the main
     unit holds."""
     variables = node.inputs + node.outputs
-    if not all(v.type.dtype in C_TYPES for v in variables):
+    if len(variables) > OPERAND_LIMIT or not all(v.type.dtype in C_TYPES for v in variables):
         return None
     scalar = op.scalar_op.c_scalar(tuple(f"x{i}" for i in range(len(node.inputs))),
                                    tuple(f"z{j}" for j in range(len(node.outputs))),

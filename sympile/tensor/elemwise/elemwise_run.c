@@ -3,72 +3,15 @@
    node's own C is its kernels (a library unit per computation, shared by every shape) and its
    table. */
 
-/* The kernels' error flags (>= 0), or -1 with a Python exception set. The outputs are the
-   node's: NULL or arrays it gave before, owned; on return they hold what it gives now. */
-static int sympile_elemwise_apply(const SympileElemwise *node, PyArrayObject *const *inputs,
-                                  PyArrayObject **outputs)
+/* The strided kernel on the operands: length-1 axes dropped, neighbouring axes merged where
+   every operand's strides allow it. */
+static __attribute__((noinline))
+int sympile_elemwise_strided(const SympileElemwise *node, const npy_intp *dims,
+                             PyArrayObject *const *operands, char *const *pointers)
 {
-    const int n_inputs = node->n_inputs, count = node->n_inputs + node->n_outputs;
-    const int ndim = node->ndim, length = ndim > 0 ? ndim : 1;
-    npy_intp dims[length];
-    for (int axis = 0; axis < length; axis++)
-        dims[axis] = 1;
-    /* An axis's length is that of the first input whose type does not say 1 there. */
-    for (int axis = 0; axis < ndim; axis++) {
-        int first = -1;
-        for (int i = 0; i < n_inputs; i++) {
-            if (node->length_one[i * ndim + axis])
-                continue;
-            const npy_intp here = PyArray_DIMS(inputs[i])[axis];
-            if (first < 0) {
-                first = i;
-                dims[axis] = here;
-            } else if (here != dims[axis]) {
-                sympile_elemwise_shape_error(node->op, n_inputs, inputs, axis, dims[axis], here);
-                return -1;
-            }
-        }
-    }
-    PyArrayObject *operands[count];
-    for (int i = 0; i < n_inputs; i++)
-        operands[i] = inputs[i];
-    for (int j = 0; j < node->n_outputs; j++) {
-        const int target = node->written[j];
-        if (target >= 0) {
-            if (!PyArray_ISWRITEABLE(inputs[target])) {
-                PyErr_Format(PyExc_ValueError, "%s: input %d is read-only, but output %d is "
-                             "to be written over it", node->op, target, j);
-                return -1;
-            }
-            Py_INCREF(inputs[target]);
-            Py_XDECREF(outputs[j]);
-            outputs[j] = inputs[target];
-        } else if (sympile_prepare_output(&outputs[j], ndim, dims, node->typenums[j])) {
-            return -1;
-        }
-        operands[n_inputs + j] = outputs[j];
-    }
-    const npy_intp size = PyArray_MultiplyList(dims, ndim);
-    if (size == 0)
-        return 0;
-    char *pointers[count];
-    for (int k = 0; k < count; k++)
-        pointers[k] = PyArray_BYTES(operands[k]);
-    /* Outside the single inputs, every operand has the output's shape unless one of its
-       axes is broadcast (its type says length 1 where the output's length is not 1). */
-    int contiguous = 1;
-    for (int k = 0; k < count; k++)
-        if (k >= n_inputs || !node->single[k])
-            contiguous = contiguous && PyArray_IS_C_CONTIGUOUS(operands[k]);
-    for (int i = 0; i < n_inputs && contiguous; i++)
-        if (!node->single[i])
-            for (int axis = 0; axis < ndim; axis++)
-                if (node->length_one[i * ndim + axis] && dims[axis] != 1)
-                    contiguous = 0;
-    if (contiguous)
-        return node->contiguous(size, pointers);
-    /* Length-1 axes dropped, neighbouring axes merged where every operand's strides allow. */
-    npy_intp shape[length], merged[count * length];
+    const int count = node->n_inputs + node->n_outputs, ndim = node->ndim;
+    const int length = ndim > 0 ? ndim : 1;
+    npy_intp shape[NPY_MAXDIMS], merged[count * length];
     int nd = 0;
     for (int axis = 0; axis < ndim; axis++) {
         if (dims[axis] == 1)
@@ -102,11 +45,77 @@ static int sympile_elemwise_apply(const SympileElemwise *node, PyArrayObject *co
     return node->strided(nd, shape, pointers, strides);
 }
 
+/* The kernels' error flags (>= 0), or -1 with a Python exception set. The outputs are the
+   node's: NULL or arrays it gave before, owned; on return they hold what it gives now. */
+static inline __attribute__((always_inline))
+int sympile_elemwise_apply(const SympileElemwise *node, PyArrayObject *const *inputs,
+                           PyArrayObject **outputs)
+{
+    const int n_inputs = node->n_inputs, ndim = node->ndim;
+    npy_intp dims[NPY_MAXDIMS];
+    npy_intp size = 1;
+    /* An axis's length is that of the first input whose type does not say 1 there. */
+    for (int axis = 0; axis < ndim; axis++) {
+        int found = 0;
+        dims[axis] = 1;
+        for (int i = 0; i < n_inputs; i++) {
+            if (node->length_one[i * ndim + axis])
+                continue;
+            const npy_intp here = PyArray_DIMS(inputs[i])[axis];
+            if (!found) {
+                found = 1;
+                dims[axis] = here;
+            } else if (here != dims[axis]) {
+                sympile_elemwise_shape_error(node->op, n_inputs, inputs, axis, dims[axis], here);
+                return -1;
+            }
+        }
+        size *= dims[axis];
+    }
+    PyArrayObject *operands[SYMPILE_ELEMWISE_OPERANDS];
+    char *pointers[SYMPILE_ELEMWISE_OPERANDS];
+    /* Outside the single inputs, every operand has the output's shape unless one of its
+       axes is broadcast (its type says length 1 where the output's length is not 1). */
+    int contiguous = 1;
+    for (int i = 0; i < n_inputs; i++) {
+        operands[i] = inputs[i];
+        pointers[i] = PyArray_BYTES(inputs[i]);
+        if (node->single[i])
+            continue;
+        contiguous = contiguous && PyArray_IS_C_CONTIGUOUS(inputs[i]);
+        for (int axis = 0; axis < ndim && contiguous; axis++)
+            contiguous = !node->length_one[i * ndim + axis] || dims[axis] == 1;
+    }
+    for (int j = 0; j < node->n_outputs; j++) {
+        const int target = node->written[j];
+        if (target >= 0) {
+            if (!PyArray_ISWRITEABLE(inputs[target])) {
+                PyErr_Format(PyExc_ValueError, "%s: input %d is read-only, but output %d is "
+                             "to be written over it", node->op, target, j);
+                return -1;
+            }
+            Py_INCREF(inputs[target]);
+            Py_XDECREF(outputs[j]);
+            outputs[j] = inputs[target];
+            contiguous = contiguous && PyArray_IS_C_CONTIGUOUS(outputs[j]);
+        } else if (sympile_prepare_output(&outputs[j], ndim, dims, node->typenums[j])) {
+            return -1;
+        }
+        operands[n_inputs + j] = outputs[j];
+        pointers[n_inputs + j] = PyArray_BYTES(outputs[j]);
+    }
+    if (size == 0)
+        return 0;
+    if (contiguous)
+        return node->contiguous(size, pointers);
+    return sympile_elemwise_strided(node, dims, operands, pointers);
+}
+
 int @NAME@_run(PyObject *const *cells, const void *data)
 {
     const SympileElemwise *node = data;
     const int n_inputs = node->n_inputs, n_outputs = node->n_outputs;
-    PyArrayObject *inputs[n_inputs], *outputs[n_outputs];
+    PyArrayObject *inputs[SYMPILE_ELEMWISE_OPERANDS], *outputs[SYMPILE_ELEMWISE_OPERANDS];
     for (int i = 0; i < n_inputs; i++)
         inputs[i] = (PyArrayObject *)PyList_GET_ITEM(cells[i], 0);
     for (int j = 0; j < n_outputs; j++)

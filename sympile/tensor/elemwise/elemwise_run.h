@@ -6,6 +6,10 @@ typedef int (*SympileElemwiseContiguous)(npy_intp size, char *const *pointers);
 typedef int (*SympileElemwiseStrided)(int nd, const npy_intp *shape, char *const *pointers,
                                       const npy_intp *strides);
 
+/* The most operands (inputs and outputs) of a node the run library serves (elemwise_c.py's
+   OPERAND_LIMIT): its arrays of them are on the stack. */
+#define SYMPILE_ELEMWISE_OPERANDS 64
+
 /* An error the kernels report by or-ing `code` into their flags. */
 typedef struct {
     int code;

@@ -329,3 +329,54 @@ print("clean")
 @pytest.mark.slow
 def test_elemwise_loops_are_clean_under_address_sanitizer():
     assert_clean_under_address_sanitizer(SANITIZED_SCRIPT)
+
+
+def test_nodes_of_one_computation_share_their_kernels_whatever_their_rank():
+    """An Elemwise node compiles no C of its own: the program calls the run library with the
+    node's table, and its kernels, a library unit named by their text, serve every node of
+    the same computation and broadcast pattern, of any rank."""
+    from sympile.link.c import prelude
+    from sympile.link.c.codegen import library_unit, plan_module
+
+    nodes = []
+    for variable in (T.fvector("v"), T.fmatrix("m"), T.ftensor4("t")):
+        out = Elemwise(scalar.add)(variable, variable)
+        nodes.append(out.owner)
+    codes = [node.op.c_code(node, None) for node in nodes]
+    assert all(code.entry and not code.body for code in codes)
+    assert len({code.units for code in codes}) == 1
+    assert len({code.data for code in codes}) == 3
+    variables = [v for node in nodes for v in node.inputs + node.outputs]
+    plan = plan_module(variables, nodes, [node.outputs[0] for node in nodes])
+    fixed = {prelude.PROGRAM_UNIT, library_unit(prelude.THREAD_GOVERNOR)}
+    # Beside the fixed units, the kernels and the run library: no op unit.
+    assert [unit for unit in plan.units if unit not in fixed] == [
+        library_unit(unit) for unit in codes[0].units]
+    m = nodes[1].inputs[0]
+    function = sympile.function([m], [T.exp(m) + 1, T.exp(m[:, ::2].T) + 1], mode=C_PLAIN)
+    value = np.random.default_rng(6).standard_normal((3, 4)).astype("float32")
+    first, second = function(value)
+    assert_like_numpy(first, np.exp(value) + np.float32(1))
+    assert_like_numpy(second, np.exp(value[:, ::2].T) + np.float32(1))
+
+
+def test_a_node_wider_than_the_operand_limit_runs_perform():
+    """Fusion makes nodes of at most 32 inputs; a wider one built by hand runs perform()
+    (the run library keeps its operands on the stack, elemwise_c.OPERAND_LIMIT of them)."""
+    from sympile.link.c.codegen import has_c_code
+    from sympile.tensor.elemwise.elemwise_c import OPERAND_LIMIT
+
+    scalars = [scalar.get_scalar_type("float64")() for _ in range(OPERAND_LIMIT)]
+    total = scalars[0]
+    for item in scalars[1:]:
+        total = scalar.add(total, item)
+    vectors = [T.dvector(f"x{i}") for i in range(OPERAND_LIMIT)]
+    wide = Elemwise(Composite(scalars, [total]))(*vectors)
+    narrow = Elemwise(Composite(scalars[:-1], [scalar.mul(scalars[0], scalars[-2])]))(*vectors[:-1])
+    assert not has_c_code(wide.owner) and has_c_code(narrow.owner)
+    function = sympile.function(vectors, [wide, narrow], mode=C_PLAIN)
+    assert [len(node.inputs) for node in function._vm.fallback_nodes] == [OPERAND_LIMIT]
+    values = [np.full(3, float(i)) for i in range(OPERAND_LIMIT)]
+    wide_value, narrow_value = function(*values)
+    np.testing.assert_array_equal(wide_value, np.sum(values, axis=0))
+    np.testing.assert_array_equal(narrow_value, values[0] * values[-2])
