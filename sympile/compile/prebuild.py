@@ -3,12 +3,12 @@
 setup.py runs `python -m sympile.compile.prebuild <build>/sympile/_prebuilt` after copying the
 package: it compiles into that directory, used as a compiledir, the unit header and every
 library unit whose text depends on no graph (the program unit, the thread governor, the
-Elemwise nodes' run library, and the units of the skinny products, the BLAS family, the
-softmax rows, the convolutions and the pooling for float32 and float64), with the flags that
-a function gets under the default config. The installed package then holds them, and the
-cache reads that directory as its prebuilt tier (sympile.cache.store): the first function on
-a new install compiles only what its graph needs (its op units, its Elemwise nodes' kernels
-and its main unit), not the 2 to 4 s of CPU the fixed units take.
+entries of the Elemwise, DimShuffle and shape nodes, and the units of the skinny products,
+the BLAS family, the softmax rows, the convolutions and the pooling for float32 and float64),
+with the flags that a function gets under the default config. The installed package then
+holds them, and the cache reads that directory as its prebuilt tier (sympile.cache.store):
+the first function on a new install compiles only what its graph needs (its op units, its
+Elemwise nodes' kernels and its main unit), not the 2 to 4 s of CPU the fixed units take.
 
 The tier serves the functions whose keys match: the same compiler, flags (config.openmp,
 config.cxxflags, config.blas_parallel_minsize, config.blas_skinny), Python and numpy as at
@@ -33,6 +33,7 @@ from sympile.tensor.blas.blas_c import BLAS_C_DTYPES, blas_call
 from sympile.tensor.elemwise.elemwise_c import run_library
 from sympile.tensor.nnet.abstract_conv_c import conv_library
 from sympile.tensor.nnet.rows_c import ROW_KINDS, row_library
+from sympile.tensor.shape.shape_c import shape_library
 from sympile.tensor.signal.pool_c import pool_library
 
 __all__ = ["fixed_units", "main", "prebuild"]
@@ -44,7 +45,7 @@ def fixed_units() -> list[str]:
     units = [prelude.PROGRAM_UNIT]
     if config.openmp and config.openmp_follow_load:
         units.append(library_unit(prelude.THREAD_GOVERNOR))
-    units.append(library_unit(run_library()[2]))
+    units += [library_unit(run_library()[2]), library_unit(shape_library()[2])]
     for dtype in BLAS_C_DTYPES:
         code = blas_call("dot", dtype, (), "")
         units += [library_unit(unit, code.blas) for unit in code.units]

@@ -161,6 +161,30 @@ def library_code(prefix: str, declarations: str, text: str) -> tuple[str, str, s
     return name, declarations.replace("@NAME@", name), unit.replace("@NAME@", name)
 
 
+def c_array(c_type: str, values) -> str:
+    """A C99 compound literal of the ints `values`, for a table's field (at file scope it
+    has static storage); C has no empty arrays, so an empty one holds a 0."""
+    return f"(const {c_type}[]){{{', '.join(map(str, values)) or '0'}}}"
+
+
+def served_by(library: tuple[str, str, str], entry: str, table_type: str = "",
+              fields=(), units: tuple[str, ...] = (), declarations: tuple[str, ...] = (),
+              openmp: bool = False) -> CCode:
+    """The CCode of a node served by the library unit `library` (library_code's (name,
+    declarations, unit)): the program calls `<name>_<entry>` with a constant table of type
+    `table_type` holding `fields` (C initializers), named by its text (see CCode.entry);
+    `units` are more library units its table points into, whose functions `declarations`
+    declare. No table where `table_type` is empty (the entry gets NULL)."""
+    name, library_declarations, unit = library
+    support, table = [library_declarations, *declarations], ""
+    if table_type:
+        text = f"static const {table_type} @TABLE@ = {{{', '.join(fields)}}};"
+        table = content_name(f"{name}_node", text)
+        support.append(text.replace("@TABLE@", table))
+    return CCode("", support=tuple(support), units=(*units, unit), openmp=openmp,
+                 entry=f"{name}_{entry}", data=table)
+
+
 def render(text: str, values: dict[str, object]) -> str:
     """`text` (a C file's, with @name@ placeholders) with each @name@ replaced by its value,
     which must fit on one line, so that the file's line numbers still hold."""

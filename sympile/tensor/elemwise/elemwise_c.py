@@ -31,12 +31,21 @@ block (and its recomputation), so it reads its inputs untouched and keeps the fa
 from __future__ import annotations
 
 import functools
-import hashlib
 from collections.abc import Sequence
 
 from sympile.config import config
 from sympile.graph.basic import Apply
-from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_file, c_string, library_code
+from sympile.graph.ccode import (
+    C_TYPES,
+    NPY_TYPES,
+    CCode,
+    CNames,
+    c_array,
+    c_file,
+    c_string,
+    library_code,
+    served_by,
+)
 from sympile.scalar.c_fastmath import FALLBACK_FLAG, FAST_PREFIX, precise_statements
 from sympile.scalar.c_rules import C_ERROR_FLAG, C_ERRORS
 from sympile.tensor.c_toolkit import SHAPE_ERROR, vectorized_kernel_attribute
@@ -62,12 +71,6 @@ def _kernel_attribute(statements: str) -> str:
 
 def _comment(op) -> str:
     return str(op).replace("*/", "* /")
-
-
-def _named(kind: str, text: str) -> tuple[str, str]:
-    """(name, definition) of a kernel whose definition is `text` with NAME replaced."""
-    name = f"sympile_elemwise_{kind}_{hashlib.sha1(text.encode()).hexdigest()[:16]}"
-    return name, text.replace("@NAME@", name)
 
 
 class _Loop:
@@ -313,12 +316,11 @@ def elemwise_c_code(op, node: Apply, names: CNames) -> CCode | None:
                     "char *const *pointers, const npy_intp *strides);")
     name, declarations, kernel_unit = library_code(
         "sympile_elemwise", declarations, "\n".join((*scalar.support, *kernels)))
-    run, run_declarations, run_unit = run_library()
-    table, table_text = _table(op, node, loop, contiguous_name.replace("@NAME@", name),
-                               strided_name.replace("@NAME@", name))
-    return CCode("", support=(run_declarations, declarations, table_text),
-                 units=(kernel_unit, run_unit), openmp=minimum_size is not None,
-                 entry=run, data=table)
+    return served_by(run_library(), "run", "SympileElemwise",
+                     _fields(op, node, loop, contiguous_name.replace("@NAME@", name),
+                             strided_name.replace("@NAME@", name)),
+                     units=(kernel_unit,), declarations=(declarations,),
+                     openmp=minimum_size is not None)
 
 
 _RUN = c_file(__file__, "elemwise_run.c")
@@ -327,33 +329,26 @@ _RUN_DECLARATIONS = c_file(__file__, "elemwise_run.h")
 
 @functools.cache
 def run_library() -> tuple[str, str, str]:
-    """(name, declarations, library unit) of elemwise_run.c: `<name>_run`."""
-    name, declarations, unit = library_code("sympile_elemwise", _RUN_DECLARATIONS,
-                                            SHAPE_ERROR + _RUN)
-    return f"{name}_run", declarations, unit
+    """(name, declarations, library unit) of elemwise_run.c: `<name>_run` (an Elemwise
+    node, its table a SympileElemwise) and `<name>_dimshuffle` (a DimShuffle node, its table
+    a SympileDimShuffle)."""
+    return library_code("sympile_elemwise", _RUN_DECLARATIONS, SHAPE_ERROR + _RUN)
 
 
-def _c_array(c_type: str, values: Sequence[int]) -> str:
-    """A C99 compound literal of `values` (static storage at file scope)."""
-    return f"(const {c_type}[]){{{', '.join(map(str, values)) or '0'}}}"
-
-
-def _table(op, node: Apply, loop: _Loop, contiguous: str, strided: str) -> tuple[str, str]:
-    """(name, definition) of `node`'s SympileElemwise, named by its text."""
+def _fields(op, node: Apply, loop: _Loop, contiguous: str, strided: str) -> list[str]:
+    """The fields of `node`'s SympileElemwise."""
     ndim = loop.ndim
     length_one = [int(v.type.shape[axis] == 1) for v in node.inputs for axis in range(ndim)]
     written = [next((i for i, out in loop.destroyed.items() if out == j), -1)
                for j in range(loop.n_outputs)]
-    fields = [c_string(str(op)), str(loop.n_inputs), str(loop.n_outputs), str(ndim),
-              _c_array("signed char", length_one), _c_array("signed char", map(int, loop.single)),
-              _c_array("int", written),
-              _c_array("int", [NPY_TYPES[v.type.dtype] for v in node.outputs]),
-              contiguous, strided, str(len(C_ERRORS)),
-              "(const SympileElemwiseError[]){" + ", ".join(
-                  f"{{{code}, &{exception}, {c_string(message)}}}"
-                  for code, exception, message in C_ERRORS) + "}"]
-    text = "static const SympileElemwise @NAME@ = {" + ", ".join(fields) + "};"
-    return _named("node", text)
+    errors = ", ".join(f"{{{code}, &{exception}, {c_string(message)}}}"
+                       for code, exception, message in C_ERRORS)
+    return [c_string(str(op)), str(loop.n_inputs), str(loop.n_outputs), str(ndim),
+            c_array("signed char", length_one), c_array("signed char", map(int, loop.single)),
+            c_array("int", written), c_array("int", [NPY_TYPES[v.type.dtype]
+                                                     for v in node.outputs]),
+            contiguous, strided, str(len(C_ERRORS)),
+            f"(const SympileElemwiseError[]){{{errors}}}"]
 
 
 def broadcast_shape_checks(op, node: Apply, names: CNames) -> list[str]:
@@ -378,28 +373,7 @@ def broadcast_shape_checks(op, node: Apply, names: CNames) -> list[str]:
 
 def dimshuffle_c_code(op, node: Apply, names: CNames) -> CCode:
     """A view of the input: its data and strides rearranged (inserted axes have length 1 and
-    stride 0), the input as its base."""
-    (x,), (z,) = names.inputs, names.outputs
-    ndim = len(op.new_order)
-    length = max(ndim, 1)
-    lines = [f"npy_intp dims[{length}], strides[{length}];"]
-    for axis, source in enumerate(op.new_order):
-        if source == "x":
-            lines.append(f"dims[{axis}] = 1; strides[{axis}] = 0;")
-        else:
-            lines.append(f"dims[{axis}] = PyArray_DIMS({x})[{source}]; "
-                         f"strides[{axis}] = PyArray_STRIDES({x})[{source}];")
-    lines += [
-        f"Py_INCREF(PyArray_DESCR({x}));",
-        "PyArrayObject *view = (PyArrayObject *)PyArray_NewFromDescr(",
-        f"    &PyArray_Type, PyArray_DESCR({x}), {ndim}, dims, strides, PyArray_DATA({x}),",
-        f"    PyArray_FLAGS({x}) & NPY_ARRAY_WRITEABLE, NULL);",
-        f"if (view == NULL) {names.fail}",
-        f"Py_INCREF({x});",
-        f"if (PyArray_SetBaseObject(view, (PyObject *){x})) {{",
-        "    Py_DECREF(view);",
-        f"    {names.fail}",
-        "}",
-        f"if (sympile_assign_output(&{z}, view)) {names.fail}",
-    ]
-    return CCode("\n".join("        " + line for line in lines))
+    stride 0), the input as its base; served by the run library (elemwise_run.c)."""
+    order = [-1 if source == "x" else source for source in op.new_order]
+    return served_by(run_library(), "dimshuffle", "SympileDimShuffle",
+                     [str(len(order)), c_array("int", order)])

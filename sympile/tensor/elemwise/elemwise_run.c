@@ -1,7 +1,7 @@
 /* Everything of an Elemwise node that is not its loops, driven by its table: the broadcast
    check, the outputs, and the choice and setup of a kernel. One copy for every node, so a
    node's own C is its kernels (a library unit per computation, shared by every shape) and its
-   table. */
+   table. And DimShuffle's view, which needs no code of its node's at all. */
 
 /* The strided kernel on the operands: length-1 axes dropped, neighbouring axes merged where
    every operand's strides allow it. */
@@ -134,5 +134,30 @@ int @NAME@_run(PyObject *const *cells, const void *data)
     }
     for (int j = 0; j < n_outputs; j++)
         sympile_store_output(cells[n_inputs + j], outputs[j]);
+    return 0;
+}
+
+int @NAME@_dimshuffle(PyObject *const *cells, const void *data)
+{
+    const SympileDimShuffle *node = data;
+    PyArrayObject *x = (PyArrayObject *)PyList_GET_ITEM(cells[0], 0);
+    npy_intp dims[NPY_MAXDIMS], strides[NPY_MAXDIMS];
+    for (int axis = 0; axis < node->ndim; axis++) {
+        const int source = node->order[axis];
+        dims[axis] = source < 0 ? 1 : PyArray_DIMS(x)[source];
+        strides[axis] = source < 0 ? 0 : PyArray_STRIDES(x)[source];
+    }
+    Py_INCREF(PyArray_DESCR(x));
+    PyArrayObject *view = (PyArrayObject *)PyArray_NewFromDescr(
+        &PyArray_Type, PyArray_DESCR(x), node->ndim, dims, strides, PyArray_DATA(x),
+        PyArray_FLAGS(x) & NPY_ARRAY_WRITEABLE, NULL);
+    if (view == NULL)
+        return -1;
+    Py_INCREF(x);
+    if (PyArray_SetBaseObject(view, (PyObject *)x)) {
+        Py_DECREF(view);
+        return -1;
+    }
+    sympile_store_output(cells[1], view);
     return 0;
 }

@@ -1,6 +1,6 @@
-/* What one Elemwise node does around its kernels (elemwise_run.c, a library unit compiled once
-   per cache; elemwise_c.py): the node's table, in the function's main unit, and the entry
-   point that the program calls with it. */
+/* What the family's nodes do that is not their loops (elemwise_run.c, a library unit compiled
+   once per cache; elemwise_c.py): the tables of the nodes, in the function's main unit, and
+   the entry points that the program calls with them (program.h's SympileNodeFunction). */
 
 typedef int (*SympileElemwiseContiguous)(npy_intp size, char *const *pointers);
 typedef int (*SympileElemwiseStrided)(int nd, const npy_intp *shape, char *const *pointers,
@@ -33,3 +33,14 @@ typedef struct {
 /* The node of the table `data` (a SympileElemwise) on its cells (program.h's
    SympileNodeFunction): 0, or -1 with a Python exception set. */
 int @NAME@_run(PyObject *const *cells, const void *data);
+
+/* A DimShuffle: output axis k is input axis order[k], or a new axis of length 1 where
+   order[k] is -1. */
+typedef struct {
+    int ndim;
+    const int *order;
+} SympileDimShuffle;
+
+/* The view of the DimShuffle of the table `data` (a SympileDimShuffle): 0, or -1 with a
+   Python exception set. */
+int @NAME@_dimshuffle(PyObject *const *cells, const void *data);

@@ -18,7 +18,6 @@ from typing import Any
 import numpy as np
 
 from sympile.graph.basic import Apply, Constant, Variable
-from sympile.graph.ccode import CCode
 from sympile.graph.gradient_types import NonDifferentiable, disconnected_type, is_disconnected
 from sympile.graph.op import Op
 from sympile.scalar.basic import DISCRETE_DTYPES, INTEGER_DTYPES, normalize_dtype
@@ -28,6 +27,8 @@ from sympile.tensor.shape.shape_c import (
     lengths_agree_c_code,
     make_vector_c_code,
     reshape_c_code,
+    shape_c_code,
+    shape_i_c_code,
     specify_shape_c_code,
     view_c_code,
 )
@@ -75,17 +76,7 @@ class Shape(NonDifferentiable, Op):
         return [(node.inputs[0].type.ndim,)]
 
     def c_code(self, node, names):
-        ndim = node.inputs[0].type.ndim
-        return CCode(body=f"""
-npy_intp length = {ndim};
-if (sympile_prepare_output(&{names.outputs[0]}, 1, &length, NPY_INT64) != 0) {{
-    {names.fail}
-}}
-for (int axis = 0; axis < {ndim}; ++axis) {{
-    ((npy_int64 *)PyArray_DATA({names.outputs[0]}))[axis] =
-        (npy_int64)PyArray_DIM({names.inputs[0]}, axis);
-}}
-""")
+        return shape_c_code()
 
 
 class ShapeI(NonDifferentiable, Op):
@@ -109,13 +100,7 @@ class ShapeI(NonDifferentiable, Op):
         output_storage[0][0] = np.asarray(inputs[0].shape[self.axis], dtype="int64")
 
     def c_code(self, node, names):
-        return CCode(body=f"""
-if (sympile_prepare_output(&{names.outputs[0]}, 0, NULL, NPY_INT64) != 0) {{
-    {names.fail}
-}}
-*(npy_int64 *)PyArray_DATA({names.outputs[0]}) =
-    (npy_int64)PyArray_DIM({names.inputs[0]}, {self.axis});
-""")
+        return shape_i_c_code(self.axis)
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [()]
@@ -299,7 +284,7 @@ class Unbroadcast(Op):
         output_storage[0][0] = inputs[0]
 
     def c_code(self, node, names):
-        return view_c_code(node, names)
+        return view_c_code()
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [input_shapes[0]]

@@ -1,51 +1,60 @@
-"""C code of SpecifyShape (x itself, its lengths checked), MakeVector (scalars into a vector)
-and Reshape (numpy's PyArray_Newshape: a view of x when its strides allow one, a copy
-otherwise, as x.reshape), each with perform's checks and messages (shape.c)."""
+"""C code of Shape, Shape_i, the views that change only the type, SpecifyShape (x itself, its
+lengths checked), MakeVector (scalars into a vector) and Reshape (numpy's PyArray_Newshape: a
+view of x when its strides allow one, a copy otherwise, as x.reshape), each with perform's
+checks and messages. All but MakeVector are entries of one library unit (shape.c, shape.h),
+which the program calls with the node's table: their nodes compile no C of their own."""
 
 from __future__ import annotations
 
+import functools
+
 from sympile.graph.basic import Apply
-from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_file, c_string
+from sympile.graph.ccode import (
+    C_TYPES,
+    NPY_TYPES,
+    CCode,
+    CNames,
+    c_file,
+    c_string,
+    library_code,
+    served_by,
+)
 
-__all__ = ["lengths_agree_c_code", "make_vector_c_code", "reshape_c_code",
-           "specify_shape_c_code"]
+__all__ = ["lengths_agree_c_code", "make_vector_c_code", "reshape_c_code", "shape_c_code",
+           "shape_i_c_code", "shape_library", "specify_shape_c_code", "view_c_code"]
 
-# SpecifyShape's check and Reshape, with perform's messages.
 _SHAPE = c_file(__file__, "shape.c")
+_DECLARATIONS = c_file(__file__, "shape.h")
+# The dtypes of lengths that shape.c's sympile_shape_integer reads (uint64 lengths above
+# INT64_MAX would not compare as perform's Python ints do).
+_LENGTH_DTYPES = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32"}
 
 
-def _integer_scalar(node: Apply, names: CNames, position: int) -> str:
-    dtype = node.inputs[position].type.dtype
-    return f"(npy_int64)*(const {C_TYPES[dtype]} *)PyArray_DATA({names.inputs[position]})"
+@functools.cache
+def shape_library() -> tuple[str, str, str]:
+    """(name, declarations, library unit) of shape.c: the entries of shape.h."""
+    return library_code("sympile_shape", _DECLARATIONS, _SHAPE)
 
 
 def _integer_inputs(node: Apply, positions) -> bool:
-    # uint64 lengths above INT64_MAX would not compare as perform's Python ints do.
-    return all(node.inputs[position].type.dtype in C_TYPES
-               and node.inputs[position].type.dtype not in ("bool", "uint64")
-               for position in positions)
+    return all(node.inputs[position].type.dtype in _LENGTH_DTYPES for position in positions)
+
+
+def shape_c_code() -> CCode:
+    """shape(x): the int64 vector of x's lengths."""
+    return served_by(shape_library(), "shape")
+
+
+def shape_i_c_code(axis: int) -> CCode:
+    """shape_i(x): the length of `axis`, an int64 scalar."""
+    return served_by(shape_library(), "shape_i", "int", [str(axis)])
 
 
 def specify_shape_c_code(op, node: Apply, names: CNames) -> CCode | None:
     """x, after checking each given length (a negative one means any length)."""
-    lengths = range(1, len(node.inputs))
-    if not _integer_inputs(node, lengths):
+    if not _integer_inputs(node, range(1, len(node.inputs))):
         return None
-    x = names.inputs[0]
-    ndim = len(node.inputs) - 1
-    reads = "\n".join(f"lengths[{axis}] = {_integer_scalar(node, names, axis + 1)};"
-                      for axis in range(ndim))
-    return CCode(body=f"""
-{{
-    npy_int64 lengths[{max(ndim, 1)}];
-    {reads}
-    if (sympile_specify_shape_check({x}, lengths, {ndim}) != 0) {{
-        {names.fail}
-    }}
-}}
-Py_INCREF({x});
-sympile_assign_output(&{names.outputs[0]}, {x});
-""", support=(_SHAPE,))
+    return served_by(shape_library(), "specify_shape", "int", [str(len(node.inputs) - 1)])
 
 
 def make_vector_c_code(op, node: Apply, names: CNames) -> CCode | None:
@@ -77,33 +86,13 @@ def reshape_c_code(op, node: Apply, names: CNames) -> CCode | None:
     the size), the -1 resolved, then PyArray_Newshape."""
     if not _integer_inputs(node, [1]):
         return None
-    x, shape = names.inputs
-    ndim = op.ndim
-    entry_type = C_TYPES[node.inputs[1].type.dtype]
-    return CCode(body=f"""
-{{
-    const npy_intp entries = PyArray_DIM({shape}, 0);
-    npy_intp requested[{max(ndim, 1)}];
-    for (int axis = 0; axis < {ndim} && axis < entries; ++axis)
-        requested[axis] = (npy_intp)*(const {entry_type} *)(
-            PyArray_BYTES({shape}) + axis * PyArray_STRIDE({shape}, 0));
-    if (sympile_reshape({x}, requested, entries, {ndim}, {c_string(op)},
-                        &{names.outputs[0]}) != 0) {{
-        {names.fail}
-    }}
-}}
-""", support=(_SHAPE,))
+    return served_by(shape_library(), "reshape", "SympileReshape",
+                     [str(op.ndim), c_string(op)])
 
 
-def view_c_code(node: Apply, names: CNames) -> CCode:
+def view_c_code() -> CCode:
     """The C of an op whose output is its input itself (a view changing only the type)."""
-    (x,), (output,) = names.inputs, names.outputs
-    return CCode(body=f"""
-Py_INCREF({x});
-if (sympile_assign_output(&{output}, {x}) != 0) {{
-    {names.fail}
-}}
-""")
+    return served_by(shape_library(), "view")
 
 
 def lengths_agree_c_code(op, node: Apply, names: CNames) -> CCode:

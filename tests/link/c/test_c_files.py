@@ -132,7 +132,7 @@ def _kernel_sources() -> dict[str, str]:
     sources["basic: join.c, shape_text.h"] = op_unit(c_toolkit.SHAPE_TEXT, join_c._JOIN)
     sources["basic: split.c"] = op_unit(split_c._SPLIT)
     sources["basic: alloc.c"] = op_unit(alloc_c._ALLOC)
-    sources["shape: shape.c"] = op_unit(shape_c._SHAPE)
+    sources["shape: shape.c, shape.h"] = op_unit(shape_c.shape_library()[2])
     for dtype, target_dtype in (("float32", "int32"), ("float64", "int64"), ("float64", "uint8")):
         sources[f"nnet: crossentropy.c, targets.c {dtype} {target_dtype}"] = op_unit(
             *basic_c.crossentropy_support(dtype, target_dtype)[1])
