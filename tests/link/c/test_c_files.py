@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import sympile
+import sympile.tensor as T
 from sympile.benchmarks import machine
 from sympile.cache import CompileError
 from sympile.config import config
@@ -122,6 +123,11 @@ def _kernel_sources() -> dict[str, str]:
         _, _, conv, conv_blas = abstract_conv_c.conv_library(dtype)
         sources[f"conv_gemm.c, conv_gemm.h {dtype}"] = op_unit(conv, blas=conv_blas)
     sources["elemwise_run.c, elemwise_run.h"] = op_unit(elemwise_c.run_library()[2])
+    # Kernels through strides (add) and gathered for the span (tanh, compute-bound).
+    for function in (T.add, T.tanh):
+        node = function(T.fmatrix(), T.frow()).owner if function is T.add \
+            else function(T.fmatrix()).owner
+        sources[f"row_offsets.h, {node.op} kernels"] = op_unit(node.op.c_code(node, None).units[0])
     sources["digamma.h, trigamma.h"] = op_unit(c_rules._DIGAMMA, c_rules._TRIGAMMA)
     sources["float_to_int.h"] = op_unit(c_rules.FLOAT_TO_INT)
     for dtype in ("float32", "float64"):
