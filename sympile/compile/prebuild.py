@@ -1,14 +1,15 @@
 """The C backend's fixed C, compiled once when the package is built.
 
-setup.py runs `python -m sympile.compile.prebuild <build>/sympile/_prebuilt` after copying the
-package: it compiles into that directory, used as a compiledir, the unit header and every
-library unit whose text depends on no graph (the program unit, the thread governor, the
-entries of the Elemwise, DimShuffle and shape nodes, and the units of the skinny products,
-the BLAS family, the softmax rows, the convolutions and the pooling for float32 and float64),
-with the flags that a function gets under the default config. The installed package then
-holds them, and the cache reads that directory as its prebuilt tier (sympile.cache.store):
-the first function on a new install compiles only what its graph needs (its op units, its
-Elemwise nodes' kernels and its main unit), not the 2 to 4 s of CPU the fixed units take.
+setup.py runs `python -m sympile.compile.prebuild <build>/sympile/_prebuilt` after copying
+the package: it compiles into that directory, used as a compiledir, the unit header and
+every library unit whose text depends on no graph (the program unit, the thread governor,
+the entries of the Elemwise, DimShuffle, shape and basic indexing nodes, and the units of
+the skinny products, the BLAS family, the softmax rows, the convolutions and the pooling for
+float32 and float64), with the flags that a function gets under the default config. The
+installed package then holds them, and the cache reads that directory as its prebuilt tier
+(sympile.cache.store): the first function on a new install compiles only what its graph
+needs (its op units, its Elemwise nodes' kernels and its main unit), not the 2 to 4 s of CPU
+the fixed units take.
 
 The tier serves the functions whose keys match: the same compiler, flags (config.openmp,
 config.cxxflags, config.blas_parallel_minsize, config.blas_skinny), Python and numpy as at
@@ -35,6 +36,7 @@ from sympile.tensor.nnet.abstract_conv_c import conv_library
 from sympile.tensor.nnet.rows_c import ROW_KINDS, row_library
 from sympile.tensor.shape.shape_c import shape_library
 from sympile.tensor.signal.pool_c import pool_library
+from sympile.tensor.subtensor.basic_c import view_library
 
 __all__ = ["fixed_units", "main", "prebuild"]
 
@@ -45,7 +47,8 @@ def fixed_units() -> list[str]:
     units = [prelude.PROGRAM_UNIT]
     if config.openmp and config.openmp_follow_load:
         units.append(library_unit(prelude.THREAD_GOVERNOR))
-    units += [library_unit(run_library()[2]), library_unit(shape_library()[2])]
+    units += [library_unit(library()[2])
+              for library in (run_library, shape_library, view_library)]
     for dtype in BLAS_C_DTYPES:
         code = blas_call("dot", dtype, (), "")
         units += [library_unit(unit, code.blas) for unit in code.units]

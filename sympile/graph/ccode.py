@@ -178,11 +178,18 @@ def served_by(library: tuple[str, str, str], entry: str, table_type: str = "",
     name, library_declarations, unit = library
     support, table = [library_declarations, *declarations], ""
     if table_type:
-        text = f"static const {table_type} @TABLE@ = {{{', '.join(fields)}}};"
-        table = content_name(f"{name}_node", text)
-        support.append(text.replace("@TABLE@", table))
+        table, text = constant_table(name, table_type, fields)
+        support.append(text)
     return CCode("", support=tuple(support), units=(*units, unit), openmp=openmp,
                  entry=f"{name}_{entry}", data=table)
+
+
+def constant_table(prefix: str, table_type: str, fields) -> tuple[str, str]:
+    """(name, definition) of a static constant `table_type` holding `fields` (C
+    initializers), named by its text (equal tables, equal names)."""
+    text = f"static const {table_type} @TABLE@ = {{{', '.join(fields)}}};"
+    name = content_name(f"{prefix}_node", text)
+    return name, text.replace("@TABLE@", name)
 
 
 def render(text: str, values: dict[str, object]) -> str:

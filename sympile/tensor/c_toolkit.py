@@ -5,6 +5,9 @@ in its package or beside its op module).
                tuple, for error messages (shape_text.h)
   SHAPE_ERROR  the message of operands whose shapes do not broadcast, as the Python
                backend's Elemwise words it (shape_error.h)
+  INTEGER_VALUE
+               sympile_integer_value(array, index): an element of an integer array of any
+               dtype as an npy_int64 (integer_value.h)
   vectorized_kernel_attribute(compute_bound)
                the __attribute__ of a loop kernel written for gcc's vectoriser
 """
@@ -14,12 +17,15 @@ from __future__ import annotations
 from sympile.cpu import vector_target
 from sympile.graph.ccode import c_file
 
-__all__ = ["SHAPE_ERROR", "SHAPE_TEXT", "vectorized_kernel_attribute"]
+__all__ = ["INTEGER_VALUE", "SHAPE_ERROR", "SHAPE_TEXT", "vectorized_kernel_attribute"]
 
 SHAPE_TEXT = c_file(__file__, "shape_text.h")
 
 # Formats the Python backend's messages (Elemwise's runtime broadcast check) for C code.
 SHAPE_ERROR = c_file(__file__, "shape_error.h")
+
+# Reads the integers of index and length inputs of any integer dtype.
+INTEGER_VALUE = c_file(__file__, "integer_value.h")
 
 # Vectorisation of the kernels: -O2 alone only vectorises loops whose trip count is known;
 # no-trapping-math lets gcc turn selects between floats into blends (it changes no value, only

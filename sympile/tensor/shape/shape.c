@@ -1,22 +1,6 @@
 /* The shape family's nodes (shape_c.py): a library unit compiled once per cache, whose entry
    points (shape.h) the program calls with each node's cells and table. */
 
-/* The integer in a 0-d array, or in element `index` of a vector, of an integer dtype (bool
-   and uint64 aside: shape_c.py gives no C code for them), as an int64. */
-static npy_int64 sympile_shape_integer(PyArrayObject *a, npy_intp index)
-{
-    const char *p = PyArray_BYTES(a) + (PyArray_NDIM(a) ? index * PyArray_STRIDE(a, 0) : 0);
-    switch (PyArray_TYPE(a)) {
-    case NPY_INT8: return *(const npy_int8 *)p;
-    case NPY_INT16: return *(const npy_int16 *)p;
-    case NPY_INT32: return *(const npy_int32 *)p;
-    case NPY_UINT8: return *(const npy_uint8 *)p;
-    case NPY_UINT16: return *(const npy_uint16 *)p;
-    case NPY_UINT32: return *(const npy_uint32 *)p;
-    default: return *(const npy_int64 *)p;
-    }
-}
-
 /* SpecifyShape's check with perform's message: each of the `ndim` lengths of x equals its
    entry of `lengths`, a negative entry matching any length. Returns 0, or -1 with a Python
    exception set. */
@@ -137,7 +121,7 @@ int @NAME@_specify_shape(PyObject *const *cells, const void *data)
     PyArrayObject *x = (PyArrayObject *)PyList_GET_ITEM(cells[0], 0);
     npy_int64 lengths[NPY_MAXDIMS];
     for (int axis = 0; axis < ndim; ++axis)
-        lengths[axis] = sympile_shape_integer(
+        lengths[axis] = sympile_integer_value(
             (PyArrayObject *)PyList_GET_ITEM(cells[1 + axis], 0), 0);
     if (sympile_specify_shape_check(x, lengths, ndim) != 0)
         return -1;
@@ -154,7 +138,7 @@ int @NAME@_reshape(PyObject *const *cells, const void *data)
     const npy_intp entries = PyArray_DIM(shape, 0);
     npy_intp requested[NPY_MAXDIMS];
     for (int axis = 0; axis < node->ndim && axis < entries; ++axis)
-        requested[axis] = (npy_intp)sympile_shape_integer(shape, axis);
+        requested[axis] = (npy_intp)sympile_integer_value(shape, axis);
     PyArrayObject *output = sympile_take_output(cells[2]);
     if (sympile_reshape(x, requested, entries, node->ndim, node->op, &output) != 0) {
         Py_XDECREF(output);

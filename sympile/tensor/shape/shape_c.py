@@ -19,21 +19,22 @@ from sympile.graph.ccode import (
     library_code,
     served_by,
 )
+from sympile.tensor.c_toolkit import INTEGER_VALUE
 
 __all__ = ["lengths_agree_c_code", "make_vector_c_code", "reshape_c_code", "shape_c_code",
            "shape_i_c_code", "shape_library", "specify_shape_c_code", "view_c_code"]
 
 _SHAPE = c_file(__file__, "shape.c")
 _DECLARATIONS = c_file(__file__, "shape.h")
-# The dtypes of lengths that shape.c's sympile_shape_integer reads (uint64 lengths above
-# INT64_MAX would not compare as perform's Python ints do).
+# The dtypes of lengths C reads (integer_value.h; uint64 lengths above INT64_MAX would not
+# compare as perform's Python ints do).
 _LENGTH_DTYPES = {"int8", "int16", "int32", "int64", "uint8", "uint16", "uint32"}
 
 
 @functools.cache
 def shape_library() -> tuple[str, str, str]:
     """(name, declarations, library unit) of shape.c: the entries of shape.h."""
-    return library_code("sympile_shape", _DECLARATIONS, _SHAPE)
+    return library_code("sympile_shape", _DECLARATIONS, INTEGER_VALUE + _SHAPE)
 
 
 def _integer_inputs(node: Apply, positions) -> bool:

@@ -4,8 +4,9 @@ inc_subtensor and take.
   index_kinds.py   the kinds of an idx_list entry (SCALAR, ARRAY, MASK, IndexSlice): a leaf
   ops.py           the ops (Subtensor, AdvancedSubtensor, IncSubtensor, AdvancedIncSubtensor,
                    SliceLength) and the functions that build them from a user's index
-  basic_c.py       Subtensor's C (a view) and the C of x[rows, columns] pairs
-  inc_c.py         IncSubtensor's C, on a view of the region basic_c.py's code takes
+  basic_c.py       Subtensor's C (a view: view.c, a library unit with view.h) and the C of
+                   x[rows, columns] pairs
+  inc_c.py         IncSubtensor's C, on a view of the region view.c takes, and SliceLength's
   advanced_c.py    the general C of advanced indexing, with advanced_slices.h and
                    advanced_broadcast_error.h
   rows_c.py        the C of x[rows] and its writes (an embedding's lookup), and what the

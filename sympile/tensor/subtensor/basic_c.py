@@ -1,4 +1,5 @@
-"""C code of the advanced index x[rows, columns] (two int64 vectors into a matrix: the
+"""C code of Subtensor (a view: view.c, a library unit, with the node's table), and of the
+advanced index x[rows, columns] (two int64 vectors into a matrix: the
 pattern -log(p)[arange(n), y] of a cross-entropy makes) and of its write, the gradient's
 inc_subtensor (accumulating as numpy.add.at) or set_subtensor.
 
@@ -10,11 +11,24 @@ give no C code (perform runs).
 
 from __future__ import annotations
 
+import functools
+
 from sympile.graph.basic import Apply
-from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames
+from sympile.graph.ccode import (
+    C_TYPES,
+    NPY_TYPES,
+    CCode,
+    CNames,
+    c_file,
+    c_string,
+    library_code,
+    served_by,
+)
+from sympile.tensor.c_toolkit import INTEGER_VALUE
 from sympile.tensor.subtensor.index_kinds import ARRAY, SCALAR, IndexSlice
 
-__all__ = ["advanced_pair_read_c_code", "advanced_pair_write_c_code", "subtensor_c_code"]
+__all__ = ["advanced_pair_read_c_code", "advanced_pair_write_c_code", "subtensor_c_code",
+           "view_library", "view_table"]
 
 
 def _is_pair_index(op, node: Apply, first_index: int) -> bool:
@@ -142,93 +156,45 @@ for (npy_intp i = 0; i < length; ++i) {{
 """)
 
 
-def _read_scalar(node: Apply, names: CNames, position: int) -> str:
-    """The C int64 value of index input `position` (an integer 0-d array of any dtype)."""
-    dtype = node.inputs[position].type.dtype
-    return f"(npy_int64)*(const {C_TYPES[dtype]} *)PyArray_DATA({names.inputs[position]})"
+_VIEW = c_file(__file__, "view.c")
+_VIEW_DECLARATIONS = c_file(__file__, "view.h")
 
 
-def _slice_part(part, node: Apply, names: CNames, inputs) -> str | None:
-    if part is None:
-        return None
-    if part == SCALAR:
-        return _read_scalar(node, names, next(inputs))
-    return f"(npy_int64){int(part)}"
+@functools.cache
+def view_library() -> tuple[str, str, str]:
+    """(name, declarations, library unit) of view.c: `<name>_view`, `<name>_subtensor` and
+    `<name>_slice_length` (view.h)."""
+    return library_code("sympile_subtensor", _VIEW_DECLARATIONS, INTEGER_VALUE + _VIEW)
 
 
-def subtensor_c_code(op, node: Apply, names: CNames) -> CCode | None:
-    """C code of Subtensor: the view's shape, strides and data offset walked from idx_list
-    (integers checked against the axis length, slices clamped as Python's slice.indices),
-    then one view of x sharing its base (view_map)."""
-    x = names.inputs[0]
-    x_ndim = node.inputs[0].type.ndim
-    output_ndim = node.outputs[0].type.ndim
-    inputs = iter(range(1, len(node.inputs)))
-    lines = [f"npy_intp dims[{max(output_ndim, 1)}], strides[{max(output_ndim, 1)}];",
-             f"char *data = PyArray_BYTES({x});"]
-    axis = 0
-    output_axis = 0
+def view_table(op, node: Apply) -> list[str]:
+    """The fields of the SympileSubtensor of `node`, a Subtensor's Apply (or the read of an
+    IncSubtensor's region): its idx_list, the k-th SCALAR part (in entry order, start, stop
+    then step) read from the node's k-th index input."""
+    scalars = iter(range(len(node.inputs)))
+
+    def part(value) -> str:
+        if value is None:
+            return "{0, 0}"
+        if value == SCALAR:
+            return f"{{2, {next(scalars)}}}"
+        return f"{{1, {int(value)}}}"
+
+    entries = []
     for entry in op.idx_list:
         if entry is None:
-            lines.append(f"dims[{output_axis}] = 1; strides[{output_axis}] = 0;")
-            output_axis += 1
-            continue
-        length = f"PyArray_DIM({x}, {axis})"
-        stride = f"PyArray_STRIDE({x}, {axis})"
-        if isinstance(entry, IndexSlice):
-            start, stop, step = (_slice_part(part, node, names, inputs) for part in entry.parts)
-            lines.append(f"""{{
-    const npy_intp length = {length};
-    const npy_int64 step = {step or "1"};
-    if (step == 0) {{
-        PyErr_SetString(PyExc_ValueError, "{op}: slice step cannot be zero");
-        {names.fail}
-    }}
-    npy_int64 start = {start or "(step < 0 ? length - 1 : 0)"};
-    npy_int64 stop = {stop or "(step < 0 ? -1 : length)"};
-    {"" if start is None else "start = start < 0 ? start + length : start;"}
-    {"" if start is None else "start = start < 0 ? (step < 0 ? -1 : 0) : "
-                              "(start >= length ? (step < 0 ? length - 1 : length) : start);"}
-    {"" if stop is None else "stop = stop < 0 ? stop + length : stop;"}
-    {"" if stop is None else "stop = stop < 0 ? (step < 0 ? -1 : 0) : "
-                             "(stop >= length ? (step < 0 ? length - 1 : length) : stop);"}
-    npy_intp count = step < 0 ? (stop < start ? (start - stop - 1) / (-step) + 1 : 0)
-                              : (start < stop ? (stop - start - 1) / step + 1 : 0);
-    dims[{output_axis}] = count;
-    strides[{output_axis}] = {stride} * step;
-    if (count > 0) data += start * {stride};
-}}""")
-            output_axis += 1
+            entries.append("{0, {0, 0}, {0, 0}, {0, 0}}")
+        elif isinstance(entry, IndexSlice):
+            entries.append(f"{{1, {', '.join(part(p) for p in entry.parts)}}}")
         else:
-            value = _read_scalar(node, names, next(inputs)) if entry == SCALAR \
-                else f"(npy_int64){int(entry)}"
-            lines.append(f"""{{
-    const npy_intp length = {length};
-    npy_int64 index = {value};
-    if (index < -length || index >= length) {{
-        PyErr_Format(PyExc_IndexError, "{op}: index %lld is out of bounds for axis {axis} "
-                     "with size %lld", (long long)index, (long long)length);
-        {names.fail}
-    }}
-    if (index < 0) index += length;
-    data += index * {stride};
-}}""")
-        axis += 1
-    for remaining in range(axis, x_ndim):
-        lines.append(f"dims[{output_axis}] = PyArray_DIM({x}, {remaining}); "
-                     f"strides[{output_axis}] = PyArray_STRIDE({x}, {remaining});")
-        output_axis += 1
-    lines += [
-        f"Py_INCREF(PyArray_DESCR({x}));",
-        "PyArrayObject *view = (PyArrayObject *)PyArray_NewFromDescr(",
-        f"    &PyArray_Type, PyArray_DESCR({x}), {output_ndim}, dims, strides, data,",
-        f"    PyArray_FLAGS({x}) & NPY_ARRAY_WRITEABLE, NULL);",
-        f"if (view == NULL) {{ {names.fail} }}",
-        f"Py_INCREF({x});",
-        f"if (PyArray_SetBaseObject(view, (PyObject *){x})) {{",
-        "    Py_DECREF(view);",
-        f"    {names.fail}",
-        "}",
-        f"if (sympile_assign_output(&{names.outputs[0]}, view)) {{ {names.fail} }}",
-    ]
-    return CCode(body="\n".join(lines))
+            entries.append(f"{{2, {part(entry)}, {{0, 0}}, {{0, 0}}}}")
+    return [c_string(op), str(len(op.idx_list)), str(node.outputs[0].type.ndim),
+            str(len(node.inputs) - 1),
+            f"(const SympileIndexEntry[]){{{', '.join(entries) or '{0}'}}}"]
+
+
+def subtensor_c_code(op, node: Apply, names: CNames) -> CCode:
+    """C code of Subtensor: view.c's view (the shape, strides and data offset walked from
+    idx_list, integers checked against the axis length, slices clamped as Python's
+    slice.indices), one view of x sharing its base (view_map)."""
+    return served_by(view_library(), "subtensor", "SympileSubtensor", view_table(op, node))

@@ -2,9 +2,10 @@
 the basic indexed write IncSubtensor (x[index] += y or x[index] = y for integers, slices and
 newaxis, and its inplace form per destroy_map).
 
-The write takes a view of the target region with Subtensor's C (sympile.tensor.subtensor.basic_c:
-the same bounds checks and messages), checks that y broadcasts to it as perform does (only an
-axis y's type says has length 1 is broadcast), then adds or copies y elementwise. Without a
+The write takes a view of the target region with Subtensor's view (view.c, through
+sympile.tensor.subtensor.basic_c: the same bounds checks and messages), checks that y
+broadcasts to it as perform does (only an axis y's type says has length 1 is broadcast), then
+adds or copies y elementwise. Without a
 destroy_map the target is a copy of x. y never overlaps the target: the inplace form is
 refused by the DestroyHandler when y reads x's memory.
 float16 and complex give no C code (perform runs).
@@ -13,9 +14,9 @@ float16 and complex give no C code (perform runs).
 from __future__ import annotations
 
 from sympile.graph.basic import Apply
-from sympile.graph.ccode import C_TYPES, CCode, CNames
+from sympile.graph.ccode import C_TYPES, CCode, CNames, c_string, constant_table, served_by
 from sympile.tensor.c_toolkit import SHAPE_TEXT
-from sympile.tensor.subtensor.basic_c import subtensor_c_code
+from sympile.tensor.subtensor.basic_c import view_library, view_table
 from sympile.tensor.subtensor.rows_c import update_target
 
 __all__ = ["inc_subtensor_c_code", "slice_length_c_code"]
@@ -25,52 +26,13 @@ _INT64_EXACT = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32")
 
 
 def slice_length_c_code(op, node: Apply, names: CNames) -> CCode | None:
-    """C code of SliceLength: perform's errors (a zero step, a negative length), then the
-    clamping of Python's slice.indices and the count of range(start, stop, step)."""
+    """C code of SliceLength (view.c): perform's errors (a zero step, a negative length),
+    then the clamping of Python's slice.indices and the count of range(start, stop, step)."""
     if any(variable.type.dtype not in _INT64_EXACT for variable in node.inputs):
         return None
-    values = [f"(npy_int64)*(const {C_TYPES[variable.type.dtype]} *)PyArray_DATA({name})"
-              for variable, name in zip(node.inputs, names.inputs)]
-    length, *given_values = values
-    remaining = iter(given_values)
-    start, stop, step = (next(remaining) if given else None for given in op.given)
-    (output,) = names.outputs
-    clamp_start = "" if start is None else """
-    start = start < 0 ? start + length : start;
-    start = start < 0 ? (step < 0 ? -1 : 0)
-                      : (start >= length ? (step < 0 ? length - 1 : length) : start);"""
-    clamp_stop = "" if stop is None else """
-    stop = stop < 0 ? stop + length : stop;
-    stop = stop < 0 ? (step < 0 ? -1 : 0)
-                    : (stop >= length ? (step < 0 ? length - 1 : length) : stop);"""
-    # The count in unsigned arithmetic: -step overflows for the most negative step.
-    return CCode(body=f"""
-const npy_int64 length = {length};
-const npy_int64 step = {step or "1"};
-if (step == 0) {{
-    PyErr_SetString(PyExc_ValueError, "{op}: slice step cannot be zero");
-    {names.fail}
-}}
-if (length < 0) {{
-    PyErr_SetString(PyExc_ValueError, "{op}: length should not be negative");
-    {names.fail}
-}}
-npy_int64 start = {start or "(step < 0 ? length - 1 : 0)"};
-npy_int64 stop = {stop or "(step < 0 ? -1 : length)"};
-{{{clamp_start}{clamp_stop}
-}}
-npy_int64 count;
-if (step < 0)
-    count = stop < start ? (npy_int64)((npy_uint64)(start - stop - 1)
-                                       / (0 - (npy_uint64)step) + 1) : 0;
-else
-    count = start < stop ? (stop - start - 1) / step + 1 : 0;
-if (sympile_prepare_output(&{output}, 0, NULL, NPY_INT64) != 0) {{
-    {names.fail}
-}}
-*(npy_int64 *)PyArray_DATA({output}) = count;
-""")
-
+    given = ", ".join(str(int(flag)) for flag in op.given)
+    return served_by(view_library(), "slice_length", "SympileSliceLength",
+                     [c_string(op), f"{{{given}}}"])
 
 
 def _value_checks(op, node: Apply, y: str, region_ndim: int, fail: str) -> str:
@@ -162,8 +124,8 @@ def inc_subtensor_c_code(op, node: Apply, names: CNames) -> CCode | None:
     read_node = op._read().make_node(node.inputs[0], *node.inputs[2:])
     region_ndim = read_node.outputs[0].type.ndim
     fail = f"{{ Py_XDECREF(region); {names.fail} }}"
-    view = subtensor_c_code(op, read_node, CNames(inputs=(output, *index_names),
-                                                  outputs=("region",), fail=fail))
+    library, declarations, unit = view_library()
+    table, table_text = constant_table(library, "SympileSubtensor", view_table(op, read_node))
     target = update_target(op, x, output, node.inputs[0].type.ndim, dtype, names.fail)
     if op.set_instead_of_inc:
         write = "*target = *source;"
@@ -172,13 +134,15 @@ def inc_subtensor_c_code(op, node: Apply, names: CNames) -> CCode | None:
         write = "*target = *target | *source;"
     else:
         write = "*target += *source;"
+    indices = ", ".join(index_names) or "NULL"
     return CCode(body=f"""
 {target}
 PyArrayObject *region = NULL;
 {{
-{view.body}
+    PyArrayObject *indices[] = {{{indices}}};
+    if ({library}_view(&{table}, {output}, indices, &region)) {fail}
 }}
 {_value_checks(op, node, y, region_ndim, fail)}
 {_write_loop(node, y, region_ndim, write)}
 Py_DECREF(region);
-""", support=(SHAPE_TEXT,))
+""", support=(SHAPE_TEXT, declarations, table_text), units=(unit,))

@@ -40,6 +40,7 @@ from sympile.tensor.shape import shape_c
 from sympile.tensor.signal import pool_c
 from sympile.tensor.sort import permute_c
 from sympile.tensor.subtensor import advanced_c
+from sympile.tensor.subtensor import basic_c as subtensor_basic_c
 from sympile.tensor.subtensor import rows_c as index_rows_c
 from tests.link.c.utils import requires_compiler
 
@@ -138,7 +139,8 @@ def _kernel_sources() -> dict[str, str]:
     sources["basic: join.c, shape_text.h"] = op_unit(c_toolkit.SHAPE_TEXT, join_c._JOIN)
     sources["basic: split.c"] = op_unit(split_c._SPLIT)
     sources["basic: alloc.c"] = op_unit(alloc_c._ALLOC)
-    sources["shape: shape.c, shape.h"] = op_unit(shape_c.shape_library()[2])
+    sources["shape: shape.c, shape.h, integer_value.h"] = op_unit(shape_c.shape_library()[2])
+    sources["subtensor: view.c, view.h"] = op_unit(subtensor_basic_c.view_library()[2])
     for dtype, target_dtype in (("float32", "int32"), ("float64", "int64"), ("float64", "uint8")):
         sources[f"nnet: crossentropy.c, targets.c {dtype} {target_dtype}"] = op_unit(
             *basic_c.crossentropy_support(dtype, target_dtype)[1])
