@@ -59,12 +59,16 @@ of its own costs a compiler run. Its support pieces go into the main unit once e
 many nodes give them, so they hold declarations and named tables, no static function; such
 code calls no BLAS routine.
 
-`entry` and `data`: the node is served by a function of one of its library units, `int
+`data` and `table`: the node's constants as a table, which the program passes to the node's
+function (`&data`, for a body `data`, a `const void *`): `table` holds the C pieces the main
+unit gets (the table's type, its definition: a static constant named by its text,
+constant_table), and the body reads the node's rank, axes or message from it, so that its op
+unit's text is the same for every node of its kind and compiled once (a reduction's over any
+axes). `entry`: the node is served by a function of one of its library units, `int
 entry(PyObject *const *cells, const void *data)` (cells as an op unit's function gets them,
-inputs then outputs, taking and storing its outputs as that one does), which the program
-calls with `&data`, a constant table of the node's that `support` defines, named by its text,
-with the declarations it needs; the node compiles no C of its own (no body), and its support
-goes into the main unit as in_main_unit's does.
+inputs then outputs, taking and storing its outputs as that one does), called with the
+table; the node compiles no C of its own (no body), and its support goes into the main unit
+as in_main_unit's does (served_by).
 """
 
 from __future__ import annotations
@@ -108,6 +112,7 @@ class CCode:
     in_main_unit: bool = False
     entry: str = ""
     data: str = ""
+    table: tuple[str, ...] = ()
 
     def __post_init__(self):
         if (self.in_main_unit or self.entry) and self.blas:
@@ -176,12 +181,10 @@ def served_by(library: tuple[str, str, str], entry: str, table_type: str = "",
     `units` are more library units its table points into, whose functions `declarations`
     declare. No table where `table_type` is empty (the entry gets NULL)."""
     name, library_declarations, unit = library
-    support, table = [library_declarations, *declarations], ""
-    if table_type:
-        table, text = constant_table(name, table_type, fields)
-        support.append(text)
-    return CCode("", support=tuple(support), units=(*units, unit), openmp=openmp,
-                 entry=f"{name}_{entry}", data=table)
+    table, text = constant_table(name, table_type, fields) if table_type else ("", "")
+    return CCode("", support=(library_declarations, *declarations), units=(*units, unit),
+                 openmp=openmp, entry=f"{name}_{entry}", data=table,
+                 table=(text,) if text else ())
 
 
 def constant_table(prefix: str, table_type: str, fields) -> tuple[str, str]:

@@ -114,6 +114,7 @@ def plan_module(variables: list[Variable], nodes: list[Apply], outputs: Sequence
                     main_functions.setdefault(function, definition)
                 else:
                     units.setdefault(function, unit)
+            main_support.update(dict.fromkeys(code.table))
             for library in code.units:
                 units.setdefault(library, library_unit(library, code.blas))
             plans.append(NodePlan(node, code, function=function))
@@ -156,7 +157,8 @@ def _op_unit(node: Apply, code: CCode) -> tuple[str, str, str]:
     head = [f'#include "{prelude.UNIT_HEADER_NAME}"']
     head += [prelude.blas_declaration(name, external=True) for name in code.blas]
     head += list(code.support)
-    lines = [f"/* {node.op} */",
+    # A node whose constants are its table shares its unit with the others of its kind.
+    lines = [f"/* {type(node.op).__name__ if code.data else node.op} */",
              f"int {_FUNCTION_PLACEHOLDER}(PyObject *const *cells, const void *data)", "{"]
     for i in range(n_inputs):
         lines.append(f"    PyArrayObject *input_{i} = (PyArrayObject *)"

@@ -29,7 +29,17 @@ from __future__ import annotations
 import hashlib
 
 from sympile.graph.basic import Apply
-from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_file, c_string, render
+from sympile.graph.ccode import (
+    C_TYPES,
+    NPY_TYPES,
+    CCode,
+    CNames,
+    c_array,
+    c_file,
+    c_string,
+    constant_table,
+    render,
+)
 from sympile.scalar import basic as scalar
 from sympile.scalar.c_rules import FLOAT_TO_INT, c_conversion
 from sympile.tensor.c_toolkit import vectorized_kernel_attribute
@@ -95,44 +105,42 @@ def fold_statement(scalar_op: scalar.ScalarOp, acc_dtype: str) -> tuple[str, str
 LAYOUT = c_file(__file__, "layout.c")
 
 
-def _loop(node: Apply, names: CNames, reduced_axes: tuple[int, ...], op_name: str | None,
-          before_block: str, per_value: str, after_block: str, output_dtype: str,
-          contiguous_block: str = "", whole: str = "") -> str:
-    """The loop nest: `before_block` then `per_value` for each element `value_pointer` of the
-    reduced block (its position `position`), then `after_block` storing into `output[o]`.
-    op_name: check that no reduced axis is empty (a reduction with no identity), naming the
-    op. contiguous_block: statements folding a block that is one contiguous run from `outer`
-    (of block_size elements) instead; whole: statements that may do the whole reduction
-    from the merged axes (layout.c), setting `handled`."""
-    ndim = node.inputs[0].type.ndim
-    length = max(ndim, 1)
-    reduced_flags = ", ".join("1" if axis in reduced_axes else "0" for axis in range(ndim))
-    check = "" if op_name is None else (
-        f"if (sympile_reduction_check_nonempty({ndim}, shape, reduced_flags, "
-        f"{c_string(op_name)}) != 0) {{ {names.fail} }}")
+def _loop(names: CNames, before_block: str, per_value: str, after_block: str,
+          output_dtype: str, contiguous_block: str = "", whole: str = "") -> str:
+    """The loop nest, for any rank and axes (the node's table, a SympileReduction, in
+    `data`): `before_block` then `per_value` for each element `value_pointer` of the reduced
+    block (its position `position`), then `after_block` storing into `output[o]`. The table's
+    op: check that no reduced axis is empty (a reduction with no identity), naming the op.
+    contiguous_block: statements folding a block that is one contiguous run from `outer` (of
+    block_size elements) instead; whole: statements that may do the whole reduction from the
+    merged axes (layout.c), setting `handled`."""
     output, output_type = names.outputs[0], C_TYPES[output_dtype]
     layout = f"""
+const SympileReduction *reduction = (const SympileReduction *)data;
 PyArrayObject *input = {names.inputs[0]};
-static const int reduced_flags[{length}] = {{{reduced_flags or "0"}}};
+const int *reduced_flags = reduction->reduced;
 const npy_intp *shape = PyArray_DIMS(input);
-npy_intp output_dims[{length}], kept_lengths[{length}], kept_strides[{length}];
-npy_intp block_lengths[{length}], block_strides[{length}], block_size;
+npy_intp output_dims[NPY_MAXDIMS], kept_lengths[NPY_MAXDIMS], kept_strides[NPY_MAXDIMS];
+npy_intp block_lengths[NPY_MAXDIMS], block_strides[NPY_MAXDIMS], block_size;
 int kept_count, block_count;
-{check}
-const int output_ndim = sympile_reduction_output_shape({ndim}, shape, reduced_flags,
+if (reduction->op != NULL && sympile_reduction_check_nonempty(
+        reduction->ndim, shape, reduced_flags, reduction->op) != 0) {{
+    {names.fail}
+}}
+const int output_ndim = sympile_reduction_output_shape(reduction->ndim, shape, reduced_flags,
                                                        output_dims, &block_size);
 if (sympile_prepare_output(&{output}, output_ndim, output_dims, {NPY_TYPES[output_dtype]})) {{
     {names.fail}
 }}
 const npy_intp output_size = PyArray_SIZE({output});
 if (output_size > 0) {{
-    sympile_reduction_merge_axes(&input, 1, {ndim}, shape, reduced_flags, kept_lengths,
-                                 kept_strides, &kept_count, block_lengths, block_strides,
-                                 &block_count);"""
+    sympile_reduction_merge_axes(&input, 1, reduction->ndim, shape, reduced_flags,
+                                 kept_lengths, kept_strides, &kept_count, block_lengths,
+                                 block_strides, &block_count);"""
     return layout + f"""
     {output_type} *output = ({output_type} *)PyArray_DATA({output});
     const char *data = PyArray_BYTES(input), *outer = data;
-    npy_intp kept_index[{length}] = {{0}};
+    npy_intp kept_index[NPY_MAXDIMS] = {{0}};
     const npy_intp inner_length = block_count > 0 ? block_lengths[block_count - 1] : 1;
     const npy_intp inner_stride = block_count > 0 ? block_strides[block_count - 1] : 0;
     const int contiguous_blocks = {1 if contiguous_block else 0} && block_count == 1
@@ -144,7 +152,7 @@ if (output_size > 0) {{
         if (contiguous_blocks) {{
             {contiguous_block}
         }} else if (block_size > 0) {{
-            {_block_walk(length, per_value)}
+            {_block_walk(per_value)}
         }}
         {after_block}
         sympile_reduction_step(&outer, 1, kept_index, kept_lengths, kept_strides, kept_count);
@@ -153,10 +161,24 @@ if (output_size > 0) {{
 """
 
 
-def _block_walk(length: int, per_value: str) -> str:
+_TABLE_TYPE = c_file(__file__, "reduction.h")
+
+
+def reduction_table(op, node: Apply, checked: bool) -> tuple[str, tuple[str, ...]]:
+    """(name, the main unit's pieces) of `node`'s SympileReduction; `checked`: the op has
+    no value for an empty axis."""
+    ndim = node.inputs[0].type.ndim
+    axes = _axes(op, node)
+    name, table = constant_table("sympile_reduction", "SympileReduction", [
+        str(ndim), c_array("int", [int(axis in axes) for axis in range(ndim)]),
+        c_string(op) if checked else "NULL"])
+    return name, (_TABLE_TYPE, table)
+
+
+def _block_walk(per_value: str) -> str:
     """`per_value` for each element `value_pointer` of the block from `outer`, its innermost
     axis a strided loop and the others an odometer."""
-    return f"""npy_intp block_index[{length}] = {{0}};
+    return f"""npy_intp block_index[NPY_MAXDIMS] = {{0}};
             const char *row = outer;
             npy_intp position = 0;
             do {{
@@ -358,7 +380,6 @@ def careduce_c_code(op, node: Apply, names: CNames) -> CCode | None:
         return None
     identity, statement = fold
     acc_type = C_TYPES[acc_dtype]
-    check = str(op) if op.scalar_op.identity is None else None
     value = c_cast(f"*(const {C_TYPES[input_dtype]} *)value_pointer", input_dtype, acc_dtype)
     per_value = f"{acc_type} value = {value}; {statement}"
     if (op.scalar_op in (scalar.maximum, scalar.minimum) and input_dtype == acc_dtype
@@ -369,7 +390,8 @@ def careduce_c_code(op, node: Apply, names: CNames) -> CCode | None:
         contiguous_name, contiguous = _contiguous_fold(input_dtype, acc_dtype, identity,
                                                        statement, lanes_for(op.scalar_op))
     rows_name, rows = _rows_fold(input_dtype, acc_dtype, identity, statement)
-    body = _loop(node, names, _axes(op, node), check,
+    table, pieces = reduction_table(op, node, checked=op.scalar_op.identity is None)
+    body = _loop(names,
                  before_block=f"{acc_type} acc = {identity};",
                  per_value=per_value,
                  after_block=f"output[o] = {c_cast('acc', acc_dtype, output_dtype)};",
@@ -377,7 +399,8 @@ def careduce_c_code(op, node: Apply, names: CNames) -> CCode | None:
                  contiguous_block=(f"acc = {contiguous_name}"
                                    f"((const {C_TYPES[input_dtype]} *)outer, block_size);"),
                  whole=_rows_path(rows_name, acc_dtype, output_dtype, names))
-    return CCode(body=body, support=(FLOAT_TO_INT, LAYOUT, contiguous, rows))
+    return CCode(body=body, support=(FLOAT_TO_INT, LAYOUT, _TABLE_TYPE, contiguous, rows),
+                 data=table, table=pieces)
 
 
 # Elements an arg-reduction folds at a time: the block whose extreme beats the best so far is
@@ -466,7 +489,8 @@ def argreduce_c_code(op, node: Apply, names: CNames, maximum: bool) -> CCode | N
         free(best_values);
         handled = 1;
     }}"""
-    body = _loop(node, names, _axes(op, node), str(op),
+    table, pieces = reduction_table(op, node, checked=True)
+    body = _loop(names,
                  before_block=f"{value_type} best = 0; npy_intp best_position = 0;",
                  per_value=per_value,
                  after_block="output[o] = (npy_int64)best_position;",
@@ -474,4 +498,5 @@ def argreduce_c_code(op, node: Apply, names: CNames, maximum: bool) -> CCode | N
                  contiguous_block=(f"best_position = {contiguous_name}"
                                    f"((const {value_type} *)outer, block_size);"),
                  whole=whole)
-    return CCode(body=body, support=(FLOAT_TO_INT, LAYOUT, contiguous, rows))
+    return CCode(body=body, support=(FLOAT_TO_INT, LAYOUT, _TABLE_TYPE, contiguous, rows),
+                 data=table, table=pieces)

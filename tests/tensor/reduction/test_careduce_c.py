@@ -267,3 +267,29 @@ def test_float_sums_into_integers_convert_as_numpy(dtype):
     outputs = [x.sum(dtype=dtype), x.sum(acc_dtype=dtype), (x * 2).sum(dtype=dtype),
                T.max(x * 1.5, axis=0).astype(dtype)]
     compare_backends(outputs, [x], [values])
+
+
+def test_reductions_of_any_rank_and_axes_share_one_op_unit():
+    """A reduction's rank, axes and message are its table in the main unit, not its op unit's
+    text: Sum over axis 0 of a matrix and over (0, 2, 3) of a 4-d tensor (and max, which
+    checks for an empty axis, over 1 and over everything) compile one op unit per kind."""
+    from sympile.link.c.codegen import plan_module
+
+    matrix, tensor4 = T.fmatrix("m"), T.ftensor4("t")
+    outputs = [matrix.sum(axis=0), tensor4.sum(axis=(0, 2, 3)), matrix.max(axis=1),
+               tensor4.max(), T.argmax(matrix, axis=0), T.argmax(tensor4, axis=2)]
+    nodes = [output.owner for output in outputs]
+    plan = plan_module([matrix, tensor4, *outputs], nodes, outputs)
+    assert len({plan_node.code.data for plan_node in plan.nodes}) == len(nodes)
+    functions = {plan_node.function for plan_node in plan.nodes}
+    assert len(functions) == 3  # sum, max, argmax
+    function = compile_c([matrix, tensor4], outputs)
+    rng = np.random.default_rng(3)
+    m = rng.standard_normal((3, 4)).astype("float32")
+    t = rng.standard_normal((2, 3, 4, 5)).astype("float32")
+    expected = [m.sum(axis=0), t.sum(axis=(0, 2, 3)), m.max(axis=1), t.max(),
+                m.argmax(axis=0), t.argmax(axis=2)]
+    for actual, wanted in zip(function(m, t), expected):
+        assert_like_numpy(np.asarray(actual), wanted, rtol=1e-5)
+    with pytest.raises(ValueError, match="empty"):
+        function(np.zeros((3, 0), "float32"), t)
