@@ -115,7 +115,7 @@ class CCode:
     table: tuple[str, ...] = ()
 
     def __post_init__(self):
-        if (self.in_main_unit or self.entry) and self.blas:
+        if self.in_main_unit and self.blas:
             raise ValueError("CCode: code in the main unit calls no BLAS routine")
         if self.entry and self.body:
             raise ValueError("CCode: a node served by a library entry has no body")
@@ -174,17 +174,18 @@ def c_array(c_type: str, values) -> str:
 
 def served_by(library: tuple[str, str, str], entry: str, table_type: str = "",
               fields=(), units: tuple[str, ...] = (), declarations: tuple[str, ...] = (),
-              openmp: bool = False) -> CCode:
+              openmp: bool = False, blas: tuple[str, ...] = ()) -> CCode:
     """The CCode of a node served by the library unit `library` (library_code's (name,
     declarations, unit)): the program calls `<name>_<entry>` with a constant table of type
     `table_type` holding `fields` (C initializers), named by its text (see CCode.entry);
     `units` are more library units its table points into, whose functions `declarations`
-    declare. No table where `table_type` is empty (the entry gets NULL)."""
+    declare; `blas`, the BLAS routines the library calls. No table where `table_type` is
+    empty (the entry gets NULL)."""
     name, library_declarations, unit = library
     table, text = constant_table(name, table_type, fields) if table_type else ("", "")
     return CCode("", support=(library_declarations, *declarations), units=(*units, unit),
                  openmp=openmp, entry=f"{name}_{entry}", data=table,
-                 table=(text,) if text else ())
+                 table=(text,) if text else (), blas=blas)
 
 
 def constant_table(prefix: str, table_type: str, fields) -> tuple[str, str]:

@@ -29,7 +29,7 @@ from sympile.graph.gradient_types import DisconnectedType, disconnected_type
 from sympile.graph.op import Op
 from sympile.scalar.basic import DISCRETE_DTYPES, upcast
 from sympile.tensor import math, reduction
-from sympile.tensor.blas.blas_c import BLAS_C_DTYPES, blas_call
+from sympile.tensor.blas.blas_c import BLAS_C_DTYPES, blas_call, dot_c_code
 from sympile.tensor.elemwise import DimShuffle, broadcast_static_shape
 from sympile.tensor.shape.ops import declared_like, flatten, reshape
 from sympile.tensor.type import tensor_type
@@ -178,9 +178,7 @@ class Dot(Op):
         dtype = _blas_c_dtype(node)
         if dtype is None:
             return None
-        a, b = names.inputs
-        return blas_call("dot", dtype, [c_string(str(self)), a, b, f"&{names.outputs[0]}"],
-                         names.fail)
+        return dot_c_code(str(self), dtype)
 
 
 def _matmul_operand_shapes(a_shape: Sequence[Any], b_shape: Sequence[Any]) -> tuple[list, list]:

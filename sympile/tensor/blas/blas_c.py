@@ -39,10 +39,11 @@ from collections.abc import Sequence
 
 from sympile.config import config
 from sympile.cpu import vector_target
-from sympile.graph.ccode import CCode, c_file, c_string, library_code, render
+from sympile.graph.ccode import CCode, c_file, c_string, library_code, render, served_by
 from sympile.tensor.blas.skinny import skinny_code
 
-__all__ = ["BLAS_C_DTYPES", "blas_call", "blas_threads_support", "c_string", "update_c_code"]
+__all__ = ["BLAS_C_DTYPES", "blas_call", "blas_threads_support", "c_string", "dot_c_code",
+           "update_c_code"]
 
 BLAS_C_DTYPES = ("float32", "float64")
 
@@ -63,6 +64,8 @@ _TENSORDOT = c_file(__file__, "blas_tensordot.c")
 _UPDATE = c_file(__file__, "blas_update.c")
 
 _ENTRIES = c_file(__file__, "blas_entries.h")
+
+_NODES = c_file(__file__, "blas_nodes.c")
 
 # Each piece: its C, the pieces it calls, the BLAS routines it calls ('@p@' is s or d).
 _PIECES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
@@ -139,7 +142,8 @@ def _library(dtype: str, minsize: float, skinny_setting: str
     for entry in ("dot", "matmul", "tensordot", "blas_update"):
         _collect(entry, dtype, support, blas, units)
     name, declarations, unit = library_code(
-        f"sympile_blas_{dtype}", render(_ENTRIES, {"dtype": dtype}), "\n".join(support))
+        f"sympile_blas_{dtype}", render(_ENTRIES, {"dtype": dtype}),
+        "\n".join([*support, _NODES]))
     return name, declarations, tuple(blas), (*units, unit)
 
 
@@ -154,25 +158,33 @@ def blas_call(function: str, dtype: str, arguments: Sequence[str], fail: str,
     return CCode(body=body, support=(declarations,), blas=blas, units=units)
 
 
-def update_c_code(op: str, dtype: str, inputs: Sequence[str], output: str, fail: str,
+def dot_c_code(op: str, dtype: str) -> CCode:
+    """The CCode of a Dot node: the family's library entry, its table the op's name."""
+    name, declarations, blas, units = _library(dtype, float(config.blas_parallel_minsize),
+                                               config.blas_skinny)
+    return served_by((name, declarations, units[-1]), "dot_node", "SympileBlasDot",
+                     [c_string(op)], units=units[:-1], blas=blas)
+
+
+def update_c_code(op: str, dtype: str, n_inputs: int,
                   operands: tuple[int, int, int, int, int | None], y_row: bool,
                   lengths: Sequence[tuple[str, tuple[int, int], tuple[int, int]]],
                   inplace: bool) -> CCode:
-    """The CCode of a BLAS update (see sympile_blas_update): `operands` are the input indices
-    of z, x, y, alpha and beta (None: 1); each of `lengths` (what, (input, axis), (input,
-    axis)) is a pair of lengths that must be equal, else the ValueError "<op>: <what> have
-    different lengths [first, second]" (perform's message)."""
-    checks = []
-    for what, (first, first_axis), (second, second_axis) in lengths:
-        first_length = f"PyArray_DIM({inputs[first]}, {first_axis})"
-        second_length = f"PyArray_DIM({inputs[second]}, {second_axis})"
-        message = c_string(f"{op}: {what} have different lengths [%zd, %zd]")
-        checks.append(f"if ({first_length} != {second_length}) {{\n"
-                      f"            PyErr_Format(PyExc_ValueError, {message}, "
-                      f"(Py_ssize_t){first_length}, (Py_ssize_t){second_length});\n"
-                      f"            {fail}\n        }}")
+    """The CCode of a BLAS update node (see sympile_blas_update), the family's library
+    entry: `operands` are the input indices of z, x, y, alpha and beta (None: 1); each of
+    `lengths` (what, (input, axis), (input, axis)) is a pair of lengths that must be equal,
+    else the ValueError "<op>: <what> have different lengths [first, second]" (perform's
+    message)."""
+    if n_inputs > 5:
+        raise ValueError(f"{op}: a BLAS update has at most 5 inputs (blas_nodes.c), got "
+                         f"{n_inputs}")
+    name, declarations, blas, units = _library(dtype, float(config.blas_parallel_minsize),
+                                               config.blas_skinny)
+    checks = ", ".join(f"{{{c_string(what)}, {first}, {first_axis}, {second}, {second_axis}}}"
+                       for what, (first, first_axis), (second, second_axis) in lengths)
     z, x, y, alpha, beta = operands
-    arguments = [c_string(op), inputs[z], inputs[x], inputs[y], str(int(y_row)),
-                 inputs[alpha], "NULL" if beta is None else inputs[beta], str(int(inplace)),
-                 f"&{output}"]
-    return blas_call("blas_update", dtype, arguments, fail, setup="\n        ".join(checks))
+    fields = [c_string(op), *map(str, (n_inputs, z, x, y, alpha, -1 if beta is None else beta,
+                                       int(y_row), int(inplace), len(lengths))),
+              f"(const SympileBlasCheck[]){{{checks or '{0}'}}}"]
+    return served_by((name, declarations, units[-1]), "update_node", "SympileBlasUpdate",
+                     fields, units=units[:-1], blas=blas)

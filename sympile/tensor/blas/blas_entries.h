@@ -9,3 +9,29 @@ int @NAME@_tensordot(const char *op, PyArrayObject *a, PyArrayObject *b, int n_a
 int @NAME@_blas_update(const char *op, PyArrayObject *z, PyArrayObject *x, PyArrayObject *y,
                        int y_row, PyArrayObject *alpha_array, PyArrayObject *beta_array,
                        int inplace, PyArrayObject **out);
+
+#ifndef SYMPILE_BLAS_NODE_TABLES
+#define SYMPILE_BLAS_NODE_TABLES
+/* A Dot node's table: its name for messages. */
+typedef struct {
+    const char *op;
+} SympileBlasDot;
+
+/* A pair of lengths a BLAS update checks are equal, as perform does. */
+typedef struct {
+    const char *what;
+    int first, first_axis, second, second_axis;
+} SympileBlasCheck;
+
+/* A BLAS update node's table: the input positions of z, x, y, alpha and beta (-1: 1) in
+   alpha * x @ y + beta * z, y a row (y_row), written over z (inplace), its checks. */
+typedef struct {
+    const char *op;
+    int n_inputs, z, x, y, alpha, beta, y_row, inplace, n_checks;
+    const SympileBlasCheck *checks;
+} SympileBlasUpdate;
+#endif
+
+/* The entry points of Dot (SympileBlasDot) and BLAS update (SympileBlasUpdate) nodes. */
+int @NAME@_dot_node(PyObject *const *cells, const void *data);
+int @NAME@_update_node(PyObject *const *cells, const void *data);

@@ -151,9 +151,8 @@ class _BlasUpdate(Op):
         dtype = node.outputs[0].type.dtype
         if dtype not in BLAS_C_DTYPES:
             return None
-        return update_c_code(str(self), dtype, names.inputs, names.outputs[0], names.fail,
-                             self.c_operands, self.c_y_row, self.c_lengths,
-                             inplace=bool(self.destroy_map))
+        return update_c_code(str(self), dtype, len(node.inputs), self.c_operands,
+                             self.c_y_row, self.c_lengths, inplace=bool(self.destroy_map))
 
 
 class Gemm(_BlasUpdate):

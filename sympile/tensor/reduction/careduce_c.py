@@ -44,7 +44,7 @@ from sympile.scalar import basic as scalar
 from sympile.scalar.c_rules import FLOAT_TO_INT, c_conversion
 from sympile.tensor.c_toolkit import vectorized_kernel_attribute
 
-__all__ = ["careduce_c_code", "argreduce_c_code"]
+__all__ = ["REDUCTION_TABLE", "argreduce_c_code", "careduce_c_code", "reduction_table"]
 
 _FLOATS = ("float32", "float64")
 _SIGNED = ("int8", "int16", "int32", "int64")
@@ -161,7 +161,7 @@ if (output_size > 0) {{
 """
 
 
-_TABLE_TYPE = c_file(__file__, "reduction.h")
+REDUCTION_TABLE = c_file(__file__, "reduction.h")
 
 
 def reduction_table(op, node: Apply, checked: bool) -> tuple[str, tuple[str, ...]]:
@@ -172,7 +172,7 @@ def reduction_table(op, node: Apply, checked: bool) -> tuple[str, tuple[str, ...
     name, table = constant_table("sympile_reduction", "SympileReduction", [
         str(ndim), c_array("int", [int(axis in axes) for axis in range(ndim)]),
         c_string(op) if checked else "NULL"])
-    return name, (_TABLE_TYPE, table)
+    return name, (REDUCTION_TABLE, table)
 
 
 def _block_walk(per_value: str) -> str:
@@ -399,7 +399,7 @@ def careduce_c_code(op, node: Apply, names: CNames) -> CCode | None:
                  contiguous_block=(f"acc = {contiguous_name}"
                                    f"((const {C_TYPES[input_dtype]} *)outer, block_size);"),
                  whole=_rows_path(rows_name, acc_dtype, output_dtype, names))
-    return CCode(body=body, support=(FLOAT_TO_INT, LAYOUT, _TABLE_TYPE, contiguous, rows),
+    return CCode(body=body, support=(FLOAT_TO_INT, LAYOUT, REDUCTION_TABLE, contiguous, rows),
                  data=table, table=pieces)
 
 
@@ -498,5 +498,5 @@ def argreduce_c_code(op, node: Apply, names: CNames, maximum: bool) -> CCode | N
                  contiguous_block=(f"best_position = {contiguous_name}"
                                    f"((const {value_type} *)outer, block_size);"),
                  whole=whole)
-    return CCode(body=body, support=(FLOAT_TO_INT, LAYOUT, _TABLE_TYPE, contiguous, rows),
+    return CCode(body=body, support=(FLOAT_TO_INT, LAYOUT, REDUCTION_TABLE, contiguous, rows),
                  data=table, table=pieces)

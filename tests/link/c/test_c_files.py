@@ -163,7 +163,8 @@ def _kernel_sources() -> dict[str, str]:
         for maximum in (True, False):
             sources[f"reduction/extreme.c {dtype} {'max' if maximum else 'min'}"] = op_unit(
                 careduce_c._extreme_helper(dtype, maximum)[1])
-    sources["reduction/layout.c"] = op_unit(careduce_c.LAYOUT)
+    sources["reduction/layout.c, reduction.h"] = op_unit(careduce_c.LAYOUT,
+                                                         careduce_c.REDUCTION_TABLE)
     for dtype in ("float32", "float64"):
         sources[f"reduction/centered.c {dtype}"] = op_unit(centered_c.centered_support(dtype))
     sources["benchmarks/machine_limits.c"] = op_unit(machine.kernel_source())
