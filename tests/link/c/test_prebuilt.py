@@ -5,6 +5,7 @@ trusted as the cache is and keyed as the cache is wherever the package lies."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import stat
 
@@ -28,10 +29,11 @@ def tier(tmp_path_factory):
 
 
 def _build_recording(tmp_path, monkeypatch, tier_directory: str,
-                     rate: float) -> tuple[list[str], str]:
+                     rate: float) -> tuple[list[str], str, list[str]]:
     """Build and run a training step (of learning `rate`, a constant in its code: a module
     this process has not loaded) in an empty cache with `tier_directory` as the tier: (the
-    sources the compiler ran on, the cache's platform directory)."""
+    sources the compiler ran on, the cache's platform directory, the kinds of the step's
+    nodes)."""
     compiled: list[str] = []
     run = store.subprocess.run
 
@@ -47,14 +49,14 @@ def _build_recording(tmp_path, monkeypatch, tier_directory: str,
         costs = [step(index) for index in range(3)]
         root = store.cache_root()
     assert np.all(np.isfinite(costs)) and costs[2] < costs[0]
-    return compiled, root
+    return compiled, root, [type(node.op).__name__ for node in step.maker.fgraph.toposort()]
 
 
 @requires_compiler
 def test_a_new_install_compiles_no_fixed_unit(tier, tmp_path, monkeypatch):
     directory, keys = tier
     assert len(keys) == 1 + len(fixed_units())
-    compiled, root = _build_recording(tmp_path, monkeypatch, directory, 0.11)
+    compiled, root, kinds = _build_recording(tmp_path, monkeypatch, directory, 0.11)
     # The header, the program unit, the governor, the skinny and BLAS units: all from the
     # tier, none in the cache; what compiled is the graph's own units, its main unit and
     # the link, one run each.
@@ -64,6 +66,17 @@ def test_a_new_install_compiles_no_fixed_unit(tier, tmp_path, monkeypatch):
                    if os.path.exists(os.path.join(root, name, store.UNIT_OBJECT_NAME))]
     assert compiled.count("unit.c") == len(graph_units) > 0
     assert compiled.count("module.c") == 1 and compiled.count("link") == 1
+    # Nodes served by library entries (prebuilt) compile no unit of their own: views, shapes,
+    # products, and Elemwise, whose units are its kernels alone.
+    served = {"DimShuffle", "Shape_i", "Subtensor", "Dot", "Gemm", "Elemwise"}
+    assert {"DimShuffle", "Elemwise"} <= set(kinds) and {"Dot", "Gemm"} & set(kinds)
+    sources = [open(os.path.join(root, name, store.UNIT_SOURCE_NAME)).read()
+               for name in graph_units]
+    op_units = {match.split("{")[0] for source in sources
+                for match in re.findall(r"/\* (.*) \*/\nint sympile_op_", source)}
+    assert op_units
+    assert not op_units & served, op_units
+    assert len(graph_units) - len(op_units) >= 1  # the Elemwise kernels
 
 
 @requires_compiler
@@ -78,7 +91,7 @@ def test_a_tier_file_others_could_write_is_not_used(tier, tmp_path, monkeypatch)
         os.path.join(platform, key, store.UNIT_SOURCE_NAME)).read())
     product = os.path.join(platform, program_key, store.UNIT_OBJECT_NAME)
     os.chmod(product, os.stat(product).st_mode | stat.S_IWOTH)
-    _, root = _build_recording(tmp_path, monkeypatch, str(copy), 0.12)
+    _, root, _ = _build_recording(tmp_path, monkeypatch, str(copy), 0.12)
     assert program_key in os.listdir(root)
     assert not set(keys) - {program_key} & set(os.listdir(root))
 
