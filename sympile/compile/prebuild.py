@@ -3,13 +3,13 @@
 setup.py runs `python -m sympile.compile.prebuild <build>/sympile/_prebuilt` after copying
 the package: it compiles into that directory, used as a compiledir, the unit header and
 every library unit whose text depends on no graph (the program unit, the thread governor,
-the entries of the Elemwise, DimShuffle, shape and basic indexing nodes, and the units of
-the skinny products, the BLAS family, the softmax rows, the convolutions and the pooling for
-float32 and float64), with the flags that a function gets under the default config. The
-installed package then holds them, and the cache reads that directory as its prebuilt tier
-(sympile.cache.store): the first function on a new install compiles only what its graph
-needs (its op units, its Elemwise nodes' kernels and its main unit), not the 2 to 4 s of CPU
-the fixed units take.
+the entries of the Elemwise, DimShuffle, shape, basic indexing and Alloc nodes, and the
+units of the skinny products, the BLAS family, the softmax rows, the convolutions and the
+pooling for float32 and float64), with the flags that a function gets under the default
+config. The installed package then holds them, and the cache reads that directory as its
+prebuilt tier (sympile.cache.store): the first function on a new install compiles only what
+its graph needs (its op units, its Elemwise nodes' kernels and its main unit), not the 2 to
+4 s of CPU the fixed units take.
 
 The tier serves the functions whose keys match: the same compiler, flags (config.openmp,
 config.cxxflags, config.blas_parallel_minsize, config.blas_skinny), Python and numpy as at
@@ -30,6 +30,7 @@ from sympile.config import config
 from sympile.link.c import prelude
 from sympile.link.c.cmodule import build_units
 from sympile.link.c.codegen import library_unit
+from sympile.tensor.basic.alloc_c import alloc_library
 from sympile.tensor.blas.blas_c import BLAS_C_DTYPES, blas_call
 from sympile.tensor.elemwise.elemwise_c import run_library
 from sympile.tensor.nnet.abstract_conv_c import conv_library
@@ -48,7 +49,7 @@ def fixed_units() -> list[str]:
     if config.openmp and config.openmp_follow_load:
         units.append(library_unit(prelude.THREAD_GOVERNOR))
     units += [library_unit(library()[2])
-              for library in (run_library, shape_library, view_library)]
+              for library in (run_library, shape_library, view_library, alloc_library)]
     for dtype in BLAS_C_DTYPES:
         code = blas_call("dot", dtype, (), "")
         units += [library_unit(unit, code.blas) for unit in code.units]

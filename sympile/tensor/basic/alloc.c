@@ -37,3 +37,22 @@ static int sympile_alloc(PyArrayObject *value, const npy_intp *dims, int ndim,
         return -1;
     return PyArray_CopyInto(*output, value) < 0 ? -1 : 0;
 }
+
+/* An Alloc node (program.h's SympileNodeFunction), its table a SympileAlloc: the value, then
+   one int64 0-d length per output axis. */
+int @NAME@_alloc_node(PyObject *const *cells, const void *data)
+{
+    const SympileAlloc *node = data;
+    npy_intp dims[NPY_MAXDIMS];
+    for (int axis = 0; axis < node->ndim; ++axis)
+        dims[axis] = (npy_intp)*(const npy_int64 *)PyArray_DATA(
+            (PyArrayObject *)PyList_GET_ITEM(cells[1 + axis], 0));
+    PyArrayObject *output = sympile_take_output(cells[1 + node->ndim]);
+    if (sympile_alloc((PyArrayObject *)PyList_GET_ITEM(cells[0], 0), dims, node->ndim,
+                      node->checked, node->typenum, node->op, &output) != 0) {
+        Py_XDECREF(output);
+        return -1;
+    }
+    sympile_store_output(cells[1 + node->ndim], output);
+    return 0;
+}

@@ -307,12 +307,8 @@ int @NAME@_contiguous(npy_intp size, char *const *pointers)
                          f"({t} *)(pointers[{k}] + offsets[{k}]);")
             plain_stores.append(f"w{j}[i]")
         plain_setup = "\n            ".join(plain)
-        rows = f"""for (npy_intp row = 0; row < outer; row++) {{
-            npy_intp offsets[{operands}];
-            sympile_elemwise_row_offsets(nd, {operands}, shape, strides, row, offsets);
-            {plain_setup}
-            {self.elements("inner", plain_loads, plain_stores)}
-        }}"""
+        rows = _each_row(operands, plain_setup, self.elements("inner", plain_loads,
+                                                             plain_stores))
         if FAST_PREFIX in self.statements:
             others = self._gathered_blocks(span)
         else:
@@ -323,12 +319,7 @@ int @NAME@_contiguous(npy_intp size, char *const *pointers)
             loads = [f"*(const {t} *)(b{i} + i * s{i})" for i, t in enumerate(self.input_types)]
             stores = [f"*({t} *)(b{self.n_inputs + j} + i * s{self.n_inputs + j})"
                       for j, t in enumerate(self.output_types)]
-            others = f"""for (npy_intp row = 0; row < outer; row++) {{
-            npy_intp offsets[{operands}];
-            sympile_elemwise_row_offsets(nd, {operands}, shape, strides, row, offsets);
-            {rows_setup}
-            {self.elements("inner", loads, stores)}
-        }}"""
+            others = _each_row(operands, rows_setup, self.elements("inner", loads, stores))
         return "@NAME@_strided", (f"""
 /* {self.name}: any strides (in bytes; 0 along broadcast axes) */
 {_kernel_attribute(self.statements)}
@@ -349,6 +340,16 @@ int @NAME@_strided(int nd, const npy_intp *shape, char *const *pointers,
     return {C_ERROR_FLAG};
 }}
 """)
+
+
+def _each_row(operands: int, setup: str, elements: str) -> str:
+    """The strided kernel's loop over its rows: each row's offsets, `setup`, `elements`."""
+    return f"""for (npy_intp row = 0; row < outer; row++) {{
+            npy_intp offsets[{operands}];
+            sympile_elemwise_row_offsets(nd, {operands}, shape, strides, row, offsets);
+            {setup}
+            {elements}
+        }}"""
 
 
 def elemwise_c_code(op, node: Apply, names: CNames) -> CCode | None:

@@ -147,3 +147,18 @@ int @NAME@_reshape(PyObject *const *cells, const void *data)
     sympile_store_output(cells[2], output);
     return 0;
 }
+
+/* MakeVector of integer scalars into an int64 vector: *(const int *)data of them. */
+int @NAME@_make_vector(PyObject *const *cells, const void *data)
+{
+    const int count = *(const int *)data;
+    PyArrayObject *output = sympile_take_output(cells[count]);
+    const npy_intp length = count;
+    if (sympile_prepare_output(&output, 1, &length, NPY_INT64) != 0)
+        return -1;
+    npy_int64 *values = (npy_int64 *)PyArray_DATA(output);
+    for (int k = 0; k < count; ++k)
+        values[k] = sympile_integer_value((PyArrayObject *)PyList_GET_ITEM(cells[k], 0), 0);
+    sympile_store_output(cells[count], output);
+    return 0;
+}

@@ -11,6 +11,9 @@ int @NAME@_view(PyObject *const *cells, const void *data);
 /* specify_shape(x, *lengths): *(const int *)data lengths, each an integer 0-d array. */
 int @NAME@_specify_shape(PyObject *const *cells, const void *data);
 
+/* MakeVector of *(const int *)data integer scalars (not uint64) into an int64 vector. */
+int @NAME@_make_vector(PyObject *const *cells, const void *data);
+
 /* Reshape to `ndim` axes; `op` names the op in messages. */
 typedef struct {
     int ndim;

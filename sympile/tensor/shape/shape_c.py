@@ -59,10 +59,13 @@ def specify_shape_c_code(op, node: Apply, names: CNames) -> CCode | None:
 
 
 def make_vector_c_code(op, node: Apply, names: CNames) -> CCode | None:
-    """The vector of the scalar inputs, each converted to the op's dtype."""
+    """The vector of the scalar inputs, each converted to the op's dtype: shape.c's entry
+    for integer scalars into int64 (a shape), else code of the node's own."""
     dtypes = [variable.type.dtype for variable in node.inputs]
     if op.dtype not in C_TYPES or not set(dtypes) <= set(C_TYPES):
         return None
+    if op.dtype == "int64" and set(dtypes) <= _LENGTH_DTYPES:
+        return served_by(shape_library(), "make_vector", "int", [str(len(dtypes))])
     element_type = C_TYPES[op.dtype]
     (output,) = names.outputs
     stores = "\n".join(

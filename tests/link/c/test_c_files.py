@@ -138,7 +138,7 @@ def _kernel_sources() -> dict[str, str]:
                                   index_rows_c.VALUE_CHECK_SUPPORT)
     sources["basic: join.c, shape_text.h"] = op_unit(c_toolkit.SHAPE_TEXT, join_c._JOIN)
     sources["basic: split.c"] = op_unit(split_c._SPLIT)
-    sources["basic: alloc.c"] = op_unit(alloc_c._ALLOC)
+    sources["basic: alloc.c, alloc.h"] = op_unit(alloc_c.alloc_library()[2])
     sources["shape: shape.c, shape.h, integer_value.h"] = op_unit(shape_c.shape_library()[2])
     sources["subtensor: view.c, view.h"] = op_unit(subtensor_basic_c.view_library()[2])
     for dtype, target_dtype in (("float32", "int32"), ("float64", "int64"), ("float64", "uint8")):
