@@ -34,6 +34,7 @@ from sympile.tensor.basic.alloc_c import alloc_library
 from sympile.tensor.blas.blas_c import BLAS_C_DTYPES, blas_call
 from sympile.tensor.elemwise.elemwise_c import run_library
 from sympile.tensor.nnet.abstract_conv_c import conv_library
+from sympile.tensor.nnet.basic_c import crossentropy_dx_library, crossentropy_library
 from sympile.tensor.nnet.rows_c import ROW_KINDS, row_library
 from sympile.tensor.shape.shape_c import shape_library
 from sympile.tensor.signal.pool_c import pool_library
@@ -57,6 +58,11 @@ def fixed_units() -> list[str]:
         units.append(library_unit(pool_library(dtype)[2]))
         _, _, conv, conv_blas = conv_library(dtype)
         units.append(library_unit(conv, conv_blas))
+        # The classifiers' losses, for the targets' usual dtypes.
+        for target_dtype in ("int32", "int64"):
+            units.append(library_unit(crossentropy_library(dtype, target_dtype)[0][2]))
+            units.append(library_unit(
+                crossentropy_dx_library((dtype, dtype, dtype), target_dtype)[2]))
     return units
 
 

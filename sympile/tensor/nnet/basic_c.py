@@ -10,12 +10,24 @@ threads waiting for one another at the end of the row loop made it up to 10 time
 
 from __future__ import annotations
 
+import functools
+
 from sympile.graph.basic import Apply
-from sympile.graph.ccode import C_TYPES, NPY_TYPES, CCode, CNames, c_file, c_string, render
+from sympile.graph.ccode import (
+    C_TYPES,
+    NPY_TYPES,
+    CCode,
+    CNames,
+    c_file,
+    c_string,
+    library_code,
+    render,
+    served_by,
+)
 from sympile.tensor.nnet.rows_c import kernel_name, row_library, scaled_row_kernel
 
-__all__ = ["crossentropy_softmax_c_code", "crossentropy_softmax_dx_c_code",
-           "softmax_family_c_code"]
+__all__ = ["crossentropy_dx_library", "crossentropy_library", "crossentropy_softmax_c_code",
+           "crossentropy_softmax_dx_c_code", "softmax_family_c_code"]
 
 _DTYPES = ("float32", "float64")
 
@@ -108,33 +120,50 @@ def _targets_have_c_type(node: Apply, position: int) -> bool:
         and node.inputs[position].type.dtype != "uint64"
 
 
+_NODE = c_file(__file__, "crossentropy_node.c")
+_DX_NODE = c_file(__file__, "crossentropy_dx_node.c")
+_ENTRY = "int @NAME@_node(PyObject *const *cells, const void *data);"
+
+
+@functools.cache
+def crossentropy_library(dtype: str, target_dtype: str) -> tuple[tuple[str, str, str],
+                                                                  tuple[str, ...]]:
+    """((name, declarations, library unit), the units it calls) of CrossentropySoftmax1Hot's
+    entry `<name>_node` (crossentropy_node.c) for logits of `dtype`."""
+    function, support, units = crossentropy_support(dtype, target_dtype)
+    text = "\n".join([*support, render(_NODE, {"FUNCTION": function})])
+    return library_code(f"sympile_crossentropy_{dtype}_{target_dtype}", _ENTRY, text), units
+
+
+@functools.cache
+def crossentropy_dx_library(dtypes: tuple[str, str, str], target_dtype: str
+                            ) -> tuple[str, str, str]:
+    """(name, declarations, library unit) of CrossentropySoftmax1HotDx's entry `<name>_node`
+    (crossentropy_dx_node.c) for dloss, sm and the output of `dtypes`."""
+    function, support = crossentropy_dx_support(dtypes, target_dtype)
+    text = "\n".join([*support, render(_DX_NODE, {"FUNCTION": function})])
+    return library_code(f"sympile_crossentropy_dx_{'_'.join(dtypes)}_{target_dtype}", _ENTRY,
+                        text)
+
+
 def crossentropy_softmax_c_code(op, node: Apply, names: CNames) -> CCode | None:
     """C of CrossentropySoftmax1Hot: per row, sm = softmax(x) and loss = -(x[y] - peak -
-    log_total) from the shifted logits' exps (rows_c's crossentropy kernel, crossentropy.c), rows of
-    x with strided elements copied to a buffer first."""
+    log_total) from the shifted logits' exps (rows_c's crossentropy kernel, crossentropy.c),
+    rows of x with strided elements copied to a buffer first; a library entry, its table the
+    op's name."""
     dtype = node.inputs[0].type.dtype
     if dtype not in _DTYPES or not _targets_have_c_type(node, 1):
         return None
-    (x, targets), (loss, probabilities) = names.inputs, names.outputs
-    function, support, units = crossentropy_support(dtype, node.inputs[1].type.dtype)
-    return CCode(body=f"""
-if ({function}({x}, {targets}, &{loss}, &{probabilities}, {c_string(op)}) != 0) {{
-    {names.fail}
-}}
-""", support=support, units=units)
+    library, units = crossentropy_library(dtype, node.inputs[1].type.dtype)
+    return served_by(library, "node", "char *", [c_string(op)], units=units)
 
 
 def crossentropy_softmax_dx_c_code(op, node: Apply, names: CNames) -> CCode | None:
     """C of CrossentropySoftmax1HotDx: out[i, k] = (sm[i, k] - [k == y[i]]) * dloss[i], in
-    the output's dtype as perform computes it."""
+    the output's dtype as perform computes it; a library entry, its table the op's name."""
     dtypes = [variable.type.dtype for variable in (node.inputs[0], node.inputs[1],
                                                     node.outputs[0])]
     if not set(dtypes) <= set(_DTYPES) or not _targets_have_c_type(node, 2):
         return None
-    (loss_grad, probabilities, targets), (output,) = names.inputs, names.outputs
-    function, support = crossentropy_dx_support(tuple(dtypes), node.inputs[2].type.dtype)
-    return CCode(body=f"""
-if ({function}({loss_grad}, {probabilities}, {targets}, &{output}, {c_string(op)}) != 0) {{
-    {names.fail}
-}}
-""", support=support)
+    return served_by(crossentropy_dx_library(tuple(dtypes), node.inputs[2].type.dtype),
+                     "node", "char *", [c_string(op)])

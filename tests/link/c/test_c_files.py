@@ -142,10 +142,11 @@ def _kernel_sources() -> dict[str, str]:
     sources["shape: shape.c, shape.h, integer_value.h"] = op_unit(shape_c.shape_library()[2])
     sources["subtensor: view.c, view.h"] = op_unit(subtensor_basic_c.view_library()[2])
     for dtype, target_dtype in (("float32", "int32"), ("float64", "int64"), ("float64", "uint8")):
-        sources[f"nnet: crossentropy.c, targets.c {dtype} {target_dtype}"] = op_unit(
-            *basic_c.crossentropy_support(dtype, target_dtype)[1])
-        sources[f"nnet: crossentropy_dx.c {dtype} {target_dtype}"] = op_unit(
-            *basic_c.crossentropy_dx_support(("float32", dtype, dtype), target_dtype)[1])
+        sources[f"nnet: crossentropy.c, targets.c, crossentropy_node.c {dtype} "
+                f"{target_dtype}"] = op_unit(
+            basic_c.crossentropy_library(dtype, target_dtype)[0][2])
+        sources[f"nnet: crossentropy_dx.c, crossentropy_dx_node.c {dtype} {target_dtype}"] = \
+            op_unit(basic_c.crossentropy_dx_library(("float32", dtype, dtype), target_dtype)[2])
     for dtype, count_dtype in (("float64", "int64"), ("float32", "int32"), ("int8", "uint8")):
         sources[f"extra_ops: group_sum.c {dtype} {count_dtype}"] = op_unit(
             group_sum_c.group_sum_support(dtype, count_dtype)[1])
