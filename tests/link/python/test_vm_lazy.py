@@ -272,8 +272,11 @@ def check_against_the_unrewritten_program(program, mode: Mode) -> None:
     for flags in [(1, 1), (1, 0), (0, 1), (0, 0)]:
         expected = reference(*flags, *values)
         actual = f(*flags, *[value.copy() for value in values])
+        # A wrong schedule or an input overwritten too early is off by O(1). Chains of up to
+        # nine exp/sin/tanh, whose arguments exp can make large, amplify the 1-4 ulp by
+        # which numpy's vectorised functions, fused scalar code and C differ: 2.8e-12 seen.
         for got, wanted in zip(actual, expected):
-            np.testing.assert_allclose(got, wanted, rtol=1e-12)
+            np.testing.assert_allclose(got, wanted, rtol=1e-9)
 
 
 # About a third of these programs have a schedule the rule between branches changes.
