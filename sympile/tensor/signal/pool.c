@@ -192,3 +192,67 @@ int @NAME@_pool_setup(PyArrayObject *x, const npy_intp *ws, const npy_intp *stri
     g->out_cols = outputs[1];
     return 0;
 }
+
+int @NAME@_pool_node(PyObject *const *cells, const void *data)
+{
+    const sympile_pool_node_@T@ *node = data;
+    const int n_inputs = node->kind == 0 ? 1 : node->kind == 1 ? 3 : 2;
+    PyArrayObject *arrays[3] = {NULL, NULL, NULL};
+    int status = 0;
+    for (int k = 0; k < n_inputs && status == 0; ++k) {
+        arrays[k] = (PyArrayObject *)PyArray_FROMANY(PyList_GET_ITEM(cells[k], 0),
+                                                     PyArray_TYPE((PyArrayObject *)
+                                                         PyList_GET_ITEM(cells[k], 0)),
+                                                     0, 0, NPY_ARRAY_CARRAY_RO);
+        if (arrays[k] == NULL)
+            status = -1;
+    }
+    PyArrayObject *x = arrays[0], *gz = arrays[n_inputs - 1];
+    PyArrayObject *maxout = node->kind == 1 ? arrays[1] : NULL;
+    sympile_pool_geometry_@T@ geometry;
+    if (status == 0)
+        status = @NAME@_pool_setup(x, node->ws, node->stride, node->pad, node->ignore_border,
+                                   node->mode, node->label, &geometry);
+    const npy_intp planes = status != 0 || geometry.rows * geometry.cols == 0 ? 0
+                            : PyArray_SIZE(x) / (geometry.rows * geometry.cols);
+    const npy_intp out_size = planes * geometry.out_rows * geometry.out_cols;
+    if (status == 0 && node->kind != 0
+            && (PyArray_SIZE(gz) != out_size
+                || (maxout != NULL && PyArray_SIZE(maxout) != PyArray_SIZE(gz)))) {
+        PyErr_Format(PyExc_ValueError, "%s: the output gradient has %ld elements, expected "
+                     "%ld", node->label, (long)PyArray_SIZE(gz), (long)out_size);
+        status = -1;
+    }
+    PyArrayObject *output = sympile_take_output(cells[n_inputs]);
+    if (status == 0) {
+        npy_intp dims[NPY_MAXDIMS];
+        const int ndim = PyArray_NDIM(x);
+        for (int a = 0; a < ndim; ++a)
+            dims[a] = PyArray_DIM(x, a);
+        if (node->kind == 0) {
+            dims[ndim - 2] = geometry.out_rows;
+            dims[ndim - 1] = geometry.out_cols;
+        }
+        status = sympile_prepare_output(&output, ndim, dims, PyArray_TYPE(x));
+    }
+    const int threaded = node->threaded_from > 0 && PyArray_SIZE(x) >= node->threaded_from;
+    if (status == 0 && planes > 0 && node->kind == 0) {
+        status = @NAME@_pool_forward(&geometry, (const @T@ *)PyArray_DATA(x),
+                                     (@T@ *)PyArray_DATA(output), planes, threaded);
+    } else if (status == 0 && planes > 0) {
+        status = @NAME@_pool_backward(&geometry, (const @T@ *)PyArray_DATA(x),
+                                      maxout == NULL ? NULL : (const @T@ *)PyArray_DATA(maxout),
+                                      (const @T@ *)PyArray_DATA(gz),
+                                      (@T@ *)PyArray_DATA(output), planes, threaded);
+    } else if (status == 0) {
+        memset(PyArray_DATA(output), 0, PyArray_NBYTES(output));
+    }
+    for (int k = 0; k < n_inputs; ++k)
+        Py_XDECREF(arrays[k]);
+    if (status != 0) {
+        Py_XDECREF(output);
+        return -1;
+    }
+    sympile_store_output(cells[n_inputs], output);
+    return 0;
+}

@@ -19,3 +19,17 @@ int @NAME@_pool_backward(const sympile_pool_geometry_@T@ *g, const @T@ *x, const
 int @NAME@_pool_setup(PyArrayObject *x, const npy_intp *ws, const npy_intp *stride,
                       const npy_intp *pad, int ignore_border, int mode, const char *label,
                       sympile_pool_geometry_@T@ *g);
+
+/* A Pool (kind 0: x), MaxPoolGrad (1: x, maxout, gz) or AveragePoolGrad (2: x, gz) node's
+   table: its geometry's parameters, its name for messages, and the size from which its loops
+   run on several threads (0: never). */
+typedef struct {
+    int kind, ignore_border, mode;
+    npy_intp ws[2], stride[2], pad[2];
+    const char *label;
+    npy_intp threaded_from;
+} sympile_pool_node_@T@;
+
+/* The node of the table `data` (a sympile_pool_node_@T@) on its cells (program.h's
+   SympileNodeFunction). */
+int @NAME@_pool_node(PyObject *const *cells, const void *data);
