@@ -51,13 +51,11 @@ unique to their text (graph.ccode.content_name), and the node's `support` declar
 They may call the node's `blas` routines.
 
 `in_main_unit`: the node's C goes into the function's main unit, compiled for each new
-function anyway, instead of an op unit of its own: for a small body whose text names its
-node (a message that quotes another node with its constants), which as a unit of its own
-each new function would compile again, and for a body that only calls into library units
-(an Elemwise: its table and a call), which costs the main unit next to nothing where a unit
-of its own costs a compiler run. Its support pieces go into the main unit once each however
-many nodes give them, so they hold declarations and named tables, no static function; such
-code calls no BLAS routine.
+function anyway, instead of an op unit of its own, for a small body whose text names its
+node (a message that quotes another node with its constants): as a unit of its own, each
+new function would compile it again. Its support pieces go into the main unit once each
+however many nodes give them, so they hold declarations and named tables, no static
+function; such code calls no BLAS routine.
 
 `data` and `table`: the node's constants as a table, which the program passes to the node's
 function (`&data`, for a body `data`, a `const void *`): `table` holds the C pieces the main

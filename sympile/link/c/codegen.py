@@ -3,12 +3,15 @@
 Every variable keeps the storage cell (a one-element list) the Python backend would give it,
 so shared variables, Function's output handling and perform() fallbacks see the same cells.
 A node runs the op's own C code (`Op.c_code`) when it has some, else a Python thunk that runs
-its perform(). A node with C code is an op unit: a function of its cells alone (inputs, then
-outputs), in a translation unit of its own, named by the hash of its text. Units are compiled
-in parallel and cached on disk one by one, so the same op on the same types, in this function
-or any other, is compiled once. The main unit is tables (program.h): each node's function and
-cells, the graph inputs to check (type, ndim and static lengths: a wrong value is a
-TypeError, never a crash), and the order of the steps, which the program unit's runner walks.
+its perform(). A node with C code is a function of its cells (inputs, then outputs) and of
+its table (the node's constants, a constant of the main unit, CCode.data): either a library
+unit's entry, which compiles nothing for the node (CCode.entry), or an op unit, a translation
+unit of its own named by the hash of its text. Units are compiled in parallel and cached on
+disk one by one, so the same op on the same types, in this function or any other, is
+compiled once (whatever its table holds). The main unit is tables (program.h): each node's
+function, table and cells, the graph inputs to check (type, ndim and static lengths: a wrong
+value is a TypeError, never a crash), and the order of the steps, which the program unit's
+runner walks.
 
 Conditionals are lazy, as in the Python backend (sympile.link.python.vm.lazy_schedule): the
 step of a conditional reads its condition, runs only the steps of the branch taken (C code
@@ -151,8 +154,8 @@ _FUNCTION_PLACEHOLDER = "@FUNCTION@"
 def _op_unit(node: Apply, code: CCode) -> tuple[str, str, str]:
     """(function name, source of the op unit, the function's definition) running `code`:
     `int name(PyObject *const *cells, const void *data)` (program.h's SympileNodeFunction;
-    data is NULL), cells = the node's input cells then its output cells. Equal unit text,
-    equal name."""
+    data is the node's table, CCode.data, or NULL), cells = the node's input cells then its
+    output cells. Equal unit text, equal name."""
     n_inputs = len(node.inputs)
     head = [f'#include "{prelude.UNIT_HEADER_NAME}"']
     head += [prelude.blas_declaration(name, external=True) for name in code.blas]
