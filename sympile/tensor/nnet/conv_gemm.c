@@ -318,3 +318,39 @@ int @NAME@_conv_setup(int kind, int nd, PyArrayObject *a, PyArrayObject *b,
                            : kind == 1 ? kernel[skip + axis] : lengths[skip + axis];
     return 0;
 }
+
+int @NAME@_conv_node(PyObject *const *cells, const void *data)
+{
+    const sympile_conv_node_@T@ *node = data;
+    const int n_inputs = node->kind == 0 ? 2 : 3, rank = node->nd + 2;
+    PyObject *a_value = PyList_GET_ITEM(cells[0], 0), *b_value = PyList_GET_ITEM(cells[1], 0);
+    const int typenum = PyArray_TYPE((PyArrayObject *)a_value);
+    PyArrayObject *shape = node->kind == 0 ? NULL
+        : (PyArrayObject *)PyList_GET_ITEM(cells[2], 0);
+    sympile_conv_geometry_@T@ geometry;
+    npy_intp filters = 0, out_dims[5];
+    PyArrayObject *a = (PyArrayObject *)PyArray_FROMANY(a_value, typenum, rank, rank,
+                                                        NPY_ARRAY_CARRAY_RO);
+    PyArrayObject *b = a == NULL ? NULL : (PyArrayObject *)PyArray_FROMANY(
+        b_value, typenum, rank, rank, NPY_ARRAY_CARRAY_RO);
+    int status = b == NULL ? -1 : @NAME@_conv_setup(
+        node->kind, node->nd, a, b, shape, node->border, node->pads, node->strides,
+        node->dilations, node->filter_flip, node->groups, node->label, &geometry, &filters,
+        out_dims);
+    PyArrayObject *output = sympile_take_output(cells[n_inputs]);
+    if (status == 0)
+        status = sympile_prepare_output(&output, rank, out_dims, typenum);
+    if (status == 0)
+        status = @NAME@_conv_gemm(node->kind, &geometry,
+                                  PyArray_DIM(node->kind != 2 ? a : b, 0), filters,
+                                  node->groups, (const @T@ *)PyArray_DATA(a),
+                                  (const @T@ *)PyArray_DATA(b), (@T@ *)PyArray_DATA(output));
+    Py_XDECREF(a);
+    Py_XDECREF(b);
+    if (status != 0) {
+        Py_XDECREF(output);
+        return -1;
+    }
+    sympile_store_output(cells[n_inputs], output);
+    return 0;
+}
