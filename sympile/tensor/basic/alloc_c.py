@@ -8,7 +8,16 @@ from __future__ import annotations
 import functools
 
 from sympile.graph.basic import Apply
-from sympile.graph.ccode import NPY_TYPES, CCode, CNames, c_file, c_string, library_code, served_by
+from sympile.graph.ccode import (
+    NPY_TYPES,
+    CCode,
+    CNames,
+    c_array,
+    c_file,
+    c_string,
+    library_code,
+    served_by,
+)
 
 __all__ = ["alloc_c_code", "alloc_library"]
 
@@ -28,4 +37,4 @@ def alloc_c_code(op, node: Apply, names: CNames) -> CCode:
     checked = [int(static != 1) for static in node.inputs[0].type.shape]
     return served_by(alloc_library(), "alloc_node", "SympileAlloc", [
         c_string(op), str(len(node.inputs) - 1), NPY_TYPES[node.outputs[0].type.dtype],
-        f"(const unsigned char[]){{{', '.join(map(str, checked)) or '0'}}}"])
+        c_array("unsigned char", checked)])

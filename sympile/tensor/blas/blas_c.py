@@ -147,21 +147,24 @@ def _library(dtype: str, minsize: float, skinny_setting: str
     return name, declarations, tuple(blas), (*units, unit)
 
 
+def _configured_library(dtype: str) -> tuple[str, str, tuple[str, ...], tuple[str, ...]]:
+    """_library for `dtype` under the current config (its thread split and skinny kernels)."""
+    return _library(dtype, float(config.blas_parallel_minsize), config.blas_skinny)
+
+
 def blas_call(function: str, dtype: str, arguments: Sequence[str], fail: str,
               setup: str = "") -> CCode:
     """The CCode of a node that calls the family's `function` for `dtype` (dot, matmul,
     tensordot, or blas_update; see blas_entries.h) with `arguments` and runs `fail` when it
     returns an error; `setup` comes first (declarations, checks)."""
-    name, declarations, blas, units = _library(dtype, float(config.blas_parallel_minsize),
-                                               config.blas_skinny)
+    name, declarations, blas, units = _configured_library(dtype)
     body = f"{setup}\n        if ({name}_{function}({', '.join(arguments)})) {{ {fail} }}"
     return CCode(body=body, support=(declarations,), blas=blas, units=units)
 
 
 def dot_c_code(op: str, dtype: str) -> CCode:
     """The CCode of a Dot node: the family's library entry, its table the op's name."""
-    name, declarations, blas, units = _library(dtype, float(config.blas_parallel_minsize),
-                                               config.blas_skinny)
+    name, declarations, blas, units = _configured_library(dtype)
     return served_by((name, declarations, units[-1]), "dot_node", "SympileBlasDot",
                      [c_string(op)], units=units[:-1], blas=blas)
 
@@ -178,8 +181,7 @@ def update_c_code(op: str, dtype: str, n_inputs: int,
     if n_inputs > 5:
         raise ValueError(f"{op}: a BLAS update has at most 5 inputs (blas_nodes.c), got "
                          f"{n_inputs}")
-    name, declarations, blas, units = _library(dtype, float(config.blas_parallel_minsize),
-                                               config.blas_skinny)
+    name, declarations, blas, units = _configured_library(dtype)
     checks = ", ".join(f"{{{c_string(what)}, {first}, {first_axis}, {second}, {second_axis}}}"
                        for what, (first, first_axis), (second, second_axis) in lengths)
     z, x, y, alpha, beta = operands

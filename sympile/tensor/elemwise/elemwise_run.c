@@ -45,13 +45,14 @@ int sympile_elemwise_strided(const SympileElemwise *node, const npy_intp *dims,
     return node->strided(nd, shape, pointers, strides);
 }
 
-/* The kernels' error flags (>= 0), or -1 with a Python exception set. The outputs are the
-   node's: NULL or arrays it gave before, owned; on return they hold what it gives now. */
+/* The kernels' error flags (>= 0), or -1 with a Python exception set. The operands are the
+   node's inputs, then its outputs: NULL or arrays it gave before, owned; on return they hold
+   what it gives now. */
 static inline __attribute__((always_inline))
-int sympile_elemwise_apply(const SympileElemwise *node, PyArrayObject *const *inputs,
-                           PyArrayObject **outputs)
+int sympile_elemwise_apply(const SympileElemwise *node, PyArrayObject **operands)
 {
     const int n_inputs = node->n_inputs, ndim = node->ndim;
+    PyArrayObject *const *inputs = operands, **outputs = operands + n_inputs;
     npy_intp dims[NPY_MAXDIMS];
     npy_intp size = 1;
     /* An axis's length is that of the first input whose type does not say 1 there. */
@@ -72,13 +73,11 @@ int sympile_elemwise_apply(const SympileElemwise *node, PyArrayObject *const *in
         }
         size *= dims[axis];
     }
-    PyArrayObject *operands[SYMPILE_ELEMWISE_OPERANDS];
     char *pointers[SYMPILE_ELEMWISE_OPERANDS];
     /* Outside the single inputs, every operand has the output's shape unless one of its
        axes is broadcast (its type says length 1 where the output's length is not 1). */
     int contiguous = 1;
     for (int i = 0; i < n_inputs; i++) {
-        operands[i] = inputs[i];
         pointers[i] = PyArray_BYTES(inputs[i]);
         if (node->single[i])
             continue;
@@ -101,7 +100,6 @@ int sympile_elemwise_apply(const SympileElemwise *node, PyArrayObject *const *in
         } else if (sympile_prepare_output(&outputs[j], ndim, dims, node->typenums[j])) {
             return -1;
         }
-        operands[n_inputs + j] = outputs[j];
         pointers[n_inputs + j] = PyArray_BYTES(outputs[j]);
     }
     if (size == 0)
@@ -115,12 +113,12 @@ int @NAME@_run(PyObject *const *cells, const void *data)
 {
     const SympileElemwise *node = data;
     const int n_inputs = node->n_inputs, n_outputs = node->n_outputs;
-    PyArrayObject *inputs[SYMPILE_ELEMWISE_OPERANDS], *outputs[SYMPILE_ELEMWISE_OPERANDS];
+    PyArrayObject *operands[SYMPILE_ELEMWISE_OPERANDS], **outputs = operands + n_inputs;
     for (int i = 0; i < n_inputs; i++)
-        inputs[i] = (PyArrayObject *)PyList_GET_ITEM(cells[i], 0);
+        operands[i] = (PyArrayObject *)PyList_GET_ITEM(cells[i], 0);
     for (int j = 0; j < n_outputs; j++)
         outputs[j] = sympile_take_output(cells[n_inputs + j]);
-    int flags = sympile_elemwise_apply(node, inputs, outputs);
+    int flags = sympile_elemwise_apply(node, operands);
     for (int e = 0; e < node->n_errors && flags > 0; e++) {
         if (flags & node->errors[e].code) {
             PyErr_Format(*node->errors[e].exception, "%s: %s", node->op, node->errors[e].message);
