@@ -71,6 +71,12 @@ class Feature:
         return {}
 
 
+def _orders(feature: Feature) -> bool:
+    """Whether `feature` has orderings of its own (the base class's are empty)."""
+    hook = getattr(feature, "orderings", None)
+    return hook is not None and getattr(hook, "__func__", None) is not Feature.orderings
+
+
 class FunctionGraph:
     """The subgraph from `inputs` to `outputs`, owned by a compilation.
 
@@ -111,6 +117,8 @@ class FunctionGraph:
         self.variables: set[Variable] = set()
         self.clients: dict[Variable, list[tuple[Any, int]]] = {}
         self._features: list[Feature] = []
+        # toposort's answer until the graph or the features' orderings change.
+        self._order: list[Apply] | None = None
         for feature in features or ():
             self.attach_feature(feature)
         for variable in inputs:
@@ -127,12 +135,14 @@ class FunctionGraph:
         if variable in self.variables:
             raise ValueError(f"FunctionGraph.add_input: {variable} is already in the graph")
         self.inputs.append(variable)
+        self._order = None
         self._setup_variable(variable)
 
     def add_output(self, variable: Variable, reason: str | None = None) -> None:
         """Make `variable` a new output, importing what computes it."""
         self.import_var(variable, reason)
         self.outputs.append(variable)
+        self._order = None
         self.clients[variable].append((OUTPUT, len(self.outputs) - 1))
 
     def _setup_variable(self, variable: Variable) -> None:
@@ -167,6 +177,7 @@ class FunctionGraph:
                 if variable.owner is None and variable not in self.variables \
                         and not isinstance(variable, Constant):
                     raise MissingInputError(variable)
+        self._order = None
         for new_node in new_nodes:
             self.apply_nodes.add(new_node)
             for output in new_node.outputs:
@@ -219,6 +230,7 @@ class FunctionGraph:
             if node not in self.apply_nodes or any(self.clients[o] for o in node.outputs):
                 continue
             self.apply_nodes.remove(node)
+            self._order = None
             for output in node.outputs:
                 self.variables.discard(output)
                 del self.clients[output]
@@ -247,6 +259,7 @@ class FunctionGraph:
         else:
             node.inputs[index] = new_variable
         self.clients[new_variable].append((node, index))
+        self._order = None
         self._remove_client(old, (node, index), reason)
         self.execute_callbacks("on_change_input", node, index, old, new_variable, reason)
 
@@ -328,6 +341,8 @@ class FunctionGraph:
         if any(f is feature for f in self._features):
             return
         self._features.append(feature)
+        if _orders(feature):
+            self._order = None
         on_attach = getattr(feature, "on_attach", None)
         try:
             if on_attach is not None:
@@ -344,6 +359,8 @@ class FunctionGraph:
                 break
         else:
             raise ValueError(f"FunctionGraph.remove_feature: {feature!r} is not attached")
+        if _orders(feature):
+            self._order = None
         on_detach = getattr(feature, "on_detach", None)
         if on_detach is not None:
             on_detach(self)
@@ -370,12 +387,15 @@ class FunctionGraph:
     def toposort(self) -> list[Apply]:
         """The nodes, each after the nodes it depends on and after those that the features'
         orderings put before it, nodes whose op asks (Op.schedule) as early or as late as
-        that allows. ValueError if the orderings make a cycle."""
-        orderings = self.orderings()
-        order = io_toposort(self.inputs, self.outputs, orderings)
-        if any(node.op.schedule for node in order):
-            return prioritized(order, orderings)
-        return order
+        that allows. ValueError if the orderings make a cycle. Kept until the graph changes
+        (the features' orderings follow from it)."""
+        if self._order is None:
+            orderings = self.orderings()
+            order = io_toposort(self.inputs, self.outputs, orderings)
+            if any(node.op.schedule for node in order):
+                order = prioritized(order, orderings)
+            self._order = order
+        return list(self._order)
 
     def orderings(self, exclude: Feature | None = None) -> dict[Apply, list[Apply]]:
         """{node: nodes that must run before it} beyond the data dependencies, from every

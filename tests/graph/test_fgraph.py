@@ -567,3 +567,26 @@ def test_outputs_of_nodes_are_variables_of_the_graph():
         assert isinstance(node, Apply)
         assert all(isinstance(v, Variable) and v in fgraph.variables for v in node.outputs)
     assert not any(isinstance(v, Constant) for v in fgraph.inputs)
+
+
+def test_toposort_is_kept_until_the_graph_or_the_orderings_change():
+    fgraph, x, y, z, m, out = fgraph_of(clone=True)
+    mul_node, add_node = fgraph.toposort()
+    fgraph.toposort().reverse()  # a copy: the graph's order stays
+    assert fgraph.toposort() == [mul_node, add_node]
+    new_x = fgraph.inputs[0]
+    scaled = Scale(2.0)(new_x)
+    fgraph.replace(new_x, scaled)
+    assert fgraph.toposort() == [scaled.owner, mul_node, add_node]
+
+    class AddFirst(Feature):
+        def orderings(self, fgraph):
+            return {mul_node: [add_node]}
+
+    two = FunctionGraph([x, z], [mul(x, x), add(z, z)], clone=False)
+    mul_node, add_node = two.toposort()
+    feature = AddFirst()
+    two.attach_feature(feature)
+    assert two.toposort() == [add_node, mul_node]
+    two.remove_feature(feature)
+    assert two.toposort() == [mul_node, add_node]

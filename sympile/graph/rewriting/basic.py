@@ -276,7 +276,66 @@ class _UseCounter:
         self.recent = {}
 
 
-def _walk(fgraph: FunctionGraph, rewriters: Sequence[NodeRewriter], order: str,
+_ASK = object()
+
+
+class _Dispatch:
+    """The rewriters that may apply to an op, in their order, found once per op type: a walk
+    asks for every node, and asking each rewriter's applies_to costs more than the rewriters
+    that do apply (thousands of calls for a training step's graph).
+
+    Per op type, each rewriter is kept with None (it applies to every op of that type), the
+    op instances it tracks that an op of the type may equal (the op must equal one of them),
+    or _ASK: its class overrides applies_to, which is asked every time."""
+
+    def __init__(self, rewriters: Sequence[NodeRewriter]):
+        self.rewriters = rewriters
+        self.tracked = [None if type(rewriter).applies_to is not NodeRewriter.applies_to
+                        else rewriter.tracks() for rewriter in rewriters]
+        self.by_type: dict[type, list[tuple[NodeRewriter, Any]]] = {}
+
+    def _candidates(self, op_type: type) -> list[tuple[NodeRewriter, Any]]:
+        plain_eq = op_type.__eq__ is Op.__eq__
+        candidates = []
+        for rewriter, tracked in zip(self.rewriters, self.tracked):
+            if type(rewriter).applies_to is not NodeRewriter.applies_to:
+                candidates.append((rewriter, _ASK))
+            elif tracked is None or any(isinstance(entry, type) and issubclass(op_type, entry)
+                                        for entry in tracked):
+                candidates.append((rewriter, None))
+            else:
+                # Op.__eq__ holds only between ops of one type; other __eq__s may say anything.
+                instances = tuple(entry for entry in tracked if not isinstance(entry, type)
+                                  and (type(entry) is op_type or not plain_eq
+                                       or type(entry).__eq__ is not Op.__eq__))
+                if instances:
+                    candidates.append((rewriter, instances))
+        return candidates
+
+    def rewriters_for(self, op: Op):
+        """The rewriters that apply to `op`, in order."""
+        candidates = self.by_type.get(type(op))
+        if candidates is None:
+            candidates = self.by_type[type(op)] = self._candidates(type(op))
+        for rewriter, instances in candidates:
+            if instances is None:
+                yield rewriter
+            elif instances is _ASK:
+                if rewriter.applies_to(op):
+                    yield rewriter
+            elif any(op == instance for instance in instances):
+                yield rewriter
+
+
+def _dispatch(owner: GraphRewriter, rewriters: Sequence[NodeRewriter]) -> _Dispatch:
+    """owner's _Dispatch of `rewriters`, kept between its walks while the list is the same."""
+    kept = getattr(owner, "_kept_dispatch", None)
+    if kept is None or kept.rewriters != rewriters:
+        kept = owner._kept_dispatch = _Dispatch(list(rewriters))
+    return kept
+
+
+def _walk(fgraph: FunctionGraph, dispatch: _Dispatch, order: str,
           counter: _UseCounter) -> bool:
     """One pass over the nodes of fgraph in `order`, trying the rewriters on each node in turn
     until one changes it. Nodes the pass creates are visited too, right after the change."""
@@ -292,9 +351,7 @@ def _walk(fgraph: FunctionGraph, rewriters: Sequence[NodeRewriter], order: str,
             node = pending.pop()
             if node not in fgraph.apply_nodes:
                 continue
-            for rewriter in rewriters:
-                if not rewriter.applies_to(node.op):
-                    continue
+            for rewriter in dispatch.rewriters_for(node.op):
                 tracker.imported.clear()
                 if apply_node_rewriter(fgraph, rewriter, node):
                     changed = True
@@ -344,7 +401,7 @@ class WalkingGraphRewriter(GraphRewriter):
 
     def apply(self, fgraph: FunctionGraph) -> bool:
         counter = _UseCounter(str(self), self.max_use_ratio, len(fgraph.apply_nodes))
-        return _walk(fgraph, self.rewriters, self.order, counter)
+        return _walk(fgraph, _dispatch(self, self.rewriters), self.order, counter)
 
 
 def in2out(*rewriters: NodeRewriter, name: str | None = None,
@@ -394,7 +451,8 @@ class EquilibriumGraphRewriter(GraphRewriter):
                     changed = True
                     counter.count(rewriter)
             if self.node_rewriters:
-                changed = _walk(fgraph, self.node_rewriters, "in_to_out", counter) or changed
+                changed = _walk(fgraph, _dispatch(self, self.node_rewriters), "in_to_out",
+                                counter) or changed
             if not changed:
                 return changed_at_all
             changed_at_all = True

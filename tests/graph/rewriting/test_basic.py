@@ -283,3 +283,50 @@ def test_sequential_graph_rewriter():
     assert op_names(fgraph) == ["Scale{factor=2.0}"]
     with pytest.raises(TypeError, match="is not a GraphRewriter"):
         SequentialGraphRewriter([combine_scales])
+
+
+def test_a_walk_tries_on_each_node_exactly_the_rewriters_that_apply_to_it():
+    """The walk looks its rewriters up by op type (_Dispatch): it must try the same ones, in
+    the same order, as asking each rewriter's applies_to."""
+
+    class Twice(Scale):
+        """A subclass of a tracked class."""
+
+    class LooseScale(Scale):
+        """Equal to any Scale of its factor: an __eq__ of its own across types."""
+
+        def __eq__(self, other):
+            return isinstance(other, Scale) and other.factor == self.factor
+
+        __hash__ = Scale.__hash__
+
+    tried: list[tuple[str, str]] = []
+
+    def spy(name, tracks):
+        @node_rewriter(tracks, name=name)
+        def rewriter(fgraph, node):
+            tried.append((name, str(node.op)))
+        return rewriter
+
+    class OddFactors(NodeRewriter):
+        """Overrides applies_to: asked for every node."""
+
+        def applies_to(self, op):
+            return isinstance(op, Scale) and op.factor % 2 == 1
+
+        def transform(self, fgraph, node):
+            tried.append(("odd", str(node.op)))
+
+    rewriters = [spy("every", None), spy("scales", [Scale]), spy("one", [Scale(1.0)]),
+                 spy("loose three", [LooseScale(3.0)]), OddFactors(), spy("adds", [add])]
+    x = MyType()("x")
+    y = add(Twice(1.0)(Scale(3.0)(Scale(1.0)(x))), Scale(2.0)(x))
+    fgraph = FunctionGraph([x], [y])
+    expected = [(str(r), str(node.op)) for node in fgraph.toposort() for r in rewriters
+                if r.applies_to(node.op)]
+    in2out(*rewriters).apply(fgraph)
+    assert [(name.replace("OddFactors", "odd"), op) for name, op in expected] == tried
+    assert ("loose three", "Scale{factor=3.0}") in tried
+    # Op's equality holds within a type only: Twice(1) is not Scale(1), but it is a Scale.
+    assert ("one", "Twice{factor=1.0}") not in tried and ("odd", "Twice{factor=1.0}") in tried
+    assert not any(name == "one" and op == "Scale{factor=2.0}" for name, op in tried)

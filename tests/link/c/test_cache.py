@@ -3,6 +3,7 @@
 import errno
 import json
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -268,6 +269,41 @@ def test_missing_compiler_is_a_compile_error(compiledir):
     with config.change_flags(cxx="no-such-compiler-sympile"):
         with pytest.raises(cmodule.CompileError, match="no usable C compiler"):
             cmodule.load_module(module_source(29))
+
+
+def test_the_compiler_is_asked_its_version_once_per_cache(compiledir, monkeypatch, tmp_path):
+    """compiler_identity's record in the cache root stands for `--version` in a new process
+    (here: its memo cleared) until the compiler file changes."""
+    compiler = tmp_path / "bin" / "cc-sympile"
+    compiler.parent.mkdir()
+    real = shutil.which(config.cxx)
+    compiler.write_text(f"#!/bin/sh\nexec {real} \"$@\"\n")
+    compiler.chmod(0o755)
+    asked = []
+    original = subprocess.run
+
+    def counting_run(command, *args, **kwargs):
+        if "--version" in command:
+            asked.append(command[0])
+        return original(command, *args, **kwargs)
+
+    monkeypatch.setattr(store.subprocess, "run", counting_run)
+    with config.change_flags(cxx=str(compiler)):
+        store.compiler_identity.cache_clear()
+        first = store.compiler_identity(str(compiler))
+        store.compiler_identity.cache_clear()
+        assert store.compiler_identity(str(compiler)) == first and len(asked) == 1
+        assert "Free Software Foundation" in first[1] or "clang" in first[1]
+        # A replaced compiler is asked again.
+        compiler.write_text(f"#!/bin/sh\n# v2\nexec {real} \"$@\"\n")
+        store.compiler_identity.cache_clear()
+        assert store.compiler_identity(str(compiler)) == first and len(asked) == 2
+        # A record another user could have written is ignored.
+        os.chmod(os.path.join(store.cache_root(), store.COMPILERS_NAME), 0o666)
+        store.compiler_identity.cache_clear()
+        store.compiler_identity(str(compiler))
+        assert len(asked) == 3
+    store.compiler_identity.cache_clear()
 
 
 def test_function_warm_compile_hits_the_cache(compiledir):
