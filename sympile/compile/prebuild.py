@@ -24,6 +24,7 @@ import argparse
 import os
 import sys
 
+from sympile import scalar
 from sympile.cache import LOCK_NAME, cache_root
 from sympile.cache.store import ROOT_LOCK_NAME
 from sympile.config import config
@@ -33,14 +34,24 @@ from sympile.link.c.codegen import library_unit
 from sympile.tensor.basic.alloc_c import alloc_library
 from sympile.tensor.blas.blas_c import BLAS_C_DTYPES, blas_call
 from sympile.tensor.elemwise.elemwise_c import run_library
+from sympile.tensor.elemwise.ops import Elemwise
 from sympile.tensor.nnet.abstract_conv_c import conv_library
 from sympile.tensor.nnet.basic_c import crossentropy_dx_library, crossentropy_library
 from sympile.tensor.nnet.rows_c import ROW_KINDS, row_library
 from sympile.tensor.shape.shape_c import shape_library
 from sympile.tensor.signal.pool_c import pool_library
 from sympile.tensor.subtensor.basic_c import view_library
+from sympile.tensor.type import tensor_type
 
-__all__ = ["fixed_units", "main", "prebuild"]
+__all__ = ["common_kernel_units", "fixed_units", "main", "prebuild"]
+
+# The lone elementwise ops that gradients and updates leave unfused everywhere (a negation, a
+# scaled gradient, an inplace update), whose kernels are prebuilt like torch's eager kernels.
+_UNARY = ("neg", "exp", "log", "tanh", "sigmoid", "sqr", "sqrt", "abs")
+_BINARY = ("add", "sub", "mul", "true_div", "maximum")
+# The 0-d int64 arithmetic of shapes.
+_SHAPE_ARITHMETIC = ("add", "sub", "mul", "int_div", "maximum", "minimum",
+                     "gt", "lt", "ge", "le", "eq", "neq")
 
 
 def fixed_units() -> list[str]:
@@ -63,7 +74,36 @@ def fixed_units() -> list[str]:
             units.append(library_unit(crossentropy_library(dtype, target_dtype)[0][2]))
             units.append(library_unit(
                 crossentropy_dx_library((dtype, dtype, dtype), target_dtype)[2]))
-    return units
+    return units + common_kernel_units()
+
+
+def _kernel_unit(op_name: str, dtype: str, pattern: str, written: int | None) -> str:
+    """The kernel unit of Elemwise(scalar.<op_name>) on inputs of `dtype`, each an array
+    ('n') or one element ('s', all axes of length 1) as `pattern` says, its output written
+    over input `written` (None: a new array). The kernels are the same for every rank."""
+    ndim = 2 if "n" in pattern else 0
+    inputs = [tensor_type(dtype, (None,) * ndim if kind == "n" else (1,) * ndim)()
+              for kind in pattern]
+    op = Elemwise(getattr(scalar, op_name), () if written is None else ((0, written),))
+    node = op.make_node(*inputs)
+    kernels, = (unit for unit in op.c_code(node, None).units if unit != run_library()[2])
+    return kernels
+
+
+def common_kernel_units() -> list[str]:
+    """The kernel units of the lone elementwise nodes most graphs have (see _UNARY,
+    _BINARY, _SHAPE_ARITHMETIC), new or written over an input, as elemwise_c_code generates
+    them under the current config."""
+    kernels = []
+    for dtype in BLAS_C_DTYPES:
+        for name in _UNARY:
+            kernels += [_kernel_unit(name, dtype, "n", written) for written in (None, 0)]
+        for name in _BINARY:
+            for pattern, writable in (("nn", (0, 1)), ("sn", (1,)), ("ns", (0,))):
+                kernels += [_kernel_unit(name, dtype, pattern, written)
+                            for written in (None, *writable)]
+    kernels += [_kernel_unit(name, "int64", "ss", None) for name in _SHAPE_ARITHMETIC]
+    return [library_unit(kernel) for kernel in dict.fromkeys(kernels)]
 
 
 def prebuild(directory: str) -> list[str]:

@@ -81,6 +81,38 @@ def test_a_new_install_compiles_no_fixed_unit(tier, tmp_path, monkeypatch):
 
 
 @requires_compiler
+def test_lone_common_ops_compile_no_kernel(tier, tmp_path, monkeypatch):
+    """The kernels of the lone elementwise ops of common_kernel_units are in the tier: a
+    function of only such nodes (a new array, and one written over its input) compiles its
+    main unit alone, and computes what numpy does."""
+    import sympile
+    import sympile.tensor as tt
+
+    directory, _ = tier
+    compiled: list[str] = []
+    run = store.subprocess.run
+
+    def recording(command, *arguments, **keywords):
+        compiled.append(next((os.path.basename(part) for part in command
+                              if part.endswith((".c", ".h"))), "link"))
+        return run(command, *arguments, **keywords)
+
+    monkeypatch.setattr(store.subprocess, "run", recording)
+    monkeypatch.setattr(store, "PREBUILT_DIR", directory)
+    x, y = tt.fmatrix("x"), tt.fmatrix("y")
+    shared = sympile.shared(np.ones((2, 3), dtype="float32"))
+    with config.change_flags(compiledir=str(tmp_path / "cache"), compile_async=False,
+                             backend="c"):
+        f = sympile.function([x, y], [tt.exp(x), x * y], updates=[(shared, -shared)])
+        values = [np.arange(6, dtype="float32").reshape(2, 3) / 7, np.full((2, 3), 3, "f")]
+        exp_x, product = f(*values)
+    assert "unit.c" not in compiled and compiled.count("module.c") == 1, compiled
+    np.testing.assert_allclose(exp_x, np.exp(values[0]), rtol=1e-6)
+    np.testing.assert_array_equal(product, values[0] * values[1])
+    np.testing.assert_array_equal(shared.get_value(), -np.ones((2, 3), dtype="float32"))
+
+
+@requires_compiler
 def test_a_tier_file_others_could_write_is_not_used(tier, tmp_path, monkeypatch):
     """As in the cache: a product another user could have replaced is compiled again (into
     the cache), never linked."""
