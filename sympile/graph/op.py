@@ -81,10 +81,13 @@ class Op:
     schedule: int = 0
 
     def _props(self) -> tuple:
-        return tuple(getattr(self, name) for name in self.__props__)
+        names = self.__props__
+        if len(names) == 1:
+            return (getattr(self, names[0]),)
+        return tuple(getattr(self, name) for name in names)
 
     def __eq__(self, other: object) -> bool:
-        return type(self) is type(other) and self._props() == other._props()
+        return self is other or (type(self) is type(other) and self._props() == other._props())
 
     def __hash__(self) -> int:
         props = self._props()

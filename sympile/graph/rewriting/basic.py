@@ -8,6 +8,7 @@ engine knows nothing about tensors.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -286,7 +287,8 @@ class _Dispatch:
 
     Per op type, each rewriter is kept with None (it applies to every op of that type), the
     op instances it tracks that an op of the type may equal (the op must equal one of them),
-    or _ASK: its class overrides applies_to, which is asked every time."""
+    or _ASK: its class overrides applies_to, which is asked every time. A rewriter's tracks()
+    is read once (Theano's contract: what a rewriter tracks does not change)."""
 
     def __init__(self, rewriters: Sequence[NodeRewriter]):
         self.rewriters = rewriters
@@ -327,12 +329,19 @@ class _Dispatch:
                 yield rewriter
 
 
-def _dispatch(owner: GraphRewriter, rewriters: Sequence[NodeRewriter]) -> _Dispatch:
-    """owner's _Dispatch of `rewriters`, kept between its walks while the list is the same."""
-    kept = getattr(owner, "_kept_dispatch", None)
-    if kept is None or kept.rewriters != rewriters:
-        kept = owner._kept_dispatch = _Dispatch(list(rewriters))
-    return kept
+def _dispatch(rewriters: tuple[NodeRewriter, ...]) -> _Dispatch:
+    """The _Dispatch of `rewriters`, kept for the walks of every function (a mode's query
+    makes new graph rewriters per function, of the same node rewriters) where they can be
+    hashed."""
+    try:
+        return _kept_dispatch(rewriters)
+    except TypeError:
+        return _Dispatch(rewriters)
+
+
+@functools.lru_cache(maxsize=256)
+def _kept_dispatch(rewriters: tuple[NodeRewriter, ...]) -> _Dispatch:
+    return _Dispatch(rewriters)
 
 
 def _walk(fgraph: FunctionGraph, dispatch: _Dispatch, order: str,
@@ -401,7 +410,7 @@ class WalkingGraphRewriter(GraphRewriter):
 
     def apply(self, fgraph: FunctionGraph) -> bool:
         counter = _UseCounter(str(self), self.max_use_ratio, len(fgraph.apply_nodes))
-        return _walk(fgraph, _dispatch(self, self.rewriters), self.order, counter)
+        return _walk(fgraph, _dispatch(tuple(self.rewriters)), self.order, counter)
 
 
 def in2out(*rewriters: NodeRewriter, name: str | None = None,
@@ -451,7 +460,7 @@ class EquilibriumGraphRewriter(GraphRewriter):
                     changed = True
                     counter.count(rewriter)
             if self.node_rewriters:
-                changed = _walk(fgraph, _dispatch(self, self.node_rewriters), "in_to_out",
+                changed = _walk(fgraph, _dispatch(tuple(self.node_rewriters)), "in_to_out",
                                 counter) or changed
             if not changed:
                 return changed_at_all
