@@ -45,6 +45,38 @@ int sympile_elemwise_strided(const SympileElemwise *node, const npy_intp *dims,
     return node->strided(nd, shape, pointers, strides);
 }
 
+/* The contiguous kernel on C-ordered copies of the operands that are not (inputs copied
+   before, outputs copied back after), for a node without a strided kernel: its types say no
+   input is broadcast and none comes from a view (elemwise_c.py's needs_strided_kernel), so
+   such an operand is rare (an array the user gave). An output written over an input gets
+   its own copy, stored into that input after. */
+static __attribute__((noinline))
+int sympile_elemwise_copied(const SympileElemwise *node, npy_intp size,
+                            PyArrayObject *const *operands, char **pointers)
+{
+    const int n_inputs = node->n_inputs, count = n_inputs + node->n_outputs;
+    PyArrayObject *copies[SYMPILE_ELEMWISE_OPERANDS];
+    int flags = 0;
+    for (int k = 0; k < count; k++) {
+        copies[k] = NULL;
+        if ((k < n_inputs && node->single[k]) || PyArray_IS_C_CONTIGUOUS(operands[k]) || flags)
+            continue;
+        copies[k] = (PyArrayObject *)PyArray_NewCopy(operands[k], NPY_CORDER);
+        if (copies[k] == NULL)
+            flags = -1;
+        else
+            pointers[k] = PyArray_BYTES(copies[k]);
+    }
+    if (flags == 0)
+        flags = node->contiguous(size, pointers);
+    for (int k = n_inputs; k < count && flags >= 0; k++)
+        if (copies[k] != NULL && PyArray_CopyInto(operands[k], copies[k]) < 0)
+            flags = -1;
+    for (int k = 0; k < count; k++)
+        Py_XDECREF(copies[k]);
+    return flags;
+}
+
 /* The kernels' error flags (>= 0), or -1 with a Python exception set. The operands are the
    node's inputs, then its outputs: NULL or arrays it gave before, owned; on return they hold
    what it gives now. */
@@ -106,6 +138,8 @@ int sympile_elemwise_apply(const SympileElemwise *node, PyArrayObject **operands
         return 0;
     if (contiguous)
         return node->contiguous(size, pointers);
+    if (node->strided == NULL)
+        return sympile_elemwise_copied(node, size, operands, pointers);
     return sympile_elemwise_strided(node, dims, operands, pointers);
 }
 

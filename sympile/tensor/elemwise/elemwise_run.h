@@ -25,7 +25,8 @@ typedef struct {
     const int *written;               /* [n_outputs]: the input written over, or -1 */
     const int *typenums;              /* [n_outputs] */
     SympileElemwiseContiguous contiguous;
-    SympileElemwiseStrided strided;   /* strides[k * nd + axis], in bytes, 0 if broadcast */
+    SympileElemwiseStrided strided;   /* strides[k * nd + axis], in bytes, 0 if broadcast;
+                                         NULL: the node has none (copies) */
     int n_errors;
     const SympileElemwiseError *errors;
 } SympileElemwise;

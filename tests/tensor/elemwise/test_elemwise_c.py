@@ -18,6 +18,7 @@ from sympile.scalar import basic as scalar
 from sympile.scalar import c_rules
 from sympile.scalar.composite import Composite
 from sympile.tensor.elemwise import DimShuffle, Elemwise
+from sympile.tensor.elemwise.elemwise_c import needs_strided_kernel
 from sympile.tensor.shape import specify_shape
 from tests.link.c.utils import (
     C_MODE,
@@ -163,6 +164,32 @@ def test_inplace_output_is_written_over_its_input(layout):
     assert_like_numpy(c_result, python_result)
     assert_like_numpy(c_input, python_input)
     assert_like_numpy(c_input, python_result)
+
+
+def test_a_node_without_a_strided_kernel_copies_the_operands_that_are_not_contiguous():
+    """Where the types say no input is broadcast and none is a view, the node's kernels have
+    no strided loop (needs_strided_kernel); an array that is not C-contiguous all the same
+    (the user's) is copied for the contiguous kernel, and an output written over such an
+    input is stored into it."""
+    x, y, v = T.dmatrix("x"), T.dmatrix("y"), T.dvector("v")
+    assert not needs_strided_kernel((x * y + 1).owner)
+    assert needs_strided_kernel((x.T * y).owner) and needs_strided_kernel((x * v).owner)
+    assert needs_strided_kernel(T.exp(x[::2]).owner)
+    assert not needs_strided_kernel((x * T.dscalar("s")).owner)
+    rng = np.random.default_rng(4)
+    base = rng.standard_normal((4, 6))
+    plain = sympile.function([x, y], x * y + 1, mode=C_PLAIN)
+    assert plain._vm.fallback_nodes == []
+    np.testing.assert_array_equal(plain(base[:, ::2], base.T[:3].T), base[:, ::2] * base[:, :3] + 1)
+    neg = Elemwise(scalar.neg, inplace_pattern=((0, 0),))
+    f = sympile.function([x], [neg(x)], mode=C_PLAIN, accept_inplace=True)
+    assert not needs_strided_kernel(f.maker.fgraph.outputs[0].owner)
+    target = base.copy()
+    (result,) = f(target[:, 1::2])
+    expected = base.copy()
+    expected[:, 1::2] *= -1
+    np.testing.assert_array_equal(target, expected)
+    np.testing.assert_array_equal(result, -base[:, 1::2])
 
 
 def test_inplace_over_a_read_only_input_raises():
