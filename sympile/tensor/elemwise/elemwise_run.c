@@ -3,12 +3,46 @@
    node's own C is its kernels (a library unit per computation, shared by every shape) and its
    table. And DimShuffle's view, which needs no code of its node's at all. */
 
-/* The strided kernel on the operands: length-1 axes dropped, neighbouring axes merged where
-   every operand's strides allow it. */
+/* The contiguous kernel on C-ordered copies of the operands that are not (inputs copied
+   before, outputs copied back after), for a node without a strided kernel: its types say no
+   input is broadcast and none comes from a view (elemwise_c.py's needs_strided_kernel), so
+   such an operand is rare (an array the user gave). An output written over an input gets
+   its own copy, stored into that input after. */
 static __attribute__((noinline))
-int sympile_elemwise_strided(const SympileElemwise *node, const npy_intp *dims,
-                             PyArrayObject *const *operands, char *const *pointers)
+int sympile_elemwise_copied(const SympileElemwise *node, npy_intp size,
+                            PyArrayObject *const *operands, char **pointers)
 {
+    const int n_inputs = node->n_inputs, count = n_inputs + node->n_outputs;
+    PyArrayObject *copies[SYMPILE_ELEMWISE_OPERANDS];
+    int flags = 0;
+    for (int k = 0; k < count; k++) {
+        copies[k] = NULL;
+        if ((k < n_inputs && node->single[k]) || PyArray_IS_C_CONTIGUOUS(operands[k]) || flags)
+            continue;
+        copies[k] = (PyArrayObject *)PyArray_NewCopy(operands[k], NPY_CORDER);
+        if (copies[k] == NULL)
+            flags = -1;
+        else
+            pointers[k] = PyArray_BYTES(copies[k]);
+    }
+    if (flags == 0)
+        flags = node->contiguous(size, pointers);
+    for (int k = n_inputs; k < count && flags >= 0; k++)
+        if (copies[k] != NULL && PyArray_CopyInto(operands[k], copies[k]) < 0)
+            flags = -1;
+    for (int k = 0; k < count; k++)
+        Py_XDECREF(copies[k]);
+    return flags;
+}
+
+/* The strided kernel on the operands: length-1 axes dropped, neighbouring axes merged where
+   every operand's strides allow it; sympile_elemwise_copied where the node has none. */
+static __attribute__((noinline))
+int sympile_elemwise_strided(const SympileElemwise *node, npy_intp size, const npy_intp *dims,
+                             PyArrayObject *const *operands, char **pointers)
+{
+    if (node->strided == NULL)
+        return sympile_elemwise_copied(node, size, operands, pointers);
     const int count = node->n_inputs + node->n_outputs, ndim = node->ndim;
     const int length = ndim > 0 ? ndim : 1;
     npy_intp shape[NPY_MAXDIMS], merged[count * length];
@@ -43,38 +77,6 @@ int sympile_elemwise_strided(const SympileElemwise *node, const npy_intp *dims,
         for (int axis = 0; axis < nd; axis++)
             strides[k * nd + axis] = merged[k * length + axis];
     return node->strided(nd, shape, pointers, strides);
-}
-
-/* The contiguous kernel on C-ordered copies of the operands that are not (inputs copied
-   before, outputs copied back after), for a node without a strided kernel: its types say no
-   input is broadcast and none comes from a view (elemwise_c.py's needs_strided_kernel), so
-   such an operand is rare (an array the user gave). An output written over an input gets
-   its own copy, stored into that input after. */
-static __attribute__((noinline))
-int sympile_elemwise_copied(const SympileElemwise *node, npy_intp size,
-                            PyArrayObject *const *operands, char **pointers)
-{
-    const int n_inputs = node->n_inputs, count = n_inputs + node->n_outputs;
-    PyArrayObject *copies[SYMPILE_ELEMWISE_OPERANDS];
-    int flags = 0;
-    for (int k = 0; k < count; k++) {
-        copies[k] = NULL;
-        if ((k < n_inputs && node->single[k]) || PyArray_IS_C_CONTIGUOUS(operands[k]) || flags)
-            continue;
-        copies[k] = (PyArrayObject *)PyArray_NewCopy(operands[k], NPY_CORDER);
-        if (copies[k] == NULL)
-            flags = -1;
-        else
-            pointers[k] = PyArray_BYTES(copies[k]);
-    }
-    if (flags == 0)
-        flags = node->contiguous(size, pointers);
-    for (int k = n_inputs; k < count && flags >= 0; k++)
-        if (copies[k] != NULL && PyArray_CopyInto(operands[k], copies[k]) < 0)
-            flags = -1;
-    for (int k = 0; k < count; k++)
-        Py_XDECREF(copies[k]);
-    return flags;
 }
 
 /* The kernels' error flags (>= 0), or -1 with a Python exception set. The operands are the
@@ -138,9 +140,7 @@ int sympile_elemwise_apply(const SympileElemwise *node, PyArrayObject **operands
         return 0;
     if (contiguous)
         return node->contiguous(size, pointers);
-    if (node->strided == NULL)
-        return sympile_elemwise_copied(node, size, operands, pointers);
-    return sympile_elemwise_strided(node, dims, operands, pointers);
+    return sympile_elemwise_strided(node, size, dims, operands, pointers);
 }
 
 int @NAME@_run(PyObject *const *cells, const void *data)
