@@ -12,8 +12,11 @@ broadcast pattern shares them, whatever its rank), are around the scalar op's C
   vectorises it. It is never inlined: the vectorised loop is the costliest code to compile;
 - the contiguous kernel, when every operand is C-contiguous with the output's shape: the span
   on the whole array, or on blocks of _BLOCK elements spread over the threads;
-- a strided loop, for any strides (the run library drops length-1 axes and merges
-  neighbouring axes where every operand's strides allow it): the rows of the innermost axis
+- a strided loop, for any strides, where the node needs one (needs_strided_kernel: its
+  types say an input is broadcast, or an input may be a view; elsewhere the run library
+  copies the rare operand that is not C-contiguous, and the unit compiles in 40% of the
+  time). The run library drops length-1 axes and merges neighbouring axes where every
+  operand's strides allow it; the rows of the innermost axis
   run one by one (each row's offsets computed from its index, so rows can run on several
   threads). When every operand steps along the rows by one element (or, for an input whose
   type has length 1 on the rows' axis, by 0: it is read once per row), the rows run as plain
