@@ -26,6 +26,8 @@ NOT_IN_THE_REPOSITORY = {
     "module.c": "a cache entry's files, written at run time (sympile/cache/store.py)",
     "unit.c": "a cache entry's files, written at run time (sympile/cache/store.py)",
     "meta.json": "a cache entry's files, written at run time (sympile/cache/store.py)",
+    "compilers.json": "the cache root's record of compilers, written at run time "
+                      "(sympile/cache/store.py)",
     "sympile_unit.h": "the unit header the C backend writes into the cache",
     "sympile-bench.json": "the file the benchmarks write their figures to",
     "arguments.json": "written by the benchmarks for each workload's process",
