@@ -75,6 +75,9 @@ class Op:
     view_map: Mapping[int, Sequence[int]] = MappingProxyType({})
     # A random draw: the merge rewrite never makes two equal draws one.
     is_random: bool = False
+    # Output 0 is input 0 itself, the same array (a run-time check, or only its type changes):
+    # what the C code knows of input 0's layout holds for it.
+    passes_input_through: bool = False
     # Where a function runs the node among the nodes it could run next (FunctionGraph.toposort):
     # -1 as soon as its inputs are computed (a collective's start), 1 only when nothing else
     # can run (its wait, so that the work between overlaps the collective), 0 in order.

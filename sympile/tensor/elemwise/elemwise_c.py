@@ -423,10 +423,14 @@ def needs_strided_kernel(node: Apply) -> bool:
 
 def _may_be_strided(variable) -> bool:
     """Whether `variable` may be an array that is not C-contiguous, as far as its graph
-    tells: a view's output, or an output written over one."""
+    tells: a view's output (other than an input passed through: a check), or an output
+    written over one."""
     while variable.owner is not None:
         node = variable.owner
         index = node.outputs.index(variable)
+        if node.op.passes_input_through and index == 0:
+            variable = node.inputs[0]
+            continue
         if node.op.view_map.get(index):
             return True
         destroyed = node.op.destroy_map.get(index)

@@ -176,6 +176,9 @@ def test_a_node_without_a_strided_kernel_copies_the_operands_that_are_not_contig
     assert needs_strided_kernel((x.T * y).owner) and needs_strided_kernel((x * v).owner)
     assert needs_strided_kernel(T.exp(x[::2]).owner)
     assert not needs_strided_kernel((x * T.dscalar("s")).owner)
+    # A check that passes its input through keeps what is known of its layout.
+    assert not needs_strided_kernel((specify_shape(x, (None, 6)) * y).owner)
+    assert needs_strided_kernel((specify_shape(x.T, (None, 6)) * y).owner)
     rng = np.random.default_rng(4)
     base = rng.standard_normal((4, 6))
     plain = sympile.function([x, y], x * y + 1, mode=C_PLAIN)
