@@ -374,9 +374,6 @@ def elemwise_c_code(op, node: Apply, names: CNames) -> CCode | None:
     destroyed = {in_index: out_index for out_index, in_index in op.inplace_pattern}
     loop = _Loop(node, scalar.statements, destroyed)
     minimum_size = config.openmp_elemwise_minsize if config.openmp else None
-    if all(length == 1 for length in node.outputs[0].type.shape):
-        # One element at most (a scalar's arithmetic): no thread split to compile.
-        minimum_size = None
     span_name, span = loop.span_kernel()
     contiguous_name = span_name
     kernels = [span]
