@@ -793,7 +793,7 @@ def _aliases_input(fgraph: FunctionGraph, variable: Variable,
         viewed = op.view_map.get(variable.index)
         sources = viewed or op.destroy_map.get(variable.index) or ()
         # The whole input, unchanged (LengthsAgree): no more a view than the input itself.
-        viewed = viewed and not getattr(op, "is_identity_view", False)
+        viewed = viewed and not op.is_identity_view
         for source in sources:
             source_variable = variable.owner.inputs[source]
             if source_variable not in seen:

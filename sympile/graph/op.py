@@ -75,19 +75,16 @@ class Op:
     view_map: Mapping[int, Sequence[int]] = MappingProxyType({})
     # A random draw: the merge rewrite never makes two equal draws one.
     is_random: bool = False
-    # Output 0 is input 0 itself, the same array (a run-time check, or only its type changes):
-    # what the C code knows of input 0's layout holds for it.
-    passes_input_through: bool = False
+    # Output 0 is input 0 itself, whole (a run-time check, or only its type changes): no more
+    # a view than the input is (what is known of the input's layout and aliasing holds).
+    is_identity_view: bool = False
     # Where a function runs the node among the nodes it could run next (FunctionGraph.toposort):
     # -1 as soon as its inputs are computed (a collective's start), 1 only when nothing else
     # can run (its wait, so that the work between overlaps the collective), 0 in order.
     schedule: int = 0
 
     def _props(self) -> tuple:
-        names = self.__props__
-        if len(names) == 1:
-            return (getattr(self, names[0]),)
-        return tuple(getattr(self, name) for name in names)
+        return tuple(getattr(self, name) for name in self.__props__)
 
     def __eq__(self, other: object) -> bool:
         return self is other or (type(self) is type(other) and self._props() == other._props())

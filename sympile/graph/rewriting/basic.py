@@ -292,7 +292,7 @@ class _Dispatch:
 
     def __init__(self, rewriters: Sequence[NodeRewriter]):
         self.rewriters = rewriters
-        self.tracked = [None if type(rewriter).applies_to is not NodeRewriter.applies_to
+        self.tracked = [_ASK if type(rewriter).applies_to is not NodeRewriter.applies_to
                         else rewriter.tracks() for rewriter in rewriters]
         self.by_type: dict[type, list[tuple[NodeRewriter, Any]]] = {}
 
@@ -300,7 +300,7 @@ class _Dispatch:
         plain_eq = op_type.__eq__ is Op.__eq__
         candidates = []
         for rewriter, tracked in zip(self.rewriters, self.tracked):
-            if type(rewriter).applies_to is not NodeRewriter.applies_to:
+            if tracked is _ASK:
                 candidates.append((rewriter, _ASK))
             elif tracked is None or any(isinstance(entry, type) and issubclass(op_type, entry)
                                         for entry in tracked):

@@ -425,7 +425,7 @@ def _may_be_strided(variable) -> bool:
     while variable.owner is not None:
         node = variable.owner
         index = node.outputs.index(variable)
-        if node.op.passes_input_through and index == 0:
+        if node.op.is_identity_view and index == 0:
             variable = node.inputs[0]
             continue
         if node.op.view_map.get(index):

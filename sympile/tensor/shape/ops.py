@@ -149,7 +149,7 @@ class SpecifyShape(Op):
     length); its type then knows the given lengths."""
 
     view_map = {0: [0]}
-    passes_input_through = True
+    is_identity_view = True
 
     def make_node(self, x, *lengths):
         x = as_tensor_variable(x, op=self)
@@ -230,8 +230,7 @@ class LengthsAgree(Op):
 
     __props__ = ("pairs", "what")
     view_map = {0: [0]}
-    passes_input_through = True
-    is_identity_view = True  # the output is the target itself, whole (function.py)
+    is_identity_view = True
 
     def __init__(self, pairs: Sequence[tuple[tuple[int, int], tuple[int, int]]], what: str):
         self.pairs = tuple((tuple(first), tuple(second)) for first, second in pairs)
@@ -271,7 +270,7 @@ class Unbroadcast(Op):
 
     __props__ = ("axes",)
     view_map = {0: [0]}
-    passes_input_through = True
+    is_identity_view = True
 
     def __init__(self, axes: Sequence[int]):
         self.axes = tuple(sorted(set(int(a) for a in axes)))
@@ -310,7 +309,7 @@ class Rebroadcast(Op):
 
     __props__ = ("axis",)
     view_map = {0: [0]}
-    passes_input_through = True
+    is_identity_view = True
 
     def __init__(self, *axis: tuple[int, bool]):
         self.axis = tuple(sorted((int(entry), bool(flag)) for entry, flag in dict(axis).items()))
