@@ -5,13 +5,15 @@ the package: it compiles into that directory, used as a compiledir, the unit hea
 every library unit whose text depends on no graph (the program unit, the thread governor,
 the entries of the Elemwise, DimShuffle, shape, basic indexing and Alloc nodes, and the
 units of the skinny products, the BLAS family, the softmax rows, the convolutions and the
-pooling for float32 and float64), and the kernels of the lone elementwise ops most graphs
-keep (common_kernel_units), with the flags that a function gets under the default config.
+pooling for float32 and float64), and the units of the nodes most graphs have
+(common_node_units: the kernels of the lone elementwise ops they keep unfused, and the
+data-driven op units of reductions, arg-reductions, joins and a classifier's and an
+embedding's indexing), with the flags that a function gets under the default config.
 The installed package then holds them, and the cache reads that directory as its prebuilt
 tier (sympile.cache.store): the first function on a new install compiles only what its
-graph needs (its op units, its other Elemwise nodes' kernels and its main unit), not the 2
-to 4 s of CPU the fixed units take. The common kernels are 196 of the 227 units and about
-15 of the 25 s of CPU of the build (16 s on 2 cores).
+graph needs (its other op units, its other Elemwise nodes' kernels and its main unit), not
+the 2 to 4 s of CPU the fixed units take. The common units are 236 of the 266 units and
+about 17 of the 28 s of CPU of the build (15 s on 2 cores).
 
 The tier serves the functions whose keys match: the same compiler, flags (config.openmp,
 config.cxxflags, config.blas_parallel_minsize, config.blas_skinny), Python and numpy as at
@@ -31,9 +33,11 @@ from sympile import scalar
 from sympile.cache import LOCK_NAME, cache_root
 from sympile.cache.store import ROOT_LOCK_NAME
 from sympile.config import config
+from sympile.graph.basic import Apply
 from sympile.link.c import prelude
 from sympile.link.c.cmodule import build_units
-from sympile.link.c.codegen import library_unit
+from sympile.link.c.codegen import library_unit, node_units
+from sympile.tensor.basic import arange, concatenate
 from sympile.tensor.basic.alloc_c import alloc_library
 from sympile.tensor.blas.blas_c import BLAS_C_DTYPES, blas_call
 from sympile.tensor.elemwise.elemwise_c import run_library
@@ -41,12 +45,15 @@ from sympile.tensor.elemwise.ops import Elemwise
 from sympile.tensor.nnet.abstract_conv_c import conv_library
 from sympile.tensor.nnet.basic_c import crossentropy_dx_library, crossentropy_library
 from sympile.tensor.nnet.rows_c import ROW_KINDS, row_library
+from sympile.tensor.reduction import argmax, argmin
 from sympile.tensor.shape.shape_c import shape_library
 from sympile.tensor.signal.pool_c import pool_library
 from sympile.tensor.subtensor.basic_c import view_library
+from sympile.tensor.subtensor.index_kinds import ARRAY
+from sympile.tensor.subtensor.ops import AdvancedIncSubtensor, inc_subtensor, set_subtensor
 from sympile.tensor.type import tensor_type
 
-__all__ = ["common_kernel_units", "fixed_units", "main", "prebuild"]
+__all__ = ["common_node_units", "fixed_units", "main", "prebuild"]
 
 # The lone elementwise ops that gradients and updates leave unfused everywhere (a negation, a
 # scaled gradient, an inplace update), whose kernels are prebuilt like torch's eager kernels.
@@ -77,15 +84,15 @@ def fixed_units() -> list[str]:
             units.append(library_unit(crossentropy_library(dtype, target_dtype)[0][2]))
             units.append(library_unit(
                 crossentropy_dx_library((dtype, dtype, dtype), target_dtype)[2]))
-    return units + common_kernel_units()
+    return list(dict.fromkeys(units + common_node_units()))
 
 
-def _kernel_unit(op_name: str, dtype: str, pattern: str, written: int | None,
-                 strided: bool = False) -> str:
-    """The kernel unit of Elemwise(scalar.<op_name>) on inputs of `dtype`, each an array
-    ('n') or one element ('s', all axes of length 1) as `pattern` says, its output written
-    over input `written` (None: a new array), with a strided kernel (an input is a view) or
-    not. The kernels are the same for every rank."""
+def _elemwise_node(op_name: str, dtype: str, pattern: str, written: int | None,
+                   strided: bool = False) -> Apply:
+    """A node of Elemwise(scalar.<op_name>) on inputs of `dtype`, each an array ('n') or one
+    element ('s', all axes of length 1) as `pattern` says, its output written over input
+    `written` (None: a new array), with a strided kernel (an input is a view) or not. Its
+    kernels are the same for every rank."""
     ndim = 2 if "n" in pattern else 0
     inputs = [tensor_type(dtype, (None,) * ndim if kind == "n" else (1,) * ndim)()
               for kind in pattern]
@@ -93,26 +100,45 @@ def _kernel_unit(op_name: str, dtype: str, pattern: str, written: int | None,
         first = pattern.index("n")
         inputs[first] = inputs[first].T
     op = Elemwise(getattr(scalar, op_name), () if written is None else ((0, written),))
-    node = op.make_node(*inputs)
-    kernels, = (unit for unit in op.c_code(node, None).units if unit != run_library()[2])
-    return kernels
+    return op.make_node(*inputs)
 
 
-def common_kernel_units() -> list[str]:
-    """The kernel units of the lone elementwise nodes most graphs have (see _UNARY,
-    _BINARY, _SHAPE_ARITHMETIC), new or written over an input, as elemwise_c_code generates
-    them under the current config."""
-    kernels = []
+def _common_op_nodes() -> list[Apply]:
+    """Nodes of the data-driven op units (one unit per dtype and kind, whatever the axes or
+    lengths: a table gives those) that classifiers' and language models' steps have: the
+    reductions and arg-reductions (a bias gradient, a row's maximum, an accuracy), the
+    labels' arange and p[arange(n), y], an embedding's rows (x[i]) and their gradient
+    (inc_subtensor, and scan's scatter of every step's rows), a join of two arrays."""
+    outputs = [arange(tensor_type("int64", ())()), tensor_type("int64", (None, None))().sum(0)]
+    nodes = []
+    for dtype in BLAS_C_DTYPES:
+        x, vector = tensor_type(dtype, (None, None))(), tensor_type(dtype, (None,))()
+        outputs += [x.sum(0), x.prod(0), x.max(0), x.min(0), argmax(x, 1), argmin(x, 1),
+                    concatenate([x, x])]
+        for index_dtype in ("int32", "int64"):
+            index = tensor_type(index_dtype, (None,))()
+            outputs += [x[index], vector[index], x[arange(index.shape[0]), index],
+                        inc_subtensor(x[index], x), set_subtensor(x[index], x)]
+            nodes.append(AdvancedIncSubtensor((ARRAY,)).make_node(x, x, index))
+    return nodes + [output.owner for output in outputs]
+
+
+def common_node_units() -> list[str]:
+    """The units of the nodes most graphs have: the lone elementwise nodes (see _UNARY,
+    _BINARY, _SHAPE_ARITHMETIC), new or written over an input, and the data-driven op units
+    of _common_op_nodes, as the C backend generates them under the current config."""
+    nodes = []
     for dtype, strided in itertools.product(BLAS_C_DTYPES, (False, True)):
         for name in _UNARY:
-            kernels += [_kernel_unit(name, dtype, "n", written, strided)
-                        for written in (None, 0)]
+            nodes += [_elemwise_node(name, dtype, "n", written, strided)
+                      for written in (None, 0)]
         for name in _BINARY:
             for pattern, writable in (("nn", (0, 1)), ("sn", (1,)), ("ns", (0,))):
-                kernels += [_kernel_unit(name, dtype, pattern, written, strided)
-                            for written in (None, *writable)]
-    kernels += [_kernel_unit(name, "int64", "ss", None) for name in _SHAPE_ARITHMETIC]
-    return [library_unit(kernel) for kernel in dict.fromkeys(kernels)]
+                nodes += [_elemwise_node(name, dtype, pattern, written, strided)
+                          for written in (None, *writable)]
+    nodes += [_elemwise_node(name, "int64", "ss", None) for name in _SHAPE_ARITHMETIC]
+    nodes += _common_op_nodes()
+    return list(dict.fromkeys(unit for node in nodes for unit in node_units(node)))
 
 
 def prebuild(directory: str) -> list[str]:

@@ -148,6 +148,17 @@ def library_unit(text: str, blas: Sequence[str] = ()) -> str:
     return "\n".join([*lines, text])
 
 
+def node_units(node: Apply) -> list[str]:
+    """The sources of the units (other than the program unit) that a function running `node`
+    with its op's C compiles for it: its op unit, where it has one, and the library units its
+    code calls. Empty where the node runs perform()."""
+    code = _node_c_code(node, _node_names(node))
+    if code is None:
+        return []
+    units = [] if code.entry or code.in_main_unit else [_op_unit(node, code)[1]]
+    return units + [library_unit(library, code.blas) for library in code.units]
+
+
 _FUNCTION_PLACEHOLDER = "@FUNCTION@"
 
 

@@ -222,18 +222,24 @@ def fused_careduce_c_code(op, node: Apply, names: CNames) -> CCode | None:
     operands = _Operands(node, axes, scalar_code.statements)
     contiguous_name, contiguous = _contiguous_kernel(operands, acc_dtype, identity, statement,
                                                      lanes_for(op.scalar_op))
-    rows_name, rows = _rows_kernel(operands, acc_dtype, identity, statement)
+    kernels = [contiguous]
+    rows_name = None
+    # A reduction over every axis keeps none: its rows path never runs, and the rows kernel
+    # would compile the scalar code once more (a third of the unit's compile time).
+    if len(axes) < ndim:
+        rows_name, rows = _rows_kernel(operands, acc_dtype, identity, statement)
+        kernels.append(rows)
     body = _body(op, node, names, operands, axes, acc_dtype, identity, statement,
                  contiguous_name, rows_name)
     # The pre-op's helpers may hold float_to_int.h already: each piece once.
     support = dict.fromkeys((*scalar_code.support, FLOAT_TO_INT, SHAPE_ERROR, LAYOUT,
-                             contiguous, rows))
+                             *kernels))
     return CCode(body=body, support=tuple(support))
 
 
 def _body(op, node: Apply, names: CNames, operands: _Operands, axes: tuple[int, ...],
           acc_dtype: str, identity: str, statement: str, contiguous_name: str,
-          rows_name: str) -> str:
+          rows_name: str | None) -> str:
     ndim = node.inputs[0].type.ndim
     length = max(ndim, 1)
     count = operands.count
@@ -253,21 +259,11 @@ def _body(op, node: Apply, names: CNames, operands: _Operands, axes: tuple[int, 
         for k in range(count))
     general_loads = [f"*(const {t} *)(row[{k}] + j * inner_strides[{k}])"
                      for k, t in enumerate(operands.types)]
-    if acc_dtype == output_dtype:
-        rows_call = f"""sympile_error |= {rows_name}(outer, block_lengths[0], block_strides,
-                                       kept_strides, kept_lengths[0], ({acc_type} *)output);"""
-    else:
-        rows_call = f"""{acc_type} *accumulators = ({acc_type} *)malloc(
-            sizeof({acc_type}) * (size_t)kept_lengths[0]);
-        if (accumulators == NULL) {{
-            PyErr_NoMemory();
-            {names.fail}
-        }}
-        sympile_error |= {rows_name}(outer, block_lengths[0], block_strides, kept_strides,
-                                     kept_lengths[0], accumulators);
-        for (npy_intp k = 0; k < kept_lengths[0]; ++k)
-            output[k] = {c_cast("accumulators[k]", acc_dtype, output_dtype)};
-        free(accumulators);"""
+    rows_path = "" if rows_name is None else f"""
+    if (kept_count == 1 && block_count == 1 && {row_tests}) {{
+        /* One contiguous kept axis, one reduced axis: the rows read in order. */
+        {_rows_call(rows_name, acc_dtype, output_dtype, names)}
+    }} else """
     error_checks = "\n".join(
         f"if ({C_ERROR_FLAG} & {code}) {{\n"
         f"    PyErr_SetString({exception}, {c_string(f'{op}: {message}')});\n"
@@ -306,10 +302,7 @@ if (output_size > 0) {{
     const npy_intp *inner_strides = block_count > 0
         ? block_strides + (block_count - 1) * {count} : no_strides;
     const int contiguous_blocks = block_count == 1 && {contiguous_test};
-    if (kept_count == 1 && block_count == 1 && {row_tests}) {{
-        /* One contiguous kept axis, one reduced axis: the rows read in order. */
-        {rows_call}
-    }} else {{
+    {rows_path}{{
         npy_intp kept_index[{length}] = {{0}};
         for (npy_intp o = 0; o < output_size; ++o) {{
             {acc_type} acc = {identity};
@@ -327,6 +320,26 @@ if (output_size > 0) {{
 {error_checks}
 """
     return layout + walk
+
+
+def _rows_call(rows_name: str, acc_dtype: str, output_dtype: str, names: CNames) -> str:
+    """The call of the rows kernel `rows_name`, into the output or, where the accumulators'
+    dtype is not the output's, into accumulators cast to it after."""
+    acc_type = C_TYPES[acc_dtype]
+    if acc_dtype == output_dtype:
+        return f"""sympile_error |= {rows_name}(outer, block_lengths[0], block_strides,
+                                       kept_strides, kept_lengths[0], ({acc_type} *)output);"""
+    return f"""{acc_type} *accumulators = ({acc_type} *)malloc(
+            sizeof({acc_type}) * (size_t)kept_lengths[0]);
+        if (accumulators == NULL) {{
+            PyErr_NoMemory();
+            {names.fail}
+        }}
+        sympile_error |= {rows_name}(outer, block_lengths[0], block_strides, kept_strides,
+                                     kept_lengths[0], accumulators);
+        for (npy_intp k = 0; k < kept_lengths[0]; ++k)
+            output[k] = {c_cast("accumulators[k]", acc_dtype, output_dtype)};
+        free(accumulators);"""
 
 
 def _block_walk(operands: _Operands, length: int, loads: list[str], acc_dtype: str,

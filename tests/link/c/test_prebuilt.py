@@ -82,7 +82,7 @@ def test_a_new_install_compiles_no_fixed_unit(tier, tmp_path, monkeypatch):
 
 @requires_compiler
 def test_lone_common_ops_compile_no_kernel(tier, tmp_path, monkeypatch):
-    """The kernels of the lone elementwise ops of common_kernel_units are in the tier: a
+    """The kernels of the lone elementwise ops of common_node_units are in the tier: a
     function of only such nodes (a new array, and one written over its input) compiles its
     main unit alone, and computes what numpy does."""
     import sympile
@@ -110,6 +110,50 @@ def test_lone_common_ops_compile_no_kernel(tier, tmp_path, monkeypatch):
     np.testing.assert_allclose(exp_x, np.exp(values[0]), rtol=1e-6)
     np.testing.assert_array_equal(product, values[0] * values[1])
     np.testing.assert_array_equal(shared.get_value(), -np.ones((2, 3), dtype="float32"))
+
+
+@requires_compiler
+def test_common_op_nodes_compile_no_unit(tier, tmp_path, monkeypatch):
+    """The op units of _common_op_nodes are in the tier, whatever the rank and axes: a
+    function of reductions, arg-reductions, a join and the indexing of a classifier's and an
+    embedding's step compiles its main unit alone, and computes what numpy does."""
+    import sympile
+    import sympile.tensor as tt
+
+    directory, _ = tier
+    compiled: list[str] = []
+    run = store.subprocess.run
+
+    def recording(command, *arguments, **keywords):
+        compiled.append(next((os.path.basename(part) for part in command
+                              if part.endswith((".c", ".h"))), "link"))
+        return run(command, *arguments, **keywords)
+
+    monkeypatch.setattr(store.subprocess, "run", recording)
+    monkeypatch.setattr(store, "PREBUILT_DIR", directory)
+    x, cube, labels = tt.dmatrix("x"), tt.dtensor3("cube"), tt.lvector("labels")
+    outputs = [cube.sum(axis=(0, 2)), x.max(axis=1), tt.argmax(x, axis=1),
+               tt.concatenate([x, x], axis=1), x[labels],
+               x[tt.arange(labels.shape[0]), labels],
+               tt.inc_subtensor(x[labels], tt.ones_like(x))]
+    with config.change_flags(compiledir=str(tmp_path / "cache"), compile_async=False,
+                             backend="c"):
+        f = sympile.function([x, cube, labels], outputs)
+        kinds = {type(node.op).__name__ for node in f.maker.fgraph.toposort()}
+        x_value = np.arange(6.0).reshape(3, 2) ** 2 % 5
+        cube_value = np.arange(24.0).reshape(2, 3, 4)
+        label_values = np.array([1, 0, 1])
+        results = f(x_value, cube_value, label_values)
+    assert {"CAReduce", "Argmax", "Join", "AdvancedSubtensor1", "AdvancedSubtensor",
+            "AdvancedIncSubtensor1", "ARange"} <= kinds, kinds
+    assert "unit.c" not in compiled and compiled.count("module.c") == 1, compiled
+    incremented = x_value.copy()
+    np.add.at(incremented, label_values, 1.0)
+    expected = [cube_value.sum(axis=(0, 2)), x_value.max(axis=1), x_value.argmax(axis=1),
+                np.concatenate([x_value, x_value], axis=1), x_value[label_values],
+                x_value[np.arange(3), label_values], incremented]
+    for result, value in zip(results, expected):
+        np.testing.assert_array_equal(result, value)
 
 
 @requires_compiler
