@@ -12,26 +12,30 @@ broadcast pattern shares them, whatever its rank), are around the scalar op's C
   vectorises it. It is never inlined: the vectorised loop is the costliest code to compile;
 - the contiguous kernel, when every operand is C-contiguous with the output's shape: the span
   on the whole array, or on blocks of _BLOCK elements spread over the threads;
-- a strided loop, for any strides, where the node needs one (needs_strided_kernel: its
-  types say an input is broadcast, or an input may be a view; elsewhere the run library
-  copies the rare operand that is not C-contiguous, and the unit compiles in 40% of the
-  time). The run library drops length-1 axes and merges neighbouring axes where every
-  operand's strides allow it; the rows of the innermost axis
+- for any strides, the run library's blocks (elemwise_run.c's sympile_elemwise_blocks): the
+  run library drops length-1 axes and merges neighbouring axes where every operand's strides
+  allow it, then runs the span on blocks of up to 4096 elements (rows cut into blocks, or
+  short rows grouped into one), each operand that the block reads as one contiguous run
+  passed as it is and the others through buffers on the stack: gathered before (an input;
+  a broadcast row or column is filled once and kept), scattered after (an output). The
+  computation is compiled once, in the span, for every layout; a compute-bound one (it calls
+  c_fastmath's functions) runs there at the speed of a loop of its own (tanh(x + b) on a
+  1000 x 16 float32 matrix: 13 us, 19.5 us with the loop per row it had; tanh(m.T + b):
+  34 instead of 59 us), and its unit compiles in half the time (tanh(x + b): 0.15 to 0.07 s of
+  gcc);
+- a strided loop, only where a memory-bound computation's types say an input is broadcast
+  along the rows (a value per row) or may be a view (needs_strided_kernel): the buffers
+  would cost it 1.3-2x on rows of 64 elements or more (m.T * 2 + 1), which this loop serves
+  (shorter rows still go to the blocks, faster there). Its rows, along the innermost axis,
   run one by one (each row's offsets computed from its index, so rows can run on several
   threads). When every operand steps along the rows by one element (or, for an input whose
   type has length 1 on the rows' axis, by 0: it is read once per row), the rows run as plain
-  arrays the compiler vectorises (a matrix plus a broadcast row or column); these stay inline,
-  as a call of the span per row made rows of 4 elements twice as slow. Other rows run through
-  their strides, except where the computation calls c_fastmath's functions (compute-bound,
-  and the costliest to compile): there blocks of _GATHER elements are gathered into arrays on
-  the stack, the span computes on them and the outputs are scattered back, so the computation
-  is compiled twice in the unit, not three times (0.28 s of gcc to 0.20 s for tanh(x + b)),
-  and runs vectorised (tanh(m.T + b) on rows of 4: 330 us to 165 us), where the extra copy
-  would cost a memory-bound one (m.T * 2 + 1: 1.3-2x slower).
+  arrays the compiler vectorises (a matrix plus a broadcast row or column); others run
+  through their strides.
 
-Both run under OpenMP (`parallel for` over elements or rows) when config.openmp is set and
-the output has at least config.openmp_elemwise_minsize elements; both flags are read when the
-C code is generated. Errors the scalar code reports through C_ERROR_FLAG are raised after the
+All run under OpenMP (`parallel for` over elements, rows or blocks) when config.openmp is set
+and the output has at least config.openmp_elemwise_minsize elements; both flags are read when
+the C code is generated. Errors the scalar code reports through C_ERROR_FLAG are raised after the
 loop. Statements that call sympile.scalar.c_fastmath's functions with a limited range report an
 element outside it through FALLBACK_FLAG: the loops then run in blocks of _BLOCK elements, and
 a block where the flag was set is computed again with libm's functions. A loop that writes an
@@ -71,10 +75,6 @@ _PARALLEL_FOR = f"#pragma omp parallel for reduction(|:{C_ERROR_FLAG}) schedule(
 # arrays of them on the stack (SYMPILE_ELEMWISE_OPERANDS). Fusion makes nodes of at most
 # MAX_FUSED_INPUTS (32) inputs; a wider node built by hand runs perform().
 OPERAND_LIMIT = 64
-
-# Elements per block that the strided kernel gathers from rows of other strides (on the
-# stack: one block per operand).
-_GATHER = 256
 
 # Elements per block of a loop whose statements may fall back to libm, or whose outputs are
 # buffered (written over an input).
@@ -232,63 +232,9 @@ int @NAME@_contiguous(npy_intp size, char *const *pointers)
 }}
 """)
 
-    def _gathered_blocks(self, span: str) -> str:
-        """The loop over blocks of _GATHER elements in the output's order (across rows, so
-        that short rows cost no call each), each gathered into arrays on the stack that the
-        `span` kernel computes on, its outputs then scattered: the computation is compiled
-        once more for any strides, not twice more, and runs vectorised."""
-        operands = self.n_inputs + self.n_outputs
-        arrays, gathers, blocks, scatters = [], [], [], []
-        for i, t in enumerate(self.input_types):
-            if self.single[i]:
-                blocks.append(f"block[{i}] = pointers[{i}];")
-                continue
-            arrays.append(f"{t} gathered{i}[{_GATHER}];")
-            gathers.append(f"gathered{i}[done + e] = *(const {t} *)(pointers[{i}] + offsets[{i}] "
-                           f"+ (column + e) * strides[{i} * nd + nd - 1]);")
-            blocks.append(f"block[{i}] = (char *)gathered{i};")
-        for j, t in enumerate(self.output_types):
-            k = self.n_inputs + j
-            arrays.append(f"{t} scattered{j}[{_GATHER}];")
-            blocks.append(f"block[{k}] = (char *)scattered{j};")
-            scatters.append(f"*({t} *)(pointers[{k}] + offsets[{k}] + (column + e) * "
-                            f"strides[{k} * nd + nd - 1]) = scattered{j}[done + e];")
-
-        def walk(statements: list[str]) -> str:
-            # The block's elements in order, a run within one row at a time (a loop the
-            # compiler vectorises), the row's offsets recomputed where one ends.
-            body = "\n                    ".join(statements)
-            return f"""row = start / inner;
-            column = start % inner;
-            sympile_elemwise_row_offsets(nd, {operands}, shape, strides, row, offsets);
-            for (npy_intp done = 0; done < count;) {{
-                const npy_intp run = count - done < inner - column ? count - done
-                                                                   : inner - column;
-                for (npy_intp e = 0; e < run; e++) {{
-                    {body}
-                }}
-                done += run;
-                column += run;
-                if (column == inner && done < count) {{
-                    column = 0;
-                    sympile_elemwise_row_offsets(nd, {operands}, shape, strides, ++row, offsets);
-                }}
-            }}"""
-        declared = "\n            ".join([*arrays, f"char *block[{operands}];", *blocks])
-        return f"""for (npy_intp start = 0; start < total; start += {_GATHER}) {{
-            const npy_intp count = total - start < {_GATHER} ? total - start : {_GATHER};
-            npy_intp offsets[{operands}], row, column;
-            {declared}
-            {walk(gathers)}
-            {C_ERROR_FLAG} |= {span}(count, block);
-            {walk(scatters)}
-        }}"""
-
-    def strided_kernel(self, span: str, minimum_size: int | None) -> tuple[str, str]:
-        """Any strides: plain rows (see the module docstring) as arrays; others row by row
-        through their strides, or, where the computation is compute-bound (calls
-        c_fastmath's functions, costly to compile), in blocks gathered for `span`
-        (_gathered_blocks)."""
+    def strided_kernel(self, minimum_size: int | None) -> tuple[str, str]:
+        """Any strides: plain rows (see the module docstring) as arrays, others row by row
+        through their strides."""
         operands = self.n_inputs + self.n_outputs
         # Rows where every operand is contiguous, or constant for the inputs the type says
         # are, run as plain arrays (vectorised).
@@ -312,17 +258,14 @@ int @NAME@_contiguous(npy_intp size, char *const *pointers)
         plain_setup = "\n            ".join(plain)
         rows = _each_row(operands, plain_setup, self.elements("inner", plain_loads,
                                                              plain_stores))
-        if FAST_PREFIX in self.statements:
-            others = self._gathered_blocks(span)
-        else:
-            rows_setup = "\n            ".join(
-                f"{'const ' if k < self.n_inputs else ''}char *b{k} = pointers[{k}] + "
-                f"offsets[{k}];\n            const npy_intp s{k} = strides[{k} * nd + nd - 1];"
-                for k in range(operands))
-            loads = [f"*(const {t} *)(b{i} + i * s{i})" for i, t in enumerate(self.input_types)]
-            stores = [f"*({t} *)(b{self.n_inputs + j} + i * s{self.n_inputs + j})"
-                      for j, t in enumerate(self.output_types)]
-            others = _each_row(operands, rows_setup, self.elements("inner", loads, stores))
+        rows_setup = "\n            ".join(
+            f"{'const ' if k < self.n_inputs else ''}char *b{k} = pointers[{k}] + "
+            f"offsets[{k}];\n            const npy_intp s{k} = strides[{k} * nd + nd - 1];"
+            for k in range(operands))
+        loads = [f"*(const {t} *)(b{i} + i * s{i})" for i, t in enumerate(self.input_types)]
+        stores = [f"*({t} *)(b{self.n_inputs + j} + i * s{self.n_inputs + j})"
+                  for j, t in enumerate(self.output_types)]
+        others = _each_row(operands, rows_setup, self.elements("inner", loads, stores))
         return "@NAME@_strided", (f"""
 /* {self.name}: any strides (in bytes; 0 along broadcast axes) */
 {_kernel_attribute(self.statements)}
@@ -380,11 +323,13 @@ def elemwise_c_code(op, node: Apply, names: CNames) -> CCode | None:
     if minimum_size is not None:
         contiguous_name, contiguous = loop.contiguous_kernel(contiguous_name, minimum_size)
         kernels.append(contiguous)
-    declarations = f"int {contiguous_name}(npy_intp size, char *const *pointers);"
+    declarations = "\n".join(dict.fromkeys(
+        f"int {kernel}(npy_intp size, char *const *pointers);"
+        for kernel in (span_name, contiguous_name)))
     support = scalar.support
     strided_name = None
-    if needs_strided_kernel(node):
-        strided_name, strided = loop.strided_kernel(span_name, minimum_size)
+    if needs_strided_kernel(node, scalar.statements):
+        strided_name, strided = loop.strided_kernel(minimum_size)
         kernels.append(strided)
         declarations += (f"\nint {strided_name}(int nd, const npy_intp *shape, "
                          "char *const *pointers, const npy_intp *strides);")
@@ -392,26 +337,34 @@ def elemwise_c_code(op, node: Apply, names: CNames) -> CCode | None:
     name, declarations, kernel_unit = library_code(
         "sympile_elemwise", declarations, "\n".join((*support, *kernels)))
     strided_field = "NULL" if strided_name is None else strided_name.replace("@NAME@", name)
+    kernel_names = [kernel.replace("@NAME@", name) for kernel in (span_name, contiguous_name)]
     return served_by(run_library(), "run", "SympileElemwise",
-                     _fields(op, node, loop, contiguous_name.replace("@NAME@", name),
-                             strided_field),
+                     _fields(op, node, loop, *kernel_names, strided_field,
+                             -1 if minimum_size is None else minimum_size),
                      units=(kernel_unit,), declarations=(declarations,),
                      openmp=minimum_size is not None)
 
 
-def needs_strided_kernel(node: Apply) -> bool:
-    """Whether `node` gets a strided kernel: where its types say an input is broadcast (a
-    length-1 axis of an input that is not single where the output's may be longer), or an
-    input may be a view (_may_be_strided). Elsewhere every operand has the output's shape,
-    and the arrays are C-contiguous in practice: the run library copies the rare one that
-    is not (an array the user gave) for the contiguous kernel. The strided kernel is 60% of
-    a kernel unit's compile time (0.06 of 0.1 s of gcc for an add)."""
+def needs_strided_kernel(node: Apply, statements: str) -> bool:
+    """Whether `node`, of the scalar `statements`, gets a strided kernel: a memory-bound
+    computation (no call of c_fastmath's functions) whose types say an input is broadcast
+    along the rows' axis (the last one the output's type does not say has length 1: a
+    value per row) or that has an input that may be a view (_may_be_strided). Everywhere
+    else the run library runs the span on blocks of any strides (sympile_elemwise_blocks):
+    a row of every operand that is contiguous along the rows (a matrix plus a broadcast row)
+    is passed as it is, the others go through buffers, which costs a memory-bound loop 1.3
+    to 2x but a compute-bound one little. The strided kernel is 60% of a kernel unit's
+    compile time (0.06 of 0.1 s of gcc for an add; 0.08 of 0.15 s for tanh(x + b))."""
+    if FAST_PREFIX in statements:
+        return False
     output_shape = node.outputs[0].type.shape
+    last_axis = max((axis for axis, length in enumerate(output_shape) if length != 1),
+                    default=None)
     for variable in node.inputs:
         shape = variable.type.shape
         if all(length == 1 for length in shape):
             continue
-        if any(length == 1 and out != 1 for length, out in zip(shape, output_shape)):
+        if last_axis is not None and shape[last_axis] == 1:
             return True
         if _may_be_strided(variable):
             return True
@@ -447,10 +400,11 @@ def run_library() -> tuple[str, str, str]:
     """(name, declarations, library unit) of elemwise_run.c: `<name>_run` (an Elemwise
     node, its table a SympileElemwise) and `<name>_dimshuffle` (a DimShuffle node, its table
     a SympileDimShuffle)."""
-    return library_code("sympile_elemwise", _RUN_DECLARATIONS, SHAPE_ERROR + _RUN)
+    return library_code("sympile_elemwise", _RUN_DECLARATIONS, SHAPE_ERROR + _ROW_OFFSETS + _RUN)
 
 
-def _fields(op, node: Apply, loop: _Loop, contiguous: str, strided: str) -> list[str]:
+def _fields(op, node: Apply, loop: _Loop, span: str, contiguous: str, strided: str,
+            parallel_minimum: int) -> list[str]:
     """The fields of `node`'s SympileElemwise."""
     ndim = loop.ndim
     length_one = [int(v.type.shape[axis] == 1) for v in node.inputs for axis in range(ndim)]
@@ -462,7 +416,7 @@ def _fields(op, node: Apply, loop: _Loop, contiguous: str, strided: str) -> list
             c_array("signed char", length_one), c_array("signed char", map(int, loop.single)),
             c_array("int", written), c_array("int", [NPY_TYPES[v.type.dtype]
                                                      for v in node.outputs]),
-            contiguous, strided, str(len(C_ERRORS)),
+            span, contiguous, strided, str(parallel_minimum), str(len(C_ERRORS)),
             f"(const SympileElemwiseError[]){{{errors}}}"]
 
 

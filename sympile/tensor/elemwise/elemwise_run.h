@@ -24,9 +24,11 @@ typedef struct {
     const signed char *single;        /* [n_inputs]: only length-1 axes, read once */
     const int *written;               /* [n_outputs]: the input written over, or -1 */
     const int *typenums;              /* [n_outputs] */
+    SympileElemwiseContiguous span;   /* a run of contiguous operands, on one thread */
     SympileElemwiseContiguous contiguous;
     SympileElemwiseStrided strided;   /* strides[k * nd + axis], in bytes, 0 if broadcast;
-                                         NULL: the node has none (copies) */
+                                         NULL: the node has none (the span in blocks) */
+    npy_intp parallel_minimum;        /* elements from which blocks run on threads; -1: never */
     int n_errors;
     const SympileElemwiseError *errors;
 } SympileElemwise;

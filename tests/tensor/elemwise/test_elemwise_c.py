@@ -166,33 +166,111 @@ def test_inplace_output_is_written_over_its_input(layout):
     assert_like_numpy(c_input, python_result)
 
 
-def test_a_node_without_a_strided_kernel_copies_the_operands_that_are_not_contiguous():
-    """Where the types say no input is broadcast and none is a view, the node's kernels have
-    no strided loop (needs_strided_kernel); an array that is not C-contiguous all the same
-    (the user's) is copied for the contiguous kernel, and an output written over such an
-    input is stored into it."""
+def _has_strided_kernel(variable) -> bool:
+    """Whether the kernels of `variable`'s Elemwise node include a strided one."""
+    node = variable.owner
+    statements = node.op.scalar_op.c_scalar(
+        tuple(f"x{i}" for i in range(len(node.inputs))), ("z0",),
+        tuple(v.type.dtype for v in node.inputs), (node.outputs[0].type.dtype,)).statements
+    has_one = needs_strided_kernel(node, statements)
+    assert has_one == any("_strided(int nd" in unit for unit in node.op.c_code(node, None).units)
+    return has_one
+
+
+def test_which_nodes_have_a_strided_kernel():
+    """Only a memory-bound computation whose types say an input is broadcast along the rows
+    (a value per row) or may be a view has a strided kernel; a computation that calls
+    c_fastmath's functions never has one (the run library runs its span in blocks)."""
     x, y, v = T.dmatrix("x"), T.dmatrix("y"), T.dvector("v")
-    assert not needs_strided_kernel((x * y + 1).owner)
-    assert needs_strided_kernel((x.T * y).owner) and needs_strided_kernel((x * v).owner)
-    assert needs_strided_kernel(T.exp(x[::2]).owner)
-    assert not needs_strided_kernel((x * T.dscalar("s")).owner)
+    assert not _has_strided_kernel(x * y + 1)
+    assert _has_strided_kernel(x.T * y) and _has_strided_kernel(x * v)
+    assert _has_strided_kernel(x * v.dimshuffle(0, "x"))
+    assert _has_strided_kernel(x[::2] * 2)
+    assert not _has_strided_kernel(x * T.dscalar("s"))
     # A check that passes its input through keeps what is known of its layout.
-    assert not needs_strided_kernel((specify_shape(x, (None, 6)) * y).owner)
-    assert needs_strided_kernel((specify_shape(x.T, (None, 6)) * y).owner)
+    assert not _has_strided_kernel(specify_shape(x, (None, 6)) * y)
+    assert _has_strided_kernel(specify_shape(x.T, (None, 6)) * y)
+    f = T.fmatrix("f")
+    assert not _has_strided_kernel(T.tanh(f + T.fvector("b")))
+    assert not _has_strided_kernel(T.exp(f.T))
+
+
+@pytest.mark.parametrize("shape, layout", [
+    ((60, 500), "plain"), ((1000, 16), "plain"), ((4000, 3), "plain"), ((3, 9000), "plain"),
+    ((60, 500), "transposed"), ((700, 5), "transposed"), ((40, 300), "sliced"),
+    ((9, 2, 5000), "sliced"), ((7, 6, 24, 24), "channel"), ((7, 6, 3, 2), "channel"),
+    ((700, 400), "transposed"),  # beyond config.openmp_elemwise_minsize: on threads
+])
+def test_blocks_of_any_layout_give_the_contiguous_kernel_s_bits(shape, layout):
+    """Without a strided kernel, the span runs on blocks of any layout (rows of several
+    blocks, blocks of several rows, buffers gathered, filled once per row or column, and
+    scattered): the same bits as the contiguous kernel on contiguous copies, and numpy's
+    values."""
+    rng = np.random.default_rng(7)
+    ndim = len(shape)
+    x = T.tensor("float32", (None,) * ndim, name="x")
+    full = T.tensor("float32", (None,) * ndim, name="full")
+    if layout == "channel":
+        b = T.fvector("b")
+        bias, b_value = b.dimshuffle("x", 0, *["x"] * (ndim - 2)), rng.standard_normal(shape[1])
+        b_full = np.broadcast_to(b_value[:, None, None], shape)
+    else:
+        b = T.tensor("float32", (None,), name="b")
+        bias, b_value = b, rng.standard_normal(shape[-1])
+        b_full = np.broadcast_to(b_value, shape)
+    b_value = b_value.astype("float32")
+    if layout == "transposed":
+        x_value = rng.standard_normal(shape[::-1]).astype("float32")
+        x_array, graph_x = x_value.T, x.T
+    elif layout == "sliced":
+        source = rng.standard_normal((*shape[:-1], 2 * shape[-1])).astype("float32")
+        x_value = x_array = source[..., ::2]
+        graph_x = x
+    else:
+        x_value = x_array = rng.standard_normal(shape).astype("float32")
+        graph_x = x
+    blocks = sympile.function([x, b], [T.tanh(graph_x + bias), T.exp(graph_x) * bias],
+                              mode=C_MODE)
+    contiguous = sympile.function([x, full], [T.tanh(x + full), T.exp(x) * full], mode=C_MODE)
+    assert not any(_has_strided_kernel(node.outputs[0]) for node in _elemwise_nodes(blocks))
+    expected = contiguous(np.ascontiguousarray(x_array), np.ascontiguousarray(b_full,
+                                                                           dtype="float32"))
+    for result, reference, numpy_value in zip(
+            blocks(x_value, b_value), expected,
+            [np.tanh(x_array + b_full), np.exp(x_array) * b_full]):
+        np.testing.assert_array_equal(result, reference)
+        np.testing.assert_allclose(result, numpy_value.astype("float32"), rtol=1e-5, atol=1e-6)
+
+
+def test_blocks_of_many_operands_and_of_outputs_written_over_views():
+    """Many transposed operands shrink the blocks to fit their buffers; an output written
+    over a view (the user's non-contiguous array) is scattered back into it; a memory-bound
+    node without a strided kernel takes any layout the same way."""
     rng = np.random.default_rng(4)
+    inputs = [T.dmatrix(f"m{i}") for i in range(24)]
+    total = inputs[0]
+    for i, m in enumerate(inputs[1:]):
+        total = total + T.exp(m) * (i + 1)
+    f = sympile.function(inputs, total, mode=C_MODE)
+    values = [rng.standard_normal((50, 700)).T for _ in inputs]
+    expected = values[0] + sum(np.exp(v) * (i + 1) for i, v in enumerate(values[1:]))
+    np.testing.assert_allclose(f(*values), expected, rtol=1e-12)
+    x, y = T.dmatrix("x"), T.dmatrix("y")
     base = rng.standard_normal((4, 6))
     plain = sympile.function([x, y], x * y + 1, mode=C_PLAIN)
     assert plain._vm.fallback_nodes == []
     np.testing.assert_array_equal(plain(base[:, ::2], base.T[:3].T), base[:, ::2] * base[:, :3] + 1)
-    neg = Elemwise(scalar.neg, inplace_pattern=((0, 0),))
-    f = sympile.function([x], [neg(x)], mode=C_PLAIN, accept_inplace=True)
-    assert not needs_strided_kernel(f.maker.fgraph.outputs[0].owner)
-    target = base.copy()
-    (result,) = f(target[:, 1::2])
-    expected = base.copy()
-    expected[:, 1::2] *= -1
-    np.testing.assert_array_equal(target, expected)
-    np.testing.assert_array_equal(result, -base[:, 1::2])
+    for scalar_op in (scalar.neg, scalar.exp):
+        op = Elemwise(scalar_op, inplace_pattern=((0, 0),))
+        g = sympile.function([x], [op(x)], mode=C_PLAIN, accept_inplace=True)
+        assert not _has_strided_kernel(g.maker.fgraph.outputs[0])
+        target = base.copy()
+        (result,) = g(target[:, 1::2])
+        expected = base.copy()
+        expected[:, 1::2] = -expected[:, 1::2] if scalar_op is scalar.neg \
+            else np.exp(expected[:, 1::2])
+        np.testing.assert_allclose(target, expected, rtol=1e-15)
+        np.testing.assert_array_equal(result, target[:, 1::2])
 
 
 def test_inplace_over_a_read_only_input_raises():
@@ -339,12 +417,13 @@ from tests.link.c.utils import compile_c
 
 x, y, n = T.dmatrix("x"), T.dvector("y"), T.lvector("n")
 outputs = [T.exp(-x * x) * T.sin(x) + y, x.T * 2 - 1, x[::2, ::-1] + y[::-1],
-           n // (n - 3) + n % 4, T.maximum(x, y).dimshuffle(1, "x", 0)]
+           n // (n - 3) + n % 4, T.maximum(x, y).dimshuffle(1, "x", 0),
+           T.tanh(x.T[::-1] + y.dimshuffle(0, "x")), T.exp(x[:, ::-1] * 0.5) + y]
 f = compile_c([x, y, n], outputs)
 g = sympile.function([x, y], Elemwise(scalar.add, inplace_pattern=((0, 0),))(x, y),
                      mode=Mode(None, backend="c"), accept_inplace=True)
 rng = np.random.default_rng(0)
-for shape in [(3, 4), (1, 4), (0, 4), (7, 4), (5, 1)]:
+for shape in [(3, 4), (1, 4), (0, 4), (7, 4), (5, 1), (3, 5000), (900, 9)]:
     f(rng.standard_normal(shape), rng.standard_normal(shape[1]), np.arange(shape[1]))
     g(rng.standard_normal(shape)[:, ::-1], rng.standard_normal(shape[1]))
 with pytest.raises(ValueError):
