@@ -28,22 +28,29 @@ def tier(tmp_path_factory):
     return str(directory), prebuild(str(directory))
 
 
+def _record_compiles(monkeypatch, tier_directory: str) -> list[str]:
+    """Use `tier_directory` as the prebuilt tier; the list the compiler's runs are recorded
+    in from now on (the name of each one's first source, or 'link')."""
+    compiled: list[str] = []
+    run = store.subprocess.run
+
+    def recording(command, *arguments, **keywords):
+        compiled.append(next((os.path.basename(part) for part in command
+                              if part.endswith((".c", ".h"))), "link"))
+        return run(command, *arguments, **keywords)
+
+    monkeypatch.setattr(store.subprocess, "run", recording)
+    monkeypatch.setattr(store, "PREBUILT_DIR", tier_directory)
+    return compiled
+
+
 def _build_recording(tmp_path, monkeypatch, tier_directory: str,
                      rate: float) -> tuple[list[str], str, list[str]]:
     """Build and run a training step (of learning `rate`, a constant in its code: a module
     this process has not loaded) in an empty cache with `tier_directory` as the tier: (the
     sources the compiler ran on, the cache's platform directory, the kinds of the step's
     nodes)."""
-    compiled: list[str] = []
-    run = store.subprocess.run
-
-    def recording(command, *arguments, **keywords):
-        sources = [part for part in command if part.endswith((".c", ".h"))]
-        compiled.append(os.path.basename(sources[0]) if sources else "link")
-        return run(command, *arguments, **keywords)
-
-    monkeypatch.setattr(store.subprocess, "run", recording)
-    monkeypatch.setattr(store, "PREBUILT_DIR", tier_directory)
+    compiled = _record_compiles(monkeypatch, tier_directory)
     with config.change_flags(compiledir=str(tmp_path / "cache"), compile_async=False):
         step = _training_step(10, 16, rate)
         costs = [step(index) for index in range(3)]
@@ -88,17 +95,7 @@ def test_lone_common_ops_compile_no_kernel(tier, tmp_path, monkeypatch):
     import sympile
     import sympile.tensor as tt
 
-    directory, _ = tier
-    compiled: list[str] = []
-    run = store.subprocess.run
-
-    def recording(command, *arguments, **keywords):
-        compiled.append(next((os.path.basename(part) for part in command
-                              if part.endswith((".c", ".h"))), "link"))
-        return run(command, *arguments, **keywords)
-
-    monkeypatch.setattr(store.subprocess, "run", recording)
-    monkeypatch.setattr(store, "PREBUILT_DIR", directory)
+    compiled = _record_compiles(monkeypatch, tier[0])
     x, y = tt.fmatrix("x"), tt.fmatrix("y")
     shared = sympile.shared(np.ones((2, 3), dtype="float32"))
     with config.change_flags(compiledir=str(tmp_path / "cache"), compile_async=False,
@@ -120,17 +117,7 @@ def test_common_op_nodes_compile_no_unit(tier, tmp_path, monkeypatch):
     import sympile
     import sympile.tensor as tt
 
-    directory, _ = tier
-    compiled: list[str] = []
-    run = store.subprocess.run
-
-    def recording(command, *arguments, **keywords):
-        compiled.append(next((os.path.basename(part) for part in command
-                              if part.endswith((".c", ".h"))), "link"))
-        return run(command, *arguments, **keywords)
-
-    monkeypatch.setattr(store.subprocess, "run", recording)
-    monkeypatch.setattr(store, "PREBUILT_DIR", directory)
+    compiled = _record_compiles(monkeypatch, tier[0])
     x, cube, labels = tt.dmatrix("x"), tt.dtensor3("cube"), tt.lvector("labels")
     outputs = [cube.sum(axis=(0, 2)), x.max(axis=1), tt.argmax(x, axis=1),
                tt.concatenate([x, x], axis=1), x[labels],
