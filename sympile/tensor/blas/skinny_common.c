@@ -1,5 +1,6 @@
 #include <immintrin.h>
 #include <stdlib.h>
+#include <string.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -13,6 +14,8 @@ static const int64_t sympile_skinny_mask64[8] = {-1, -1, -1, -1, 0, 0, 0, 0};
 #define SYMPILE_SKINNY_STACK 16384
 /* Bytes of b that the rows kernel keeps in the L1 cache while it walks c's rows. */
 #define SYMPILE_SKINNY_L1 16384
+/* Bytes of the rows kernel's contiguous copy of a column of blocks' part of b. */
+#define SYMPILE_SKINNY_PANEL 16384
 
 __attribute__((target("avx2,fma"))) static inline float sympile_skinny_sum8(__m256 v)
 {
