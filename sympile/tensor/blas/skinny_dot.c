@@ -66,16 +66,13 @@
     const @T@ *a, npy_intp lda, const @T@ *w, npy_intp ldw, @T@ *c, npy_intp ldc,
     int accumulate)
 {
-    npy_intp blocks, base, extra;
-    sympile_skinny_blocks(m, @dot_rows@, &blocks, &base, &extra);
     for (npy_intp column = first; column < last; column++) {
-        npy_intp j = column * @dot_cols@, start = 0;
+        npy_intp j = column * @dot_cols@;
         int width = (int)(n - j < @dot_cols@ ? n - j : @dot_cols@);
-        for (npy_intp block = 0; block < blocks; block++) {
-            npy_intp rows = base + (block < extra);
+        for (npy_intp start = 0; start < m; start += @dot_rows@) {
+            npy_intp rows = m - start < @dot_rows@ ? m - start : @dot_rows@;
             sympile_skinny_dot_any_@s@((int)rows, width, k, a + start * lda, lda, w + j * ldw,
                                       ldw, c + start * ldc + j, ldc, alpha, accumulate);
-            start += rows;
         }
     }
 }
