@@ -231,6 +231,8 @@ def test_scan_module_and_compile_paths():
     from sympile.scan_module.scan_utils import equal_computations
 
     assert until is theano.until and Scan is theano.scan_module.Scan
+    # Submodules that Theano's compile package imports are its attributes after `import theano`.
+    assert theano.compile.io.In is In and theano.compile.sharedvalue.shared is shared
     k = T.lscalar("k")
     powers, _ = scan(lambda previous: previous * 2, outputs_info=T.constant(1.0), n_steps=k)
     assert_like_numpy(theano.function([k], powers)(3), [2.0, 4.0, 8.0])

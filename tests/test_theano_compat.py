@@ -38,8 +38,10 @@ def test_map_reduce_and_folds():
     values = theano.function([x], [doubled, total, left, right])([1.0, 2.0, 3.0])
     np.testing.assert_allclose(values[0], [2.0, 4.0, 6.0])
     assert values[1:] == [6.0, 123.0, 321.0]
-    with pytest.raises(ValueError, match="map: mode must be None"):
-        theano.map(lambda v: v, sequences=[x], mode="FAST_RUN")
+    tripled, _ = theano.map(lambda v: v * 3, sequences=[x], mode="FAST_COMPILE")
+    assert [node.op.mode for node in theano.graph.basic.toposort(tripled)
+            if isinstance(node.op, theano.scan_module.Scan)] == ["FAST_COMPILE"]
+    np.testing.assert_allclose(theano.function([x], tripled)([1.0, 2.0]), [3.0, 6.0])
 
 
 def test_shape_padding_stack_and_corrected_var():

@@ -1,6 +1,8 @@
 """Compilation: function(), shared variables and modes (debugmode and monitormode register
 DEBUG_MODE/DebugMode and NanGuardMode among get_mode's names when imported here)."""
 
+# Theano's compile package imports these submodules, so code reads them as its attributes.
+from sympile.compile import io, sharedvalue  # noqa: F401
 from sympile.compile.debugmode import DebugMode
 from sympile.compile.function import (
     Function,

@@ -56,12 +56,15 @@ def _first_step_test_value(inner: Variable, outer: Variable, row: int) -> None:
 
 
 def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None,
-         truncate_gradient=-1, go_backwards=False, name=None, strict=False, return_list=False):
+         truncate_gradient=-1, go_backwards=False, mode=None, name=None, strict=False,
+         return_list=False):
     """Repeat `fn` over the leading axis of `sequences` (or `n_steps` times), feeding the outputs
     listed in `outputs_info` back to it. Returns (outputs, updates): the outputs stacked over the
     steps (one variable, or a list when there are several or return_list=True; None when fn
     has none) and a dict shared variable -> its value after the last step, for function().
-    truncate_gradient=k > 0 backpropagates through the last k steps only (sympile.scan.gradient)."""
+    truncate_gradient=k > 0 backpropagates through the last k steps only (sympile.scan.gradient).
+    mode: the mode (a Mode or its name) the loop's body is compiled with, also in the loops
+    of its gradients; None: the mode of the function that runs it."""
     if truncate_gradient != -1 and (not isinstance(truncate_gradient, int)
                                     or isinstance(truncate_gradient, bool)
                                     or truncate_gradient <= 0):
@@ -180,7 +183,8 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
     op = Scan(inner_inputs, inner_outputs, n_sequence_inputs=len(inner_sequences),
               recurrent_taps=tuple(recurrent_taps), n_plain_outputs=len(plain_indices),
               n_non_sequences=len(non_sequences) + len(implicit),
-              has_until=condition is not None, name=name, truncate_gradient=truncate_gradient)
+              has_until=condition is not None, name=name, truncate_gradient=truncate_gradient,
+              mode=mode)
     update_initials = [expand_dims(shared, 0) for shared, _ in update_pairs]
     results = op(n_steps_variable, *outer_sequences, *outer_initials, *update_initials,
                  *non_sequences, *implicit)

@@ -266,7 +266,7 @@ def scan_l_op(op: Scan, inputs: list[Variable], outputs: list[Variable],
                    reverse_outputs, n_sequence_inputs=len(sequence_pairs),
                    recurrent_taps=((-1,),) * len(state_pairs),
                    n_plain_outputs=len(plain_outputs), n_non_sequences=len(non_sequence_pairs),
-                   has_until=False, name=f"grad_of_{op.name or 'scan'}")
+                   has_until=False, name=f"grad_of_{op.name or 'scan'}", mode=op.mode)
     results = reverse(grad_steps, *[outer for _, outer in sequence_pairs],
                       *[initial for _, _, initial in state_pairs],
                       *[outer for _, outer in non_sequence_pairs])
@@ -407,7 +407,7 @@ def scan_r_op(op: Scan, inputs: list[Variable],
                    recurrent_taps=(*layout.taps, *tangent_taps),
                    n_plain_outputs=n_plain + len(plain_tangent_outputs),
                    n_non_sequences=len(inner_non_sequences) + len(present_non_sequence_tangents),
-                   has_until=op.has_until, name=f"rop_of_{op.name or 'scan'}")
+                   has_until=op.has_until, name=f"rop_of_{op.name or 'scan'}", mode=op.mode)
     results = forward(n_steps, *outer)
     results = results if isinstance(results, list) else [results]
     # Outputs: the states, their tangents, the plain outputs, their tangents.

@@ -53,7 +53,8 @@ def scan_keep_last_steps(fgraph, node):
     new_op = Scan(op.inner_inputs, op.inner_outputs, n_sequence_inputs=op.n_sequence_inputs,
                   recurrent_taps=op.recurrent_taps, n_plain_outputs=op.n_plain_outputs,
                   n_non_sequences=op.n_non_sequences, has_until=op.has_until, name=op.name,
-                  truncate_gradient=op.truncate_gradient, kept_steps=tuple(kept_steps))
+                  truncate_gradient=op.truncate_gradient, kept_steps=tuple(kept_steps),
+                  mode=op.mode)
     outputs = new_op(*node.inputs)
     outputs = outputs if isinstance(outputs, list) else [outputs]
     return dict(zip(node.outputs, outputs))

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from sympile.compile import Mode, Out
+from sympile.compile import Mode, Out, get_mode
 from sympile.compile import function as compile_function
 from sympile.graph.basic import Apply, Variable
 from sympile.graph.op import Op
@@ -39,13 +39,13 @@ class Scan(Op):
     gradient was taken)."""
 
     __props__ = ("n_sequence_inputs", "recurrent_taps", "n_plain_outputs", "n_non_sequences",
-                 "has_until", "name", "truncate_gradient", "kept_steps")
+                 "has_until", "name", "truncate_gradient", "kept_steps", "mode")
 
     def __init__(self, inner_inputs: list[Variable], inner_outputs: list[Variable],
                  n_sequence_inputs: int, recurrent_taps: tuple[tuple[int, ...], ...],
                  n_plain_outputs: int, n_non_sequences: int, has_until: bool,
                  name: str | None = None, truncate_gradient: int = -1,
-                 kept_steps: tuple[int, ...] | None = None):
+                 kept_steps: tuple[int, ...] | None = None, mode: Any = None):
         self.inner_inputs = list(inner_inputs)
         self.inner_outputs = list(inner_outputs)
         self.n_sequence_inputs = n_sequence_inputs
@@ -65,6 +65,11 @@ class Scan(Op):
             raise ValueError(f"Scan: kept_steps must be one int >= 0 per recurrent output "
                              f"({len(self.recurrent_taps)}), got {kept_steps!r}")
         self.kept_steps = tuple(kept_steps)
+        # The inner function's mode (a Mode or its name, as function() takes); None: the
+        # outer function's.
+        self.mode = mode
+        if mode is not None:
+            get_mode(mode)
         self._reset_caches()
         # The rows of past states each recurrent output's taps read, and the states' dtypes.
         self._lags = tuple(-min(taps) for taps in self.recurrent_taps)
@@ -153,7 +158,11 @@ class Scan(Op):
 
     def prepare_node(self, node: Apply, mode: Any, backend: str) -> None:
         """Called by Mode.link for each node of the graph being linked: run this node's inner
-        graph with the same rewrites and on the same backend as the outer function."""
+        graph with the same rewrites and on the same backend as the outer function, or as the
+        op's own mode says."""
+        if self.mode is not None:
+            own = get_mode(self.mode)
+            mode, backend = own, own.backend
         self._node_backends[node] = (mode.rewriter, backend)
         self._node_functions.pop(node, None)
 
@@ -164,6 +173,9 @@ class Scan(Op):
         if function is not None:
             return function
         key = self._node_backends.get(node)
+        if key is None and self.mode is not None:
+            own = get_mode(self.mode)
+            key = (own.rewriter, own.backend)
         function = self._functions.get(key)
         if function is None:
             mode = None if key is None else Mode(key[0], backend=key[1])

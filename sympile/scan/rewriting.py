@@ -133,7 +133,7 @@ class ScanParts:
                       recurrent_taps=tuple(state.taps for state in self.recurrent),
                       n_plain_outputs=len(self.plain), n_non_sequences=len(self.non_sequences),
                       has_until=op.has_until, name=op.name,
-                      truncate_gradient=op.truncate_gradient)
+                      truncate_gradient=op.truncate_gradient, mode=op.mode)
         outputs = new_op(self.node.inputs[0], *(outer for outer, _ in self.sequences),
                          *(state.initial for state in self.recurrent),
                          *(outer for outer, _ in self.non_sequences))

@@ -138,3 +138,21 @@ def test_perform_without_a_linked_mode_uses_the_default_mode():
     node.op.perform(node, [np.int64(xs.shape[0]), xs, h0[np.newaxis], w], storage)
     values = (xs, h0, w)
     np.testing.assert_allclose(storage[0][0], _numpy_rnn(*values))
+
+
+def test_the_body_and_its_gradient_run_in_the_mode_scan_names():
+    """scan(mode=...) is Theano's: the loop's body is compiled with that mode (here the
+    Python backend inside a C function), and so are the loops of its gradient."""
+    x = T.dvector("x")
+    python = Mode(None, backend="python")
+    squares, _ = scan(lambda v: v * v, sequences=[x], mode=python)
+    f = sympile.function([x], [squares, sympile.grad(squares.sum(), x)],
+                         mode=C if compiler_available() else PYTHON)
+    values = f(np.array([1.0, 2.0, 3.0]))
+    np.testing.assert_allclose(values[0], [1.0, 4.0, 9.0])
+    np.testing.assert_allclose(values[1], [2.0, 4.0, 6.0])
+    scans = [node.op for node in f.maker.fgraph.toposort() if isinstance(node.op, Scan)]
+    assert scans and all(op.mode is python for op in scans)
+    assert all(backend == "python" for op in scans for _, backend in op._functions)
+    with pytest.raises(ValueError, match="unknown mode 'NOPE'"):
+        scan(lambda v: v, sequences=[x], mode="NOPE")

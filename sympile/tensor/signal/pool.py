@@ -498,9 +498,19 @@ def pool_2d(input, ws=None, ignore_border=True, stride=None, pad=(0, 0), mode="m
             st=None, padding=None):
     """Pooling over the last two axes; see the module docstring. ds, st and padding are
     Theano's old names of ws, stride and pad."""
-    return _pool(2, input, ws if ws is not None else ds, ignore_border,
-                 stride if stride is not None else st, padding if padding is not None else pad,
-                 mode)
+    ws, stride, pad = _old_names("pool_2d", ws, ds, stride, st, pad, padding)
+    return _pool(2, input, ws, ignore_border, stride, pad, mode)
+
+
+def _old_names(function: str, ws, ds, stride, st, pad, padding) -> tuple:
+    """(ws, stride, pad) from Theano's new or old (ds, st, padding) names; both is an error,
+    as in Theano. `pad` is the new name's default when neither is given."""
+    for new, old, new_name, old_name in ((ws, ds, "ws", "ds"), (stride, st, "stride", "st"),
+                                         (None, padding, "pad", "padding")):
+        if new is not None and old is not None:
+            raise ValueError(f"{function}: give {new_name} or its old name {old_name}, not both")
+    return (ws if ws is not None else ds, stride if stride is not None else st,
+            pad if padding is None else padding)
 
 
 def max_pool_2d_same_size(input, patch_size):
@@ -511,6 +521,9 @@ def max_pool_2d_same_size(input, patch_size):
     return MaxPoolGrad(2, patch_size, ignore_border=True)(input, pooled, pooled)
 
 
-def pool_3d(input, ws=None, ignore_border=True, stride=None, pad=(0, 0, 0), mode="max"):
-    """Pooling over the last three axes."""
+def pool_3d(input, ws=None, ignore_border=True, stride=None, pad=(0, 0, 0), mode="max",
+            ds=None, st=None, padding=None):
+    """Pooling over the last three axes. ds, st and padding are Theano's old names of ws,
+    stride and pad."""
+    ws, stride, pad = _old_names("pool_3d", ws, ds, stride, st, pad, padding)
     return _pool(3, input, ws, ignore_border, stride, pad, mode)

@@ -138,6 +138,16 @@ def test_theano_old_argument_names_and_static_shapes():
     assert pool_2d(x, ds=(2, 2)).type.shape == (None, 6, 14, 14)
     assert pool_2d(x, (3, 3), st=(2, 2), ignore_border=False).type.shape == (None, 6, 14, 14)
     assert T.signal.pool.pool_2d is pool_2d
+    cube = T.tensor("float32", shape=(None, 2, 8, 8, 8))
+    assert pool_3d(cube, ds=(2, 2, 2)).type.shape == (None, 2, 4, 4, 4)
+    assert pool_3d(cube, (2, 2, 2), st=(1, 2, 2), padding=(1, 0, 0)).type.shape == \
+        (None, 2, 9, 4, 4)
+    for function, window in ((pool_2d, (2, 2)), (pool_3d, (2, 2, 2))):
+        with pytest.raises(ValueError, match=f"{function.__name__}: give ws or its old name "
+                                             "ds, not both"):
+            function(cube, ws=window, ds=window)
+        with pytest.raises(ValueError, match="give stride or its old name st, not both"):
+            function(cube, window, stride=window, st=window)
 
 
 def test_bad_input():
