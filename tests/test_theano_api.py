@@ -300,6 +300,15 @@ def test_sparse_names():
         [1.0, 2.0], [1, 0], [0, 1, 2], [2, 2])
     assert_like_numpy(dense, scipy.sparse.csc_matrix(
         (np.array([1.0, 2.0]), np.array([1, 0]), np.array([0, 1, 2])), shape=(2, 2)).toarray())
+    # Theano's constructor keyword: structured=False gives the whole dense gradient.
+    x = sparse.csr_matrix("x", dtype="float64")
+    assert sparse.DenseFromSparse(structured=False).sparse_grad is False
+    gradient = theano.grad(sparse.DenseFromSparse(structured=False)(x).sum(), x)
+    structured = theano.grad(sparse.DenseFromSparse()(x).sum(), x)
+    value = scipy.sparse.csr_matrix(np.array([[0.0, 2.0], [3.0, 0.0]]))
+    gradients = theano.function([x], [gradient, structured])(value)
+    assert_like_numpy(gradients[0].toarray(), np.ones((2, 2)))
+    assert_like_numpy(gradients[1].toarray(), [[0.0, 1.0], [1.0, 0.0]])
     variable = sparse.shared(scipy.sparse.csr_matrix(np.eye(3)), name="w")
     assert variable.type.format == "csr"
     with pytest.raises(TypeError, match="sparse.shared: expected a scipy.sparse matrix"):

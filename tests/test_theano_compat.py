@@ -285,14 +285,15 @@ def test_scan_checkpoints_without_padding_and_errors():
 
 
 def test_reduction_axes_may_be_numpy_integer_arrays():
-    """Theano's tests pass axes as 0-d numpy arrays (and vectors)."""
+    """Theano's tests pass axes as 0-d numpy arrays (alone, or in a list) and vectors."""
     x = T.dmatrix("x")
     value = np.arange(6.0).reshape(2, 3)
     outputs = [x.sum(axis=np.array(1)), x.max(axis=np.array(0)), x.mean(axis=np.int64(1)),
                x.var(axis=np.array(1)), T.argmax(x, axis=np.array(1)),
-               x.sum(axis=np.array([0, 1])), x.mean(acc_dtype="float64")]
+               x.sum(axis=np.array([0, 1])), x.mean(acc_dtype="float64"),
+               x.min(axis=[np.array(0), np.array(1)])]
     expected = [value.sum(1), value.max(0), value.mean(1), value.var(1), value.argmax(1),
-                value.sum(), value.mean()]
+                value.sum(), value.mean(), value.min()]
     for got, want in zip(theano.function([x], outputs)(value), expected):
         np.testing.assert_allclose(got, want)
 
@@ -333,3 +334,16 @@ def test_tensor_type_takes_theanos_signature():
     assert named.broadcastable == (False, True) and str(named) == "MyType"
     assert named == T.TensorType("float64", (False, True))
     assert named("x").type.ndim == 2
+
+
+def test_tensor_type_value_comparisons_are_static_as_theano_s():
+    """Theano's tests call TensorType.values_eq(a, b) and values_eq_approx(a, b) on the
+    class; the tolerance is that of the less precise float dtype of the two."""
+    values = np.array([1.0, np.nan])
+    assert T.TensorType.values_eq(values, values.copy())
+    assert not T.TensorType.values_eq(values, values.astype("float32"))
+    single = np.float32([1.0, 2.0])
+    assert T.TensorType.values_eq_approx(single, single + np.float32(1e-6))
+    assert not T.TensorType.values_eq_approx(single.astype("float64"),
+                                             single.astype("float64") + 1e-6)
+    assert T.dvector().type.values_eq_approx([1.0], [1.0 + 1e-12])

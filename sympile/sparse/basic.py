@@ -292,13 +292,14 @@ def as_format(x: Variable, format: str) -> Variable:
 
 
 class DenseFromSparse(Op):
-    """The dense matrix of a sparse one (Theano's dense_from_sparse). sparse_grad: the
-    gradient keeps x's pattern (structured); else it is the whole dense gradient."""
+    """The dense matrix of a sparse one (Theano's dense_from_sparse). structured (Theano's
+    name; the attribute is sparse_grad, as Theano's): the gradient keeps x's pattern; else
+    it is the whole dense gradient."""
 
     __props__ = ("sparse_grad",)
 
-    def __init__(self, sparse_grad: bool = True):
-        self.sparse_grad = bool(sparse_grad)
+    def __init__(self, structured: bool = True):
+        self.sparse_grad = bool(structured)
 
     def make_node(self, x):
         x = as_sparse_variable(x, who="dense_from_sparse")

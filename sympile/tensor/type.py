@@ -187,23 +187,28 @@ class TensorType(Type):
             f"convert it yourself (e.g. numpy.asarray(value, dtype='{self.dtype}')) or "
             f"compile with allow_input_downcast=True")
 
-    def values_eq(self, a, b) -> bool:
+    # Static, as Theano's: code calls TensorType.values_eq(a, b) on the class.
+    @staticmethod
+    def values_eq(a, b) -> bool:
         """a and b have the same shape, dtype and values (NaNs equal NaNs)."""
         a, b = np.asarray(a), np.asarray(b)
         if a.shape != b.shape or a.dtype != b.dtype:
             return False
         return _same_values(a, b)
 
-    def values_eq_approx(self, a, b, rtol: float | None = None, atol: float | None = None):
-        """a and b have the same shape and close values: within the tolerance of this Type's
-        dtype for floats (NaNs equal NaNs, infinities equal same-signed infinities), exactly
-        equal otherwise."""
+    @staticmethod
+    def values_eq_approx(a, b, rtol: float | None = None, atol: float | None = None):
+        """a and b have the same shape and close values: within the tolerance of the less
+        precise of their float dtypes (NaNs equal NaNs, infinities equal same-signed
+        infinities), exactly equal otherwise."""
         a, b = np.asarray(a), np.asarray(b)
         if a.shape != b.shape:
             return False
         if a.dtype.kind not in "fc" and b.dtype.kind not in "fc":
             return bool(np.all(a == b))
-        tolerance = {"float16": 1e-3, "float32": 1e-5, "complex64": 1e-5}.get(self.dtype, 1e-8)
+        tolerance = max(
+            {"float16": 1e-3, "float32": 1e-5, "complex64": 1e-5}.get(array.dtype.name, 1e-8)
+            for array in (a, b) if array.dtype.kind in "fc")
         return bool(np.allclose(a, b, rtol=tolerance * 10 if rtol is None else rtol,
                                 atol=tolerance if atol is None else atol, equal_nan=True))
 

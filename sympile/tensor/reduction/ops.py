@@ -18,6 +18,7 @@ any, argmax, a sum cast to an integer dtype) are piecewise constant: nothing flo
 from __future__ import annotations
 
 import builtins
+import copy
 import functools
 import warnings
 from collections.abc import Sequence
@@ -73,6 +74,8 @@ def normalize_axis(axis: Any, ndim: int, function: Any) -> tuple[int, ...]:
     entries = list(axis) if isinstance(axis, (list, tuple)) else [axis]
     normalized = []
     for entry in entries:
+        if isinstance(entry, np.ndarray) and entry.ndim == 0 and entry.dtype.kind in "iu":
+            entry = entry.item()  # Theano's tests write [numpy.array(0), numpy.array(1)]
         if isinstance(entry, (bool, np.bool_)) or not isinstance(entry, (int, np.integer)):
             raise TypeError(f"{function}: axis must be an int, a tuple of ints or None, got "
                             f"{axis!r}")
@@ -98,13 +101,17 @@ def _checked_axes(op: Op, axis: tuple[int, ...] | None, x: Variable) -> tuple[in
     return axis
 
 
-def _op_axis(axis: Sequence[int] | None, op_name: str) -> tuple[int, ...] | None:
-    """The `axis` prop of a reduction Op: None, or a sorted tuple of distinct axes >= 0."""
+def _op_axis(axis: Sequence[int] | None, op_name: str,
+             negative: bool = False) -> tuple[int, ...] | None:
+    """The `axis` prop of a reduction Op: None, or a sorted tuple of distinct axes >= 0 (or
+    counted from the end too, where `negative`: the op resolves them in make_node)."""
     if axis is None:
         return None
-    axis = tuple(sorted(int(a) for a in axis))
-    if builtins.any(a < 0 for a in axis) or len(set(axis)) != len(axis):
-        raise ValueError(f"{op_name}: axis must be distinct non-negative ints, got {axis}")
+    axis = tuple(sorted(int(a) for a in ((axis,) if isinstance(axis, (int, np.integer))
+                                         else axis)))
+    if (not negative and builtins.any(a < 0 for a in axis)) or len(set(axis)) != len(axis):
+        kind = "distinct ints" if negative else "distinct non-negative ints"
+        raise ValueError(f"{op_name}: axis must be {kind}, got {axis}")
     return axis
 
 
@@ -169,7 +176,7 @@ class CAReduce(Op):
             raise TypeError(f"CAReduce: expected a commutative, associative binary scalar op "
                             f"(add, mul, maximum, minimum, logical_and, ...), got {scalar_op}")
         self.scalar_op = scalar_op
-        self.axis = _op_axis(axis, "CAReduce")
+        self.axis = _op_axis(axis, "CAReduce", negative=True)
         self.dtype = None if dtype is None else normalize_dtype(dtype)
         self.acc_dtype = None if acc_dtype is None else normalize_dtype(acc_dtype)
 
@@ -184,6 +191,12 @@ class CAReduce(Op):
 
     def make_node(self, x):
         x = as_tensor_variable(x, op=self)
+        if self.axis is not None and builtins.any(a < 0 for a in self.axis):
+            # Axes counted from the end (Theano's CAReduce(op, axis=(-1,))) are resolved
+            # here, where the rank is known: the node's op has them non-negative.
+            op = copy.copy(self)
+            op.axis = normalize_axis(self.axis, x.type.ndim, self)
+            return op.make_node(x)
         axes = _checked_axes(self, self.axis, x)
         if self.scalar_op.identity is None:
             _check_static_nonempty(self, x, axes)

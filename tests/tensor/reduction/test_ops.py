@@ -369,10 +369,27 @@ def test_careduce_needs_an_associative_binary_op():
         CAReduce(scalar.sub)
     with pytest.raises(TypeError, match="CAReduce: expected a commutative, associative"):
         CAReduce(scalar.exp)
-    with pytest.raises(ValueError, match="CAReduce: axis must be distinct non-negative"):
+    with pytest.raises(ValueError, match="CAReduce: axis must be distinct ints"):
         CAReduce(scalar.add, (0, 0))
     with pytest.raises(ValueError, match="cannot reduce axis 2 of x"):
         CAReduce(scalar.add, (2,))(T.matrix("x"))
+
+
+def test_careduce_axes_from_the_end_and_a_single_int_as_theano_s():
+    """CAReduce(op, axis=(-1,)) or axis=1: resolved in make_node, where the rank is known;
+    the node's op has its axes non-negative."""
+    x = T.dtensor3("x")
+    value = np.arange(24.0).reshape(2, 3, 4)
+    last = CAReduce(scalar.add, (-1,))(x)
+    assert last.owner.op == CAReduce(scalar.add, (2,))
+    middle = CAReduce(scalar.maximum, 1)(x)
+    assert middle.owner.op.axis == (1,)
+    np.testing.assert_array_equal(evaluate(last, [x], [value]), value.sum(-1))
+    np.testing.assert_array_equal(evaluate(middle, [x], [value]), value.max(1))
+    with pytest.raises(ValueError, match="axis -4 is out of range for a 3-d input"):
+        CAReduce(scalar.add, (-4,))(x)
+    with pytest.raises(ValueError, match="names the same axis more than once"):
+        CAReduce(scalar.add, (-1, 2))(x)
 
 
 def test_bad_dtype_and_ddof():
