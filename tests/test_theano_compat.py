@@ -347,3 +347,21 @@ def test_tensor_type_value_comparisons_are_static_as_theano_s():
     assert not T.TensorType.values_eq_approx(single.astype("float64"),
                                              single.astype("float64") + 1e-6)
     assert T.dvector().type.values_eq_approx([1.0], [1.0 + 1e-12])
+
+
+def test_flatten_s_old_outdim_and_is_flat():
+    """Theano's flatten(x, outdim=) (deprecated there too: one DeprecationWarning) and
+    is_flat."""
+    x = T.dtensor3("x")
+    with pytest.warns(DeprecationWarning, match="flatten: outdim is deprecated"):
+        flat = T.flatten(x, outdim=2)
+    with pytest.warns(DeprecationWarning, match="flatten: outdim is deprecated"):
+        method = x.flatten(outdim=2)
+    value = np.arange(24.0).reshape(2, 3, 4)
+    for result in theano.function([x], [flat, method, x.flatten(2), T.flatten(x)])(value)[:3]:
+        np.testing.assert_array_equal(result, value.reshape(2, 12))
+    with pytest.raises(ValueError, match="give ndim or its old name outdim, not both"):
+        T.flatten(x, ndim=2, outdim=2)
+    assert T.is_flat(T.dvector()) and T.is_flat(x, 3) and not T.is_flat(x)
+    with pytest.warns(DeprecationWarning, match="is_flat: outdim is deprecated"):
+        assert T.is_flat(x, outdim=3)

@@ -228,8 +228,8 @@ class TensorOperators:
             pattern = pattern[0]
         return DimShuffle(self.type.ndim, pattern)(self)
 
-    def flatten(self, ndim=1):
-        return flatten(self, ndim)
+    def flatten(self, ndim=None, outdim=None):
+        return flatten(self, ndim, outdim)
 
     def ravel(self):
         return self.flatten()

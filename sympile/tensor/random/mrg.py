@@ -20,6 +20,8 @@ tests/tensor/random/test_mrg.py). mrg.h is the C twin.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 __all__ = ["M1", "M2", "uniform", "substreams", "jump_2p134", "guess_n_streams",
@@ -74,8 +76,9 @@ def substreams(state: np.ndarray, count: int) -> np.ndarray:
     return rows[:count].astype(np.int32)
 
 
-def guess_n_streams(size) -> int:
-    """Theano's number of streams for `size` (a tuple of ints, or anything symbolic)."""
+def guess_n_streams(size, warn: bool = False) -> int:
+    """Theano's number of streams for `size` (a tuple of ints, or anything symbolic: then
+    MAX_STREAMS, with a warning where `warn`)."""
     if isinstance(size, (tuple, list)) and all(
             isinstance(entry, (int, np.integer)) and not isinstance(entry, bool)
             for entry in size):
@@ -83,6 +86,9 @@ def guess_n_streams(size) -> int:
         if product > 6:
             product //= 6
         return max(1, min(product, MAX_STREAMS))
+    if warn:
+        warnings.warn(f"guess_n_streams: cannot tell the number of streams from size {size!r}"
+                      f"; guessing {MAX_STREAMS}", stacklevel=2)
     return MAX_STREAMS
 
 

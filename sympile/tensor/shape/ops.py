@@ -12,6 +12,7 @@ make_vector's gradient with respect to its i-th scalar is entry i of the output 
 from __future__ import annotations
 
 import operator
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -36,6 +37,7 @@ from sympile.tensor.type import is_discrete, tensor_type
 from sympile.tensor.variable import as_tensor_variable, constant
 
 __all__ = [
+    "is_flat",
     "PassThroughOp",
     "LengthsAgree",
     "Rebroadcast",
@@ -796,9 +798,11 @@ def reshape(x: Any, shape: Any, ndim: int | None = None) -> Variable:
     return Reshape(len(lengths))(x, length_vector(lengths))
 
 
-def flatten(x: Any, ndim: int = 1) -> Variable:
+def flatten(x: Any, ndim: int | None = None, outdim: int | None = None) -> Variable:
     """x with its first ndim - 1 axes kept and the others merged into one (Theano's flatten;
-    ndim=1 is numpy's ravel)."""
+    ndim=1, the default, is numpy's ravel). outdim: Theano's old name of ndim (deprecated
+    there too)."""
+    ndim = _flatten_ndim("flatten", ndim, outdim)
     x = as_tensor_variable(x, op="flatten")
     if isinstance(ndim, bool) or not isinstance(ndim, (int, np.integer)):
         raise TypeError(f"flatten: ndim must be an int, got {ndim!r}")
@@ -810,6 +814,24 @@ def flatten(x: Any, ndim: int = 1) -> Variable:
     kept = [axis_length(x, axis) for axis in range(ndim - 1)]
     merged = product_of_lengths([axis_length(x, axis) for axis in range(ndim - 1, x.type.ndim)])
     return Reshape(ndim)(x, length_vector(kept + [merged]))
+
+
+def _flatten_ndim(function: str, ndim: int | None, outdim: int | None) -> int:
+    """ndim from Theano's ndim or its deprecated synonym outdim (1 if neither)."""
+    if outdim is None:
+        return 1 if ndim is None else ndim
+    if ndim is not None:
+        raise ValueError(f"{function}: give ndim or its old name outdim, not both")
+    warnings.warn(f"{function}: outdim is deprecated (as in Theano); use ndim",
+                  DeprecationWarning, stacklevel=3)
+    return outdim
+
+
+def is_flat(var: Any, ndim: int | None = None, outdim: int | None = None) -> bool:
+    """Theano's is_flat: whether `var` has ndim dimensions (default 1; outdim: its old
+    name)."""
+    return as_tensor_variable(var, op="is_flat").type.ndim == _flatten_ndim("is_flat", ndim,
+                                                                           outdim)
 
 
 def squeeze(x: Any, axis: Any = None) -> Variable:

@@ -73,6 +73,10 @@ def test_stream_count_and_jumps():
     2**72 jump at a time (matVecModM's definition)."""
     assert guess_n_streams((2, 3)) == 6 and guess_n_streams((4, 5)) == 3
     assert guess_n_streams((1000, 1000)) == 60 * 256 and guess_n_streams((5,)) == 5
+    symbolic = sympile.tensor.lvector("size")
+    assert guess_n_streams(symbolic, warn=False) == 60 * 256
+    with pytest.warns(UserWarning, match="cannot tell the number of streams from size"):
+        assert guess_n_streams(symbolic, warn=True) == 60 * 256
     start = np.array([12345] * 6, np.int32)
     doubled = mrg.substreams(start, 37)
     stepped = [start.astype(np.int64)]
