@@ -365,3 +365,49 @@ def test_flatten_s_old_outdim_and_is_flat():
     assert T.is_flat(T.dvector()) and T.is_flat(x, 3) and not T.is_flat(x)
     with pytest.warns(DeprecationWarning, match="is_flat: outdim is deprecated"):
         assert T.is_flat(x, outdim=3)
+
+
+def test_tensor_basic_holds_what_theano_s_did():
+    """Theano's theano.tensor.basic held most of theano.tensor; code imports from there."""
+    from sympile.tensor.basic import (
+        as_tensor_variable,
+        batched_dot,
+        constant,
+        matrix,
+        neg,
+        reshape,
+        sum,
+        vectors,
+    )
+
+    assert neg is T.neg and sum is T.sum and batched_dot is T.batched_dot
+    assert reshape is T.reshape and as_tensor_variable is T.as_tensor_variable
+    a, b = vectors("ab")
+    x = matrix("x")
+    f = theano.function([a, b, x], [neg(a) + b, sum(x, axis=0) * constant(2.0)])
+    values = f([1.0, 2.0], [3.0, 4.0], [[1.0, 2.0], [3.0, 4.0]])
+    np.testing.assert_allclose(values[0], [2.0, 2.0])
+    np.testing.assert_allclose(values[1], [8.0, 12.0])
+
+
+def test_crossentropy_softmax_with_bias_family():
+    """Theano's crossentropy_softmax_1hot_with_bias, ..._argmax_1hot_with_bias and the
+    _dx op, against numpy."""
+    x, b, y = T.dmatrix("x"), T.dvector("b"), T.lvector("y")
+    loss, probabilities, best = T.nnet.crossentropy_softmax_argmax_1hot_with_bias(x, b, y)
+    loss2, _ = T.nnet.crossentropy_softmax_1hot_with_bias(x, b, y)
+    dx = T.nnet.crossentropy_softmax_1hot_with_bias_dx(T.ones_like(loss), probabilities, y)
+    assert isinstance(dx.owner.op, T.nnet.CrossentropySoftmax1HotWithBiasDx)
+    x_value = np.array([[1.0, 2.0, 0.5], [0.0, -1.0, 3.0]])
+    b_value, y_value = np.array([0.1, -0.2, 0.3]), np.array([2, 0])
+    results = theano.function([x, b, y], [loss, probabilities, best, loss2, dx])(
+        x_value, b_value, y_value)
+    logits = x_value + b_value
+    softmax = np.exp(logits - logits.max(1, keepdims=True))
+    softmax /= softmax.sum(1, keepdims=True)
+    nll = -np.log(softmax[np.arange(2), y_value])
+    onehot = np.eye(3)[y_value]
+    for got, want in zip(results, [nll, softmax, logits.argmax(1), nll, softmax - onehot]):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
+    with pytest.raises(ValueError, match="b must be a vector"):
+        T.nnet.crossentropy_softmax_1hot_with_bias(x, x, y)

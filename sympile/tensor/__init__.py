@@ -4,6 +4,8 @@
     x = T.dmatrix("x"); y = T.exp(x).sum(axis=1)
 """
 
+import sys as _sys
+
 from sympile import scalar as scal  # noqa: F401 - Theano's T.scal
 from sympile.tensor import nnet  # noqa: F401 - T.nnet.softmax, as in Theano
 from sympile.tensor.arrays import *  # noqa: F403
@@ -51,3 +53,14 @@ for _name in ("CAReduce", "Prod", "ProdWithoutZeros"):
 del _name
 # And theano.tensor.basic.NotScalarConstantError (constant_value sits above basic).
 basic.NotScalarConstantError = constant_value.NotScalarConstantError
+# Theano's theano.tensor.basic held most of theano.tensor (its constructors, elementwise
+# functions, reductions, shape functions and products), which code imports from there.
+for _module in ("type", "math", "reduction", "shape", "arrays", "blas.basic",
+                "constant_value"):
+    for _name in _sys.modules[f"{__name__}.{_module}"].__all__:
+        if not hasattr(basic, _name):
+            setattr(basic, _name, globals()[_name])
+for _name in ("as_tensor_variable", "as_tensor", "constant", "TensorConstant",
+              "TensorVariable"):
+    setattr(basic, _name, globals()[_name])
+del _module, _name

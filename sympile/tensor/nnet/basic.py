@@ -42,6 +42,7 @@ from sympile.tensor.nnet.basic_c import (
     crossentropy_softmax_dx_c_code,
     softmax_family_c_code,
 )
+from sympile.tensor.reduction import argmax
 from sympile.tensor.reduction import sum as tensor_sum
 from sympile.tensor.shape.ops import declared_like
 from sympile.tensor.subtensor import inc_subtensor
@@ -59,6 +60,8 @@ __all__ = [
     "crossentropy_softmax_1hot", "log_softmax", "relu", "sigmoid",
     "sigmoid_binary_crossentropy", "softmax", "softplus", "softsign",
     "softmax_op", "logsoftmax_op", "softmax_with_bias", "softmax_graph",
+    "crossentropy_softmax_1hot_with_bias", "crossentropy_softmax_argmax_1hot_with_bias",
+    "CrossentropySoftmax1HotWithBiasDx", "crossentropy_softmax_1hot_with_bias_dx",
 ]
 
 
@@ -459,6 +462,31 @@ def _theano_row(x: Any, axis: int | None) -> Any:
 def crossentropy_softmax_1hot(x: Any, targets: Any) -> list[Variable]:
     """[loss, softmax(x)] for a matrix of logits x and integer targets (one per row)."""
     return CrossentropySoftmax1Hot()(x, targets)
+
+
+def _biased_logits(function: str, x: Any, b: Any) -> Variable:
+    b = as_tensor_variable(b, op=function, argument="b")
+    if b.type.ndim != 1:
+        raise ValueError(f"{function}: b must be a vector (one bias per class), got {b.type}")
+    return math.add(x, b)
+
+
+def crossentropy_softmax_1hot_with_bias(x: Any, b: Any, targets: Any) -> list[Variable]:
+    """Theano's: [loss, softmax(x + b)] for logits x, a bias b per class and targets."""
+    return crossentropy_softmax_1hot(
+        _biased_logits("crossentropy_softmax_1hot_with_bias", x, b), targets)
+
+
+def crossentropy_softmax_argmax_1hot_with_bias(x: Any, b: Any,
+                                               targets: Any) -> list[Variable]:
+    """Theano's: [loss, softmax(x + b), argmax(x + b, axis=1)]."""
+    logits = _biased_logits("crossentropy_softmax_argmax_1hot_with_bias", x, b)
+    return [*crossentropy_softmax_1hot(logits, targets), argmax(logits, axis=1)]
+
+
+# Theano's names of the gradient op of the fused loss (its logits' bias adds nothing to it).
+CrossentropySoftmax1HotWithBiasDx = CrossentropySoftmax1HotDx
+crossentropy_softmax_1hot_with_bias_dx = CrossentropySoftmax1HotDx()
 
 
 def categorical_crossentropy(coding_dist: Any, true_dist: Any) -> Variable:
