@@ -411,3 +411,27 @@ def test_crossentropy_softmax_with_bias_family():
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
     with pytest.raises(ValueError, match="b must be a vector"):
         T.nnet.crossentropy_softmax_1hot_with_bias(x, x, y)
+
+
+def test_blas_scipy_ger_and_ger_destructive():
+    """theano.tensor.blas_scipy's ScipyGer instances and T.blas.ger_destructive: a + alpha *
+    outer(x, y), new or written over a, on both backends."""
+    import sympile.tensor.blas_scipy as blas_scipy
+    from sympile.compile.mode import Mode
+    from sympile.tensor.blas import ger_destructive
+
+    a, alpha, x, y = T.dmatrix("a"), T.dscalar("alpha"), T.dvector("x"), T.dvector("y")
+    values = [np.ones((2, 3)), 2.0, np.array([1.0, 2.0]), np.array([1.0, 0.0, 3.0])]
+    expected = values[0] + 2.0 * np.outer(values[2], values[3])
+    assert isinstance(blas_scipy.scipy_ger_inplace, blas_scipy.ScipyGer)
+    for backend in ("python", "c"):
+        mode = Mode(None, backend=backend)
+        new = theano.function([a, alpha, x, y], blas_scipy.scipy_ger_no_inplace(a, alpha, x, y),
+                              mode=mode)
+        np.testing.assert_array_equal(new(*values), expected)
+        for op in (blas_scipy.scipy_ger_inplace, ger_destructive):
+            written = values[0].copy()
+            f = theano.function([a, alpha, x, y], op(a, alpha, x, y), mode=mode,
+                                accept_inplace=True)
+            np.testing.assert_array_equal(f(written, *values[1:]), expected)
+            np.testing.assert_array_equal(written, expected)
