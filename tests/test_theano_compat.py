@@ -413,9 +413,10 @@ def test_crossentropy_softmax_with_bias_family():
         T.nnet.crossentropy_softmax_1hot_with_bias(x, x, y)
 
 
-def test_blas_scipy_ger_and_ger_destructive():
+def test_blas_scipy_ger_ger_destructive_and_gemv_instances():
     """theano.tensor.blas_scipy's ScipyGer instances and T.blas.ger_destructive: a + alpha *
-    outer(x, y), new or written over a, on both backends."""
+    outer(x, y), new or written over a; T.blas.gemv_no_inplace and gemv_inplace; on both
+    backends."""
     import sympile.tensor.blas_scipy as blas_scipy
     from sympile.compile.mode import Mode
     from sympile.tensor.blas import ger_destructive
@@ -429,6 +430,11 @@ def test_blas_scipy_ger_and_ger_destructive():
         new = theano.function([a, alpha, x, y], blas_scipy.scipy_ger_no_inplace(a, alpha, x, y),
                               mode=mode)
         np.testing.assert_array_equal(new(*values), expected)
+        gemv = theano.function([a, x, y], T.blas.gemv_no_inplace(x, 0.5, a, y, 0.25),
+                               mode=mode)
+        np.testing.assert_array_equal(gemv(values[0], values[2], values[3]),
+                                      0.5 * values[0] @ values[3] + 0.25 * values[2])
+        assert T.blas.gemv_inplace.destroy_map == {0: [0]}
         for op in (blas_scipy.scipy_ger_inplace, ger_destructive):
             written = values[0].copy()
             f = theano.function([a, alpha, x, y], op(a, alpha, x, y), mode=mode,

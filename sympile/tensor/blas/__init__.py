@@ -14,13 +14,15 @@ from sympile.tensor.blas.basic import *  # noqa: F403
 from sympile.tensor.blas.basic import __all__ as _basic_all
 from sympile.tensor.blas.gemm import *  # noqa: F403
 from sympile.tensor.blas.gemm import __all__ as _gemm_all
-from sympile.tensor.inplace import GemmInplace, GerInplace
+from sympile.tensor.inplace import GemmInplace, GemvInplace, GerInplace
 
-# Theano's Gemm and Ger instances: into a new array, and written over z or a (a graph using
-# those compiles with accept_inplace=True).
+# Theano's Gemm, Gemv and Ger instances: into a new array, and written over z, y or a (a
+# graph using those compiles with accept_inplace=True).
 gemm_no_inplace = Gemm()  # noqa: F405
 gemm_inplace = GemmInplace()
+gemv_no_inplace = Gemv()  # noqa: F405
+gemv_inplace = GemvInplace()
 ger_destructive = GerInplace()
 
 __all__ = [*_basic_all, *_gemm_all, "gemm_inplace", "gemm_no_inplace",  # noqa: PLE0604
-           "ger_destructive"]
+           "gemv_inplace", "gemv_no_inplace", "ger_destructive"]
