@@ -226,14 +226,7 @@ def install(theano_root: str) -> None:
 
 def pytest_pycollect_makeitem(collector, name, obj):
     """Nose's test generators (`def test_x(): yield check, arg`), which pytest no longer
-    collects: one test per (function, *arguments) the generator yields, as nose ran them.
-    And the test classes Theano's makeTester builds in test_basic for other modules
-    (SigmoidTester in test_sigm): nose found them where they are bound; pytest looks them up
-    in the module their __module__ names, so they are moved to the module that binds them."""
-    if inspect.isclass(obj) and collector.classnamefilter(name) \
-            and getattr(sys.modules.get(obj.__module__), obj.__name__, None) is not obj:
-        obj.__module__ = collector.module.__name__
-        return None
+    collects: one test per (function, *arguments) the generator yields, as nose ran them."""
     if not (inspect.isgeneratorfunction(obj) and collector.funcnamefilter(name)):
         return None
     try:
