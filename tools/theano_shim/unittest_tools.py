@@ -4,6 +4,7 @@ Theano's internals)."""
 
 from __future__ import annotations
 
+import copy
 import sys
 import unittest
 from unittest import SkipTest
@@ -94,6 +95,42 @@ class TestOptimizationMixin:
 
     def SkipTest(self, msg="Skip this test"):
         raise SkipTest(msg)
+
+
+class T_OpContractMixin:
+    """Theano's check of the Op contract for the ops of `self.ops`: each equals itself, its
+    copies and `self.clone(op)`, and no other op of the list nor `self.other_op`; equal
+    ops hash equal; str() names each one."""
+
+    other_op = T.add
+
+    def copy(self, op):
+        return copy.copy(op)
+
+    def deepcopy(self, op):
+        return copy.deepcopy(op)
+
+    def clone(self, op):
+        raise NotImplementedError("the test class returns a new instance like op")
+
+    def test_eq(self):
+        for index, op in enumerate(self.ops):
+            for same in (op, self.copy(op), self.deepcopy(op), self.clone(op)):
+                assert op == same, (op, same)
+            assert op != self.other_op
+            assert all(op != other for position, other in enumerate(self.ops)
+                       if position != index)
+
+    def test_hash(self):
+        for index, op in enumerate(self.ops):
+            for same in (op, self.copy(op), self.deepcopy(op), self.clone(op)):
+                assert hash(op) == hash(same), (op, same)
+            assert all(hash(op) != hash(other) for position, other in enumerate(self.ops)
+                       if position != index)
+
+    def test_name(self):
+        for op in self.ops:
+            assert str(op)
 
 
 class InferShapeTester(unittest.TestCase):
