@@ -160,11 +160,15 @@ class Scan(Op):
         """Called by Mode.link for each node of the graph being linked: run this node's inner
         graph with the same rewrites and on the same backend as the outer function, or as the
         op's own mode says."""
-        if self.mode is not None:
-            own = get_mode(self.mode)
-            mode, backend = own, own.backend
-        self._node_backends[node] = (mode.rewriter, backend)
+        self._node_backends[node] = self._own_key() or (mode.rewriter, backend)
         self._node_functions.pop(node, None)
+
+    def _own_key(self) -> tuple[Any, str | None] | None:
+        """(rewriter, backend) of the op's own mode; None where it has none."""
+        if self.mode is None:
+            return None
+        own = get_mode(self.mode)
+        return own.rewriter, own.backend
 
     def _compiled(self, node: Apply):
         """The inner Function for `node`: compiled once per (rewriter, backend) the outer
@@ -172,10 +176,7 @@ class Scan(Op):
         function = self._node_functions.get(node)
         if function is not None:
             return function
-        key = self._node_backends.get(node)
-        if key is None and self.mode is not None:
-            own = get_mode(self.mode)
-            key = (own.rewriter, own.backend)
+        key = self._node_backends.get(node) or self._own_key()
         function = self._functions.get(key)
         if function is None:
             mode = None if key is None else Mode(key[0], backend=key[1])
