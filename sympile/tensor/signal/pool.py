@@ -504,10 +504,12 @@ def pool_2d(input, ws=None, ignore_border=True, stride=None, pad=(0, 0), mode="m
 
 def _old_names(function: str, ws, ds, stride, st, pad, padding) -> tuple:
     """(ws, stride, pad) from Theano's new or old (ds, st, padding) names; both is an error,
-    as in Theano. `pad` is the new name's default when neither is given."""
-    for new, old, new_name, old_name in ((ws, ds, "ws", "ds"), (stride, st, "stride", "st"),
-                                         (None, padding, "pad", "padding")):
-        if new is not None and old is not None:
+    as in Theano (for pad, which has a default of zeros: a padding beside a non-zero pad)."""
+    pad_given = pad is not None and any(length != 0 for length in pad)
+    for given, old, new_name, old_name in ((ws is not None, ds, "ws", "ds"),
+                                           (stride is not None, st, "stride", "st"),
+                                           (pad_given, padding, "pad", "padding")):
+        if given and old is not None:
             raise ValueError(f"{function}: give {new_name} or its old name {old_name}, not both")
     return (ws if ws is not None else ds, stride if stride is not None else st,
             pad if padding is None else padding)

@@ -148,6 +148,9 @@ def test_theano_old_argument_names_and_static_shapes():
             function(cube, ws=window, ds=window)
         with pytest.raises(ValueError, match="give stride or its old name st, not both"):
             function(cube, window, stride=window, st=window)
+        ones = (1,) * len(window)
+        with pytest.raises(ValueError, match="give pad or its old name padding, not both"):
+            function(cube, window, pad=ones, padding=ones)
 
 
 def test_bad_input():
