@@ -199,13 +199,13 @@ def check_context(op: Op, inputs, context: str) -> None:
 
 class GpuWrapper(Op):
     """The host op `op` on device arrays of `context`: its first `device_inputs` inputs are
-    device arrays, the others the host op's own (lengths, indices); its outputs are device
-    arrays. perform is the host op's, for ops whose perform only views, reshapes or checks
-    shapes (which device arrays do as numpy arrays do); subclasses that compute override
-    it."""
+    device arrays (None: all of them), the others the host op's own (lengths, indices); its
+    outputs are device arrays. perform is the host op's, for ops whose perform only views,
+    reshapes or checks shapes (which device arrays do as numpy arrays do); subclasses that
+    compute override it."""
 
     __props__ = ("op", "context")
-    device_inputs = 1
+    device_inputs: int | None = 1
 
     def __init__(self, op: Op, context: str):
         self.op = op
@@ -216,11 +216,11 @@ class GpuWrapper(Op):
         return f"Gpu{self.op}<{self.context}>"
 
     def make_node(self, *inputs):
-        on_device = inputs[:self.device_inputs]
+        count = len(inputs) if self.device_inputs is None else self.device_inputs
+        on_device = inputs[:count]
         check_context(self, on_device, self.context)
-        host = self.op.make_node(*[v.type.host_type() for v in on_device],
-                                 *inputs[self.device_inputs:])
-        return Apply(self, [*on_device, *host.inputs[self.device_inputs:]],
+        host = self.op.make_node(*[v.type.host_type() for v in on_device], *inputs[count:])
+        return Apply(self, [*on_device, *host.inputs[count:]],
                      [GpuArrayType.of(v.type, self.context)() for v in host.outputs])
 
     def perform(self, node, inputs, output_storage):

@@ -106,12 +106,16 @@ def test_crossentropy_kernels_compile():
 
 
 def test_row_indexing_kernels_compile():
-    kernels = [take_rows_kernel(dtype, index, inner) for dtype in ("float16", "float32",
-                                                                      "int8", "float64")
+    kernels = [take_rows_kernel(dtype, (index,), 2, inner) for dtype in ("float16", "float32",
+                                                                           "int8", "float64")
                for index in ("int32", "int64", "uint8") for inner in (1, 3)]
+    # Picks by two and three arrays broadcast together (x[arange(n), y], x[i, j, k]).
+    kernels += [take_rows_kernel("float32", indices, broadcast, 1)
+                for indices in (("int64", "int32"), ("int64", "int64", "uint8"))
+                for broadcast in (1, 3)]
     kernels += [inc_rows_kernel(dtype, "int64", inner) for dtype in ATOMIC_DTYPES
                 for inner in (1, 2)]
-    assert _compile_all(kernels) == 24 + 2 * len(ATOMIC_DTYPES)
+    assert _compile_all(kernels) == 28 + 2 * len(ATOMIC_DTYPES)
 
 
 def test_random_kernels_compile():

@@ -72,6 +72,29 @@ def test_take_rows(dtype, context):
         f(value, np.array([[5, 0, 0]]))
 
 
+def test_take_by_several_arrays(context):
+    """A pick x[arange(n), y] (the cross-entropy's), arrays broadcast together, views as
+    indices, and errors naming the axis."""
+    x = T.ftensor3("x")
+    i, j = T.lvector("i"), T.imatrix("j")
+    outputs = [x[i.dimshuffle("x", 0), j], x[j.T], x[i, j[0]]]
+    reference, f = _both([x, i, j], outputs, context, GpuTakeRows, (0, 1, 2))
+    value = np.arange(60, dtype="float32").reshape(3, 4, 5)
+    rows = np.array([0, -1, 2, 1])
+    columns = np.array([[2, 0, -3, 1], [1, 1, 0, -1]], dtype="int32")
+    for got, want in zip(f(value, rows, columns), reference(value, rows, columns)):
+        np.testing.assert_array_equal(got, want)
+    picks = x[T.arange(x.shape[0]), i[:3], j.flatten()[::3]]
+    reference, f = _both([x, i, j], picks, context, GpuTakeRows, (0, 1, 2))
+    np.testing.assert_array_equal(f(value, rows, columns), reference(value, rows, columns))
+    with pytest.raises(IndexError, match="out of bounds for axis 1 with size 4"):
+        f(value, np.array([0, 4, 1]), columns)
+    with pytest.raises(IndexError, match="out of bounds for axis 2 with size 5"):
+        f(value, rows, np.array([[0, 0, 0, 9], [0, 0, 0, 0]], dtype="int32"))
+    with pytest.raises(IndexError, match="could not be broadcast together"):
+        f(value, np.array([0, 1]), columns)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int32", "int64"])
 def test_increment_rows_with_repeats(dtype, context):
     """numpy.add.at: a repeated entry adds every occurrence (the embedding's gradient)."""

@@ -1,13 +1,16 @@
-"""CUDA of indexing along axis 0 by an integer array: x[index] (rows_take.cu, any index
-shape) and x[index] += y for a vector index (rows_inc.cu, atomic adds: repeated entries
-add every occurrence, as numpy.add.at). Both wrap negative entries and report an entry out
-of range through the error flag, bit 1.
+"""CUDA of indexing by integer arrays: x[index0, index1, ...] on x's first axes
+(rows_take.cu, the arrays broadcast together, any shape) and x[index] += y for a vector index
+on axis 0 (rows_inc.cu, atomic adds: repeated entries add every occurrence, as
+numpy.add.at). Both wrap negative entries and report an entry out of range through the
+error flag: bit a for axis a.
 
-Parameters: take: n (the output's size), inner (the size of one row of x), rows, the row's
-lengths (`inner_ndim` of them), x with its row stride and inner strides, the index
-(C-contiguous), the output (C-contiguous); inc: n (the region's size), inner, rows, the row's
-lengths, out (a copy of x) with its strides, the index with its stride, y with its stride
-along the index and inner strides (0 where it broadcasts); then the error flag.
+Parameters: take: n (the output's size), inner (the size of what one broadcast position
+picks), the broadcast shape's lengths, each indexed axis's length (rows0..), the inner
+lengths (`inner_ndim` of them), x with its strides along the indexed axes and the inner ones,
+each index array with its strides in the broadcast shape (0 where it is broadcast), the
+output (C-contiguous); inc: n (the region's size), inner, rows, the row's lengths, out (a
+copy of x) with its strides, the index with its stride, y with its stride along the index
+and inner strides (0 where it broadcasts); then the error flag.
 """
 
 from __future__ import annotations
@@ -15,9 +18,12 @@ from __future__ import annotations
 from sympile.graph.ccode import C_TYPES, c_file, render
 from sympile.tensor.elemwise.elemwise_cuda import CudaKernel, coordinates, cuda_kernel, offset
 
-__all__ = ["ATOMIC_DTYPES", "inc_rows_kernel", "take_rows_kernel"]
+__all__ = ["ATOMIC_DTYPES", "MAX_INDEXED_AXES", "inc_rows_kernel", "take_rows_kernel"]
 
-_ERRORS = ((1, "PyExc_IndexError", "an index entry is out of range"),)
+# The error flag's bit a: an entry out of range for axis a (a signed int holds 31 bits).
+MAX_INDEXED_AXES = 31
+_ERRORS = tuple((1 << a, "PyExc_IndexError", f"an index entry is out of range for axis {a}")
+                for a in range(MAX_INDEXED_AXES))
 _INDEX_ROW = c_file(__file__, "rows_index.cu")
 # The types CUDA's atomicAdd takes for each dtype (64-bit integers as unsigned long long,
 # whose wrapping sum has the same bits).
@@ -32,25 +38,38 @@ def _row(prefix: str, inner_ndim: int) -> dict[str, str]:
             "OFFSET": offset(prefix, "c", inner_ndim)}
 
 
-def _common(inner_ndim: int) -> list[str]:
-    return ["const npy_int64 n", "const npy_int64 inner", "const npy_int64 rows",
-            *(f"const npy_int64 c_n{a}" for a in range(inner_ndim))]
-
-
-def take_rows_kernel(dtype: str, index_dtype: str, inner_ndim: int) -> CudaKernel:
+def take_rows_kernel(dtype: str, index_dtypes: tuple[str, ...], broadcast_ndim: int,
+                     inner_ndim: int) -> CudaKernel:
+    """x[index0, ...] for len(index_dtypes) integer arrays (of those dtypes) broadcast to a
+    shape of `broadcast_ndim` (>= 1) axes, the rest of x's axes `inner_ndim` (>= 1) axes."""
     # A copy of the elements' bits: float16 as its 16 bits.
     t = "npy_uint16" if dtype == "float16" else C_TYPES[dtype]
-    parameters = [*_common(inner_ndim), f"const {t} *const x", "const npy_int64 x_s0",
-                  *(f"const npy_int64 x_c{a}" for a in range(inner_ndim)),
-                  f"const {C_TYPES[index_dtype]} *const index", f"{t} *const out",
-                  "int *const error"]
-    body = render(c_file(__file__, "rows_take.cu"), _row("x", inner_ndim))
+    axes = range(len(index_dtypes))
+    parameters = ["const npy_int64 n", "const npy_int64 inner",
+                  *(f"const npy_int64 b_n{a}" for a in range(broadcast_ndim)),
+                  *(f"const npy_int64 rows{j}" for j in axes),
+                  *(f"const npy_int64 c_n{a}" for a in range(inner_ndim)),
+                  f"const {t} *const x", *(f"const npy_int64 x_s{j}" for j in axes),
+                  *(f"const npy_int64 x_c{a}" for a in range(inner_ndim))]
+    rows = []
+    for j, index_dtype in enumerate(index_dtypes):
+        parameters += [f"const {C_TYPES[index_dtype]} *const index{j}",
+                       *(f"const npy_int64 index{j}_b{a}" for a in range(broadcast_ndim))]
+        rows.append(f"const npy_int64 row{j} = sympile_index_row("
+                    f"(npy_int64)index{j}[{offset(f'index{j}', 'b', broadcast_ndim)}], rows{j}); "
+                    f"bad |= (row{j} < 0) << {j}; position += row{j} * x_s{j};")
+    parameters += [f"{t} *const out", "int *const error"]
+    values = {**_row("x", inner_ndim), "ROWS": " ".join(rows),
+              "BROADCAST_COORDINATES": " ".join(coordinates("i", "b", broadcast_ndim))}
+    body = render(c_file(__file__, "rows_take.cu"), values)
     return cuda_kernel("take_rows", parameters, body, (_INDEX_ROW,), True, _ERRORS)
 
 
 def inc_rows_kernel(dtype: str, index_dtype: str, inner_ndim: int) -> CudaKernel:
     t = C_TYPES[dtype]
-    parameters = [*_common(inner_ndim), f"{t} *const out", "const npy_int64 out_s0",
+    parameters = ["const npy_int64 n", "const npy_int64 inner", "const npy_int64 rows",
+                  *(f"const npy_int64 c_n{a}" for a in range(inner_ndim)), f"{t} *const out",
+                  "const npy_int64 out_s0",
                   *(f"const npy_int64 out_c{a}" for a in range(inner_ndim)),
                   f"const {C_TYPES[index_dtype]} *const index", "const npy_int64 index_s0",
                   f"const {t} *const y", "const npy_int64 y_s0",

@@ -1,18 +1,24 @@
-/* x[index] on axis 0 on the device (an embedding lookup), one thread per output element t:
-   the index entry i = t / inner (the index is C-contiguous), the element of x's row inner
-   coordinates (rest = t % inner) away. Negative entries count from the end, as in numpy;
-   an entry outside [-rows, rows) sets the error flag. The output is C-contiguous. */
+/* x[index0, index1, ...] on the device: integer arrays on x's first axes (an embedding
+   lookup x[index], a pick x[arange(n), y]), broadcast together to the shape b_n0.., one
+   thread per output element t: the broadcast position i = t / inner (coordinates b0..), each
+   array's entry there (its strides are 0 along the axes it is broadcast on), the element of
+   x at those rows and the inner coordinates (rest = t % inner) away. Negative entries count
+   from the end, as in numpy; an entry outside [-rows, rows) of axis a sets bit a of the
+   error flag. The output is C-contiguous. */
 {
     int flag = 0;
     for (npy_int64 t = SYMPILE_GRID_START; t < n; t += SYMPILE_GRID_STEP) {
         const npy_int64 i = t / inner;
-        const npy_int64 row = sympile_index_row((npy_int64)index[i], rows);
-        if (row < 0) {
-            flag = 1;
+        @BROADCAST_COORDINATES@
+        npy_int64 position = 0;
+        int bad = 0;
+        @ROWS@
+        if (bad) {
+            flag |= bad;
             continue;
         }
         @COORDINATES@
-        out[t] = x[row * x_s0 + @OFFSET@];
+        out[t] = x[position + @OFFSET@];
     }
     if (flag)
         SYMPILE_ERROR_OR(error, flag);
