@@ -15,6 +15,8 @@ SUITES = {
                     "against jax.jit's compile",
     "distributed": "data-parallel MLP steps on 1 and 2 MPI processes, against torch.distributed",
     "elemwise": "elementwise loops by size and thread count",
+    "gpu": "the paper's GPU columns on a CUDA device: copy bandwidth, fused loops, MLP, RNN "
+           "and LeNet-5 training against torch (eager, torch.compile) and jax",
     "lenet": "LeNet-5 training steps against torch and jax",
     "linalg": "a GP's likelihood gradient and batched solves against PyTensor, jax, torch",
     "random_streams": "random draws and a dropout MLP step against numpy, jax, torch",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import json
 import multiprocessing
+import os
 import platform
 import statistics
 import subprocess
@@ -269,6 +270,7 @@ def format_seconds(seconds: float) -> str:
 
 
 def write_json(path: str, rows: list[Row], extra: dict[str, Any]) -> None:
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w") as handle:
         json.dump({**extra, "rows": [asdict(row) for row in rows]}, handle, indent=2)
 

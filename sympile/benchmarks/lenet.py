@@ -105,13 +105,18 @@ def sympile_steps(net: str, batch: int) -> Callable[[], object]:
     return lambda: [train(i) for i in indices]
 
 
-def torch_steps(net: str, batch: int, compiled: bool) -> Callable[[], object]:
+def torch_steps(net: str, batch: int, compile_mode: str | None,
+                device: str = "cpu") -> Callable[[], object]:
+    """Eager torch (compile_mode None) or the step under torch.compile(mode=compile_mode)
+    ('default', 'reduce-overhead'); device: where the data and parameters live ('cuda': a
+    run waits for the device at its end)."""
     import torch
     import torch.nn.functional as F
 
     data, labels = dataset(net)
-    data, labels = torch.from_numpy(data), torch.from_numpy(labels)
-    parameters = [torch.tensor(p, requires_grad=True) for p in initial_parameters(net)]
+    data, labels = torch.from_numpy(data).to(device), torch.from_numpy(labels).to(device)
+    parameters = [torch.tensor(p, requires_grad=True, device=device)
+                  for p in initial_parameters(net)]
     convs = NETS[net][1]
 
     def loss(parameters, x, y):
@@ -130,13 +135,15 @@ def torch_steps(net: str, batch: int, compiled: bool) -> Callable[[], object]:
             for parameter, gradient in zip(parameters, gradients):
                 parameter.sub_(LEARNING_RATE * gradient)
 
-    step_function = torch.compile(step) if compiled else step
+    step_function = step if compile_mode is None else torch.compile(step, mode=compile_mode)
     n_batches = N_EXAMPLES // batch
 
     def run() -> None:
         for index in range(STEPS):
             start = (index % n_batches) * batch
             step_function(data[start:start + batch], labels[start:start + batch])
+        if device != "cpu":
+            torch.cuda.synchronize()
     return run
 
 
@@ -186,8 +193,8 @@ def jax_steps(net: str, batch: int) -> Callable[[], object]:
     return run
 
 
-BUILDERS = {"sympile": sympile_steps, "torch": lambda n, b: torch_steps(n, b, False),
-            "torch.compile": lambda n, b: torch_steps(n, b, True), "jax": jax_steps}
+BUILDERS = {"sympile": sympile_steps, "torch": lambda n, b: torch_steps(n, b, None),
+            "torch.compile": lambda n, b: torch_steps(n, b, "default"), "jax": jax_steps}
 
 
 def _worker(name: str, net: str, batches: list[int], repeats: int) -> None:

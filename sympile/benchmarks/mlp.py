@@ -178,28 +178,39 @@ def jax_steps(layers: list[int], batch: int, steps: int, style: str,
     return Steps(run_steps, values)
 
 
-def torch_steps(layers: list[int], batch: int, steps: int, dropout: float = 0.0) -> Steps:
+def torch_steps(layers: list[int], batch: int, steps: int, dropout: float = 0.0,
+                device: str = "cpu", compile_mode: str | None = None) -> Steps:
     """Eager torch: autograd for the gradients, in-place SGD updates; dropout > 0:
-    torch.nn.functional.dropout on the hidden layers."""
+    torch.nn.functional.dropout on the hidden layers. device: where the data and parameters
+    live ('cuda': a run waits for the device at its end); compile_mode: the step under
+    torch.compile(mode=compile_mode) instead of eager."""
     import torch
 
     data, labels = dataset()
-    data, labels = torch.from_numpy(data), torch.from_numpy(labels)
-    parameters = [torch.tensor(p, requires_grad=True) for p in initial_parameters(layers)]
+    data, labels = torch.from_numpy(data).to(device), torch.from_numpy(labels).to(device)
+    parameters = [torch.tensor(p, requires_grad=True, device=device)
+                  for p in initial_parameters(layers)]
     n_batches = N_EXAMPLES // batch
 
+    def step(x, y):
+        hidden = x
+        for weight, bias in zip(parameters[:-2:2], parameters[1:-2:2]):
+            hidden = torch.tanh(hidden @ weight + bias)
+            if dropout:
+                hidden = torch.nn.functional.dropout(hidden, dropout, training=True)
+        scores = hidden @ parameters[-2] + parameters[-1]
+        cost = torch.nn.functional.cross_entropy(scores, y)
+        gradients = torch.autograd.grad(cost, parameters)
+        with torch.no_grad():
+            for parameter, gradient in zip(parameters, gradients):
+                parameter.sub_(LEARNING_RATE * gradient)
+
+    step_function = step if compile_mode is None else torch.compile(step, mode=compile_mode)
+
     def run() -> None:
-        for step in range(steps):
-            start = (step % n_batches) * batch
-            hidden = data[start:start + batch]
-            for weight, bias in zip(parameters[:-2:2], parameters[1:-2:2]):
-                hidden = torch.tanh(hidden @ weight + bias)
-                if dropout:
-                    hidden = torch.nn.functional.dropout(hidden, dropout, training=True)
-            scores = hidden @ parameters[-2] + parameters[-1]
-            cost = torch.nn.functional.cross_entropy(scores, labels[start:start + batch])
-            gradients = torch.autograd.grad(cost, parameters)
-            with torch.no_grad():
-                for parameter, gradient in zip(parameters, gradients):
-                    parameter.sub_(LEARNING_RATE * gradient)
-    return Steps(run, lambda: [p.detach().numpy().copy() for p in parameters])
+        for index in range(steps):
+            start = (index % n_batches) * batch
+            step_function(data[start:start + batch], labels[start:start + batch])
+        if device != "cpu":
+            torch.cuda.synchronize()
+    return Steps(run, lambda: [p.detach().cpu().numpy().copy() for p in parameters])

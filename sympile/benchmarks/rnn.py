@@ -132,18 +132,20 @@ def jax_steps(vocabulary: int, hidden: int, n_sequences: int, length: int) -> St
     return Steps(run, lambda: [np.asarray(p) for p in state["parameters"]])
 
 
-def torch_steps(vocabulary: int, hidden: int, n_sequences: int, length: int) -> Steps:
-    """Eager torch: a Python loop over the steps, autograd for BPTT, in-place SGD."""
+def torch_steps(vocabulary: int, hidden: int, n_sequences: int, length: int,
+                device: str = "cpu") -> Steps:
+    """Eager torch: a Python loop over the steps, autograd for BPTT, in-place SGD; device:
+    where the data and parameters live ('cuda': a run waits for the device at its end)."""
     import torch
 
-    data = torch.from_numpy(dataset(vocabulary, n_sequences, length))
-    parameters = [torch.tensor(p, requires_grad=True)
+    data = torch.from_numpy(dataset(vocabulary, n_sequences, length)).to(device)
+    parameters = [torch.tensor(p, requires_grad=True, device=device)
                   for p in initial_parameters(vocabulary, hidden)]
     w_uh, w_hh, w_hy = parameters
 
     def run() -> None:
         for tokens in data:
-            previous = torch.zeros(hidden)
+            previous = torch.zeros(hidden, device=device)
             states = []
             for token in tokens[:-1]:
                 previous = torch.sigmoid(previous @ w_hh + w_uh[token])
@@ -154,7 +156,9 @@ def torch_steps(vocabulary: int, hidden: int, n_sequences: int, length: int) -> 
             with torch.no_grad():
                 for parameter, gradient in zip(parameters, gradients):
                     parameter.sub_(LEARNING_RATE * gradient)
-    return Steps(run, lambda: [p.detach().numpy().copy() for p in parameters])
+        if device != "cpu":
+            torch.cuda.synchronize()
+    return Steps(run, lambda: [p.detach().cpu().numpy().copy() for p in parameters])
 
 
 def forward_steps(library: Any, tensor: Any, sigmoid: Callable, vocabulary: int, hidden: int,
