@@ -14,6 +14,7 @@ transfers, the runtimes, the placement rewrite and the GPU ops that are not one 
   pool.py       2d pooling and its gradients
   subtensor.py  indexing: basic views and writes, rows taken and incremented by an array
   random.py     RandomStreams' uniform and bernoulli draws, the CPU's numbers
+  scan.py       Scan with its loop's arrays on the device; IfElse of device values
   shape.py      Reshape, SpecifyShape, Join and Split of device arrays
 
 Importing sympile imports this package (it registers the placement rewrite); it imports
@@ -29,6 +30,7 @@ from sympile.gpu import (  # noqa: F401 - they register their GPU implementation
     pool,
     random,
     reduction,
+    scan,
     shape,
     subtensor,
 )

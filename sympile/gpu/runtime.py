@@ -120,7 +120,11 @@ class EmulatedArray:
         return self._buffer.ctypes.data
 
     def __getitem__(self, index) -> EmulatedArray:
-        return EmulatedArray(self._buffer[index])
+        view = self._buffer[index]
+        if not isinstance(view, np.ndarray):
+            # An element: a 0-d view of it, as CuPy's indexing gives (never a host scalar).
+            view = self._buffer[(*(index if isinstance(index, tuple) else (index,)), ...)]
+        return EmulatedArray(view)
 
     def transpose(self, axes: Sequence[int]) -> EmulatedArray:
         return EmulatedArray(self._buffer.transpose(axes))

@@ -180,19 +180,36 @@ class Scan(Op):
         function = self._functions.get(key)
         if function is None:
             mode = None if key is None else Mode(key[0], backend=key[1])
-            # trust_input: perform hands over ndarrays (views, `[index, ...]`) of the exact
-            # dtypes, which make_node checked against the inner inputs. borrow: each result is
-            # copied into its row at once and dropped, so the backend may reuse its array.
-            function = compile_function(self.inner_inputs,
-                                        [Out(output, borrow=True)
-                                         for output in self.inner_outputs],
-                                        mode=mode, on_unused_input="ignore",
-                                        trust_input=True)
+            function = self._compile_inner(mode)
             # Its VM is read directly (run_steps), not through calls that switch backends.
             function.wait_compiled()
             self._functions[key] = function
         self._node_functions[node] = function
         return function
+
+    def _compile_inner(self, mode: Mode | None):
+        """The inner Function. trust_input: perform hands over ndarrays (views,
+        `[index, ...]`) of the exact dtypes, which make_node checked against the inner inputs.
+        borrow: each result is copied into its row at once and dropped, so the backend may
+        reuse its array."""
+        return compile_function(self.inner_inputs,
+                                [Out(output, borrow=True) for output in self.inner_outputs],
+                                mode=mode, on_unused_input="ignore", trust_input=True)
+
+    # Where the loop's arrays live: host ndarrays here; a device Scan (sympile.gpu.scan)
+    # keeps its float ones on the device.
+    def _empty(self, shape: tuple[int, ...], dtype: Any) -> Any:
+        return np.empty(shape, dtype=dtype)
+
+    def _assign(self, target: Any, value: Any) -> None:
+        target[...] = value
+
+    def _step_value(self, value: Any) -> Any:
+        """A non-sequence as each step receives it."""
+        return value if type(value) is np.ndarray else np.asarray(value)
+
+    def _loop_in_c(self, run) -> bool:
+        return _runs_steps_in_c(run)
 
     def perform(self, node, inputs, output_storage):
         run = self._compiled(node)
@@ -206,7 +223,7 @@ class Scan(Op):
                 raise ValueError(f"{self}: sequence input {index} has {sequence.shape[0]} rows, "
                                  f"fewer than the {n_steps} steps")
         initials = inputs[1 + n_sequences:1 + n_sequences + n_recurrent]
-        non_sequences = [value if type(value) is np.ndarray else np.asarray(value)
+        non_sequences = [self._step_value(value)
                          for value in inputs[1 + n_sequences + n_recurrent:]]
         lags = self._lags
         buffers = []
@@ -214,14 +231,14 @@ class Scan(Op):
             if initial.shape[0] < lag:
                 raise ValueError(f"{self}: initial state {index} has {initial.shape[0]} rows; "
                                  f"its taps {self.recurrent_taps[index]} need {lag}")
-            buffer = np.empty((_buffer_rows(lag, n_steps, self.kept_steps[index]),
-                               *initial.shape[1:]), dtype=self._state_dtypes[index])
+            buffer = self._empty((_buffer_rows(lag, n_steps, self.kept_steps[index]),
+                                  *initial.shape[1:]), self._state_dtypes[index])
             if lag == 1:
-                buffer[0] = initial[-1]
+                self._assign(buffer[0, ...], initial[-1])
             else:
-                buffer[:lag] = initial[initial.shape[0] - lag:]
+                self._assign(buffer[:lag], initial[initial.shape[0] - lag:])
             buffers.append(buffer)
-        if _runs_steps_in_c(run):
+        if self._loop_in_c(run):
             steps_run, plain = self._run_steps_in_c(run, n_steps, sequences, buffers,
                                                     non_sequences)
         else:
@@ -234,14 +251,14 @@ class Scan(Op):
                 output_storage[index][0] = buffer[lag:lag + steps_run]
             else:
                 first = steps_run - min(kept, steps_run)
-                rows = [(lag + step) % len(buffer) for step in range(first, steps_run)]
+                rows = [(lag + step) % buffer.shape[0] for step in range(first, steps_run)]
                 output_storage[index][0] = buffer[rows]
         for index in range(self.n_plain_outputs):
             output = node.outputs[n_recurrent + index]
             if plain[index] is None:
                 inner = self.inner_outputs[n_recurrent + index]
                 shape = tuple(0 if length is None else length for length in inner.type.shape)
-                plain[index] = np.empty((0, *shape), dtype=output.type.dtype)
+                plain[index] = self._empty((0, *shape), output.type.dtype)
             output_storage[n_recurrent + index][0] = plain[index][:steps_run]
 
     def _run_steps(self, run, n_steps: int, sequences: list[np.ndarray],
@@ -257,7 +274,7 @@ class Scan(Op):
         destinations = []
         for buffer, lag, taps in zip(buffers, lags, self.recurrent_taps):
             # A circular buffer (kept_steps) has fewer rows than steps: rows wrap around.
-            rows = [buffer[row % len(buffer), ...] for row in range(lag + n_steps)]
+            rows = [buffer[row % buffer.shape[0], ...] for row in range(lag + n_steps)]
             columns.extend(rows[lag + tap:lag + tap + n_steps] for tap in taps)
             destinations.append(rows[lag:])
         columns.extend([value] * n_steps for value in non_sequences)
@@ -268,7 +285,7 @@ class Scan(Op):
         for step, (arguments, rows) in enumerate(zip(step_arguments, step_destinations)):
             results = run(*arguments)
             for row, value in zip(rows, results):
-                row[...] = value
+                self._assign(row, value)
             if self.n_plain_outputs:
                 self._store_plain(plain, step, n_steps, results[n_recurrent:])
             steps_run = step + 1
@@ -303,8 +320,8 @@ class Scan(Op):
             value = results[index]
             if plain[index] is None:
                 dtype = self.inner_outputs[n_recurrent + index].type.dtype
-                plain[index] = np.empty((n_steps, *np.shape(value)), dtype=dtype)
-            plain[index][step] = value
+                plain[index] = self._empty((n_steps, *np.shape(value)), dtype)
+            self._assign(plain[index][step, ...], value)
 
     def infer_shape(self, fgraph, node, input_shapes):
         """n_steps rows of each recurrent state's shape, and of each plain output's static

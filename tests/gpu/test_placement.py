@@ -192,29 +192,3 @@ def test_device_outputs_return_numpy_unless_asked():
     one = _compile([], [sympile.Out(W * 2, device_array=True), W * 3])
     first, second = one()
     assert isinstance(first, EmulatedArray) and isinstance(second, np.ndarray)
-
-
-def test_scan_reads_device_shared_variables(context):
-    """A recurrent step whose weights live on the device: the scan (on the host for now)
-    takes the device array as its non-sequence, and its gradient is the CPU's."""
-    from sympile.gpu.runtime import placement_target
-    weights = np.random.default_rng(0).normal(size=(4, 4)).astype("float32") * 0.3
-    with placement_target(context):
-        W = sympile.shared(weights, name="W")
-    x, h0 = T.fmatrix("x"), T.fvector("h0")
-
-    def run(matrix):
-        states, _ = sympile.scan(lambda xt, h: T.tanh(T.dot(h, matrix) + xt), sequences=x,
-                                 outputs_info=h0)
-        return states.sum()
-
-    host = T.fmatrix("host")
-    reference = sympile.function([x, h0, host], [run(host), sympile.grad(run(host), host)])
-    cost = run(W)
-    with placement_target(context), warnings.catch_warnings():
-        warnings.simplefilter("ignore", GpuHostOpsWarning)
-        f = sympile.function([x, h0], [cost, sympile.grad(cost, W)])
-    values = [np.random.default_rng(1).normal(size=(5, 4)).astype("float32"),
-              np.zeros(4, "float32")]
-    for got, want in zip(f(*values), reference(*values, weights)):
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
