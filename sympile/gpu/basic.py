@@ -9,7 +9,8 @@ placement rewrite removes again when that op runs on the device too.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -24,7 +25,21 @@ from sympile.tensor.type import TensorType, tensor_type
 from sympile.tensor.variable import TensorMethods, TensorVariable, as_tensor_variable
 
 __all__ = ["GpuArrayConstant", "GpuArraySharedVariable", "GpuArrayType", "GpuArrayVariable",
-           "GpuFromHost", "GpuWrapper", "HostFromGpu", "check_context"]
+           "GpuFromHost", "GpuWrapper", "HostFromGpu", "check_context", "kernel_cache"]
+
+
+def kernel_cache(method: Callable) -> Callable:
+    """functools.cache for an op's kernel method, kept on the op and keyed by the arguments
+    only: a launch does not hash the op (its props, deeply) to find its kernel."""
+    attribute = f"_{method.__name__}_cache"
+
+    @functools.wraps(method)
+    def cached(self, *arguments):
+        cache = self.__dict__.setdefault(attribute, {})
+        if arguments not in cache:
+            cache[arguments] = method(self, *arguments)
+        return cache[arguments]
+    return cached
 
 
 class GpuArrayType(Type):
@@ -36,6 +51,9 @@ class GpuArrayType(Type):
         host = tensor_type(dtype, shape)
         self.dtype, self.shape, self.ndim = host.dtype, host.shape, host.ndim
         self.context = context
+        # Read at every launch (the broadcast check, the strides): computed once.
+        self.broadcastable = host.broadcastable
+        self.numpy_dtype = host.numpy_dtype
 
     @classmethod
     def of(cls, host: TensorType, context: str) -> GpuArrayType:
@@ -45,14 +63,6 @@ class GpuArrayType(Type):
     def host_type(self) -> TensorType:
         """The TensorType of the same arrays in host memory."""
         return tensor_type(self.dtype, self.shape)
-
-    @property
-    def broadcastable(self) -> tuple[bool, ...]:
-        return self.host_type.broadcastable
-
-    @property
-    def numpy_dtype(self) -> np.dtype:
-        return self.host_type.numpy_dtype
 
     def clone(self, dtype: Any = None, shape: Sequence[int | None] | None = None):
         return GpuArrayType(dtype or self.dtype, self.shape if shape is None else shape,

@@ -11,12 +11,13 @@ host.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from sympile.gpu.basic import GpuArrayType, GpuWrapper, check_context
+import numpy as np
+
+from sympile.gpu.basic import GpuArrayType, GpuWrapper, check_context, kernel_cache
 from sympile.gpu.placement import register_gpu
 from sympile.gpu.runtime import runtime
 from sympile.graph.basic import Apply
@@ -99,10 +100,13 @@ class GpuElemwise(Op):
         return Apply(self, list(inputs),
                      [GpuArrayType.of(v.type, self.context)() for v in host.outputs])
 
-    @functools.cache  # noqa: B019 - ops live as long as the graphs that hold them
-    def kernel(self, input_dtypes: tuple[str, ...], output_dtypes: tuple[str, ...],
+    @kernel_cache
+    def kernel(self, input_dtypes: tuple[Any, ...], output_dtypes: tuple[Any, ...],
                ndim: int) -> CudaKernel | None:
-        return elemwise_cuda_kernel(self.elemwise.scalar_op, input_dtypes, output_dtypes, ndim)
+        """The kernel for these dtypes (names or numpy dtypes) over `ndim` axes."""
+        return elemwise_cuda_kernel(self.elemwise.scalar_op,
+                                    [np.dtype(d).name for d in input_dtypes],
+                                    [np.dtype(d).name for d in output_dtypes], ndim)
 
     def perform(self, node, inputs, output_storage):
         device = runtime(self.context)
@@ -121,8 +125,8 @@ class GpuElemwise(Op):
         strides = [*input_strides, *(element_strides(value, (False,) * len(shape))
                                      for value in outputs)]
         merged_shape, merged = collapse_axes(shape, strides)
-        kernel = self.kernel(tuple(v.dtype.name for v in inputs),
-                             tuple(v.dtype.name for v in outputs), len(merged_shape))
+        kernel = self.kernel(tuple(v.dtype for v in inputs), tuple(v.dtype for v in outputs),
+                             len(merged_shape))
         arguments = [size, *merged_shape]
         for value, operand_strides in zip([*inputs, *outputs], merged):
             arguments += [value, *operand_strides]

@@ -11,10 +11,9 @@ Argmax and Argmin scan each output's values on one thread (argreduce_cuda.py).
 
 from __future__ import annotations
 
-import functools
 import math
 
-from sympile.gpu.basic import GpuArrayType, GpuFromHost, GpuWrapper, check_context
+from sympile.gpu.basic import GpuArrayType, GpuFromHost, GpuWrapper, check_context, kernel_cache
 from sympile.gpu.elemwise import (
     GpuDimShuffle,
     GpuElemwise,
@@ -81,7 +80,7 @@ class GpuCAReduce(Op):
     def acc_dtype(self, node: Apply) -> str:
         return self.careduce.acc_dtype or node.outputs[0].type.dtype
 
-    @functools.cache  # noqa: B019 - ops live as long as the graphs that hold them
+    @kernel_cache
     def kernel(self, input_dtypes: tuple[str, ...], acc_dtype: str, out_dtype: str,
                kept_ndim: int, reduced_ndim: int, first: bool) -> CudaKernel | None:
         """The kernel of the first pass (over the inputs) or of a later one (over the

@@ -13,6 +13,8 @@ columns (C-contiguous); col2im: the columns, the input's gradient (C-contiguous)
 
 from __future__ import annotations
 
+import functools
+
 from sympile.graph.ccode import C_TYPES, c_file, render
 from sympile.tensor.elemwise.elemwise_cuda import CudaKernel, cuda_kernel
 
@@ -30,6 +32,7 @@ def _common() -> list[str]:
             *(f"const npy_int64 {name}" for name in GEOMETRY)]
 
 
+@functools.cache
 def im2col_kernel(dtype: str) -> CudaKernel:
     t = C_TYPES[dtype]
     parameters = [*_common(), f"const {t} *const x",
@@ -38,6 +41,7 @@ def im2col_kernel(dtype: str) -> CudaKernel:
     return cuda_kernel("im2col", parameters, body, (_TAPS,), False)
 
 
+@functools.cache
 def col2im_kernel(dtype: str) -> CudaKernel:
     t = C_TYPES[dtype]
     parameters = [*_common(), f"const {t} *const cols_in", f"{t} *const gx"]

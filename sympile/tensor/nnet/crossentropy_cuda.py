@@ -11,6 +11,8 @@ the output (C-contiguous); then the error flag.
 
 from __future__ import annotations
 
+import functools
+
 from sympile.graph.ccode import C_TYPES, c_file, render
 from sympile.tensor.elemwise.elemwise_cuda import CudaKernel, cuda_kernel
 
@@ -25,6 +27,7 @@ def _values(dtype: str) -> dict[str, str]:
     return {"T": C_TYPES[dtype], "f": "f" if dtype == "float32" else ""}
 
 
+@functools.cache
 def crossentropy_pick_kernel(dtype: str, target_dtype: str) -> CudaKernel:
     """loss[i] from the logits x, their row maxima m and sums s (all of `dtype`)."""
     t, y = C_TYPES[dtype], C_TYPES[target_dtype]
@@ -37,6 +40,7 @@ def crossentropy_pick_kernel(dtype: str, target_dtype: str) -> CudaKernel:
     return cuda_kernel("crossentropy_pick", parameters, body, (), True, _ERRORS)
 
 
+@functools.cache
 def crossentropy_dx_kernel(probability_dtype: str, grad_dtype: str, out_dtype: str,
                            target_dtype: str) -> CudaKernel:
     """(sm - onehot(y)) * dloss[:, None] in `out_dtype`."""

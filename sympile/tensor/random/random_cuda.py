@@ -10,6 +10,8 @@ Bernoulli draw's floor(p 2**32)), the output (C-contiguous).
 
 from __future__ import annotations
 
+import functools
+
 from sympile.graph.ccode import C_TYPES, c_file, render
 from sympile.tensor.elemwise.elemwise_cuda import CudaKernel, cuda_kernel
 from sympile.tensor.random.random_c import PHILOX_CORE
@@ -25,6 +27,7 @@ def words_per_element(distribution: str, dtype: str) -> int:
     return 2 if distribution == "uniform" and dtype == "float64" else 1
 
 
+@functools.cache
 def philox_draw_kernel(distribution: str, dtype: str) -> CudaKernel:
     per_block = 4 // words_per_element(distribution, dtype)
     if distribution == "uniform":

@@ -11,6 +11,8 @@ reduced coordinates (in elements), the output (int64, C-contiguous).
 
 from __future__ import annotations
 
+import functools
+
 from sympile.graph.ccode import C_TYPES, c_file, render
 from sympile.tensor.elemwise.elemwise_cuda import (
     CudaKernel,
@@ -25,6 +27,7 @@ from sympile.tensor.elemwise.elemwise_cuda import (
 __all__ = ["argreduce_cuda_kernel"]
 
 
+@functools.cache
 def argreduce_cuda_kernel(dtype: str, maximum: bool, kept_ndim: int,
                           reduced_ndim: int) -> CudaKernel:
     compare = ">" if maximum else "<"

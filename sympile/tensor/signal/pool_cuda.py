@@ -10,6 +10,8 @@ out; backward: x, maxout (read in mode 0 only), gz, gx.
 
 from __future__ import annotations
 
+import functools
+
 from sympile.graph.ccode import C_TYPES, c_file, render
 from sympile.tensor.elemwise.elemwise_cuda import CudaKernel, cuda_kernel
 
@@ -27,11 +29,13 @@ def _parameters(dtype: str, arrays: tuple[str, ...]) -> list[str]:
             *(f"const {t} *const {name}" for name in arrays[:-1]), f"{t} *const {arrays[-1]}"]
 
 
+@functools.cache
 def pool_forward_kernel(dtype: str) -> CudaKernel:
     body = render(c_file(__file__, "pool_forward.cu"), {"T": C_TYPES[dtype]})
     return cuda_kernel("pool", _parameters(dtype, ("x", "out")), body, (_WINDOW,), False)
 
 
+@functools.cache
 def pool_backward_kernel(dtype: str) -> CudaKernel:
     body = render(c_file(__file__, "pool_backward.cu"), {"T": C_TYPES[dtype]})
     return cuda_kernel("pool_grad", _parameters(dtype, ("x", "maxout", "gz", "gx")), body,

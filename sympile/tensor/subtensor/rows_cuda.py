@@ -15,6 +15,8 @@ and inner strides (0 where it broadcasts); then the error flag.
 
 from __future__ import annotations
 
+import functools
+
 from sympile.graph.ccode import C_TYPES, c_file, render
 from sympile.tensor.elemwise.elemwise_cuda import CudaKernel, coordinates, cuda_kernel, offset
 
@@ -38,6 +40,7 @@ def _row(prefix: str, inner_ndim: int) -> dict[str, str]:
             "OFFSET": offset(prefix, "c", inner_ndim)}
 
 
+@functools.cache
 def take_rows_kernel(dtype: str, index_dtypes: tuple[str, ...], broadcast_ndim: int,
                      inner_ndim: int) -> CudaKernel:
     """x[index0, ...] for len(index_dtypes) integer arrays (of those dtypes) broadcast to a
@@ -65,6 +68,7 @@ def take_rows_kernel(dtype: str, index_dtypes: tuple[str, ...], broadcast_ndim: 
     return cuda_kernel("take_rows", parameters, body, (_INDEX_ROW,), True, _ERRORS)
 
 
+@functools.cache
 def inc_rows_kernel(dtype: str, index_dtype: str, inner_ndim: int) -> CudaKernel:
     t = C_TYPES[dtype]
     parameters = ["const npy_int64 n", "const npy_int64 inner", "const npy_int64 rows",
