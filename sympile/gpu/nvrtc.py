@@ -17,7 +17,9 @@ __all__ = ["NvrtcError", "NvrtcUnavailable", "compile_ptx", "library", "version"
 
 # The options every kernel is compiled with: entities without an execution space are device
 # functions (the scalar ops' static inline helpers), and C++17.
-OPTIONS = ("-default-device", "--std=c++17")
+# --fmad=false: a * b + c rounds twice, as numpy and the CPU kernels (fp-contract=off)
+# compute it; explicit fmaf calls still fuse.
+OPTIONS = ("-default-device", "--std=c++17", "--fmad=false")
 
 
 class NvrtcUnavailable(RuntimeError):

@@ -23,7 +23,7 @@ from sympile.cpu import has_fma
 from sympile.graph.ccode import c_file, render
 
 __all__ = ["FALLBACK_FLAG", "FALLBACK_LIMIT_FLOAT32", "FAST_MATH_SUPPORT", "FAST_PREFIX",
-           "NEEDS_FALLBACK", "fast_function", "precise_statements"]
+           "NEEDS_FALLBACK", "fast_function", "fast_math_support", "precise_statements"]
 
 # The int the statements or-in a nonzero into when an element left the fast path's range.
 FALLBACK_FLAG = "sympile_fallback"
@@ -39,7 +39,15 @@ _FAST = {("exp", "float32"), ("log", "float32"), ("tanh", "float32"), ("sin", "f
 # sin and cos: whose fast version needs the fallback.
 NEEDS_FALLBACK = frozenset({"sin", "cos"})
 
-FAST_MATH_SUPPORT = render(c_file(__file__, "fastmath.h"), {"fma": int(has_fma())})
+
+
+def fast_math_support(fma: bool) -> str:
+    """fastmath.h for a target with (or without) fused multiply-adds: the CPU kernels'
+    (FAST_MATH_SUPPORT), or a GPU's, which always has them."""
+    return render(c_file(__file__, "fastmath.h"), {"fma": int(fma)})
+
+
+FAST_MATH_SUPPORT = fast_math_support(has_fma())
 
 
 def fast_function(name: str, dtype: str) -> str | None:

@@ -38,6 +38,10 @@ static inline npy_uint16 sympile_float_to_half(npy_float32 f)
     return h;
 }
 #define SYMPILE_ERROR_OR(flag, code) atomicOr((flag), (code))
+/* The GNU builtins of sympile/scalar/fastmath.h, as CUDA's own functions. */
+#define __builtin_memcpy memcpy
+#define __builtin_fmaf fmaf
+#define __builtin_fma fma
 #else
 #include <limits.h>
 #include <math.h>

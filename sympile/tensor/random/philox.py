@@ -22,6 +22,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import gammaln
 
+from sympile.scalar.fastmath_numpy import fast_cosf, fast_logf, fast_sinf
+
 __all__ = ["philox4x32", "uniform", "standard_normal", "bernoulli", "pair", "binomial", "poisson",
            "integers", "truncated_normal", "categorical", "permutation",
            "choice_without_replacement", "multinomial", "MAX_STREAM_INDEX"]
@@ -90,23 +92,25 @@ def uniform(count: int, dtype: str, key: int, calls: int) -> np.ndarray:
 def standard_normal(count: int, dtype: str, key: int, calls: int) -> np.ndarray:
     """`count` standard normals by Box-Muller: each pair of uniforms (u1 in (0, 1], u2 in
     [0, 1)) gives r cos(2 pi u2), r sin(2 pi u2) with r = sqrt(-2 log u1), for consecutive
-    elements. float32 works in float32 (the C code with sympile's fast logf/sincosf, which
-    agree with numpy's to a few ulps), float64 in float64."""
+    elements. float32 works in float32 with sympile's fast logf and sincosf (their numpy
+    twins: the C sampler's bits), float64 in float64."""
     pairs = (count + 1) // 2
     if dtype == "float32":
         words = _blocks(2 * pairs, key, calls)
         u1, u2 = _float32_open(words[0::2]), _float32_closed(words[1::2])
-        radius = np.sqrt(np.float32(-2.0) * np.log(u1))
+        radius = np.sqrt(np.float32(-2.0) * fast_logf(u1))
         angle = np.float32(_TWO_PI) * u2
+        cosine, sine = fast_cosf(angle), fast_sinf(angle)
     else:
         words = _blocks(4 * pairs, key, calls)
         u1 = 1.0 - _float64_closed(words[0::4], words[1::4])
         u2 = _float64_closed(words[2::4], words[3::4])
         radius = np.sqrt(-2.0 * np.log(u1))
         angle = _TWO_PI * u2
+        cosine, sine = np.cos(angle), np.sin(angle)
     result = np.empty((pairs, 2), dtype=dtype)
-    result[:, 0] = radius * np.cos(angle)
-    result[:, 1] = radius * np.sin(angle)
+    result[:, 0] = radius * cosine
+    result[:, 1] = radius * sine
     return result.reshape(-1)[:count]
 
 

@@ -56,8 +56,10 @@ def _all_draws(stream: RandomStreams, dtype: str) -> list:
 @requires_compiler
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_c_draws_what_the_reference_draws(dtype):
-    """Integer draws equal bit for bit; float64 draws equal to a few ulps (libm against
-    numpy's log, sin, cos); float32 normals to the fast logf/sincosf's few ulps."""
+    """Integer draws, float32 uniforms and float32 normals (the fast logf and sincosf and
+    their numpy twins) equal bit for bit: a function gives the same numbers before and after
+    its C is compiled; float64 draws equal to a few ulps (libm against numpy's log, sin,
+    cos)."""
     stream = RandomStreams(seed=99)
     outputs = _all_draws(stream, dtype)
     # No default updates: both functions draw from the same states.
@@ -70,7 +72,7 @@ def test_c_draws_what_the_reference_draws(dtype):
             state.set_value(np.array([key, draws], np.uint64))
         for index, (c_value, reference) in enumerate(zip(c_function(), python_function())):
             assert c_value.dtype == reference.dtype and c_value.shape == reference.shape
-            if c_value.dtype.kind == "f":
+            if c_value.dtype.kind == "f" and not (dtype == "float32" and index < 3):
                 np.testing.assert_allclose(c_value, reference, rtol=2e-6, atol=2e-6,
                                            err_msg=f"output {index}, draws {draws}")
             else:
