@@ -16,6 +16,7 @@ their derivatives and C code are those of the tensor op.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -846,12 +847,17 @@ def sp_sum(x: Any, axis: int | None = None, sparse_grad: bool = False) -> Variab
 
 
 class Stack(Op):
-    """scipy.sparse.hstack (axis 1) or vstack (axis 0) of sparse matrices, in `format`."""
+    """scipy.sparse.hstack (axis 1) or vstack (axis 0) of sparse matrices, in `format` (None:
+    the first block's), of `dtype` (None: the blocks' common dtype)."""
 
-    __props__ = ("axis", "format")
+    __props__ = ("axis", "format", "dtype")
 
-    def __init__(self, axis: int, format: str):
+    def __init__(self, axis: int, format: str | None = None, dtype: Any = None):
+        if format not in (None, "csr", "csc"):
+            raise ValueError(f"{'hstack' if axis == 1 else 'vstack'}: format must be 'csr', "
+                             f"'csc' or None, got {format!r}")
         self.axis, self.format = axis, format
+        self.dtype = None if dtype is None else np.dtype(dtype).name
 
     def make_node(self, *blocks):
         who = "hstack" if self.axis == 1 else "vstack"
@@ -859,7 +865,8 @@ class Stack(Op):
             raise TypeError(f"{who}: give at least one sparse matrix")
         blocks = [as_sparse_variable(b, who=who, argument=f"blocks[{i}]")
                   for i, b in enumerate(blocks)]
-        return Apply(self, blocks, [_sparse_like(self.format, _result_dtype(*blocks))])
+        return Apply(self, blocks, [_sparse_like(self.format or blocks[0].type.format,
+                                                 self.dtype or _result_dtype(*blocks))])
 
     def perform(self, node, inputs, output_storage):
         along = 1 - self.axis
@@ -868,8 +875,8 @@ class Stack(Op):
             raise ValueError(f"{who}: the blocks' shapes {[b.shape for b in inputs]} differ "
                              f"along axis {along}")
         stack = scipy.sparse.hstack if self.axis == 1 else scipy.sparse.vstack
-        output_storage[0][0] = _as_matrix(stack(inputs), self.format,
-                                          node.outputs[0].type.dtype)
+        output = node.outputs[0].type
+        output_storage[0][0] = _as_matrix(stack(inputs), output.format, output.dtype)
 
     def L_op(self, inputs, outputs, output_grads):
         (g,) = output_grads
@@ -881,7 +888,12 @@ class Stack(Op):
             end = start + length
             part = GetItem2d()(g, *((None, None, start, end) if self.axis == 1
                                    else (start, end, None, None)))
-            gradients.append(as_format(part, block.type.format))
+            part = as_format(part, block.type.format)
+            if not np.issubdtype(np.dtype(block.type.dtype), np.inexact):
+                part = disconnected_type()
+            elif part.type.dtype != block.type.dtype:
+                part = Cast(block.type.dtype)(part)
+            gradients.append(part)
             start = end
         return gradients
 
@@ -892,27 +904,29 @@ class Stack(Op):
                        for x, point in zip(inputs, eval_points)])]
 
 
+class HStack(Stack):
+    """Theano's HStack: Stack along axis 1."""
+
+    def __init__(self, format: str | None = None, dtype: Any = None):
+        super().__init__(1, format, dtype)
+
+
+class VStack(Stack):
+    """Theano's VStack: Stack along axis 0."""
+
+    def __init__(self, format: str | None = None, dtype: Any = None):
+        super().__init__(0, format, dtype)
+
+
 def hstack(blocks: list[Any], format: str | None = None, dtype: Any = None) -> Variable:
     """The sparse matrices side by side (scipy.sparse.hstack); format: that of the first
-    block by default."""
-    return _stack(1, blocks, format, dtype)
+    block by default; dtype: the blocks' common one by default."""
+    return HStack(format, dtype)(*blocks)
 
 
 def vstack(blocks: list[Any], format: str | None = None, dtype: Any = None) -> Variable:
     """The sparse matrices one above the other (scipy.sparse.vstack)."""
-    return _stack(0, blocks, format, dtype)
-
-
-def _stack(axis: int, blocks: list[Any], format: str | None, dtype: Any) -> Variable:
-    who = "hstack" if axis == 1 else "vstack"
-    blocks = [as_sparse_variable(b, who=who, argument=f"blocks[{i}]")
-              for i, b in enumerate(blocks)]
-    if not blocks:
-        raise TypeError(f"{who}: give at least one sparse matrix")
-    result = Stack(axis, format or blocks[0].type.format)(*blocks)
-    if dtype is not None and result.type.dtype != np.dtype(dtype).name:
-        result = _with_data(result, tensor_math.cast(csm_data(result), dtype))
-    return result
+    return VStack(format, dtype)(*blocks)
 
 
 class GetItem2d(Op):
@@ -1098,3 +1112,407 @@ abs_ = globals()["abs"]  # Theano's name
 __all__.append("abs_")
 __all__ += ["structured_add", "structured_exp", "structured_log", "structured_maximum",
             "structured_minimum", "structured_pow", "structured_sigmoid"]
+
+
+# ---------------------------------------------------------------------------------------------
+# The pattern and the stored values: explicit zeros, sorted indices, the diagonal, casts
+
+class Remove0(Op):
+    """x without its explicitly stored zeros (scipy's eliminate_zeros). Derivative: the
+    output's gradient as it is (a stored zero's value does not change the matrix)."""
+
+    __props__ = ("inplace",)
+
+    def __init__(self, inplace: bool = False):
+        self.inplace = bool(inplace)
+        if self.inplace:
+            self.destroy_map = {0: [0]}
+
+    def __str__(self):
+        return f"Remove0{{{'inplace' if self.inplace else 'no_inplace'}}}"
+
+    def make_node(self, x):
+        x = as_sparse_variable(x, who="remove0")
+        return Apply(self, [x], [x.type()])
+
+    def perform(self, node, inputs, output_storage):
+        result = inputs[0] if self.inplace else inputs[0].copy()
+        result.eliminate_zeros()
+        output_storage[0][0] = result
+
+    def L_op(self, inputs, outputs, output_grads):
+        return list(output_grads)
+
+    def R_op(self, inputs, eval_points):
+        return [None if eval_points[0] is None else self(eval_points[0])]
+
+
+remove0 = Remove0()
+
+
+class EnsureSortedIndices(Op):
+    """x with the indices of each row (CSR) or column (CSC) in increasing order, as other
+    libraries need them. Derivative: the output's gradient as it is."""
+
+    __props__ = ("inplace",)
+
+    def __init__(self, inplace: bool = False):
+        self.inplace = bool(inplace)
+        if self.inplace:
+            self.destroy_map = {0: [0]}
+
+    def __str__(self):
+        return f"EnsureSortedIndices{{{'inplace' if self.inplace else 'no_inplace'}}}"
+
+    def make_node(self, x):
+        x = as_sparse_variable(x, who="ensure_sorted_indices")
+        return Apply(self, [x], [x.type()])
+
+    def perform(self, node, inputs, output_storage):
+        x = inputs[0]
+        if self.inplace:
+            x.sort_indices()
+            output_storage[0][0] = x
+        else:
+            output_storage[0][0] = x.sorted_indices()
+
+    def L_op(self, inputs, outputs, output_grads):
+        return list(output_grads)
+
+    def R_op(self, inputs, eval_points):
+        return [None if eval_points[0] is None else self(eval_points[0])]
+
+
+ensure_sorted_indices = EnsureSortedIndices()
+
+
+def clean(x: Any) -> Variable:
+    """x without stored zeros and with sorted indices (Theano's clean)."""
+    return ensure_sorted_indices(remove0(x))
+
+
+class Diag(Op):
+    """The diagonal of a square sparse matrix, as a dense vector. Derivative (regular):
+    square_diagonal of the output's gradient."""
+
+    __props__ = ()
+
+    def make_node(self, x):
+        x = as_sparse_variable(x, who="diag")
+        return Apply(self, [x], [tensor_type(x.type.dtype, (None,))()])
+
+    def perform(self, node, inputs, output_storage):
+        x = inputs[0]
+        if x.shape[0] != x.shape[1]:
+            raise ValueError(f"diag: x must be a square matrix, got shape {x.shape}")
+        output_storage[0][0] = np.asarray(x.diagonal(), dtype=node.outputs[0].type.dtype)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [(input_shapes[0][0],)]
+
+    def L_op(self, inputs, outputs, output_grads):
+        (g,) = output_grads
+        if is_disconnected(g):
+            return [disconnected_type()]
+        return [as_format(square_diagonal(g), inputs[0].type.format)]
+
+    def R_op(self, inputs, eval_points):
+        return [None if eval_points[0] is None else self(eval_points[0])]
+
+
+diag = Diag()
+
+
+class SquareDiagonal(Op):
+    """The square CSC matrix with the dense vector `diagonal` on its diagonal (each entry
+    stored, zeros included). Derivative: the gradient's diagonal."""
+
+    __props__ = ()
+
+    def make_node(self, diagonal):
+        diagonal = _dense(diagonal, "square_diagonal", "diagonal", 1)
+        return Apply(self, [diagonal], [_sparse_like("csc", diagonal.type.dtype)])
+
+    def perform(self, node, inputs, output_storage):
+        values = inputs[0]
+        n = len(values)
+        positions = np.arange(n + 1, dtype=np.int32)
+        output_storage[0][0] = scipy.sparse.csc_matrix(
+            (values.copy(), positions[:n], positions), shape=(n, n))
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [(input_shapes[0][0], input_shapes[0][0])]
+
+    def L_op(self, inputs, outputs, output_grads):
+        (g,) = output_grads
+        if is_disconnected(g):
+            return [disconnected_type()]
+        return [diag(g)]
+
+    def R_op(self, inputs, eval_points):
+        return [None if eval_points[0] is None else self(eval_points[0])]
+
+
+square_diagonal = SquareDiagonal()
+
+
+class Cast(Op):
+    """x's values as `out_type` (a dtype), pattern kept. Derivative (regular): the output's
+    gradient cast back to x's dtype; none for an integer x."""
+
+    __props__ = ("out_type",)
+
+    def __init__(self, out_type: Any):
+        self.out_type = np.dtype(out_type).name
+
+    def __str__(self):
+        return f"Cast({self.out_type})"
+
+    def make_node(self, x):
+        x = as_sparse_variable(x, who="cast")
+        return Apply(self, [x], [_sparse_like(x.type.format, self.out_type)])
+
+    def perform(self, node, inputs, output_storage):
+        output_storage[0][0] = inputs[0].astype(self.out_type)
+
+    def L_op(self, inputs, outputs, output_grads):
+        (g,) = output_grads
+        x = inputs[0]
+        if is_disconnected(g) or not np.issubdtype(np.dtype(x.type.dtype), np.inexact):
+            return [disconnected_type()]
+        return [g if g.type.dtype == x.type.dtype else Cast(x.type.dtype)(g)]
+
+    def R_op(self, inputs, eval_points):
+        return [None if eval_points[0] is None else self(eval_points[0])]
+
+
+def cast(variable: Any, dtype: Any) -> Variable:
+    """The sparse matrix `variable` with values of `dtype`."""
+    return Cast(dtype)(variable)
+
+
+# Theano's casts by the dtype's letter.
+bcast, wcast, icast, lcast = Cast("int8"), Cast("int16"), Cast("int32"), Cast("int64")
+fcast, dcast, ccast, zcast = (Cast("float32"), Cast("float64"), Cast("complex64"),
+                              Cast("complex128"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Stored values against a dense vector, and two matrices of one pattern
+
+def _columns(x) -> np.ndarray:
+    """The column of each stored value of a CSR or CSC matrix, in storage order."""
+    if x.format == "csr":
+        return x.indices
+    return np.repeat(np.arange(x.shape[1]), np.diff(x.indptr))
+
+
+class _StoredWithVector(Op):
+    """An op of x's stored values and the entries of the dense vector y at their columns
+    (y has one entry per column); sparse, x's pattern."""
+
+    __props__ = ()
+    who = ""
+
+    def make_node(self, x, y):
+        x = as_sparse_variable(x, who=self.who)
+        y = _dense(y, self.who, "y", 1)
+        return Apply(self, [x, y], [_sparse_like(x.type.format, _result_dtype(x, y))])
+
+    def perform(self, node, inputs, output_storage):
+        x, y = inputs
+        if len(y) != x.shape[1]:
+            raise ValueError(f"{self.who}: y has {len(y)} entries; x has {x.shape[1]} columns")
+        result = x.astype(node.outputs[0].type.dtype)
+        result.data = self.combine(result.data, y[_columns(x)])
+        output_storage[0][0] = result
+
+    def R_op(self, inputs, eval_points):
+        return [None]
+
+
+class MulSV(_StoredWithVector):
+    """x * y for a sparse x and a dense vector y broadcast along the rows (structured: x's
+    stored values times y at their columns). Derivative: x's structured, y's the column
+    sums of gz * x."""
+
+    who = "mul_s_v"
+
+    @staticmethod
+    def combine(values, entries):
+        return values * entries
+
+    def L_op(self, inputs, outputs, output_grads):
+        (g,) = output_grads
+        x, y = inputs
+        if is_disconnected(g):
+            return [disconnected_type()] * 2
+        g = as_format(g, x.type.format)
+        return [mul_s_v(g, y), sp_sum(MulSS()(x, g), axis=0, sparse_grad=True)]
+
+
+class StructuredAddSV(_StoredWithVector):
+    """x + y added only where x stores a value (y a dense vector, one entry per column).
+    Derivative: x's the output's gradient, y's its column sums at x's stored positions."""
+
+    who = "structured_add_s_v"
+
+    @staticmethod
+    def combine(values, entries):
+        return values + entries
+
+    def L_op(self, inputs, outputs, output_grads):
+        (g,) = output_grads
+        x, _ = inputs
+        if is_disconnected(g):
+            return [disconnected_type()] * 2
+        g = as_format(g, x.type.format)
+        return [g, sp_sum(MulSS()(sp_ones_like(x), g), axis=0, sparse_grad=True)]
+
+
+mul_s_v = MulSV()
+structured_add_s_v = StructuredAddSV()
+
+
+class AddSSData(Op):
+    """The matrix of x's pattern holding x's stored values plus y's: x and y must store
+    values at the same positions (same shape and number of stored values). Derivative: the
+    output's gradient for both."""
+
+    __props__ = ()
+
+    def make_node(self, x, y):
+        x = as_sparse_variable(x, who="add_s_s_data", argument="x")
+        y = as_sparse_variable(y, who="add_s_s_data", argument="y")
+        if x.type.format != y.type.format:
+            raise TypeError(f"add_s_s_data: x and y must have one format, got "
+                            f"{x.type.format} and {y.type.format}")
+        return Apply(self, [x, y], [_sparse_like(x.type.format, _result_dtype(x, y))])
+
+    def perform(self, node, inputs, output_storage):
+        x, y = inputs
+        if x.shape != y.shape or x.nnz != y.nnz:
+            raise ValueError(f"add_s_s_data: x and y must have one pattern, got shapes "
+                             f"{x.shape} and {y.shape} storing {x.nnz} and {y.nnz} values")
+        result = x.astype(node.outputs[0].type.dtype)
+        result.data = result.data + y.data
+        output_storage[0][0] = result
+
+    def L_op(self, inputs, outputs, output_grads):
+        (g,) = output_grads
+        if is_disconnected(g):
+            return [disconnected_type()] * 2
+        return [g, g]
+
+    def R_op(self, inputs, eval_points):
+        return [None]
+
+
+add_s_s_data = AddSSData()
+
+
+class Usmm(Op):
+    """alpha * dot(x, y) + z with x or y sparse and z dense (Theano's usmm, the fused form
+    of that expression): dense. Derivatives: those of the expression."""
+
+    __props__ = ()
+
+    def make_node(self, alpha, x, y, z):
+        if not (is_sparse(x) or is_sparse(y)) or is_sparse(z):
+            raise TypeError("usmm: x or y must be sparse, and z dense")
+        alpha = _dense(alpha, "usmm", "alpha")
+        x = x if is_sparse(x) else _dense(x, "usmm", "x", 2)
+        y = y if is_sparse(y) else _dense(y, "usmm", "y", 2)
+        z = _dense(z, "usmm", "z", 2)
+        if alpha.type.ndim not in (0, 1, 2):
+            raise TypeError(f"usmm: alpha must be a scalar, got {alpha.type}")
+        return Apply(self, [alpha, x, y, z],
+                     [tensor_type(_result_dtype(alpha, x, y, z), (None, None))()])
+
+    def perform(self, node, inputs, output_storage):
+        alpha, x, y, z = inputs
+        if np.size(alpha) != 1:
+            raise ValueError(f"usmm: alpha must hold one value, got shape {np.shape(alpha)}")
+        product = x @ y
+        product = product.toarray() if scipy.sparse.issparse(product) else np.asarray(product)
+        dtype = node.outputs[0].type.dtype
+        output_storage[0][0] = np.asarray(np.asarray(alpha).reshape(()) * product + z,
+                                          dtype=dtype)
+
+    def L_op(self, inputs, outputs, output_grads):
+        from sympile.gradient import Lop
+        alpha, x, y, z = inputs
+        expression = alpha.reshape(()) * dot(x, y) + z
+        return [Lop(expression, variable, output_grads[0]) for variable in inputs]
+
+
+usmm = Usmm()
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparisons
+
+class Comparison(Op):
+    """x `operator` y elementwise, as scipy.sparse computes it: of two sparse matrices, a
+    sparse matrix of the positions where it holds (uint8, Theano's dtype for sparse
+    truths); of a sparse and a dense matrix, a dense bool matrix."""
+
+    __props__ = ("operator",)
+    _OPERATORS = {"eq": "__eq__", "neq": "__ne__", "lt": "__lt__", "gt": "__gt__",
+                  "le": "__le__", "ge": "__ge__"}
+
+    def __init__(self, operator: str):
+        if operator not in self._OPERATORS:
+            raise ValueError(f"Comparison: operator must be one of "
+                             f"{', '.join(self._OPERATORS)}, got {operator!r}")
+        self.operator = operator
+
+    def __str__(self):
+        return f"Sparse{self.operator}"
+
+    def make_node(self, x, y):
+        if not (is_sparse(x) or is_sparse(y)):
+            x = as_sparse_variable(x, who=self.operator, argument="x")
+        x = x if is_sparse(x) else _dense(x, self.operator, "x", 2)
+        y = y if is_sparse(y) else _dense(y, self.operator, "y", 2)
+        if is_sparse(x) and is_sparse(y):
+            output = _sparse_like(x.type.format, "uint8")
+        else:
+            output = tensor_type("bool", (None, None))()
+        return Apply(self, [x, y], [output])
+
+    def perform(self, node, inputs, output_storage):
+        x, y = inputs
+        if x.shape != y.shape:
+            raise ValueError(f"{self.operator}: x and y must have one shape, got {x.shape} "
+                             f"and {y.shape}")
+        name = self._OPERATORS[self.operator]
+        if not scipy.sparse.issparse(x):
+            # dense op sparse: the sparse side's reflected comparison.
+            reflected = {"__lt__": "__gt__", "__gt__": "__lt__", "__le__": "__ge__",
+                         "__ge__": "__le__"}
+            x, y, name = y, x, reflected.get(name, name)
+        with warnings.catch_warnings():
+            # scipy warns that >=, <=, == of sparse matrices store most entries: asked for.
+            warnings.simplefilter("ignore", scipy.sparse.SparseEfficiencyWarning)
+            result = getattr(x, name)(y)
+        if scipy.sparse.issparse(result):
+            output_storage[0][0] = _as_matrix(result, node.outputs[0].type.format, "uint8")
+        else:
+            output_storage[0][0] = np.asarray(result, dtype=bool)
+
+    def connection_pattern(self, node):
+        return [[False], [False]]
+
+    def L_op(self, inputs, outputs, output_grads):
+        return [disconnected_type(), disconnected_type()]
+
+
+eq, neq, lt, gt, le, ge = (Comparison(name) for name in ("eq", "neq", "lt", "gt", "le", "ge"))
+
+__all__ += ["AddSSData", "Cast", "Comparison", "Diag", "EnsureSortedIndices", "HStack",
+            "MulSV", "Remove0", "SquareDiagonal", "StructuredAddSV", "Usmm", "VStack",
+            "add_s_s_data", "bcast", "cast", "ccast", "clean", "dcast", "diag",
+            "ensure_sorted_indices", "eq", "fcast", "ge", "gt", "icast", "lcast", "le", "lt",
+            "mul_s_v", "neq", "remove0", "square_diagonal", "structured_add_s_v", "usmm",
+            "wcast", "zcast"]

@@ -11,7 +11,11 @@ from sympile.sparse.basic import (
     csm_properties,
     dense_from_sparse,
     dot,
+    ge,
     get_item,
+    gt,
+    le,
+    lt,
     mul,
     neg,
     sp_sum,
@@ -58,6 +62,19 @@ class SparseOperators:
 
     def __matmul__(self, other):
         return dot(self, other)
+
+    # Comparisons as scipy.sparse's (== and != stay identity: variables are graph nodes).
+    def __lt__(self, other):
+        return lt(self, other)
+
+    def __gt__(self, other):
+        return gt(self, other)
+
+    def __le__(self, other):
+        return le(self, other)
+
+    def __ge__(self, other):
+        return ge(self, other)
 
     def __rmatmul__(self, other):
         return dot(other, self)
