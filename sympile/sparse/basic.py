@@ -1078,7 +1078,12 @@ def get_item(x: Variable, index: Any) -> Variable:
 def _structured(function, name: str):
     def structured(x: Any, *arguments: Any) -> Variable:
         x = as_sparse_variable(x, who=name)
-        return _with_data(x, function(csm_data(x), *arguments))
+        values = function(csm_data(x), *arguments)
+        if values.type.dtype == "float16":
+            # numpy's dtype for, say, sin of int8 values, which scipy.sparse cannot store:
+            # they are computed and stored in float32 (Theano's dtype for them).
+            values = function(tensor_math.cast(csm_data(x), "float32"), *arguments)
+        return _with_data(x, values)
     structured.__name__ = name
     structured.__doc__ = (f"{function.__name__} of x's stored values (x's pattern kept, "
                           f"the implicit zeros untouched).")

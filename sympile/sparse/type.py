@@ -174,7 +174,8 @@ def csc_matrix(name: str | None = None, dtype: Any = None) -> SparseVariable:
 def as_sparse_variable(x: Any, name: str | None = None, who: str = "as_sparse_variable",
                        argument: str = "x") -> Variable:
     """x as a sparse Variable: a sparse Variable as it is, a scipy.sparse matrix as a
-    constant; a dense variable or array is a TypeError naming `who` and `argument`."""
+    constant (of a copy: changing the matrix later does not change the graph); a dense
+    variable or array is a TypeError naming `who` and `argument`."""
     if isinstance(x, Variable):
         if isinstance(x.type, SparseTensorType):
             return x
@@ -183,7 +184,8 @@ def as_sparse_variable(x: Any, name: str | None = None, who: str = "as_sparse_va
     if scipy.sparse.issparse(x):
         format = x.format if x.format in _FORMATS else "csr"
         type_ = SparseTensorType(format, x.dtype)
-        return type_.make_constant(type_.filter(x), name)
+        value = type_.filter(x)
+        return type_.make_constant(value.copy() if value is x else value, name)
     raise TypeError(f"{who}: {argument} must be sparse, got {_describe(x)}")
 
 

@@ -129,6 +129,18 @@ def test_stored_values_with_a_vector(format, mode):
                                   structured=True)
 
 
+@pytest.mark.parametrize("dtype", ["int8", "uint8"])
+def test_structured_functions_of_small_integers_are_float32(dtype):
+    """numpy gives float16 for sin of int8 values; scipy.sparse cannot store float16, so
+    the stored values are computed in float32."""
+    x = _variable("csr", dtype)
+    f = sympile.function([x], [sparse.sin(x), sparse.sqrt(x)])
+    value = sp.csr_matrix(np.array([[1, 0, 3], [0, 2, 0]], dtype))
+    for got, function in zip(f(value), (np.sin, np.sqrt)):
+        assert got.dtype == np.float32 and got.format == "csr"
+        np.testing.assert_array_equal(got.toarray(), function(value.toarray().astype("float32")))
+
+
 @pytest.mark.parametrize("format", FORMATS)
 def test_add_s_s_data(format):
     x, y = _variable(format), _variable(format)
@@ -188,3 +200,13 @@ def test_comparisons_as_scipy(format):
     assert equal[0].toarray().all() and not equal[1].toarray().any()
     with pytest.raises(ValueError, match="one shape"):
         sympile.function([x, d], sparse.gt(x, d))(first, dense[:3])
+
+
+def test_a_constant_keeps_its_value_when_the_matrix_changes():
+    matrix = _matrix((3, 3), "csr")
+    expected = matrix.toarray()
+    constant = sparse.as_sparse_variable(matrix)
+    assert constant.data is not matrix
+    matrix.data[:] = 7.0
+    np.testing.assert_array_equal(sympile.function([], sparse.dense_from_sparse(constant))(),
+                                  expected)
