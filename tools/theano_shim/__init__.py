@@ -4,8 +4,8 @@ loads Theano's test modules (theano/**/tests/*.py) and its py2/3 helpers (theano
 from the fetched source, serves the test helpers Theano's tests import from nose,
 numpy.testing.dec and theano.tests.unittest_tools (and the comparison helper
 theano.tensor.basic._allclose and theano.sparse.basic's _is_sparse and the like, private
-helpers; numpy.find_common_type, which numpy 2 removed), and collects nose's test
-generators.
+helpers; numpy.find_common_type, numpy.cast and numpy.product, which numpy 2 removed), and
+collects nose's test generators.
 
 Nothing here supplies a Theano API name that sympile lacks: a missing name fails its test,
 which is what the run measures. A name a test module imports (`from theano.tensor import a,
@@ -168,6 +168,14 @@ class TheanoFinder(importlib.abc.MetaPathFinder):
                                                is_package=hasattr(module, "__path__"))
 
 
+class _NumpyCast:
+    """numpy < 2's np.cast: np.cast[dtype](x) is x as an array of dtype."""
+
+    def __getitem__(self, dtype):
+        import numpy
+        return lambda value: numpy.asarray(value).astype(dtype)
+
+
 def _find_common_type(array_types, scalar_types):
     """numpy < 2's find_common_type, which Theano's tests call (numpy 2 removed it): the
     arrays' common dtype, unless the scalars' is of a higher kind (bool, unsigned, signed,
@@ -199,6 +207,10 @@ def install(theano_root: str) -> None:
     numpy.testing.dec = numpy_dec
     if not hasattr(numpy, "find_common_type"):
         numpy.find_common_type = _find_common_type
+    # numpy < 2's np.product (prod's old name) and np.cast[dtype](x) (x as an array of
+    # dtype), which Theano's tests call.
+    numpy.__dict__.setdefault("product", numpy.prod)
+    numpy.__dict__.setdefault("cast", _NumpyCast())
     sys.meta_path.insert(0, TheanoFinder(theano_root))
     _THEANO_FILE.append(os.path.join(theano_root, "__init__.py"))
     # Theano's tests compare with theano.tensor.basic._allclose, a test helper of Theano's
