@@ -441,3 +441,18 @@ def test_blas_scipy_ger_ger_destructive_and_gemv_instances():
                                 accept_inplace=True)
             np.testing.assert_array_equal(f(written, *values[1:]), expected)
             np.testing.assert_array_equal(written, expected)
+
+
+def test_nlinalg_and_slinalg_hold_theanos_diagonal_and_kron_names():
+    from sympile.tensor import nlinalg, slinalg
+    x, v = T.dmatrix("x"), T.dvector("v")
+    assert isinstance(nlinalg.extract_diag(x).owner.op, nlinalg.ExtractDiag)
+    assert isinstance(nlinalg.alloc_diag(v).owner.op, nlinalg.AllocDiag)
+    f = theano.function([x, v], [nlinalg.extract_diag(x), nlinalg.alloc_diag(v),
+                                 slinalg.kron(x, x), nlinalg.trace(x)])
+    matrix, vector = np.arange(6.0).reshape(2, 3), np.array([1.0, 2.0])
+    for got, want in zip(f(matrix, vector), [np.diag(matrix), np.diag(vector),
+                                             np.kron(matrix, matrix), np.trace(matrix)]):
+        np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError, match="not both axes"):
+        nlinalg.extract_diag(v)

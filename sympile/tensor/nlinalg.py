@@ -1,6 +1,7 @@
 """numpy.linalg's operations under Theano's and PyTensor's path `tensor.nlinalg` (the ops
 live in sympile.tensor.linalg, by kind)."""
 
+from sympile.tensor.extra_ops.ops import AllocDiag, ExtractDiag, diag, trace
 from sympile.tensor.linalg.decompositions import QR, SVD, Eig, Eigh, eig, eigh, qr, svd
 from sympile.tensor.linalg.matrix_functions import (
     MatrixInverse,
@@ -14,6 +15,11 @@ from sympile.tensor.linalg.matrix_functions import (
 from sympile.tensor.linalg.solvers import Lstsq, lstsq, tensorsolve
 from sympile.tensor.linalg.summaries import Det, SLogDet, det, norm, slogdet
 
-__all__ = ["Det", "Eig", "Eigh", "Lstsq", "MatrixInverse", "QR", "SLogDet", "SVD", "det",
-           "eig", "eigh", "kron", "lstsq", "matrix_dot", "matrix_inverse", "matrix_power",
-           "norm", "pinv", "qr", "slogdet", "svd", "tensorinv", "tensorsolve"]
+# Theano's nlinalg names for numpy.diag's two ops: the vector on a diagonal, the diagonal.
+alloc_diag = AllocDiag()
+extract_diag = ExtractDiag()
+
+__all__ = ["AllocDiag", "Det", "Eig", "Eigh", "ExtractDiag", "Lstsq", "MatrixInverse", "QR",
+           "SLogDet", "SVD", "alloc_diag", "det", "diag", "eig", "eigh", "extract_diag", "kron",
+           "lstsq", "matrix_dot", "matrix_inverse", "matrix_power", "norm", "pinv", "qr",
+           "slogdet", "svd", "tensorinv", "tensorsolve", "trace"]

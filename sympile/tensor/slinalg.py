@@ -11,7 +11,7 @@ from sympile.tensor.linalg.decompositions import (
     lu_factor,
     lu_solve,
 )
-from sympile.tensor.linalg.matrix_functions import Expm, ExpmFrechet, block_diag, expm
+from sympile.tensor.linalg.matrix_functions import Expm, ExpmFrechet, block_diag, expm, kron
 from sympile.tensor.linalg.solvers import (
     Solve,
     SolveContinuousLyapunov,
@@ -24,5 +24,5 @@ from sympile.tensor.linalg.solvers import (
 
 __all__ = ["Cholesky", "Eigvalsh", "Expm", "ExpmFrechet", "LU", "Solve",
            "SolveContinuousLyapunov", "SolveTriangular", "block_diag", "cho_solve", "cholesky",
-           "eigvalsh", "expm", "lu", "lu_factor", "lu_solve", "solve", "solve_continuous_lyapunov",
-           "solve_triangular"]
+           "eigvalsh", "expm", "kron", "lu", "lu_factor", "lu_solve", "solve",
+           "solve_continuous_lyapunov", "solve_triangular"]
