@@ -270,6 +270,10 @@ _FLAGS: dict[str, tuple[Any, Callable[[Any], Any], str]] = {
                           "Theano's run-time check of conv shape hints: sympile always checks "
                           "them (False warns once that it changes nothing)"),
     "on_unused_input": ("raise", _on_unused, "default of function(on_unused_input=...)"),
+    "on_opt_error": ("raise", _on_unused,
+                     "what compiling does when a graph rewrite raises on a node: 'raise' it "
+                     "(Theano's default was 'warn'), or 'warn' once per failure, or 'ignore', "
+                     "and go on without that rewrite there"),
     "compute_test_value": ("off", _test_value_mode,
                            "Theano's test values: 'off', or compute each new variable's "
                            "tag.test_value from its inputs' as the graph is built ('raise', "

@@ -456,3 +456,39 @@ def test_nlinalg_and_slinalg_hold_theanos_diagonal_and_kron_names():
         np.testing.assert_array_equal(got, want)
     with pytest.raises(ValueError, match="not both axes"):
         nlinalg.extract_diag(v)
+
+
+def test_on_opt_error_raises_warns_or_skips_a_failing_rewrite():
+    from sympile.compile.mode import Mode
+    from sympile.config import config
+    from sympile.graph.rewriting import RewriteErrorWarning, in2out, node_rewriter
+
+    @node_rewriter([T.exp])
+    def broken_rewrite(fgraph, node):
+        raise RuntimeError("a bug in a rewrite")
+
+    x = T.dvector("x")
+    mode = Mode(in2out(broken_rewrite), backend="python")
+    with pytest.raises(RuntimeError, match="a bug in a rewrite"):
+        theano.function([x], T.exp(x), mode=mode)
+    with theano.change_flags(on_opt_error="warn"), \
+            pytest.warns(RewriteErrorWarning, match="a bug in a rewrite"):
+        f = theano.function([x], T.exp(x), mode=mode)
+    np.testing.assert_allclose(f(np.ones(2)), np.exp(np.ones(2)))
+    with theano.change_flags(on_opt_error="ignore"):
+        theano.function([x], T.exp(x), mode=mode)
+    with pytest.raises(ValueError):
+        config.on_opt_error = "pdb"
+
+
+def test_scan_fn_is_the_compiled_inner_function():
+    x = T.dvector("x")
+    states, _ = theano.scan(lambda xt, h: h + xt, sequences=x, outputs_info=T.zeros(()))
+    f = theano.function([x], states)
+    scan_node = next(n for n in f.maker.fgraph.apply_nodes if type(n.op).__name__ == "Scan")
+    np.testing.assert_allclose(f(np.arange(3.0)), [0.0, 1.0, 3.0])
+    inner = scan_node.op.fn
+    assert inner is scan_node.op._compiled(scan_node)
+    assert any(node.op == T.add or "add" in str(node.op)
+               for node in inner.maker.fgraph.apply_nodes)
+    assert theano.compile.mode.FAST_COMPILE is theano.compile.mode.get_mode("FAST_COMPILE")

@@ -237,6 +237,9 @@ PREDEFINED_MODES: dict[str, Mode] = {
 }
 # The modes that subclass Mode register themselves when imported (sympile.compile imports
 # them): DEBUG_MODE and DebugMode (debugmode.py), NanGuardMode (monitormode.py).
+# Theano's compile.mode.FAST_RUN and FAST_COMPILE: the predefined modes themselves.
+FAST_RUN = PREDEFINED_MODES["FAST_RUN"]
+FAST_COMPILE = PREDEFINED_MODES["FAST_COMPILE"]
 
 
 

@@ -176,7 +176,12 @@ class Scan(Op):
         function = self._node_functions.get(node)
         if function is not None:
             return function
-        key = self._node_backends.get(node) or self._own_key()
+        function = self._function_for(self._node_backends.get(node) or self._own_key())
+        self._node_functions[node] = function
+        return function
+
+    def _function_for(self, key: tuple[Any, str | None] | None):
+        """The inner Function for the (rewriter, backend) `key` (None: config's mode)."""
         function = self._functions.get(key)
         if function is None:
             mode = None if key is None else Mode(key[0], backend=key[1])
@@ -184,8 +189,15 @@ class Scan(Op):
             # Its VM is read directly (run_steps), not through calls that switch backends.
             function.wait_compiled()
             self._functions[key] = function
-        self._node_functions[node] = function
         return function
+
+    @property
+    def fn(self):
+        """Theano's Scan.fn: the inner Function, as compiled for the function last linked
+        with this op (its own mode's, or config's, before any)."""
+        if self._functions:
+            return next(reversed(self._functions.values()))
+        return self._function_for(self._own_key())
 
     def _compile_inner(self, mode: Mode | None):
         """The inner Function. trust_input: perform hands over ndarrays (views,

@@ -6,6 +6,7 @@ from sympile.graph.rewriting.basic import (  # noqa: F401
     GraphRewriter,
     NodeRewriter,
     RewriteCycleError,
+    RewriteErrorWarning,
     RewriteHistory,
     Rewriter,
     RewriteRecord,

@@ -9,10 +9,12 @@ engine knows nothing about tensors.
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from sympile.config import config
 from sympile.graph.basic import Apply, Variable
 from sympile.graph.fgraph import Feature, FunctionGraph, InconsistencyError
 from sympile.graph.op import Op
@@ -24,6 +26,10 @@ Replacements = Sequence[Variable | None] | dict[Variable, Variable] | None
 
 class RewriteCycleError(RuntimeError):
     """Rewriting did not reach a fixed point within its bound (rewriters undo each other)."""
+
+
+class RewriteErrorWarning(UserWarning):
+    """A rewrite raised and was skipped on a node (config.on_opt_error='warn')."""
 
 
 # -- history ------------------------------------------------------------------------------------
@@ -192,9 +198,20 @@ def apply_node_rewriter(fgraph: FunctionGraph, rewriter: NodeRewriter, node: App
 
     The replacements go through fgraph.replace_all with validation; a change a feature
     vetoes (InconsistencyError) is rolled back and counts as no change. A replacement of an
-    incompatible Type is a bug of the rewriter: TypeError naming it.
+    incompatible Type is a bug of the rewriter: TypeError naming it. An exception the
+    rewriter raises goes up, or with config.on_opt_error 'warn' or 'ignore' leaves the node
+    as it is (with a RewriteErrorWarning for 'warn').
     """
-    result = rewriter.transform(fgraph, node)
+    try:
+        result = rewriter.transform(fgraph, node)
+    except Exception as error:
+        if config.on_opt_error == "raise":
+            raise
+        if config.on_opt_error == "warn":
+            warnings.warn(f"rewrite {rewriter} raised on {node}: {type(error).__name__}: "
+                          f"{error}; the node is left as it is (config.on_opt_error='warn')",
+                          RewriteErrorWarning, stacklevel=2)
+        return False
     if result is None or result is False:
         return False
     pairs = _replacement_pairs(rewriter, node, result)
