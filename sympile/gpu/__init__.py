@@ -16,6 +16,7 @@ transfers, the runtimes, the placement rewrite and the GPU ops that are not one 
   random.py     RandomStreams' uniform and bernoulli draws, the CPU's numbers
   scan.py       Scan with its loop's arrays on the device; IfElse of device values
   shape.py      Reshape, SpecifyShape, Join and Split of device arrays
+  sort.py       sort and argsort (a bitonic network)
 
 Importing sympile imports this package (it registers the placement rewrite); it imports
 CuPy only when a CUDA context is used.
@@ -32,6 +33,7 @@ from sympile.gpu import (  # noqa: F401 - they register their GPU implementation
     reduction,
     scan,
     shape,
+    sort,
     subtensor,
 )
 from sympile.gpu.basic import (

@@ -23,6 +23,7 @@ from sympile.tensor.reduction import CAReduce
 from sympile.tensor.reduction.argreduce_cuda import argreduce_cuda_kernel
 from sympile.tensor.reduction.careduce_cuda import careduce_cuda_kernel
 from sympile.tensor.signal.pool_cuda import pool_backward_kernel, pool_forward_kernel
+from sympile.tensor.sort.sort_cuda import SORTABLE_DTYPES, sort_start_kernel, sort_step_kernel
 from sympile.tensor.subtensor.rows_cuda import ATOMIC_DTYPES, inc_rows_kernel, take_rows_kernel
 from tests.gpu.test_elemwise import ALL_DTYPES, FAST_DTYPES, HOST_ONLY
 from tests.gpu.test_reduction import DTYPES, FOLDS
@@ -116,6 +117,12 @@ def test_row_indexing_kernels_compile():
     kernels += [inc_rows_kernel(dtype, "int64", inner) for dtype in ATOMIC_DTYPES
                 for inner in (1, 2)]
     assert _compile_all(kernels) == 28 + 2 * len(ATOMIC_DTYPES)
+
+
+def test_sort_kernels_compile():
+    kernels = [make(dtype) for dtype in SORTABLE_DTYPES
+               for make in (sort_start_kernel, sort_step_kernel)]
+    assert _compile_all(kernels) == 2 * len(SORTABLE_DTYPES)
 
 
 def test_random_kernels_compile():
