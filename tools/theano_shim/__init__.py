@@ -238,12 +238,25 @@ def install(theano_root: str) -> None:
 
 def pytest_pycollect_makeitem(collector, name, obj):
     """Nose's test generators (`def test_x(): yield check, arg`), which pytest no longer
-    collects: one test per (function, *arguments) the generator yields, as nose ran them."""
+    collects: one test per (function, *arguments) the generator yields, as nose ran them. A
+    generator method of a test class runs on an instance, after the class's setup_class and
+    the instance's setUp, as nose ran it."""
     if not (inspect.isgeneratorfunction(obj) and collector.funcnamefilter(name)):
         return None
     try:
+        generator = obj
+        if isinstance(collector, pytest.Class):
+            test_class = collector.obj
+            if hasattr(test_class, "setup_class"):
+                test_class.setup_class()
+            instance = test_class()
+            for setup in ("setup_method", "setUp", "setup"):
+                if callable(getattr(instance, setup, None)):
+                    getattr(instance, setup)(*([obj] if setup == "setup_method" else []))
+                    break
+            generator = getattr(instance, name)
         # Nose takes (function, *arguments) or a bare function.
-        cases = [case if isinstance(case, tuple) else (case,) for case in obj()]
+        cases = [case if isinstance(case, tuple) else (case,) for case in generator()]
     except Exception as error:  # the generator itself fails: one failing test says why
         def failed(error=error):
             raise error
