@@ -584,3 +584,148 @@ def softsign(x: Any) -> Variable:
     """`x / (1 + |x|)`."""
     x = as_tensor_variable(x, op="softsign")
     return math.true_div(x, math.add(1, math.abs(x)))
+
+
+# ---------------------------------------------------------------------------------------------
+# Theano's other nnet helpers
+
+# Theano's name of log_softmax.
+logsoftmax = log_softmax
+
+
+class _PrependColumn(Op):
+    """A column of one value before the columns of a matrix x."""
+
+    def _output(self, x: Variable, dtype: str) -> Variable:
+        rows, columns = x.type.shape
+        return tensor_type(dtype, (rows, None if columns is None else columns + 1))()
+
+    def _prepend(self, value, x, dtype: str) -> np.ndarray:
+        result = np.empty((x.shape[0], x.shape[1] + 1), dtype=dtype)
+        result[:, 0] = value
+        result[:, 1:] = x
+        return result
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        rows, columns = input_shapes[-1]
+        return [(rows, columns + 1)]
+
+
+class Prepend_scalar_constant_to_each_row(_PrependColumn):
+    """Theano's op: the matrix x with a first column of the constant `val`."""
+
+    __props__ = ("val",)
+
+    def __init__(self, val: Any = 0):
+        if not isinstance(val, (int, float, np.integer, np.floating)) or isinstance(val, bool):
+            raise TypeError(f"Prepend_scalar_constant_to_each_row: val must be a number, got "
+                            f"{val!r}")
+        self.val = val
+
+    def make_node(self, x):
+        x = as_tensor_variable(x, op="Prepend_scalar_constant_to_each_row", argument="x")
+        if x.type.ndim != 2:
+            raise TypeError(f"Prepend_scalar_constant_to_each_row: x must be a matrix, got "
+                            f"{x.type}")
+        dtype = np.result_type(x.type.dtype, np.min_scalar_type(self.val)).name \
+            if x.type.dtype not in scalar.FLOAT_DTYPES else x.type.dtype
+        return Apply(self, [x], [self._output(x, dtype)])
+
+    def perform(self, node, inputs, output_storage):
+        output_storage[0][0] = self._prepend(self.val, inputs[0], node.outputs[0].type.dtype)
+
+    def L_op(self, inputs, outputs, output_grads):
+        (g,) = output_grads
+        return [disconnected_type() if is_disconnected(g) else g[:, 1:]]
+
+    def R_op(self, inputs, eval_points):
+        tangent = eval_points[0]
+        return [None if tangent is None else Prepend_scalar_constant_to_each_row(0)(tangent)]
+
+
+class Prepend_scalar_to_each_row(_PrependColumn):
+    """Theano's op: (val, x) -> the matrix x with a first column of the scalar val."""
+
+    __props__ = ()
+
+    def make_node(self, val, x):
+        val = as_tensor_variable(val, op="Prepend_scalar_to_each_row", argument="val")
+        x = as_tensor_variable(x, op="Prepend_scalar_to_each_row", argument="x")
+        if val.type.ndim != 0 or x.type.ndim != 2:
+            raise TypeError(f"Prepend_scalar_to_each_row: val must be a scalar and x a matrix, "
+                            f"got {val.type} and {x.type}")
+        dtype = np.result_type(val.type.dtype, x.type.dtype).name
+        return Apply(self, [val, x], [self._output(x, dtype)])
+
+    def perform(self, node, inputs, output_storage):
+        val, x = inputs
+        output_storage[0][0] = self._prepend(val, x, node.outputs[0].type.dtype)
+
+    def L_op(self, inputs, outputs, output_grads):
+        (g,) = output_grads
+        if is_disconnected(g):
+            return [disconnected_type(), disconnected_type()]
+        val, x = inputs
+        return [declared_like(tensor_sum(g[:, 0]), val), declared_like(g[:, 1:], x)]
+
+    def R_op(self, inputs, eval_points):
+        if all(point is None for point in eval_points):
+            return [None]
+        val, x = inputs
+        return [self(*[math.zeros_like(v) if p is None else p
+                       for v, p in zip(inputs, eval_points)])]
+
+
+def confusion_matrix(actual: Any, pred: Any) -> list[Variable]:
+    """Theano's confusion_matrix of two vectors of class labels: [the counts (row: the actual
+    class, column: the predicted one, int64), the classes in that order (every label of
+    either vector, sorted)]."""
+    from sympile.tensor.basic import concatenate
+    from sympile.tensor.blas.basic import dot
+    from sympile.tensor.extra_ops import unique
+
+    actual = as_tensor_variable(actual, op="confusion_matrix", argument="actual")
+    pred = as_tensor_variable(pred, op="confusion_matrix", argument="pred")
+    if actual.type.ndim != 1 or pred.type.ndim != 1:
+        raise TypeError(f"confusion_matrix: actual and pred must be vectors, got "
+                        f"{actual.type} and {pred.type}")
+    order = unique(concatenate([actual, pred]))
+    one_hot_actual = math.cast(math.eq(actual.dimshuffle(0, "x"), order.dimshuffle("x", 0)),
+                               "int64")
+    one_hot_pred = math.cast(math.eq(pred.dimshuffle(0, "x"), order.dimshuffle("x", 0)),
+                             "int64")
+    return [dot(one_hot_actual.T, one_hot_pred), order]
+
+
+def h_softmax(x: Any, batch_size: Any, n_outputs: int, n_classes: int,
+              n_outputs_per_class: int, W1: Any, b1: Any, W2: Any, b2: Any,
+              target: Any = None) -> Variable:
+    """Theano's two-level hierarchical softmax (Goodman, 2001): p(output) = p(its class) p(it
+    within its class). x (batch, dim); W1 (dim, n_classes), b1 (n_classes,) give the
+    classes' softmax; W2 (n_classes, dim, n_outputs_per_class), b2 (n_classes,
+    n_outputs_per_class) each class's softmax over its outputs. Without `target`: every
+    output's probability, (batch, n_outputs) (the first n_outputs of n_classes *
+    n_outputs_per_class); with an integer `target` per example: only those outputs'
+    probabilities, (batch,), computing one class's outputs per example."""
+    from sympile.tensor.blas.basic import batched_dot, dot, tensordot
+
+    x = _float_input("h_softmax", x, "x")
+    class_probabilities = softmax(math.add(dot(x, W1), b1))
+    if target is None:
+        scores = math.add(tensordot(x, W2, [[1], [1]]), b2)
+        within = softmax(scores.reshape((-1, n_outputs_per_class)))
+        within = within.reshape((batch_size, n_classes, n_outputs_per_class))
+        joint = math.mul(class_probabilities.dimshuffle(0, 1, "x"), within)
+        return joint.reshape((batch_size, n_classes * n_outputs_per_class))[:, :n_outputs]
+    target = as_tensor_variable(target, op="h_softmax", argument="target").flatten()
+    classes = math.int_div(target, n_outputs_per_class)
+    positions = math.mod(target, n_outputs_per_class)
+    rows = arange(target.shape[0])
+    weights = as_tensor_variable(W2, op="h_softmax", argument="W2")[classes]
+    scores = math.add(batched_dot(x, weights),
+                      as_tensor_variable(b2, op="h_softmax", argument="b2")[classes])
+    return math.mul(class_probabilities[rows, classes], softmax(scores)[rows, positions])
+
+
+__all__ += ["Prepend_scalar_constant_to_each_row", "Prepend_scalar_to_each_row",
+            "confusion_matrix", "h_softmax", "logsoftmax"]
