@@ -5,8 +5,8 @@
   elementwise copy or add kernel writing into the region's view).
 - GpuTakeRows: x[index0, index1, ...] for integer arrays on x's first axes, broadcast
   together (an embedding lookup x[index], a pick x[arange(n), y]; rows_take.cu).
-- GpuIncRows: x[index] += y for an integer vector on axis 0 with atomic adds, so repeated
-  entries add every occurrence (rows_inc.cu; float32/64 and 32/64-bit integers).
+- GpuIncRows: x[index0, index1, ...] += y for the same indices with atomic adds, so
+  repeated positions add every occurrence (rows_inc.cu; float32/64 and 32/64-bit integers).
 The index's integers and slice bounds stay host values; index arrays move to the device.
 """
 
@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from sympile.gpu.basic import GpuArrayType, GpuWrapper, check_context
+from sympile.gpu.basic import GpuWrapper
 from sympile.gpu.elemwise import GpuElemwise, element_strides
 from sympile.gpu.placement import register_gpu
 from sympile.gpu.runtime import runtime
@@ -87,6 +87,32 @@ def _index_error(op: Op, device, kernel, size: int, arguments, lengths) -> None:
                          f"{lengths[axis]}") from None
 
 
+def _broadcast_shape(op, indices) -> tuple[int, ...]:
+    """The shape the index arrays broadcast to (IndexError as numpy's when they do not)."""
+    try:
+        return np.broadcast_shapes(*(index.shape for index in indices))
+    except ValueError:
+        shapes = " ".join(str(index.shape) for index in indices)
+        raise IndexError(f"{op}: shape mismatch: indexing arrays could not be broadcast "
+                         f"together with shapes {shapes}") from None
+
+
+def _index_arguments(indices, broadcast: tuple[int, ...]) -> list:
+    """Each index array and its strides in the broadcast shape (a 0-d one: one stride 0)."""
+    arguments = []
+    for index in indices:
+        own = element_strides(index, tuple(n == 1 for n in index.shape))
+        arguments += [index, *([0] * (len(broadcast) - index.ndim) + own or [0])]
+    return arguments
+
+
+def _geometry(x, broadcast, k: int) -> tuple[tuple[int, ...], list]:
+    """(x's inner shape, the kernels' leading arguments after n)."""
+    inner_shape = tuple(x.shape[k:])
+    return inner_shape, [math.prod(inner_shape), *(broadcast or (1,)), *x.shape[:k],
+                         *(inner_shape or (1,))]
+
+
 class GpuTakeRows(GpuWrapper):
     """x[index0, index1, ...] for integer arrays on x's first axes."""
 
@@ -95,58 +121,46 @@ class GpuTakeRows(GpuWrapper):
     def perform(self, node, inputs, output_storage):
         x, *indices = inputs
         device = runtime(self.context)
-        try:
-            broadcast = np.broadcast_shapes(*(index.shape for index in indices))
-        except ValueError:
-            shapes = " ".join(str(index.shape) for index in indices)
-            raise IndexError(f"{self}: shape mismatch: indexing arrays could not be broadcast "
-                             f"together with shapes {shapes}") from None
+        broadcast = _broadcast_shape(self, indices)
         k = len(indices)
-        inner_shape = x.shape[k:]
+        inner_shape, geometry = _geometry(x, broadcast, k)
         output = device.empty(broadcast + inner_shape, x.dtype.name)
         size = math.prod(output.shape)
         if size:
             x_strides = element_strides(x, (False,) * x.ndim)
             kernel = take_rows_kernel(x.dtype.name, tuple(i.dtype.name for i in indices),
                                       max(len(broadcast), 1), max(len(inner_shape), 1))
-            arguments = [size, math.prod(inner_shape), *(broadcast or (1,)), *x.shape[:k],
-                         *(inner_shape or (1,)), x, *x_strides[:k], *(x_strides[k:] or [0])]
-            for index in indices:
-                # The index's strides in the broadcast shape (a 0-d one: one stride of 0).
-                own = element_strides(index, tuple(n == 1 for n in index.shape))
-                arguments += [index, *([0] * (len(broadcast) - index.ndim) + own or [0])]
-            _index_error(self, device, kernel, size, [*arguments, output], x.shape)
+            arguments = [size, *geometry, x, *x_strides[:k], *(x_strides[k:] or [0]),
+                         *_index_arguments(indices, broadcast), output]
+            _index_error(self, device, kernel, size, arguments, x.shape)
         output_storage[0][0] = output
 
 
 class GpuIncRows(GpuWrapper):
-    """x[index] += y for an integer vector index on axis 0 (numpy.add.at)."""
+    """x[index0, index1, ...] += y for integer arrays on x's first axes (numpy.add.at)."""
 
-    device_inputs = 3
-
-    def make_node(self, x, y, index):
-        check_context(self, [x, y, index], self.context)
-        host = self.op.make_node(x.type.host_type(), y.type.host_type(),
-                                 index.type.host_type())
-        return Apply(self, [x, y, index], [GpuArrayType.of(host.outputs[0].type, self.context)()])
+    device_inputs = None
 
     def perform(self, node, inputs, output_storage):
-        x, y, index = inputs
+        x, y, *indices = inputs
         device = runtime(self.context)
-        region = (index.shape[0],) + x.shape[1:]
+        broadcast = _broadcast_shape(self, indices)
+        k = len(indices)
+        inner_shape, geometry = _geometry(x, broadcast, k)
+        region = broadcast + inner_shape
         self.op.check_value(node, y, region)
         result = device.copy(x)
         size = math.prod(region)
         if size:
-            inner_shape = x.shape[1:] or (1,)
-            offset = len(region) - y.ndim
-            y_strides = [0] * offset + element_strides(y, tuple(n == 1 for n in y.shape))
             out_strides = element_strides(result, (False,) * result.ndim)
-            kernel = inc_rows_kernel(x.dtype.name, index.dtype.name, len(inner_shape))
-            arguments = [size, math.prod(inner_shape), x.shape[0], *inner_shape, result,
-                         out_strides[0], *(out_strides[1:] or [0]), index,
-                         element_strides(index, (False,))[0], y, y_strides[0],
-                         *(y_strides[1:] or [0])]
+            y_strides = [0] * (len(region) - y.ndim) + element_strides(
+                y, tuple(n == 1 for n in y.shape))
+            kernel = inc_rows_kernel(x.dtype.name, tuple(i.dtype.name for i in indices),
+                                     max(len(broadcast), 1), max(len(inner_shape), 1))
+            arguments = [size, *geometry, result, *out_strides[:k], *(out_strides[k:] or [0]),
+                         *_index_arguments(indices, broadcast), y,
+                         *(y_strides[:len(broadcast)] or [0]),
+                         *(y_strides[len(broadcast):] or [0])]
             _index_error(self, device, kernel, size, arguments, x.shape)
         output_storage[0][0] = result
 
@@ -168,23 +182,19 @@ def _lift_inc_subtensor(node: Apply, inputs, context: str):
 _INDEX_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32")
 
 
-def _rows_index(node: Apply, first: int) -> bool:
-    """The index is one integer array on axis 0 (x[index])."""
-    return node.op.idx_list == (ARRAY,) and node.inputs[first].type.dtype in _INDEX_DTYPES
-
-
-def _leading_arrays(node: Apply) -> bool:
-    """The index is integer arrays on x's first axes (x[index0, index1, ...])."""
+def _leading_arrays(node: Apply, first: int) -> bool:
+    """The index (inputs from `first` on) is integer arrays on x's first axes
+    (x[index0, index1, ...])."""
     idx_list = node.op.idx_list
     return (0 < len(idx_list) <= MAX_INDEXED_AXES and all(kind == ARRAY for kind in idx_list)
-            and all(v.type.dtype in _INDEX_DTYPES for v in node.inputs[1:]))
+            and all(v.type.dtype in _INDEX_DTYPES for v in node.inputs[first:]))
 
 
 @register_gpu(AdvancedSubtensor)
 @register_gpu(AdvancedSubtensor1)
 @register_gpu(AdvancedBooleanSubtensor)
 def _lift_take_rows(node: Apply, inputs, context: str):
-    if not _leading_arrays(node) or node.inputs[0].type.dtype.startswith("complex"):
+    if not _leading_arrays(node, 1) or node.inputs[0].type.dtype.startswith("complex"):
         return None
     return [GpuTakeRows(node.op, context)(*inputs)]
 
@@ -194,7 +204,7 @@ def _lift_take_rows(node: Apply, inputs, context: str):
 @register_gpu(AdvancedBooleanIncSubtensor)
 def _lift_inc_rows(node: Apply, inputs, context: str):
     op = node.op
-    if not _rows_index(node, 2) or op.set_instead_of_inc or op.ignore_duplicates \
-            or node.inputs[2].type.ndim != 1 or node.inputs[0].type.dtype not in ATOMIC_DTYPES:
+    if not _leading_arrays(node, 2) or op.set_instead_of_inc or op.ignore_duplicates \
+            or node.inputs[0].type.dtype not in ATOMIC_DTYPES:
         return None
     return [GpuIncRows(op, context)(*inputs)]

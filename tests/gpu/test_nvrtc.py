@@ -114,8 +114,8 @@ def test_row_indexing_kernels_compile():
     kernels += [take_rows_kernel("float32", indices, broadcast, 1)
                 for indices in (("int64", "int32"), ("int64", "int64", "uint8"))
                 for broadcast in (1, 3)]
-    kernels += [inc_rows_kernel(dtype, "int64", inner) for dtype in ATOMIC_DTYPES
-                for inner in (1, 2)]
+    kernels += [inc_rows_kernel(dtype, indices, 2, inner) for dtype in ATOMIC_DTYPES
+                for indices, inner in ((("int64",), 1), (("int32", "int64"), 2))]
     assert _compile_all(kernels) == 28 + 2 * len(ATOMIC_DTYPES)
 
 

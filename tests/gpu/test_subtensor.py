@@ -112,6 +112,46 @@ def test_increment_rows_with_repeats(dtype, context):
         f(value, increments, np.array([1, 3, 1, 4, 0]))
 
 
+def test_increment_by_several_arrays(context):
+    """x[arange(n), y] += g (the gradient of a pick), arrays broadcast together, repeated
+    positions adding every occurrence, y broadcast to the region; errors name the axis."""
+    x = T.dtensor3("x")
+    g, i, j = T.dmatrix("g"), T.lvector("i"), T.imatrix("j")
+    outputs = [T.inc_subtensor(x[i.dimshuffle("x", 0), j], g.dimshuffle(0, 1, "x")),
+               T.inc_subtensor(x[i, j[0]], 1.5)]
+    reference, f = _both([x, g, i, j], outputs, context, GpuIncRows, (0, 1, 2, 3))
+    value = np.arange(60.0).reshape(3, 4, 5)
+    rows = np.array([0, -1, 0, 1])
+    columns = np.array([[2, 0, 2, 1], [1, 1, 0, -1]], dtype="int32")
+    increments = np.arange(8.0).reshape(2, 4)
+    for got, want in zip(f(value, increments, rows, columns),
+                         reference(value, increments, rows, columns)):
+        np.testing.assert_array_equal(got, want)
+    with pytest.raises(IndexError, match="out of bounds for axis 1 with size 4"):
+        f(value, increments, rows, np.array([[2, 0, 2, 1], [1, 4, 0, -1]], dtype="int32"))
+
+
+def test_pick_gradient_on_the_device(context):
+    """-log(p[arange(n), y]).sum() of a normalisation that is not softmax: the pick and its
+    gradient (an increment by two arrays) both run on the device."""
+    with placement_target(context):
+        weights = sympile.shared(np.linspace(0.1, 1.2, 12).reshape(3, 4), name="w")
+    target = T.lvector("target")
+
+    def cost(w):
+        p = w / w.sum(axis=1, keepdims=True)
+        return -T.log(p[T.arange(target.shape[0]), target]).sum()
+    host = T.dmatrix("host")
+    reference = sympile.function([host, target], sympile.grad(cost(host), host))
+    with placement_target(context), warnings.catch_warnings():
+        warnings.simplefilter("error", GpuHostOpsWarning)
+        f = sympile.function([target], sympile.grad(cost(weights), weights))
+    assert any(isinstance(n.op, GpuIncRows) for n in f.maker.fgraph.apply_nodes)
+    entries = np.array([3, 0, 3])
+    np.testing.assert_allclose(f(entries), reference(weights.get_value(), entries),
+                               rtol=1e-12)
+
+
 def test_embedding_gradient_on_the_device(context):
     """The gradient of a lookup is an increment of rows: both run on the device."""
     with placement_target(context):

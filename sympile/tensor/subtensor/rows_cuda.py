@@ -1,16 +1,15 @@
-"""CUDA of indexing by integer arrays: x[index0, index1, ...] on x's first axes
-(rows_take.cu, the arrays broadcast together, any shape) and x[index] += y for a vector index
-on axis 0 (rows_inc.cu, atomic adds: repeated entries add every occurrence, as
-numpy.add.at). Both wrap negative entries and report an entry out of range through the
-error flag: bit a for axis a.
+"""CUDA of indexing by integer arrays on x's first axes, broadcast together (any shape):
+x[index0, index1, ...] (rows_take.cu) and x[index0, ...] += y (rows_inc.cu, atomic adds:
+repeated positions add every occurrence, as numpy.add.at). Both wrap negative entries and
+report an entry out of range through the error flag: bit a for axis a.
 
-Parameters: take: n (the output's size), inner (the size of what one broadcast position
-picks), the broadcast shape's lengths, each indexed axis's length (rows0..), the inner
-lengths (`inner_ndim` of them), x with its strides along the indexed axes and the inner ones,
-each index array with its strides in the broadcast shape (0 where it is broadcast), the
-output (C-contiguous); inc: n (the region's size), inner, rows, the row's lengths, out (a
-copy of x) with its strides, the index with its stride, y with its stride along the index
-and inner strides (0 where it broadcasts); then the error flag.
+Parameters: n (the output's or the region's size), inner (the size of what one broadcast
+position reaches), the broadcast shape's lengths, each indexed axis's length (rows0..), the
+inner lengths (`inner_ndim` of them); take: x with its strides along the indexed axes and
+the inner ones, each index array with its strides in the broadcast shape (0 where it is
+broadcast), the output (C-contiguous); inc: out (a copy of x) with its strides, the index
+arrays, y with its strides along the broadcast and the inner axes (0 where it
+broadcasts); then the error flag.
 """
 
 from __future__ import annotations
@@ -40,6 +39,29 @@ def _row(prefix: str, inner_ndim: int) -> dict[str, str]:
             "OFFSET": offset(prefix, "c", inner_ndim)}
 
 
+def _index_rows(parameters: list[str], index_dtypes: tuple[str, ...], broadcast_ndim: int,
+                target: str) -> str:
+    """Adds each index array's parameters (the array, its strides in the broadcast shape);
+    the statements that read each array's entry and add its row to `position` (in `target`'s
+    strides) or set the entry's bit of `bad`."""
+    rows = []
+    for j, index_dtype in enumerate(index_dtypes):
+        parameters += [f"const {C_TYPES[index_dtype]} *const index{j}",
+                       *(f"const npy_int64 index{j}_b{a}" for a in range(broadcast_ndim))]
+        rows.append(f"const npy_int64 row{j} = sympile_index_row("
+                    f"(npy_int64)index{j}[{offset(f'index{j}', 'b', broadcast_ndim)}], rows{j}); "
+                    f"bad |= (row{j} < 0) << {j}; position += row{j} * {target}_s{j};")
+    return " ".join(rows)
+
+
+def _geometry(index_dtypes: tuple[str, ...], broadcast_ndim: int, inner_ndim: int
+              ) -> list[str]:
+    return ["const npy_int64 n", "const npy_int64 inner",
+            *(f"const npy_int64 b_n{a}" for a in range(broadcast_ndim)),
+            *(f"const npy_int64 rows{j}" for j in range(len(index_dtypes))),
+            *(f"const npy_int64 c_n{a}" for a in range(inner_ndim))]
+
+
 @functools.cache
 def take_rows_kernel(dtype: str, index_dtypes: tuple[str, ...], broadcast_ndim: int,
                      inner_ndim: int) -> CudaKernel:
@@ -48,37 +70,34 @@ def take_rows_kernel(dtype: str, index_dtypes: tuple[str, ...], broadcast_ndim: 
     # A copy of the elements' bits: float16 as its 16 bits.
     t = "npy_uint16" if dtype == "float16" else C_TYPES[dtype]
     axes = range(len(index_dtypes))
-    parameters = ["const npy_int64 n", "const npy_int64 inner",
-                  *(f"const npy_int64 b_n{a}" for a in range(broadcast_ndim)),
-                  *(f"const npy_int64 rows{j}" for j in axes),
-                  *(f"const npy_int64 c_n{a}" for a in range(inner_ndim)),
+    parameters = [*_geometry(index_dtypes, broadcast_ndim, inner_ndim),
                   f"const {t} *const x", *(f"const npy_int64 x_s{j}" for j in axes),
                   *(f"const npy_int64 x_c{a}" for a in range(inner_ndim))]
-    rows = []
-    for j, index_dtype in enumerate(index_dtypes):
-        parameters += [f"const {C_TYPES[index_dtype]} *const index{j}",
-                       *(f"const npy_int64 index{j}_b{a}" for a in range(broadcast_ndim))]
-        rows.append(f"const npy_int64 row{j} = sympile_index_row("
-                    f"(npy_int64)index{j}[{offset(f'index{j}', 'b', broadcast_ndim)}], rows{j}); "
-                    f"bad |= (row{j} < 0) << {j}; position += row{j} * x_s{j};")
+    rows = _index_rows(parameters, index_dtypes, broadcast_ndim, "x")
     parameters += [f"{t} *const out", "int *const error"]
-    values = {**_row("x", inner_ndim), "ROWS": " ".join(rows),
+    values = {**_row("x", inner_ndim), "ROWS": rows,
               "BROADCAST_COORDINATES": " ".join(coordinates("i", "b", broadcast_ndim))}
     body = render(c_file(__file__, "rows_take.cu"), values)
     return cuda_kernel("take_rows", parameters, body, (_INDEX_ROW,), True, _ERRORS)
 
 
 @functools.cache
-def inc_rows_kernel(dtype: str, index_dtype: str, inner_ndim: int) -> CudaKernel:
+def inc_rows_kernel(dtype: str, index_dtypes: tuple[str, ...], broadcast_ndim: int,
+                    inner_ndim: int) -> CudaKernel:
+    """x[index0, ...] += y (atomic adds) for the arrays of take_rows_kernel; y has strides
+    along the broadcast axes and the inner ones."""
     t = C_TYPES[dtype]
-    parameters = ["const npy_int64 n", "const npy_int64 inner", "const npy_int64 rows",
-                  *(f"const npy_int64 c_n{a}" for a in range(inner_ndim)), f"{t} *const out",
-                  "const npy_int64 out_s0",
-                  *(f"const npy_int64 out_c{a}" for a in range(inner_ndim)),
-                  f"const {C_TYPES[index_dtype]} *const index", "const npy_int64 index_s0",
-                  f"const {t} *const y", "const npy_int64 y_s0",
-                  *(f"const npy_int64 y_c{a}" for a in range(inner_ndim)), "int *const error"]
-    values = {**_row("out", inner_ndim), "Y_OFFSET": offset("y", "c", inner_ndim), "T": t,
-              "ATOMIC_T": _ATOMIC_TYPES[dtype]}
+    axes = range(len(index_dtypes))
+    parameters = [*_geometry(index_dtypes, broadcast_ndim, inner_ndim), f"{t} *const out",
+                  *(f"const npy_int64 out_s{j}" for j in axes),
+                  *(f"const npy_int64 out_c{a}" for a in range(inner_ndim))]
+    rows = _index_rows(parameters, index_dtypes, broadcast_ndim, "out")
+    parameters += [f"const {t} *const y",
+                   *(f"const npy_int64 y_b{a}" for a in range(broadcast_ndim)),
+                   *(f"const npy_int64 y_c{a}" for a in range(inner_ndim)), "int *const error"]
+    values = {**_row("out", inner_ndim), "ROWS": rows, "T": t,
+              "BROADCAST_COORDINATES": " ".join(coordinates("i", "b", broadcast_ndim)),
+              "Y_BROADCAST_OFFSET": offset("y", "b", broadcast_ndim),
+              "Y_OFFSET": offset("y", "c", inner_ndim), "ATOMIC_T": _ATOMIC_TYPES[dtype]}
     body = render(c_file(__file__, "rows_inc.cu"), values)
     return cuda_kernel("inc_rows", parameters, body, (_INDEX_ROW,), True, _ERRORS)
