@@ -16,6 +16,7 @@ from sympile.gpu.nvrtc import NvrtcError, compile_ptx, version
 from sympile.scalar import basic as scalar
 from sympile.scalar.basic import SCALAR_OPS
 from sympile.tensor.elemwise.elemwise_cuda import computed_dtype, elemwise_cuda_kernel
+from sympile.tensor.extra_ops.cumulative_cuda import cumulative_kernel
 from sympile.tensor.nnet.conv_cuda import col2im_kernel, im2col_kernel
 from sympile.tensor.nnet.crossentropy_cuda import crossentropy_dx_kernel, crossentropy_pick_kernel
 from sympile.tensor.random.random_cuda import DEVICE_DRAWS, philox_draw_kernel
@@ -117,6 +118,13 @@ def test_row_indexing_kernels_compile():
     kernels += [inc_rows_kernel(dtype, indices, 2, inner) for dtype in ATOMIC_DTYPES
                 for indices, inner in ((("int64",), 1), (("int32", "int64"), 2))]
     assert _compile_all(kernels) == 28 + 2 * len(ATOMIC_DTYPES)
+
+
+def test_cumulative_kernels_compile():
+    kernels = [cumulative_kernel(mode, dtype, out) for mode in ("add", "mul")
+               for dtype, out in (("int8", "int64"), ("float16", "float16"),
+                                  ("float32", "float32"), ("bool", "int64"))]
+    assert _compile_all(kernels) == 8
 
 
 def test_sort_kernels_compile():
