@@ -7,7 +7,7 @@ transfers, the runtimes, the placement rewrite and the GPU ops that are not one 
   nvrtc.py      NVRTC through ctypes: kernels to PTX without a GPU
   placement.py  the rewrite that moves nodes to the device (the pipeline's gpu phase)
   elemwise.py   Elemwise, DimShuffle and the shape ops on the device
-  extra_ops.py  cumsum and cumprod
+  extra_ops.py  cumsum, cumprod and repeat
   reduction.py  CAReduce and FusedCAReduce (passes of partial results), Argmax, Argmin
   blas.py       Dot through the device's BLAS; Gemm, Gemv, Ger as a product and a kernel
   conv.py       convolution and its gradients: im2col, the device's BLAS, col2im

@@ -32,3 +32,26 @@ def test_cumsum_and_cumprod_are_numpys(dtype, context):
         for got, want in zip(f(value), reference(value)):
             assert got.dtype == want.dtype and got.shape == want.shape
             np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "float16", "float64"])
+def test_repeat_is_numpys(dtype, context):
+    counts = T.lvector("counts")
+
+    def build(x):
+        return [T.repeat(x, 2, axis=1), T.repeat(x, counts, axis=0), T.repeat(x.T, 3),
+                T.repeat(x[::-1], counts[0], axis=0)]
+    host = T.tensor(dtype, (None, None))
+    reference = sympile.function([host, counts], build(host))
+    device = GpuArrayType(dtype, (None, None), context)()
+    with placement_target(context):
+        f = sympile.function([device, counts], build(device))
+    value = _values(dtype, (3, 4), np.random.default_rng(4))
+    for repeats in ([0, 2, 1], [3, 0, 0]):
+        for got, want in zip(f(value, np.array(repeats)), reference(value, np.array(repeats))):
+            assert got.dtype == want.dtype
+            np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError, match="repeats must be >= 0"):
+        f(value, np.array([1, -1, 1]))
+    with pytest.raises(ValueError, match="repeats has 2 entries"):
+        f(value, np.array([1, 1]))

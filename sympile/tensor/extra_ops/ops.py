@@ -318,17 +318,20 @@ class Repeat(Op):
             return int(counts.sum())
         return 0 if length == 0 else None
 
-    def perform(self, node, inputs, output_storage):
-        x, repeats = inputs
+    def check_repeats(self, node: Apply, length: int, repeats: np.ndarray) -> None:
+        """The run-time checks of `repeats` for a repeated axis of `length`."""
         if np.any(repeats < 0):
             raise ValueError(f"repeat: repeats must be >= 0, got {repeats}")
-        if repeats.ndim == 1 and node.inputs[1].type.shape[0] != 1:
-            length = x.size if self.axis is None else x.shape[self.axis]
-            if repeats.shape[0] != length:
-                raise ValueError(
-                    f"repeat: repeats has {repeats.shape[0]} entries but the repeated axis has "
-                    f"length {length}; a repeats vector is broadcast only when its type has "
-                    f"static length 1")
+        if repeats.ndim == 1 and node.inputs[1].type.shape[0] != 1 \
+                and repeats.shape[0] != length:
+            raise ValueError(
+                f"repeat: repeats has {repeats.shape[0]} entries but the repeated axis has "
+                f"length {length}; a repeats vector is broadcast only when its type has "
+                f"static length 1")
+
+    def perform(self, node, inputs, output_storage):
+        x, repeats = inputs
+        self.check_repeats(node, x.size if self.axis is None else x.shape[self.axis], repeats)
         output_storage[0][0] = np.repeat(x, repeats.astype("int64"), axis=self.axis)
 
     def c_code(self, node, names):
