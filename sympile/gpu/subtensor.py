@@ -6,7 +6,9 @@
 - GpuTakeRows: x[index0, index1, ...] for integer arrays on x's first axes, broadcast
   together (an embedding lookup x[index], a pick x[arange(n), y]; rows_take.cu).
 - GpuIncRows: x[index0, index1, ...] += y for the same indices with atomic adds, so
-  repeated positions add every occurrence (rows_inc.cu; float32/64 and 32/64-bit integers).
+  repeated positions add every occurrence (rows_inc.cu; float32/64 and 32/64-bit integers),
+  and x[index0, ...] = y, the last of repeated positions winning (rows_set.cu; any dtype
+  but complex).
 The index's integers and slice bounds stay host values; index arrays move to the device.
 """
 
@@ -41,6 +43,7 @@ from sympile.tensor.subtensor.rows_cuda import (
     ATOMIC_DTYPES,
     MAX_INDEXED_AXES,
     inc_rows_kernel,
+    set_rows_kernel,
     take_rows_kernel,
 )
 
@@ -137,7 +140,9 @@ class GpuTakeRows(GpuWrapper):
 
 
 class GpuIncRows(GpuWrapper):
-    """x[index0, index1, ...] += y for integer arrays on x's first axes (numpy.add.at)."""
+    """x[index0, index1, ...] += y for integer arrays on x's first axes (numpy.add.at), or
+    with the op's set_instead_of_inc = y, the last of repeated positions winning (numpy's
+    assignment)."""
 
     device_inputs = None
 
@@ -155,13 +160,22 @@ class GpuIncRows(GpuWrapper):
             out_strides = element_strides(result, (False,) * result.ndim)
             y_strides = [0] * (len(region) - y.ndim) + element_strides(
                 y, tuple(n == 1 for n in y.shape))
-            kernel = inc_rows_kernel(x.dtype.name, tuple(i.dtype.name for i in indices),
-                                     max(len(broadcast), 1), max(len(inner_shape), 1))
-            arguments = [size, *geometry, result, *out_strides[:k], *(out_strides[k:] or [0]),
+            dimensions = (x.dtype.name, tuple(i.dtype.name for i in indices),
+                          max(len(broadcast), 1), max(len(inner_shape), 1))
+            arguments = [*geometry, result, *out_strides[:k], *(out_strides[k:] or [0]),
                          *_index_arguments(indices, broadcast), y,
                          *(y_strides[:len(broadcast)] or [0]),
                          *(y_strides[len(broadcast):] or [0])]
-            _index_error(self, device, kernel, size, arguments, x.shape)
+            if not self.op.set_instead_of_inc:
+                _index_error(self, device, inc_rows_kernel(*dimensions), size,
+                             [size, *arguments], x.shape)
+            else:
+                kernel = set_rows_kernel(*dimensions)
+                rows = math.prod(x.shape[:k])
+                winner = device.empty((rows,), "int64")
+                for stage, count in ((0, rows), (1, math.prod(broadcast)), (2, size)):
+                    _index_error(self, device, kernel, count,
+                                 [stage, count, *arguments, winner], x.shape)
         output_storage[0][0] = result
 
 
@@ -204,7 +218,9 @@ def _lift_take_rows(node: Apply, inputs, context: str):
 @register_gpu(AdvancedBooleanIncSubtensor)
 def _lift_inc_rows(node: Apply, inputs, context: str):
     op = node.op
-    if not _leading_arrays(node, 2) or op.set_instead_of_inc or op.ignore_duplicates \
-            or node.inputs[0].type.dtype not in ATOMIC_DTYPES:
+    dtype = node.inputs[0].type.dtype
+    if not _leading_arrays(node, 2) or (op.ignore_duplicates and not op.set_instead_of_inc) \
+            or (dtype not in ATOMIC_DTYPES if not op.set_instead_of_inc
+                else dtype.startswith("complex")):
         return None
     return [GpuIncRows(op, context)(*inputs)]

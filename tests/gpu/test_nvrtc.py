@@ -25,7 +25,12 @@ from sympile.tensor.reduction.argreduce_cuda import argreduce_cuda_kernel
 from sympile.tensor.reduction.careduce_cuda import careduce_cuda_kernel
 from sympile.tensor.signal.pool_cuda import pool_backward_kernel, pool_forward_kernel
 from sympile.tensor.sort.sort_cuda import SORTABLE_DTYPES, sort_start_kernel, sort_step_kernel
-from sympile.tensor.subtensor.rows_cuda import ATOMIC_DTYPES, inc_rows_kernel, take_rows_kernel
+from sympile.tensor.subtensor.rows_cuda import (
+    ATOMIC_DTYPES,
+    inc_rows_kernel,
+    set_rows_kernel,
+    take_rows_kernel,
+)
 from tests.gpu.test_elemwise import ALL_DTYPES, FAST_DTYPES, HOST_ONLY
 from tests.gpu.test_reduction import DTYPES, FOLDS
 
@@ -117,7 +122,9 @@ def test_row_indexing_kernels_compile():
                 for broadcast in (1, 3)]
     kernels += [inc_rows_kernel(dtype, indices, 2, inner) for dtype in ATOMIC_DTYPES
                 for indices, inner in ((("int64",), 1), (("int32", "int64"), 2))]
-    assert _compile_all(kernels) == 28 + 2 * len(ATOMIC_DTYPES)
+    kernels += [set_rows_kernel(dtype, ("int64", "int32"), 1, 2)
+                for dtype in ("float16", "float32", "bool", "int64")]
+    assert _compile_all(kernels) == 32 + 2 * len(ATOMIC_DTYPES)
 
 
 def test_cumulative_kernels_compile():

@@ -131,6 +131,29 @@ def test_increment_by_several_arrays(context):
         f(value, increments, rows, np.array([[2, 0, 2, 1], [1, 4, 0, -1]], dtype="int32"))
 
 
+@pytest.mark.parametrize("dtype", ["float16", "float64", "int32", "bool"])
+def test_set_by_arrays_the_last_repeat_wins(dtype, context):
+    """x[i, j] = y as numpy assigns: where positions repeat, the last one's value."""
+    x = T.tensor(dtype, (None, None, None), name="x")
+    y = T.tensor(dtype, (None, None), name="y")
+    i, j = T.lvector("i"), T.lvector("j")
+    outputs = [T.set_subtensor(x[i, j], y), T.set_subtensor(x[i], y[0, 0])]
+    reference, f = _both([x, y, i, j], outputs, context, GpuIncRows, (0, 1, 2, 3))
+    value = _values_of(dtype, (3, 4, 2), 0)
+    rows, columns = np.array([0, 2, 0, -3, 1]), np.array([1, 3, 1, 1, 0])
+    replacement = _values_of(dtype, (5, 2), 1)
+    for got, want in zip(f(value, replacement, rows, columns),
+                         reference(value, replacement, rows, columns)):
+        np.testing.assert_array_equal(got, want)
+    with pytest.raises(IndexError, match="out of bounds for axis 0 with size 3"):
+        f(value, replacement, np.array([0, 2, 0, 3, 1]), columns)
+
+
+def _values_of(dtype, shape, seed):
+    values = np.random.default_rng(seed).normal(size=shape) * 5
+    return (values > 0) if dtype == "bool" else values.astype(dtype)
+
+
 def test_pick_gradient_on_the_device(context):
     """-log(p[arange(n), y]).sum() of a normalisation that is not softmax: the pick and its
     gradient (an increment by two arrays) both run on the device."""

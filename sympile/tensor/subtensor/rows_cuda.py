@@ -19,7 +19,8 @@ import functools
 from sympile.graph.ccode import C_TYPES, c_file, render
 from sympile.tensor.elemwise.elemwise_cuda import CudaKernel, coordinates, cuda_kernel, offset
 
-__all__ = ["ATOMIC_DTYPES", "MAX_INDEXED_AXES", "inc_rows_kernel", "take_rows_kernel"]
+__all__ = ["ATOMIC_DTYPES", "MAX_INDEXED_AXES", "inc_rows_kernel", "set_rows_kernel",
+           "take_rows_kernel"]
 
 # The error flag's bit a: an entry out of range for axis a (a signed int holds 31 bits).
 MAX_INDEXED_AXES = 31
@@ -40,17 +41,19 @@ def _row(prefix: str, inner_ndim: int) -> dict[str, str]:
 
 
 def _index_rows(parameters: list[str], index_dtypes: tuple[str, ...], broadcast_ndim: int,
-                target: str) -> str:
+                target: str, flat_row: bool = False) -> str:
     """Adds each index array's parameters (the array, its strides in the broadcast shape);
     the statements that read each array's entry and add its row to `position` (in `target`'s
-    strides) or set the entry's bit of `bad`."""
+    strides) or set the entry's bit of `bad`; with flat_row, also the row's number among
+    the indexed axes' rows (C order) in `row`."""
     rows = []
     for j, index_dtype in enumerate(index_dtypes):
         parameters += [f"const {C_TYPES[index_dtype]} *const index{j}",
                        *(f"const npy_int64 index{j}_b{a}" for a in range(broadcast_ndim))]
         rows.append(f"const npy_int64 row{j} = sympile_index_row("
                     f"(npy_int64)index{j}[{offset(f'index{j}', 'b', broadcast_ndim)}], rows{j}); "
-                    f"bad |= (row{j} < 0) << {j}; position += row{j} * {target}_s{j};")
+                    f"bad |= (row{j} < 0) << {j}; position += row{j} * {target}_s{j};"
+                    + (f" row = row * rows{j} + row{j};" if flat_row else ""))
     return " ".join(rows)
 
 
@@ -81,23 +84,40 @@ def take_rows_kernel(dtype: str, index_dtypes: tuple[str, ...], broadcast_ndim: 
     return cuda_kernel("take_rows", parameters, body, (_INDEX_ROW,), True, _ERRORS)
 
 
-@functools.cache
-def inc_rows_kernel(dtype: str, index_dtypes: tuple[str, ...], broadcast_ndim: int,
-                    inner_ndim: int) -> CudaKernel:
-    """x[index0, ...] += y (atomic adds) for the arrays of take_rows_kernel; y has strides
-    along the broadcast axes and the inner ones."""
-    t = C_TYPES[dtype]
+def _write_rows_kernel(kind: str, dtype: str, index_dtypes: tuple[str, ...],
+                       broadcast_ndim: int, inner_ndim: int) -> CudaKernel:
+    """rows_inc.cu (kind 'inc') or rows_set.cu ('set'): out (a copy of x) with y added to
+    or written into x[index0, ...]; y has strides along the broadcast and the inner axes."""
+    t = "npy_uint16" if dtype == "float16" and kind == "set" else C_TYPES[dtype]
     axes = range(len(index_dtypes))
-    parameters = [*_geometry(index_dtypes, broadcast_ndim, inner_ndim), f"{t} *const out",
+    parameters = [*(["const npy_int64 stage"] if kind == "set" else []),
+                  *_geometry(index_dtypes, broadcast_ndim, inner_ndim), f"{t} *const out",
                   *(f"const npy_int64 out_s{j}" for j in axes),
                   *(f"const npy_int64 out_c{a}" for a in range(inner_ndim))]
-    rows = _index_rows(parameters, index_dtypes, broadcast_ndim, "out")
+    rows = _index_rows(parameters, index_dtypes, broadcast_ndim, "out", kind == "set")
     parameters += [f"const {t} *const y",
                    *(f"const npy_int64 y_b{a}" for a in range(broadcast_ndim)),
-                   *(f"const npy_int64 y_c{a}" for a in range(inner_ndim)), "int *const error"]
+                   *(f"const npy_int64 y_c{a}" for a in range(inner_ndim)),
+                   *(["npy_int64 *const winner"] if kind == "set" else []), "int *const error"]
     values = {**_row("out", inner_ndim), "ROWS": rows, "T": t,
               "BROADCAST_COORDINATES": " ".join(coordinates("i", "b", broadcast_ndim)),
               "Y_BROADCAST_OFFSET": offset("y", "b", broadcast_ndim),
-              "Y_OFFSET": offset("y", "c", inner_ndim), "ATOMIC_T": _ATOMIC_TYPES[dtype]}
-    body = render(c_file(__file__, "rows_inc.cu"), values)
-    return cuda_kernel("inc_rows", parameters, body, (_INDEX_ROW,), True, _ERRORS)
+              "Y_OFFSET": offset("y", "c", inner_ndim),
+              "ATOMIC_T": _ATOMIC_TYPES.get(dtype, "")}
+    body = render(c_file(__file__, f"rows_{kind}.cu"), values)
+    return cuda_kernel(f"{kind}_rows", parameters, body, (_INDEX_ROW,), True, _ERRORS)
+
+
+@functools.cache
+def inc_rows_kernel(dtype: str, index_dtypes: tuple[str, ...], broadcast_ndim: int,
+                    inner_ndim: int) -> CudaKernel:
+    """x[index0, ...] += y (atomic adds) for the arrays of take_rows_kernel."""
+    return _write_rows_kernel("inc", dtype, index_dtypes, broadcast_ndim, inner_ndim)
+
+
+@functools.cache
+def set_rows_kernel(dtype: str, index_dtypes: tuple[str, ...], broadcast_ndim: int,
+                    inner_ndim: int) -> CudaKernel:
+    """x[index0, ...] = y, the last of repeated positions winning (rows_set.cu's three
+    stages; winner: one int64 per row of x's indexed axes)."""
+    return _write_rows_kernel("set", dtype, index_dtypes, broadcast_ndim, inner_ndim)
