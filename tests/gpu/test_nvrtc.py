@@ -24,7 +24,12 @@ from sympile.tensor.reduction import CAReduce
 from sympile.tensor.reduction.argreduce_cuda import argreduce_cuda_kernel
 from sympile.tensor.reduction.careduce_cuda import careduce_cuda_kernel
 from sympile.tensor.signal.pool_cuda import pool_backward_kernel, pool_forward_kernel
-from sympile.tensor.sort.sort_cuda import SORTABLE_DTYPES, sort_start_kernel, sort_step_kernel
+from sympile.tensor.sort.sort_cuda import (
+    SORTABLE_DTYPES,
+    permute_kernel,
+    sort_start_kernel,
+    sort_step_kernel,
+)
 from sympile.tensor.subtensor.rows_cuda import (
     ATOMIC_DTYPES,
     inc_rows_kernel,
@@ -137,7 +142,8 @@ def test_cumulative_kernels_compile():
 def test_sort_kernels_compile():
     kernels = [make(dtype) for dtype in SORTABLE_DTYPES
                for make in (sort_start_kernel, sort_step_kernel)]
-    assert _compile_all(kernels) == 2 * len(SORTABLE_DTYPES)
+    kernels += [permute_kernel(dtype, "int64") for dtype in ("float16", "float64", "int32")]
+    assert _compile_all(kernels) == 2 * len(SORTABLE_DTYPES) + 3
 
 
 def test_random_kernels_compile():

@@ -76,3 +76,35 @@ def test_random_shapes(shape, axis, seed):
     got_sorted, got_order = f(value)
     np.testing.assert_array_equal(got_sorted, np.sort(value, axis=axis))
     np.testing.assert_array_equal(got_order, np.argsort(value, axis=axis, kind="stable"))
+
+
+def test_sort_gradient_and_permutations(context):
+    """The sort's derivative (PermuteAlongAxis) runs on the device: gradients equal the
+    reference's; a bad permutation is the CPU's ValueError."""
+    from sympile.gpu.sort import GpuPermuteAlongAxis
+    from sympile.tensor.sort.ops import PermuteAlongAxis
+
+    x = T.dmatrix("x")
+    weights = np.arange(12.0).reshape(3, 4)
+    reference = sympile.function([x], sympile.grad((T.sort(x, axis=1) * weights).sum(), x))
+    device = GpuArrayType("float64", (None, None), context)()
+    with placement_target(context):
+        f = sympile.function([device], sympile.grad(
+            (T.sort(device, axis=1) * weights).sum(), device))
+    assert any(isinstance(n.op, GpuPermuteAlongAxis) for n in f.maker.fgraph.apply_nodes)
+    value = np.random.default_rng(5).normal(size=(3, 4))
+    np.testing.assert_array_equal(f(value), reference(value))
+    p = GpuArrayType("int64", (None, None), context)("p")
+    with placement_target(context):
+        g = sympile.function([device, p], [PermuteAlongAxis(0)(device, p),
+                                           PermuteAlongAxis(0, inverse=True)(device, p)])
+    order = np.array([[2, 0, 1, 1], [0, 1, 2, 0], [1, 2, 0, 2]])
+    gathered, scattered = g(value, order)
+    np.testing.assert_array_equal(gathered, np.take_along_axis(value, order, axis=0))
+    expected = np.empty_like(value)
+    np.put_along_axis(expected, order, value, axis=0)
+    np.testing.assert_array_equal(scattered, expected)
+    with pytest.raises(ValueError, match=r"must lie in \[0, 3\)"):
+        g(value, order + 1)
+    with pytest.raises(ValueError, match="not a permutation along axis 0"):
+        g(value, np.zeros((3, 4), dtype="int64"))

@@ -4,7 +4,8 @@ memory (no synchronisation inside a kernel, so the CPU emulation runs it as it i
 sort_start.cu copies the rows into keys of P (the power of two >= n) places with each
 element's position; sort_step.cu is one step. The order is numpy's: NaNs last, ties in
 stable order (argsort is stable, as sympile's CPU argsort); float16 sorts as float32
-(exactly). log2(P) (log2(P) + 1) / 2 steps.
+(exactly). log2(P) (log2(P) + 1) / 2 steps. permute.cu is PermuteAlongAxis (the sort's
+derivative): a gather or scatter by a permutation, checked to be one.
 
 Parameters: start: total (rows P), n, P, x, keys (the computed dtype), position (int64);
 step: pairs (rows P / 2), n, P, k, j, keys, position.
@@ -23,7 +24,8 @@ from sympile.tensor.elemwise.elemwise_cuda import (
     pointer_parameter,
 )
 
-__all__ = ["SORTABLE_DTYPES", "sort_start_kernel", "sort_step_kernel", "sort_steps"]
+__all__ = ["SORTABLE_DTYPES", "permute_kernel", "sort_start_kernel", "sort_step_kernel",
+           "sort_steps"]
 
 SORTABLE_DTYPES = (*C_TYPES, "float16")
 
@@ -62,3 +64,21 @@ def sort_step_kernel(dtype: str) -> CudaKernel:
               "IS_NAN_B": "(b != b)" if floating else "0"}
     body = render(c_file(__file__, "sort_step.cu"), values)
     return cuda_kernel("sort_step", parameters, body, (), False)
+
+
+_PERMUTE_ERRORS = ((1, "PyExc_ValueError", "permutation entries must lie in [0, n)"),
+                   (2, "PyExc_ValueError", "permutation is not a permutation along the axis"))
+
+
+@functools.cache
+def permute_kernel(dtype: str, index_dtype: str) -> CudaKernel:
+    """PermuteAlongAxis of (lines x n) C-contiguous x of `dtype` by p of `index_dtype`
+    (permute.cu): stage, total (lines n), n, inverse, x, p, out, seen (int32, lines n),
+    then the error flag."""
+    t = "npy_uint16" if dtype == "float16" else C_TYPES[dtype]
+    parameters = ["const npy_int64 stage", "const npy_int64 total", "const npy_int64 n",
+                  "const npy_int64 inverse", f"const {t} *const x",
+                  f"const {C_TYPES[index_dtype]} *const p", f"{t} *const out",
+                  "int *const seen", "int *const error"]
+    return cuda_kernel("permute", parameters, c_file(__file__, "permute.cu"), (), True,
+                       _PERMUTE_ERRORS)
