@@ -1,0 +1,114 @@
+"""Theano's `theano.tensor.nnet.corr`: CorrMM and its two gradients, the 2d correlation ops
+that libraries built on Theano call directly (Lasagne's Conv2DMMLayer). They are
+AbstractConv2d and its gradients with filter_flip=False (a correlation: the filters are not
+flipped), which sympile computes by im2col and a product as Theano's CorrMM did, with
+Theano's constructor (border_mode, subsample, filter_dilation, num_groups) and its optional
+`shape` argument of the gradients: the filters' (or the image's) spatial lengths, computed
+from the other two inputs where the geometry allows (subsample 1, and for the weights'
+gradient a border_mode other than 'half'), else required, as in Theano.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sympile.tensor.basic import stack
+from sympile.tensor.nnet.abstract_conv import (
+    AbstractConv2d,
+    AbstractConv2d_gradInputs,
+    AbstractConv2d_gradWeights,
+)
+from sympile.tensor.variable import as_tensor_variable
+
+__all__ = ["CorrMM", "CorrMM_gradInputs", "CorrMM_gradWeights"]
+
+
+def _theano_options(label: str, border_mode: Any, subsample: Any, filter_dilation: Any,
+                    num_groups: int, unshared: bool, options: dict) -> dict:
+    if options.pop("filter_flip", False):
+        raise ValueError(f"{label}: a correlation does not flip its filters (filter_flip "
+                         f"must be False); use AbstractConv2d for a convolution")
+    return {"border_mode": border_mode, "subsample": subsample, "filter_flip": False,
+            "filter_dilation": filter_dilation, "num_groups": num_groups,
+            "unshared": unshared, **options}
+
+
+class CorrMM(AbstractConv2d):
+    """Theano's CorrMM(border_mode, subsample, filter_dilation, num_groups)(img, kern): the
+    2d correlation of NCHW images with (out channels, in channels / groups, rows, cols)
+    filters."""
+
+    def __init__(self, border_mode: Any = "valid", subsample: Any = (1, 1),
+                 filter_dilation: Any = (1, 1), num_groups: int = 1, unshared: bool = False,
+                 openmp: Any = None, **options: Any):
+        super().__init__(**_theano_options("CorrMM", border_mode, subsample, filter_dilation,
+                                           num_groups, unshared, options))
+
+
+def _needs_shape(op, what: str) -> None:
+    raise ValueError(f"{type(op).__name__}: shape (the {what}'s rows and columns) must be "
+                     f"given when subsample is not 1 or border_mode is 'half'")
+
+
+class CorrMM_gradWeights(AbstractConv2d_gradWeights):
+    """Theano's CorrMM_gradWeights(...)(img, topgrad, shape=None): the filters' gradient of
+    CorrMM; shape: the filters' (rows, cols), computed when omitted (subsample 1, a
+    border_mode other than 'half')."""
+
+    def __init__(self, border_mode: Any = "valid", subsample: Any = (1, 1),
+                 filter_dilation: Any = (1, 1), num_groups: int = 1, unshared: bool = False,
+                 openmp: Any = None, **options: Any):
+        super().__init__(**_theano_options("CorrMM_gradWeights", border_mode, subsample,
+                                           filter_dilation, num_groups, unshared, options))
+
+    def make_node(self, img, topgrad, shape=None):
+        if shape is None:
+            if self.subsample != (1, 1) or self.border_mode == "half":
+                _needs_shape(self, "filters")
+            img = as_tensor_variable(img, op=self, argument="img")
+            topgrad = as_tensor_variable(topgrad, op=self, argument="topgrad")
+            lengths = []
+            for axis, dilation in enumerate(self.filter_dilation):
+                image, top = img.shape[2 + axis], topgrad.shape[2 + axis]
+                if self.border_mode == "full":
+                    # top = image + (k - 1) dilation
+                    lengths.append((top - image) // dilation + 1)
+                else:
+                    pad = 0 if self.border_mode == "valid" else self.border_mode[axis]
+                    lengths.append((image + 2 * pad - top) // dilation + 1)
+            shape = stack(lengths)
+        return super().make_node(img, topgrad, shape)
+
+
+class CorrMM_gradInputs(AbstractConv2d_gradInputs):
+    """Theano's CorrMM_gradInputs(...)(kern, topgrad, shape=None): the images' gradient of
+    CorrMM; shape: the images' (rows, cols), computed when omitted (subsample 1)."""
+
+    def __init__(self, border_mode: Any = "valid", subsample: Any = (1, 1),
+                 filter_dilation: Any = (1, 1), num_groups: int = 1, unshared: bool = False,
+                 openmp: Any = None, **options: Any):
+        super().__init__(**_theano_options("CorrMM_gradInputs", border_mode, subsample,
+                                           filter_dilation, num_groups, unshared, options))
+
+    def make_node(self, kern, topgrad, shape=None):
+        if shape is None:
+            if self.subsample != (1, 1):
+                _needs_shape(self, "image")
+            kern = as_tensor_variable(kern, op=self, argument="kern")
+            topgrad = as_tensor_variable(topgrad, op=self, argument="topgrad")
+            lengths = []
+            for axis, dilation in enumerate(self.filter_dilation):
+                dilated = (kern.shape[2 + axis] - 1) * dilation + 1
+                top = topgrad.shape[2 + axis]
+                if self.border_mode == "valid":
+                    pad = 0
+                elif self.border_mode == "full":
+                    pad = dilated - 1
+                elif self.border_mode == "half":
+                    pad = dilated // 2
+                else:
+                    pad = self.border_mode[axis]
+                # top = image + 2 pad - dilated + 1
+                lengths.append(top + dilated - 1 - 2 * pad)
+            shape = stack(lengths)
+        return super().make_node(kern, topgrad, shape)
