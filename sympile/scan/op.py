@@ -193,8 +193,8 @@ class Scan(Op):
 
     @property
     def fn(self):
-        """Theano's Scan.fn: the inner Function, as compiled for the function last linked
-        with this op (its own mode's, or config's, before any)."""
+        """Theano's Scan.fn: the inner Function most recently compiled for this op (of its
+        own mode, or config's, if none has been yet)."""
         if self._functions:
             return next(reversed(self._functions.values()))
         return self._function_for(self._own_key())
