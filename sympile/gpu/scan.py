@@ -165,7 +165,8 @@ class DeviceIfElse(IfElse):
         raise MethodNotDefined(f"{self}: device values have no C code")
 
 
-@register_gpu(IfElse)
+# An IfElse computes nothing: it moves only with a branch value already on the device.
+@register_gpu(IfElse, computes=False)
 def _lift_ifelse(node: Apply, inputs, context: str):
     op = node.op
     n = op.n_outs
