@@ -30,6 +30,7 @@ NOT_IN_THE_REPOSITORY = {
                       "(sympile/cache/store.py)",
     "sympile_unit.h": "the unit header the C backend writes into the cache",
     "sympile-bench.json": "the file the benchmarks write their figures to",
+    "sympile-bench-gpu.json": "the file the GPU benchmarks write their figures to",
     "arguments.json": "written by the benchmarks for each workload's process",
     "train.py": "the user's own script in an example command line",
     "my_kernel.c": "the new C file of architecture.md's worked example",

@@ -25,7 +25,7 @@ __all__ = ["DEVICE_DRAWS", "philox_draw_kernel", "words_per_element"]
 # distribution -> the dtypes the device draws.
 DEVICE_DRAWS = {"uniform": ("float32", "float64"), "normal": ("float32",),
                 "bernoulli": tuple(d for d in C_TYPES if d != "float16")}
-_NORMAL_SUPPORT = (fast_math_support(fma=True), c_file(__file__, "philox_normal.h"))
+_NORMAL_SUPPORT = (fast_math_support(fma=True), c_file(__file__, "philox_normal.cu"))
 
 
 def words_per_element(distribution: str, dtype: str) -> int:
