@@ -16,10 +16,11 @@ from sympile.tensor.linalg.solvers import Lstsq, lstsq, tensorsolve
 from sympile.tensor.linalg.summaries import Det, SLogDet, det, norm, slogdet
 
 # Theano's nlinalg names for numpy.diag's two ops: the vector on a diagonal, the diagonal.
+# (The op classes are importable here, as in Theano, and documented with extra_ops.)
 alloc_diag = AllocDiag()
 extract_diag = ExtractDiag()
 
-__all__ = ["AllocDiag", "Det", "Eig", "Eigh", "ExtractDiag", "Lstsq", "MatrixInverse", "QR",
-           "SLogDet", "SVD", "alloc_diag", "det", "diag", "eig", "eigh", "extract_diag", "kron",
-           "lstsq", "matrix_dot", "matrix_inverse", "matrix_power", "norm", "pinv", "qr",
-           "slogdet", "svd", "tensorinv", "tensorsolve", "trace"]
+__all__ = ["Det", "Eig", "Eigh", "Lstsq", "MatrixInverse", "QR", "SLogDet", "SVD",
+           "alloc_diag", "det", "diag", "eig", "eigh", "extract_diag", "kron", "lstsq",
+           "matrix_dot", "matrix_inverse", "matrix_power", "norm", "pinv", "qr", "slogdet",
+           "svd", "tensorinv", "tensorsolve", "trace"]
