@@ -41,6 +41,7 @@ from sympile.benchmarks.harness import (
     Case,
     Row,
     format_table,
+    print_compile_seconds,
     rows_of,
     run_workers,
     time_case,
@@ -358,10 +359,8 @@ def main(argv: list[str] | None = None) -> None:
         print(f"device copy: {bandwidth / 1e9:.0f} GB/s (read + write): the loops' limit")
     print(format_table(rows))
     compile_seconds = ours["compile_seconds"]
-    if compile_seconds:
-        print("\nsympile function() seconds (its kernels compile at the first call):")
-        for label, seconds in compile_seconds.items():
-            print(f"  {label}: {seconds:.3f}")
+    print_compile_seconds("sympile function() seconds (its kernels compile at the first call)",
+                          compile_seconds)
     write_json(arguments.json, rows, {
         "units": "seconds per row's `per`; ratio: the row's time over that of `compared_with` "
                  "(above 1: sympile is faster); of_limit: bytes per second over the device "

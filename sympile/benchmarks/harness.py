@@ -269,6 +269,15 @@ def format_seconds(seconds: float) -> str:
     return f"{seconds * 1e9:.3g} ns"
 
 
+def print_compile_seconds(title: str, seconds: dict[str, float]) -> None:
+    """The compile times of sympile's functions under `title`, one per line (nothing when
+    there are none)."""
+    if seconds:
+        print(f"\n{title}:")
+        for label, value in seconds.items():
+            print(f"  {label}: {value:.3f}")
+
+
 def write_json(path: str, rows: list[Row], extra: dict[str, Any]) -> None:
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     with open(path, "w") as handle:

@@ -53,6 +53,7 @@ from sympile.benchmarks.harness import (
     format_table,
     peer_versions,
     plot_ratios,
+    print_compile_seconds,
     rows_of,
     run_workers,
     time_case,
@@ -389,10 +390,8 @@ def main(argv: list[str] | None = None) -> None:
     print(machine_text(info, measured))
     print(format_table(rows))
     compile_times = idle.get("sympile", {}).get("compile_seconds", {})
-    if compile_times:
-        print("\nsympile compile time of the MLP training function (s):")
-        for label, seconds in compile_times.items():
-            print(f"  {label}: {seconds:.3f}")
+    print_compile_seconds("sympile compile time of the MLP training function (s)",
+                          compile_times)
     write_json(arguments.json, rows, {
         "units": "seconds: per row's `per` (one call, one training step, one evaluation, "
                  "one sequence); ratio: the row's time over that of `compared_with` "

@@ -30,8 +30,8 @@ from sympile.tensor.elemwise.elemwise_cuda import CudaKernel, elemwise_cuda_kern
 from sympile.tensor.elemwise.ops import check_runtime_broadcast
 from sympile.tensor.shape.ops import Shape, ShapeI
 
-__all__ = ["GpuAlloc", "GpuDimShuffle", "GpuElemwise", "GpuShapeOp", "broadcast_operands",
-           "collapse_axes", "copy_into", "element_strides", "elemwise_of"]
+__all__ = ["GpuAlloc", "GpuDimShuffle", "GpuElemwise", "GpuShapeOp", "axis_back", "axis_last",
+           "broadcast_operands", "collapse_axes", "copy_into", "element_strides", "elemwise_of"]
 
 
 def elemwise_of(dtypes: Sequence[str], build: Callable[..., Any]) -> Elemwise:
@@ -134,6 +134,18 @@ class GpuElemwise(Op):
 
     def infer_shape(self, fgraph, node, input_shapes):
         return self.elemwise.infer_shape(fgraph, node, input_shapes)
+
+
+def axis_last(device, value, axis: int) -> tuple[Any, list[int]]:
+    """(value with `axis` moved last, C-contiguous; the order of axes it was moved by): a
+    device array whose lines along `axis` are the rows of a (lines x n) array."""
+    order = [a for a in range(value.ndim) if a != axis] + [axis]
+    return device.contiguous(value.transpose(order)), order
+
+
+def axis_back(device, value, order: list[int]):
+    """axis_last's result put back in the original order of axes, C-contiguous."""
+    return device.contiguous(value.transpose([order.index(a) for a in range(len(order))]))
 
 
 def copy_into(context: str, source, target) -> None:

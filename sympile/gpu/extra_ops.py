@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from sympile.gpu.basic import GpuWrapper
-from sympile.gpu.elemwise import element_strides
+from sympile.gpu.elemwise import axis_back, axis_last, element_strides
 from sympile.gpu.placement import register_gpu
 from sympile.gpu.runtime import runtime
 from sympile.graph.basic import Apply
@@ -30,16 +30,14 @@ class GpuCumOp(GpuWrapper):
             x, axis = device.contiguous(x).reshape((x.size,)), 0
         else:
             axis = self.op.axis
-        order = [a for a in range(x.ndim) if a != axis] + [axis]
-        moved = device.contiguous(x.transpose(order))
+        moved, order = axis_last(device, x, axis)
         out_dtype = node.outputs[0].type.dtype
         result = device.empty(moved.shape, out_dtype)
         lines = math.prod(moved.shape[:-1])
         if lines and moved.shape[-1]:
             device.launch(cumulative_kernel(self.op.mode, x.dtype.name, out_dtype), lines,
                           [lines, moved.shape[-1], moved, result])
-        inverse = [order.index(a) for a in range(len(order))]
-        output_storage[0][0] = device.contiguous(result.transpose(inverse))
+        output_storage[0][0] = axis_back(device, result, order)
 
 
 @register_gpu(CumOp)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from sympile.gpu.basic import GpuWrapper
-from sympile.gpu.elemwise import copy_into
+from sympile.gpu.elemwise import axis_back, axis_last, copy_into
 from sympile.gpu.placement import register_gpu
 from sympile.gpu.runtime import runtime
 from sympile.graph.basic import Apply
@@ -26,15 +26,6 @@ from sympile.tensor.sort.sort_cuda import (
 __all__ = ["GpuPermuteAlongAxis", "GpuSort"]
 
 
-def _axis_last(device, value, axis: int):
-    """(value with `axis` moved last, C-contiguous; the axes' order it was moved by)."""
-    order = [a for a in range(value.ndim) if a != axis] + [axis]
-    return device.contiguous(value.transpose(order)), order
-
-
-def _axis_back(device, value, order):
-    return device.contiguous(value.transpose([order.index(a) for a in range(len(order))]))
-
 
 class GpuSort(GpuWrapper):
     """`op` (SortOp or ArgSortOp) of a device array."""
@@ -46,7 +37,7 @@ class GpuSort(GpuWrapper):
             x, axis = device.contiguous(x).reshape((x.size,)), 0
         else:
             axis = self.op.axis
-        moved, order = _axis_last(device, x, axis)
+        moved, order = axis_last(device, x, axis)
         n = moved.shape[-1]
         rows = math.prod(moved.shape[:-1])
         dtype = node.outputs[0].type.dtype
@@ -63,7 +54,7 @@ class GpuSort(GpuWrapper):
                               [rows * places // 2, n, places, k, j, keys, position])
             sorted_part = (keys if isinstance(self.op, SortOp) else position)[:, :n]
             copy_into(self.context, sorted_part.reshape(moved.shape), result)
-        output_storage[0][0] = _axis_back(device, result, order)
+        output_storage[0][0] = axis_back(device, result, order)
 
 
 class GpuPermuteAlongAxis(GpuWrapper):
@@ -78,8 +69,8 @@ class GpuPermuteAlongAxis(GpuWrapper):
             raise ValueError(f"PermuteAlongAxis: permutation has shape "
                              f"{tuple(permutation.shape)}, x has {tuple(x.shape)}")
         device = runtime(self.context)
-        moved, order = _axis_last(device, x, op.axis)
-        entries, _ = _axis_last(device, permutation, op.axis)
+        moved, order = axis_last(device, x, op.axis)
+        entries, _ = axis_last(device, permutation, op.axis)
         result = device.empty(moved.shape, x.dtype.name)
         total = math.prod(moved.shape)
         if total:
@@ -94,7 +85,7 @@ class GpuPermuteAlongAxis(GpuWrapper):
                     raise ValueError(f"PermuteAlongAxis: {error}".replace(
                         "[0, n)", f"[0, {moved.shape[-1]})").replace(
                         "the axis", f"axis {op.axis}")) from None
-        output_storage[0][0] = _axis_back(device, result, order)
+        output_storage[0][0] = axis_back(device, result, order)
 
 
 @register_gpu(PermuteAlongAxis)

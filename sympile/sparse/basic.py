@@ -1122,11 +1122,12 @@ __all__ += ["structured_add", "structured_exp", "structured_log", "structured_ma
 # ---------------------------------------------------------------------------------------------
 # The pattern and the stored values: explicit zeros, sorted indices, the diagonal, casts
 
-class Remove0(Op):
-    """x without its explicitly stored zeros (scipy's eliminate_zeros). Derivative: the
-    output's gradient as it is (a stored zero's value does not change the matrix)."""
+class _PatternOp(Op):
+    """An op that changes how x is stored, not the matrix it is: its output's gradient is
+    x's as it is. inplace: x itself is changed (destroy_map)."""
 
     __props__ = ("inplace",)
+    who = ""
 
     def __init__(self, inplace: bool = False):
         self.inplace = bool(inplace)
@@ -1134,58 +1135,46 @@ class Remove0(Op):
             self.destroy_map = {0: [0]}
 
     def __str__(self):
-        return f"Remove0{{{'inplace' if self.inplace else 'no_inplace'}}}"
+        return f"{type(self).__name__}{{{'inplace' if self.inplace else 'no_inplace'}}}"
 
     def make_node(self, x):
-        x = as_sparse_variable(x, who="remove0")
+        x = as_sparse_variable(x, who=self.who)
         return Apply(self, [x], [x.type()])
 
     def perform(self, node, inputs, output_storage):
-        result = inputs[0] if self.inplace else inputs[0].copy()
-        result.eliminate_zeros()
-        output_storage[0][0] = result
+        output_storage[0][0] = self.restored(inputs[0] if self.inplace else inputs[0].copy())
 
     def L_op(self, inputs, outputs, output_grads):
         return list(output_grads)
 
     def R_op(self, inputs, eval_points):
         return [None if eval_points[0] is None else self(eval_points[0])]
+
+
+class Remove0(_PatternOp):
+    """x without its explicitly stored zeros (scipy's eliminate_zeros)."""
+
+    who = "remove0"
+
+    @staticmethod
+    def restored(matrix):
+        matrix.eliminate_zeros()
+        return matrix
 
 
 remove0 = Remove0()
 
 
-class EnsureSortedIndices(Op):
+class EnsureSortedIndices(_PatternOp):
     """x with the indices of each row (CSR) or column (CSC) in increasing order, as other
-    libraries need them. Derivative: the output's gradient as it is."""
+    libraries need them."""
 
-    __props__ = ("inplace",)
+    who = "ensure_sorted_indices"
 
-    def __init__(self, inplace: bool = False):
-        self.inplace = bool(inplace)
-        if self.inplace:
-            self.destroy_map = {0: [0]}
-
-    def __str__(self):
-        return f"EnsureSortedIndices{{{'inplace' if self.inplace else 'no_inplace'}}}"
-
-    def make_node(self, x):
-        x = as_sparse_variable(x, who="ensure_sorted_indices")
-        return Apply(self, [x], [x.type()])
-
-    def perform(self, node, inputs, output_storage):
-        x = inputs[0]
-        if self.inplace:
-            x.sort_indices()
-            output_storage[0][0] = x
-        else:
-            output_storage[0][0] = x.sorted_indices()
-
-    def L_op(self, inputs, outputs, output_grads):
-        return list(output_grads)
-
-    def R_op(self, inputs, eval_points):
-        return [None if eval_points[0] is None else self(eval_points[0])]
+    @staticmethod
+    def restored(matrix):
+        matrix.sort_indices()
+        return matrix
 
 
 ensure_sorted_indices = EnsureSortedIndices()
