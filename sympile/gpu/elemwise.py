@@ -136,9 +136,12 @@ class GpuElemwise(Op):
         return self.elemwise.infer_shape(fgraph, node, input_shapes)
 
 
-def axis_last(device, value, axis: int) -> tuple[Any, list[int]]:
+def axis_last(device, value, axis: int | None) -> tuple[Any, list[int]]:
     """(value with `axis` moved last, C-contiguous; the order of axes it was moved by): a
-    device array whose lines along `axis` are the rows of a (lines x n) array."""
+    device array whose lines along `axis` are the rows of a (lines x n) array. axis None:
+    the flattened value (numpy's axis=None)."""
+    if axis is None:
+        value, axis = device.contiguous(value).reshape((value.size,)), 0
     order = [a for a in range(value.ndim) if a != axis] + [axis]
     return device.contiguous(value.transpose(order)), order
 

@@ -26,11 +26,7 @@ class GpuCumOp(GpuWrapper):
     def perform(self, node, inputs, output_storage):
         (x,) = inputs
         device = runtime(self.context)
-        if self.op.axis is None:
-            x, axis = device.contiguous(x).reshape((x.size,)), 0
-        else:
-            axis = self.op.axis
-        moved, order = axis_last(device, x, axis)
+        moved, order = axis_last(device, x, self.op.axis)
         out_dtype = node.outputs[0].type.dtype
         result = device.empty(moved.shape, out_dtype)
         lines = math.prod(moved.shape[:-1])

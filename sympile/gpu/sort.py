@@ -26,18 +26,13 @@ from sympile.tensor.sort.sort_cuda import (
 __all__ = ["GpuPermuteAlongAxis", "GpuSort"]
 
 
-
 class GpuSort(GpuWrapper):
     """`op` (SortOp or ArgSortOp) of a device array."""
 
     def perform(self, node, inputs, output_storage):
         (x,) = inputs
         device = runtime(self.context)
-        if self.op.axis is None:
-            x, axis = device.contiguous(x).reshape((x.size,)), 0
-        else:
-            axis = self.op.axis
-        moved, order = axis_last(device, x, axis)
+        moved, order = axis_last(device, x, self.op.axis)
         n = moved.shape[-1]
         rows = math.prod(moved.shape[:-1])
         dtype = node.outputs[0].type.dtype
