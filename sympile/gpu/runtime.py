@@ -83,7 +83,10 @@ class Runtime:
         """Run `kernel` with `size` threads' work; `arguments`: ints (int64 parameters) and
         device arrays (pointers to their first element), without the error flag: a kernel
         that reports errors gets one, and the error it reports is raised here (as the CPU
-        loops raise it)."""
+        loops raise it). No work (size 0) launches nothing: a grid of no block is an error on a
+        GPU."""
+        if size <= 0:
+            return
         if not kernel.reports_errors:
             self._launch(kernel, size, arguments)
             return
