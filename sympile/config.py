@@ -207,6 +207,15 @@ def _conv_assert_shape(value: Any) -> bool:
     return True
 
 
+def _blas_ldflags(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"expected a string of linker flags, got {value!r}")
+    if value.strip():
+        _note_once(f"blas.ldflags={value!r}", "sympile links no BLAS: it calls the BLAS that "
+                   "scipy ships, through scipy's table of its functions")
+    return ""
+
+
 def _tags(value: Any) -> tuple[str, ...]:
     """Theano's colon-separated rewrite tags ('inplace:fusion'), or a sequence of them."""
     tags = value.split(":") if isinstance(value, str) else list(value)
@@ -266,6 +275,9 @@ _FLAGS: dict[str, tuple[Any, Callable[[Any], Any], str]] = {
                     "Theano's rule for the dtypes of Python numbers: sympile's is numpy 2's "
                     "(NEP 50) and floatX for a lone Python float, whatever this says "
                     "('numpy+floatX' warns once that it changes nothing)"),
+    "blas.ldflags": ("", _blas_ldflags,
+                     "Theano's BLAS link flags: sympile calls scipy's BLAS and links none, so "
+                     "it is always '' (other values warn once that they change nothing)"),
     "conv.assert_shape": (True, _conv_assert_shape,
                           "Theano's run-time check of conv shape hints: sympile always checks "
                           "them (False warns once that it changes nothing)"),

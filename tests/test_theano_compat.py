@@ -492,3 +492,16 @@ def test_scan_fn_is_the_compiled_inner_function():
     assert any(node.op == T.add or "add" in str(node.op)
                for node in inner.maker.fgraph.apply_nodes)
     assert theano.compile.mode.FAST_COMPILE is theano.compile.mode.get_mode("FAST_COMPILE")
+
+
+def test_blas_ldflags_is_always_empty_and_says_so():
+    from sympile.config import _NOTED
+    assert theano.config.blas.ldflags == ""
+    with theano.change_flags({"blas.ldflags": ""}):
+        assert theano.config.blas.ldflags == ""
+    _NOTED.discard("blas.ldflags='-lopenblas'")   # the note is once per process
+    with pytest.warns(UserWarning, match="blas.ldflags='-lopenblas' changes nothing"), \
+            theano.change_flags({"blas.ldflags": "-lopenblas"}):
+        assert theano.config.blas.ldflags == ""
+    with pytest.raises(ValueError):
+        theano.config.blas.ldflags = 3
