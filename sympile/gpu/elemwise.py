@@ -11,6 +11,7 @@ host.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -31,7 +32,8 @@ from sympile.tensor.elemwise.ops import check_runtime_broadcast
 from sympile.tensor.shape.ops import Shape, ShapeI
 
 __all__ = ["GpuAlloc", "GpuDimShuffle", "GpuElemwise", "GpuShapeOp", "axis_back", "axis_last",
-           "broadcast_operands", "collapse_axes", "copy_into", "element_strides", "elemwise_of"]
+           "broadcast_operands", "collapse_axes", "copy_into", "element_strides", "elemwise_of",
+           "scalar_kernel_op"]
 
 
 def elemwise_of(dtypes: Sequence[str], build: Callable[..., Any]) -> Elemwise:
@@ -151,12 +153,19 @@ def axis_back(device, value, order: list[int]):
     return device.contiguous(value.transpose([order.index(a) for a in range(len(order))]))
 
 
+@functools.cache
+def scalar_kernel_op(scalar_op: Any, context: str) -> GpuElemwise:
+    """The GpuElemwise of one scalar op, made once: ops that launch a copy or an add inside
+    their perform reuse it, and with it the kernels it keeps (kernel_cache is per op)."""
+    return GpuElemwise(Elemwise(scalar_op), context)
+
+
 def copy_into(context: str, source, target) -> None:
     """target[...] = source (device arrays of one shape, any strides), converted to target's
     dtype, by the elementwise copy kernel."""
     dtype = target.dtype.name
     op = scalar.identity if source.dtype.name == dtype else scalar.cast_op(dtype)
-    GpuElemwise(Elemwise(op), context).launch(
+    scalar_kernel_op(op, context).launch(
         runtime(context), tuple(source.shape), [source],
         [element_strides(source, (False,) * source.ndim)], [target])
 
@@ -195,7 +204,7 @@ class GpuAlloc(GpuWrapper):
 
     def __init__(self, op: Alloc, context: str):
         super().__init__(op, context)
-        self.copy = GpuElemwise(Elemwise(scalar.identity), context)
+        self.copy = scalar_kernel_op(scalar.identity, context)
 
     def perform(self, node, inputs, output_storage):
         value, *lengths = inputs

@@ -31,9 +31,14 @@ from sympile.tensor.type import TensorType
 __all__ = ["DeviceIfElse", "DeviceScan"]
 
 
+def _on_device_dtype(dtype: Any) -> bool:
+    """Float values live on the device (as shared variables do); others on the host."""
+    return str(dtype).startswith("float")
+
+
 def _moves(variable: Variable) -> bool:
-    """Float host tensors move to the device (as shared variables do)."""
-    return isinstance(variable.type, TensorType) and variable.type.dtype.startswith("float")
+    """A host tensor that moves to the device: a float one."""
+    return isinstance(variable.type, TensorType) and _on_device_dtype(variable.type.dtype)
 
 
 def _on(context: str, variable: Variable) -> bool:
@@ -71,11 +76,8 @@ class DeviceScan(Scan):
                  for output in self.inner_outputs],
                 mode=mode, on_unused_input="ignore", trust_input=True)
 
-    def _device_dtype(self, dtype: Any) -> bool:
-        return str(dtype).startswith("float")
-
     def _empty(self, shape, dtype):
-        if self._device_dtype(dtype):
+        if _on_device_dtype(dtype):
             return runtime(self.context).empty(shape, str(dtype))
         return super()._empty(shape, dtype)
 

@@ -19,13 +19,12 @@ import math
 import numpy as np
 
 from sympile.gpu.basic import GpuWrapper
-from sympile.gpu.elemwise import GpuElemwise, element_strides
+from sympile.gpu.elemwise import element_strides, scalar_kernel_op
 from sympile.gpu.placement import register_gpu
 from sympile.gpu.runtime import runtime
 from sympile.graph.basic import Apply
 from sympile.graph.op import Op
 from sympile.scalar import basic as scalar
-from sympile.tensor.elemwise import Elemwise
 from sympile.tensor.subtensor.index_kinds import ARRAY
 from sympile.tensor.subtensor.ops import (
     AdvancedBooleanIncSubtensor,
@@ -72,10 +71,10 @@ class GpuIncSubtensor(GpuWrapper):
         offset = region.ndim - y.ndim
         y_strides = [0] * offset + element_strides(y, tuple(length == 1 for length in y.shape))
         if self.op.set_instead_of_inc:
-            kernel, inputs = GpuElemwise(Elemwise(scalar.identity), self.context), [y]
+            kernel, inputs = scalar_kernel_op(scalar.identity, self.context), [y]
             strides = [y_strides]
         else:
-            kernel, inputs = GpuElemwise(Elemwise(scalar.add), self.context), [region, y]
+            kernel, inputs = scalar_kernel_op(scalar.add, self.context), [region, y]
             strides = [element_strides(region, (False,) * region.ndim), y_strides]
         kernel.launch(device, region.shape, inputs, strides, [region])
         output_storage[0][0] = result
