@@ -260,6 +260,9 @@ _FLAGS: dict[str, tuple[Any, Callable[[Any], Any], str]] = {
                                  "their summaries when Python exits"),
     "device": ("cpu", _device, "where functions run: 'cpu', or 'cuda' / 'cudaN' (a GPU "
                                         "through CuPy: sympile.gpu)"),
+    "gpu_graphs": (True, _boolean, "replay a function's device work as a CUDA Graph from its "
+                                   "third call (sympile.gpu.graphs); False: launch each kernel "
+                                   "from Python at every call"),
     "warn.round": (False, _boolean, "warn when round() is called without a mode (Theano's "
                                     "default changed to numpy's half_to_even)"),
     "warn.ignore_bug_before": ("all", _theano_version,

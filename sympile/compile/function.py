@@ -6,7 +6,7 @@ import copy
 import threading
 import time
 import warnings
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, wait
 from typing import Any
 
@@ -417,6 +417,14 @@ def _display_name(variable: Variable) -> str:
     return text if len(text) <= 30 else text[:27] + "..."
 
 
+# What a layer above puts around a function's VM (sympile.gpu.graphs: device work replayed
+# as CUDA Graphs): each entry is called when a function is made, with (fgraph, whether it is
+# profiled), and returns None or a wrapper: (vm, the cells of fgraph's inputs, the number of
+# explicit inputs) -> the VM to run.
+VM_WRAPPERS: list[Callable[[FunctionGraph, bool], Callable[[Any, list[list[Any]], int], Any]
+                           | None]] = []
+
+
 class _Maker:
     """What a Function was compiled from (Theano's `f.maker`)."""
 
@@ -480,6 +488,8 @@ class Function:
         self._n_outputs = len(output_specs)
         self._updated = [(target, shared_inputs.index(target)) for target in updated]
         cells = self._input_cells + shared_cells
+        self._vm_wrappers = [wrap for wrap in (make(fgraph, profile is not None)
+                                               for make in VM_WRAPPERS) if wrap is not None]
         # The C VM compiling on a background thread (a Future), while the calls run on the
         # Python backend; None once they run on the function's own backend.
         self._pending: Future | None = None
@@ -493,8 +503,11 @@ class Function:
             self._install(mode.link(fgraph, cells, profile=profile is not None))
 
     def _install(self, vm: Any) -> None:
-        """Run the calls on `vm` (a backend's VM of fgraph, or of the interim graph) from now
-        on: what its cells are, which outputs need a copy, its updates."""
+        """Run the calls on `vm` (a backend's VM of fgraph, or of the interim graph, as the
+        VM_WRAPPERS make it) from now on: what its cells are, which outputs need a copy, its
+        updates."""
+        for wrap in self._vm_wrappers:
+            vm = wrap(vm, self._input_cells + self._shared_cells, self._n_explicit)
         self._vm = vm
         if self.profile is not None:
             self.profile.vm = vm

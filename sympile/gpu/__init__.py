@@ -18,6 +18,7 @@ transfers, the runtimes, the placement rewrite and the GPU ops that are not one 
   scan.py       Scan with its loop's arrays on the device; IfElse of device values
   shape.py      Reshape, SpecifyShape, Join and Split of device arrays
   sort.py       sort and argsort (a bitonic network)
+  graphs.py     a function's device work captured once and replayed (CUDA Graphs)
 
 Importing sympile imports this package (it registers the placement rewrite); it imports
 CuPy only when a CUDA context is used.
@@ -28,6 +29,7 @@ from sympile.gpu import (  # noqa: F401 - they register their GPU implementation
     conv,
     elemwise,
     extra_ops,
+    graphs,
     nnet,
     placement,
     pool,

@@ -14,6 +14,12 @@ A context name picks one (it is part of each GpuArrayType):
 `target_context()` is the context the placement rewrite moves nodes to: the innermost
 `placement_target(context)` (`emulate()` is the emulated one's), else config.device when
 it names a GPU, else None (nothing is placed).
+
+`Runtime.capture()` records a step's launches without running them, for replay as one
+launch (a CUDA Graph on a GPU; on the emulated device the recorded list of launches, which
+keeps a GPU's rules: nothing runs while a step is captured, and a transfer or a wait there
+is a CaptureError). A kernel that reports errors gets a slot of the capture's flags instead
+of a flag read at once: sympile.gpu.graphs reads them after the step.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ import contextlib
 import functools
 import math
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -32,12 +38,51 @@ from sympile.gpu.emulation import emulated_launcher
 from sympile.gpu.nvrtc import OPTIONS
 from sympile.tensor.elemwise.elemwise_cuda import CudaKernel
 
-__all__ = ["EMULATED", "EmulatedArray", "Runtime", "emulate", "is_context", "placement_target",
-           "runtime", "target_context"]
+__all__ = ["EMULATED", "CaptureError", "EmulatedArray", "Runtime", "StepCapture", "emulate",
+           "is_context", "placement_target", "runtime", "target_context"]
 
 EMULATED = "emulated"
 # The exceptions a kernel's error flag can report, by their C name.
 _EXCEPTIONS = {"PyExc_ValueError": ValueError, "PyExc_IndexError": IndexError}
+
+
+class CaptureError(RuntimeError):
+    """An operation that a captured step cannot hold: a transfer between host and device or
+    a wait (nothing runs while a step is captured, so no value can be read), or more error
+    slots than the capture has."""
+
+
+class StepCapture:
+    """What one capture recorded: `graph` (its replay: graph.launch()), the device arrays it
+    must keep alive (`kept`), and its error flags: an int32 device array, [0] the first
+    failing slot + 1 (0: none), [1] that slot's code, [2 + i] slot i's code this step;
+    `slots` lists (kernel, node) for each slot used, `node` is the node being captured."""
+
+    def __init__(self, flags: Any, capacity: int):
+        self.flags = flags
+        self.capacity = capacity
+        self.slots: list[tuple[CudaKernel, Any]] = []
+        self.node: Any = None
+        self.kept: list[Any] = []
+        self.work: list[Callable[[], Any]] = []  # the emulated device's recorded work
+        self.graph: Any = None
+
+    def error_slot(self, kernel: CudaKernel) -> Any:
+        """The flag a reporting kernel launched now writes (a one-element view)."""
+        index = len(self.slots)
+        if index >= self.capacity:
+            raise CaptureError(f"the capture has {self.capacity} error slots; "
+                               f"{kernel.name} needs one more")
+        self.slots.append((kernel, self.node))
+        return self.flags[2 + index:3 + index]
+
+
+def kernel_error(kernel: CudaKernel, code: int) -> Exception:
+    """The exception of the first error `code` (a kernel's flag) reports."""
+    for bit, exception, message in kernel.errors:
+        if code & bit:
+            return _EXCEPTIONS[exception](message)
+    return RuntimeError(f"{kernel.name} reported error code {code}")
 
 
 class Runtime:
@@ -45,6 +90,8 @@ class Runtime:
     transpose and reshape), transfers, allocation and kernel launches."""
 
     context: str
+    # Launches of kernels that report errors, counted (a capture's slots are sized by it).
+    reporting_launches = 0
     # A reduction's first pass uses about this many threads in all (enough to fill the
     # device), each folding at least REDUCTION_MIN_VALUES values.
     REDUCTION_THREADS = 1 << 16
@@ -90,18 +137,75 @@ class Runtime:
         if not kernel.reports_errors:
             self._launch(kernel, size, arguments)
             return
+        self.reporting_launches += 1
+        capture = self.capturing()
+        if capture is not None:
+            self._launch(kernel, size, [*arguments, capture.error_slot(kernel)])
+            return
         flag = self.to_device(np.zeros(1, dtype=np.int32))
         self._launch(kernel, size, [*arguments, flag])
         code = int(self.to_host(flag)[0])
-        for bit, exception, message in kernel.errors:
-            if code & bit:
-                raise _EXCEPTIONS[exception](message)
+        if code:
+            raise kernel_error(kernel, code)
 
     def _launch(self, kernel: CudaKernel, size: int, arguments: Sequence[Any]) -> None:
         raise NotImplementedError
 
     def synchronize(self) -> None:
         """Wait for every launched kernel."""
+
+    def write(self, target: Any, array: np.ndarray) -> None:
+        """target[...] = array: host values into a C-contiguous device array of their
+        shape and dtype."""
+        raise NotImplementedError
+
+    def extent(self, value: Any) -> tuple[int, int]:
+        """The device addresses [start, end) that `value`'s elements lie within."""
+        start = end = self.pointer(value)
+        for length, stride in zip(value.shape, value.strides):
+            if length == 0:
+                return start, start
+            if stride < 0:
+                start += (length - 1) * stride
+            else:
+                end += (length - 1) * stride
+        return start, end + value.dtype.itemsize
+
+    def pointer(self, value: Any) -> int:
+        """The device address of `value`'s first element."""
+        raise NotImplementedError
+
+    # -- capture ----------------------------------------------------------------------------
+    _local = threading.local()
+
+    def capturing(self) -> StepCapture | None:
+        """The capture this thread is recording on this runtime, if any."""
+        return getattr(self._local, self.context, None)
+
+    def _check_not_capturing(self, what: str) -> None:
+        if self.capturing() is not None:
+            raise CaptureError(f"{what} while a step is captured: nothing runs during a "
+                               f"capture, so no value can cross between host and device")
+
+    @contextlib.contextmanager
+    def capture(self, slots: int = 0) -> Iterator[StepCapture]:
+        """Record this thread's launches, copies and products on this runtime, without
+        running them, into the StepCapture yielded (its graph is set on a clean exit); a
+        reporting kernel gets one of `slots` error slots."""
+        step = StepCapture(self.to_device(np.zeros(2 + slots, np.int32)), slots)
+        setattr(self._local, self.context, step)
+        try:
+            with self._recording(step):
+                yield step
+        finally:
+            setattr(self._local, self.context, None)
+
+    def _recording(self, step: StepCapture) -> contextlib.AbstractContextManager[None]:
+        raise NotImplementedError
+
+    def replay(self, step: StepCapture) -> None:
+        """Launch the work `step` captured, as it was recorded."""
+        step.graph.launch()
 
 
 class EmulatedArray:
@@ -154,27 +258,84 @@ class EmulatedRuntime(Runtime):
         return isinstance(value, EmulatedArray)
 
     def to_device(self, array: np.ndarray) -> EmulatedArray:
+        self._check_not_capturing("a transfer to the device")
         return EmulatedArray(np.array(array, copy=True))
 
     def to_host(self, value: EmulatedArray) -> np.ndarray:
+        self._check_not_capturing("a transfer to the host")
         return np.array(value._buffer, copy=True)
 
     def empty(self, shape: Sequence[int], dtype: str) -> EmulatedArray:
         return EmulatedArray(np.empty(tuple(shape), dtype=dtype))
 
     def copy(self, value: EmulatedArray) -> EmulatedArray:
-        return EmulatedArray(value._buffer.copy())
+        result = self.empty(value.shape, value.dtype)
+        self._run(np.copyto, result._buffer, value._buffer)
+        return result
 
     def matmul(self, a: EmulatedArray, b: EmulatedArray) -> EmulatedArray:
         # The device's BLAS library, emulated by numpy's: what the tests check around it
         # (placement, shapes, the elementwise kernels that scale and add) is sympile's.
-        with np.errstate(all="ignore"):  # inf and NaN give numpy's values, as on the host
-            return EmulatedArray(np.asarray(np.matmul(a._buffer, b._buffer)))
+        result = self.empty(_matmul_shape(a.shape, b.shape),
+                            np.result_type(a.dtype, b.dtype).name)
+        self._run(_matmul_into, a._buffer, b._buffer, result._buffer)
+        return result
 
     def _launch(self, kernel: CudaKernel, size: int, arguments: Sequence[Any]) -> None:
         grid = min(math.ceil(size / self.BLOCK), self.MAX_GRID)
         values = [a.pointer if isinstance(a, EmulatedArray) else int(a) for a in arguments]
-        emulated_launcher(kernel)(grid, self.BLOCK, *values)
+        capture = self.capturing()
+        if capture is not None:
+            # The step holds the arrays whose addresses its launch was given.
+            capture.kept.extend(a for a in arguments if isinstance(a, EmulatedArray))
+        self._run(emulated_launcher(kernel), grid, self.BLOCK, *values)
+
+    def _run(self, work: Callable[..., Any], *arguments: Any) -> None:
+        """Run `work` now, or record it in the step being captured."""
+        capture = self.capturing()
+        if capture is None:
+            work(*arguments)
+        else:
+            capture.work.append(functools.partial(work, *arguments))
+
+    def write(self, target: EmulatedArray, array: np.ndarray) -> None:
+        self._check_not_capturing("a transfer to the device")
+        np.copyto(target._buffer, array)
+
+    def pointer(self, value: EmulatedArray) -> int:
+        return value.pointer
+
+    @contextlib.contextmanager
+    def _recording(self, step: StepCapture) -> Iterator[None]:
+        step.work = []
+        yield
+        step.graph = _EmulatedGraph(tuple(step.work))
+
+
+class _EmulatedGraph:
+    """A captured step on the emulated device: its recorded work, run in order."""
+
+    def __init__(self, work: tuple[Callable[[], Any], ...]):
+        self.work = work
+
+    def launch(self) -> None:
+        for item in self.work:
+            item()
+
+
+def _matmul_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...]:
+    """numpy.matmul's result shape for operands of shapes `a` and `b` (which the ops check
+    before they multiply)."""
+    if len(b) == 1:
+        return a[:-1]
+    if len(a) == 1:
+        return b[:-2] + b[-1:]
+    return np.broadcast_shapes(a[:-2], b[:-2]) + (a[-2], b[-1])
+
+
+def _matmul_into(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> None:
+    with np.errstate(all="ignore"):  # inf and NaN give numpy's values, as on the host
+        out[...] = np.matmul(a, b)
 
 
 class CupyRuntime(Runtime):
@@ -194,12 +355,22 @@ class CupyRuntime(Runtime):
         return isinstance(value, self.cupy.ndarray)
 
     def to_device(self, array: np.ndarray) -> Any:
+        self._check_not_capturing("a transfer to the device")
         with self.device:
             return self.cupy.asarray(array)
 
     def to_host(self, value: Any) -> np.ndarray:
+        self._check_not_capturing("a transfer to the host")
         with self.device:
             return self.cupy.asnumpy(value)
+
+    def write(self, target: Any, array: np.ndarray) -> None:
+        self._check_not_capturing("a transfer to the device")
+        with self.device:
+            target.set(np.ascontiguousarray(array))
+
+    def pointer(self, value: Any) -> int:
+        return value.data.ptr
 
     def empty(self, shape: Sequence[int], dtype: str) -> Any:
         with self.device:
@@ -230,7 +401,41 @@ class CupyRuntime(Runtime):
             self._function(kernel)((grid,), (self.BLOCK,), values)
 
     def synchronize(self) -> None:
+        self._check_not_capturing("a wait for the device")
         self.device.synchronize()
+
+    @functools.cached_property
+    def graph_stream(self) -> Any:
+        """The stream steps are captured on and replayed on: a blocking one, so ordered
+        with the work every other call puts on the default stream (capture cannot use
+        that one itself)."""
+        with self.device:
+            return self.cupy.cuda.Stream()
+
+    @contextlib.contextmanager
+    def _recording(self, step: StepCapture) -> Iterator[None]:
+        pool = self.cupy.get_default_memory_pool()
+
+        def allocate(size: int) -> Any:
+            # What the step allocates is its own for as long as it is replayed.
+            memory = pool.malloc(size)
+            step.kept.append(memory)
+            return memory
+
+        stream = self.graph_stream
+        with self.device, stream, self.cupy.cuda.using_allocator(allocate):
+            stream.begin_capture()
+            try:
+                yield
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    stream.end_capture()
+                raise
+            step.graph = stream.end_capture()
+
+    def replay(self, step: StepCapture) -> None:
+        with self.device:
+            step.graph.launch(stream=self.graph_stream)
 
 
 _targets = threading.local()

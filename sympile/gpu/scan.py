@@ -18,8 +18,10 @@ from typing import Any
 
 from sympile.compile import Out
 from sympile.compile import function as compile_function
+from sympile.config import config
 from sympile.gpu.basic import GpuArrayType, GpuFromHost
 from sympile.gpu.elemwise import copy_into
+from sympile.gpu.graphs import never_captured
 from sympile.gpu.placement import register_gpu
 from sympile.gpu.runtime import placement_target, runtime
 from sympile.graph.basic import Apply, Variable, clone_replace
@@ -45,6 +47,7 @@ def _on(context: str, variable: Variable) -> bool:
     return isinstance(variable.type, GpuArrayType) and variable.type.context == context
 
 
+@never_captured
 class DeviceScan(Scan):
     """See the module's docstring; `context` holds its device arrays."""
 
@@ -69,7 +72,9 @@ class DeviceScan(Scan):
         return super()._outer_input(value, index)
 
     def _compile_inner(self, mode):
-        with placement_target(self.context):
+        # The step runs once per loop step inside this op's perform: its own calls are not
+        # replayed as graphs (their inputs are new rows at every step).
+        with placement_target(self.context), config.change_flags(gpu_graphs=False):
             return compile_function(
                 self.inner_inputs,
                 [Out(output, borrow=True, device_array=_on(self.context, output))

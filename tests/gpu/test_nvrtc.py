@@ -12,6 +12,7 @@ import sympile
 import sympile.tensor as T
 from sympile.gpu import emulate
 from sympile.gpu.elemwise import GpuElemwise
+from sympile.gpu.graphs import step_commit_kernel, step_flags_kernel
 from sympile.gpu.nvrtc import NvrtcError, compile_ptx, version
 from sympile.scalar import basic as scalar
 from sympile.scalar.basic import SCALAR_OPS
@@ -157,6 +158,12 @@ def test_conv_and_pool_kernels_compile():
                for make in (im2col_kernel, col2im_kernel, pool_forward_kernel,
                             pool_backward_kernel)]
     assert _compile_all(kernels) == 8
+
+
+def test_step_graph_kernels_compile():
+    kernels = [step_flags_kernel(), step_commit_kernel("npy_uint32"),
+               step_commit_kernel("npy_uint8")]
+    assert _compile_all(kernels) == 3
 
 
 def test_training_step_kernels_compile():
