@@ -312,6 +312,15 @@ class EmulatedRuntime(Runtime):
         step.graph = _EmulatedGraph(tuple(step.work))
 
 
+def _raised_by_cuda(error: BaseException | None) -> bool:
+    """Whether `error`, or an error it was raised from, is CuPy's (CUDA's, cuBLAS's)."""
+    while error is not None:
+        if type(error).__module__.split(".")[0] in ("cupy", "cupy_backends"):
+            return True
+        error = error.__cause__
+    return False
+
+
 class _EmulatedGraph:
     """A captured step on the emulated device: its recorded work, run in order."""
 
@@ -427,11 +436,18 @@ class CupyRuntime(Runtime):
             stream.begin_capture()
             try:
                 yield
-            except BaseException:
+            except BaseException as error:
                 with contextlib.suppress(Exception):
                     stream.end_capture()
+                if _raised_by_cuda(error):
+                    # What CUDA refuses to capture (a library call, an unsupported
+                    # operation) runs uncaptured instead.
+                    raise CaptureError(f"CUDA refused to capture: {error}") from error
                 raise
-            step.graph = stream.end_capture()
+            try:
+                step.graph = stream.end_capture()
+            except Exception as error:
+                raise CaptureError(f"CUDA refused to capture: {error}") from error
 
     def replay(self, step: StepCapture) -> None:
         with self.device:
