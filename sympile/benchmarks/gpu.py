@@ -169,14 +169,18 @@ def mlp_cases(library: _Library, models: list[str], batches: list[int], steps: i
                 import sympile
                 import sympile.tensor as T
                 from sympile.gpu.runtime import placement_target
-                for style in ("trust_input", "n_calls"):
+                # trust_input also without CUDA Graphs: what replaying the step gains.
+                for style, graphs in (("trust_input", True), ("n_calls", True),
+                                      ("trust_input", False)):
+                    label = style if graphs else f"{style}, graphs off"
                     start = time.perf_counter()
-                    with placement_target(library.runtime.context):
+                    with placement_target(library.runtime.context), \
+                            sympile.config.change_flags(gpu_graphs=graphs):
                         run = mlp.theano_style_steps(sympile, T, T.nnet.softmax, layers, batch,
                                                      steps, style)
-                    compile_seconds[f"MLP {model}, batch {batch}, {style}"] = (
+                    compile_seconds[f"MLP {model}, batch {batch}, {label}"] = (
                         time.perf_counter() - start)
-                    case.implementations[f"sympile {style}"] = _synchronized(run, library)
+                    case.implementations[f"sympile {label}"] = _synchronized(run, library)
             elif name == "torch":
                 case.implementations["torch eager"] = mlp.torch_steps(
                     layers, batch, steps, device=library.device)

@@ -457,10 +457,11 @@ def _restore(cells: list[tuple[list[Any], Any]]) -> None:
 
 
 def _same(value: Any, captured: Any) -> bool:
-    if isinstance(captured, np.ndarray) or isinstance(value, np.ndarray):
+    """Whether a host value is the captured one, bit for bit (a small array or a scalar)."""
+    if isinstance(captured, np.ndarray | np.generic) or isinstance(value, np.ndarray | np.generic):
         value, captured = np.asarray(value), np.asarray(captured)
         return (value.dtype == captured.dtype and value.shape == captured.shape
-                and np.array_equal(value, captured, equal_nan=value.dtype.kind in "fc"))
+                and value.tobytes() == captured.tobytes())
     return type(value) is type(captured) and value == captured
 
 

@@ -34,7 +34,8 @@ def test_gpu_suite_runs_every_workload_on_the_emulated_device(tmp_path):
         ("fused elementwise", "1e+03 float32", "sympile trust_input"),
         ("sum of squared dev.", "1e+03 float32", "sympile trust_input"),
         *(("MLP train, logreg 784-10", f"batch {batch}", f"sympile {style}")
-          for batch in (1, 10) for style in ("trust_input", "n_calls")),
+          for batch in (1, 10) for style in ("trust_input", "n_calls",
+                                             "trust_input, graphs off")),
         ("RNN train (BPTT)", "V 20, H 4", "sympile scan"),
         ("LeNet-5 train", "batch 2", "sympile trust_input")}
     assert all(row["seconds"] > 0 for row in rows.values())
