@@ -54,7 +54,8 @@ from sympile.gpu.runtime import CaptureError, Runtime, StepCapture, kernel_error
 from sympile.graph.basic import Apply, Constant, Variable
 from sympile.graph.ccode import c_file
 from sympile.graph.fgraph import FunctionGraph
-from sympile.link.python.vm import UpdatingRuns, raise_with_node
+from sympile.link.c.linker import CVM
+from sympile.link.python.vm import PythonVM, UpdatingRuns, raise_with_node
 from sympile.link.schedule import is_conditional
 from sympile.tensor.elemwise.elemwise_cuda import CudaKernel, cuda_kernel
 
@@ -487,7 +488,8 @@ def _ancestors(variables: list[Variable]) -> set[Apply]:
 
 def graphs_for(fgraph: FunctionGraph, profiled: bool):
     """The VM wrapper (GraphedSteps) of a function of `fgraph` when it has device work to
-    replay (config.gpu_graphs, not profiled, one device, no lazy conditional), else None."""
+    replay (config.gpu_graphs, not profiled, one device, no lazy conditional, the C or
+    Python backend's VM), else None."""
     if not config.gpu_graphs or profiled:
         return None
     contexts = {v.type.context for node in fgraph.apply_nodes for v in node.outputs
@@ -495,7 +497,14 @@ def graphs_for(fgraph: FunctionGraph, profiled: bool):
     if len(contexts) != 1 or any(is_conditional(node) for node in fgraph.apply_nodes):
         return None
     device = runtime(contexts.pop())
-    return lambda vm, cells, n_explicit: GraphedSteps(vm, cells, n_explicit, device)
+
+    def wrap(vm: Any, cells: list[list[Any]], n_explicit: int) -> Any:
+        # The modes that watch each node (MonitorMode, NanGuardMode, DebugMode) run theirs.
+        if type(vm) not in (CVM, PythonVM):
+            return vm
+        return GraphedSteps(vm, cells, n_explicit, device)
+
+    return wrap
 
 
 VM_WRAPPERS.append(graphs_for)
