@@ -8,9 +8,11 @@ topological order:
 - before: the nodes that depend on no body node, run (perform) at every call: host
   arithmetic on the inputs, views of device data at host indices (a minibatch's rows),
   transfers in;
-- body: the device nodes (every output a device array; not a transfer in, not an op that
-  runs functions of its own) that depend on no "after" node: captured once
-  (Runtime.capture), then replayed as one launch;
+- body: the device nodes (every output a device array, not a transfer in) that depend on
+  no "after" node: captured once (Runtime.capture), then replayed as one launch. A device
+  scan's whole loop is captured with its step's launches, unrolled (its host inputs, the
+  number of steps among them, are checked as any other's; an `until` condition, read on
+  the host, keeps it out);
 - after: the nodes that read a body result: run after the replay (transfers out, host work
   on them).
 
@@ -59,24 +61,13 @@ from sympile.link.python.vm import PythonVM, UpdatingRuns, raise_with_node
 from sympile.link.schedule import is_conditional
 from sympile.tensor.elemwise.elemwise_cuda import CudaKernel, cuda_kernel
 
-__all__ = ["GraphedSteps", "graphs_for", "never_captured", "step_commit_kernel",
-           "step_flags_kernel"]
+__all__ = ["GraphedSteps", "graphs_for", "step_commit_kernel", "step_flags_kernel"]
 
 # Captures a function may make before it runs as compiled for good.
 RECAPTURES = 4
 # The largest host value (in elements) a body node may read: each call compares it.
 GUARDED_SIZE = 64
 _BEFORE, _BODY, _AFTER = "before", "body", "after"
-_NOT_CAPTURED: set[type] = {GpuFromHost}
-
-
-def never_captured(op_class: type) -> type:
-    """Class decorator: nodes of `op_class` never go in a captured body (ops that run
-    functions of their own, as the device scan)."""
-    _NOT_CAPTURED.add(op_class)
-    return op_class
-
-
 @functools.cache
 def step_flags_kernel() -> CudaKernel:
     parameters = ["const npy_int64 slots", "const npy_int64 check", "int *const flags"]
@@ -240,7 +231,7 @@ class GraphedSteps(UpdatingRuns):
                 raise_with_node(node, values, error)
 
     def _capturable(self, node: Apply) -> bool:
-        return (node not in self._excluded and type(node.op) not in _NOT_CAPTURED
+        return (node not in self._excluded and not isinstance(node.op, GpuFromHost)
                 and all(isinstance(v.type, GpuArrayType) for v in node.outputs))
 
     def _plan(self) -> _Plan:

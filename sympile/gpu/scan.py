@@ -21,7 +21,6 @@ from sympile.compile import function as compile_function
 from sympile.config import config
 from sympile.gpu.basic import GpuArrayType, GpuFromHost
 from sympile.gpu.elemwise import copy_into
-from sympile.gpu.graphs import never_captured
 from sympile.gpu.placement import register_gpu
 from sympile.gpu.runtime import placement_target, runtime
 from sympile.graph.basic import Apply, Variable, clone_replace
@@ -47,7 +46,6 @@ def _on(context: str, variable: Variable) -> bool:
     return isinstance(variable.type, GpuArrayType) and variable.type.context == context
 
 
-@never_captured
 class DeviceScan(Scan):
     """See the module's docstring; `context` holds its device arrays."""
 

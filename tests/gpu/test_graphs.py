@@ -205,3 +205,28 @@ def test_a_node_that_transfers_leaves_the_body(context):
         np.testing.assert_allclose(f(value), want, rtol=1e-6)
     assert f._vm.replays >= 2
     assert any("Repeat" in str(node.op) for node in f._vm._excluded)
+
+
+def test_a_device_scan_is_captured_whole(context):
+    """A scan's loop (a tanh RNN over device sequences) is replayed with the rest of the
+    step: its launches are captured, one per step, unrolled."""
+    results = {}
+    rng = np.random.default_rng(1)
+    data = [rng.standard_normal((6, 4, 2)).astype("float32") for _ in range(5)]
+    for graphs in (False, True):
+        rng = np.random.default_rng(0)
+        with sympile.config.change_flags(gpu_graphs=graphs), placement_target(context):
+            W = sympile.shared(rng.standard_normal((3, 3)).astype("float32") * 0.5)
+            U = sympile.shared(rng.standard_normal((2, 3)).astype("float32") * 0.5)
+            xs = T.ftensor3("xs")
+            hs, _ = sympile.scan(lambda x, h, U, W: T.tanh(T.dot(x, U) + T.dot(h, W)),
+                                 sequences=xs, non_sequences=[U, W],
+                                 outputs_info=T.zeros((xs.shape[1], 3), "float32"))
+            f = sympile.function([xs], [hs[-1].sum(), hs], updates=[(W, W * 0.99)])
+        results[graphs] = [f(d) for d in data], W.get_value()
+    for (got_sum, got), (want_sum, want) in zip(results[True][0], results[False][0]):
+        np.testing.assert_array_equal(got_sum, want_sum)
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(results[True][1], results[False][1])
+    assert f._vm.replays == 4
+    assert any("Scan" in str(node.op) for node in f._vm._plan().body)
