@@ -147,7 +147,10 @@ class GraphedSteps(UpdatingRuns):
 
     def __getattr__(self, name: str) -> Any:
         # What else a caller asks of the VM (build_times, node_profile, ...) is the inner's.
-        return getattr(self.__dict__["inner"], name)
+        inner = self.__dict__.get("inner")
+        if inner is None:
+            raise AttributeError(name)
+        return getattr(inner, name)
 
     def set_updates(self, updates: list[tuple[list[Any], list[Any], bool]]) -> None:
         super().set_updates(updates)
@@ -173,8 +176,9 @@ class GraphedSteps(UpdatingRuns):
                 cell[0] = value
             self._run_step(outputs=True, apply=True)
             # A device output of a replay is the step's own array: the caller gets a copy.
-            results = [copy_value(self.device, cell[0])
-                       if copy_needed or self._step is not None else cell[0]
+            replayed = self._step is not None
+            results = [copy_value(self.device, cell[0]) if copy_needed or replayed
+                       and self.device.is_device_array(cell[0]) else cell[0]
                        for cell, copy_needed, _ in self._call_outputs]
             for cell, _, clear in self._call_outputs:
                 if clear:
