@@ -34,6 +34,11 @@ nothing. fn(n_calls=N) replays its steps without reading the flags in between (u
 updates must wait for them) and reports the first failed step's error at the end, with the
 shared variables as the steps before it left them.
 
+A lazy conditional (ifelse; every scan gradient has one) is decided before the capture: the
+nodes its condition needs run first (host work outside its branches, or the function is not
+replayed), and the step captures the branch taken; a call that takes another branch makes a
+new capture.
+
 What a replay keeps: every array the step's kernels read or write lives as long as the
 function (as torch's graph pools), so allow_gc frees nothing of the body.
 """
@@ -58,7 +63,7 @@ from sympile.graph.ccode import c_file
 from sympile.graph.fgraph import FunctionGraph
 from sympile.link.c.linker import CVM
 from sympile.link.python.vm import PythonVM, UpdatingRuns, raise_with_node
-from sympile.link.schedule import is_conditional
+from sympile.link.schedule import is_conditional, lazy_schedule
 from sympile.tensor.elemwise.elemwise_cuda import CudaKernel, cuda_kernel
 
 __all__ = ["GraphedSteps", "graphs_for", "step_commit_kernel", "step_flags_kernel"]
@@ -98,6 +103,7 @@ class _Plan:
 class _Step:
     """One capture and what each replay of it checks, fills and restores."""
 
+    decisions: tuple[bool, ...]  # the conditionals' branches it runs
     body: StepCapture
     commit: StepCapture | None
     committed: list[tuple[list[Any], list[Any]]]  # (target cell, source cell)
@@ -136,12 +142,19 @@ class GraphedSteps(UpdatingRuns):
         self._explicit = set(fgraph.inputs[:n_explicit])
         self._cell_variables = {id(cell): v for v, cell in self.storage.items()}
         self._excluded: set[Apply] = set()
-        self._plan_cache: _Plan | None = None
+        self._plans: dict[tuple[bool, ...], _Plan] = {}
+        # Lazy conditionals: each call runs the nodes their conditions need first, then
+        # the nodes of the branches taken (the decisions), as the lazy schedule does.
+        self._conditionals = [node for node in self.nodes if is_conditional(node)]
+        self._schedule = lazy_schedule(self.nodes, fgraph.outputs, fgraph.orderings()) \
+            if self._conditionals else []
+        self._deciding = self._deciding_nodes()
+        self._deciding_set = set(self._deciding or ())
         self._step: _Step | None = None
         self._calls = 0
         self._captures = 0
         self._reporting = 0
-        self.gave_up = False
+        self.gave_up = self._deciding is None
         self.replays = 0
         self._all_updates: list[tuple[list[Any], list[Any], bool, bool]] = []
 
@@ -204,17 +217,21 @@ class GraphedSteps(UpdatingRuns):
         if self._calls == 1:
             self.inner()
         else:
-            plan = self._plan()
+            decisions = self._decide()
+            plan = self._plan(decisions)
             step = self._step
-            self._perform(node for node in plan.before
-                          if step is None or node not in step.skipped)
+            if step is not None and step.decisions != decisions:
+                self._step = step = None
+            deciding = self._deciding_set
+            self._perform(node for node in plan.before if node not in deciding
+                          and (step is None or node not in step.skipped))
             if step is not None and not self._holds(step, plan):
                 self._perform(step.skipped)
                 self._step = step = None
             # A node that left the body this call (a guard failed) is not yet run as a
             # "before" node: this call runs as compiled, the next one captures.
-            if step is None and not self.gave_up and self._plan() is plan:
-                step = self._step = self._capture(plan)
+            if step is None and not self.gave_up and self._plan(decisions) is plan:
+                step = self._step = self._capture(plan, decisions)
             if step is not None:
                 self._replay(step, plan, outputs, apply)
                 return
@@ -238,33 +255,68 @@ class GraphedSteps(UpdatingRuns):
         return (node not in self._excluded and not isinstance(node.op, GpuFromHost)
                 and all(isinstance(v.type, GpuArrayType) for v in node.outputs))
 
-    def _plan(self) -> _Plan:
-        if self._plan_cache is not None:
-            return self._plan_cache
+    def _deciding_nodes(self) -> list[Apply] | None:
+        """The nodes the conditionals' conditions need, in order: host work outside every
+        branch (None where a condition needs device work or a branch's node: such a
+        function is not replayed)."""
+        if not self._conditionals:
+            return []
+        top = {self.nodes[step.index] for step in self._schedule}
+        needed = _ancestors([node.inputs[0] for node in self._conditionals])
+        if any(node not in top or self._capturable(node) for node in needed):
+            return None
+        return [node for node in self.nodes if node in needed]
+
+    def _decide(self) -> tuple[bool, ...]:
+        """Run the nodes the conditions need; each conditional's decision."""
+        self._perform(self._deciding)
+        return tuple(bool(self.storage[node.inputs[0]][0]) for node in self._conditionals)
+
+    def _active(self, decisions: tuple[bool, ...]) -> list[Apply]:
+        """The nodes that run for `decisions`, in the lazy schedule's order."""
+        if not self._conditionals:
+            return self.nodes
+        taken = dict(zip(self._conditionals, decisions))
+
+        def flatten(steps):
+            for step in steps:
+                node = self.nodes[step.index]
+                if node in taken:
+                    yield from flatten(step.then_steps if taken[node] else step.else_steps)
+                yield node
+
+        return list(flatten(self._schedule))
+
+    def _plan(self, decisions: tuple[bool, ...]) -> _Plan:
+        plan = self._plans.get(decisions)
+        if plan is not None:
+            return plan
+        nodes = self._active(decisions)
         kinds: dict[Apply, str] = {}
-        for node in self.nodes:
-            depends = {kinds[v.owner] for v in node.inputs if v.owner is not None}
+        for node in nodes:
+            # A conditional reads the values of its branch taken only.
+            depends = {kinds.get(v.owner) for v in node.inputs if v.owner is not None}
             if _AFTER in depends:
                 kinds[node] = _AFTER
             elif self._capturable(node):
                 kinds[node] = _BODY
             else:
                 kinds[node] = _AFTER if _BODY in depends else _BEFORE
-        body = [node for node in self.nodes if kinds[node] == _BODY]
+        body = [node for node in nodes if kinds[node] == _BODY]
         read = list(dict.fromkeys(v for node in body for v in node.inputs
                                   if isinstance(v.type, GpuArrayType)
                                   and not isinstance(v, Constant)
-                                  and (v.owner is None or kinds[v.owner] == _BEFORE)))
-        self._plan_cache = _Plan(
-            [node for node in self.nodes if kinds[node] == _BEFORE], body,
-            [node for node in self.nodes if kinds[node] == _AFTER],
+                                  and (v.owner is None or kinds.get(v.owner) == _BEFORE)))
+        plan = self._plans[decisions] = _Plan(
+            [node for node in nodes if kinds[node] == _BEFORE], body,
+            [node for node in nodes if kinds[node] == _AFTER],
             [v for v in read if v.owner is not None or v in self._explicit],
             [v for v in read if v.owner is None and v not in self._explicit])
-        return self._plan_cache
+        return plan
 
     def _exclude(self, node: Apply) -> None:
         self._excluded.add(node)
-        self._plan_cache = None
+        self._plans.clear()
 
     def _holds(self, step: _Step, plan: _Plan) -> bool:
         """Whether `step` may replay this call: the staged values have the captured shapes
@@ -285,7 +337,7 @@ class GraphedSteps(UpdatingRuns):
                 return False
         return True
 
-    def _capture(self, plan: _Plan) -> _Step | None:
+    def _capture(self, plan: _Plan, decisions: tuple[bool, ...]) -> _Step | None:
         """Capture the body and the commit of this call's values; None where it does not
         pay or cannot be done (the body then runs node by node this call)."""
         storage, device = self.storage, self.device
@@ -346,7 +398,7 @@ class GraphedSteps(UpdatingRuns):
                    if all(target is not cell for cell, _ in shared)]
         needed = _ancestors([self._cell_variables[id(source)] for _, source, _, _
                              in host_updates])
-        return _Step(body, commit, committed, staged, skipped, guards, shared,
+        return _Step(decisions, body, commit, committed, staged, skipped, guards, shared,
                      [(storage[v], storage[v][0]) for node in plan.body for v in node.outputs],
                      host_updates, [node for node in plan.after if node in needed])
 
@@ -483,13 +535,13 @@ def _ancestors(variables: list[Variable]) -> set[Apply]:
 
 def graphs_for(fgraph: FunctionGraph, profiled: bool):
     """The VM wrapper (GraphedSteps) of a function of `fgraph` when it has device work to
-    replay (config.gpu_graphs, not profiled, one device, no lazy conditional, the C or
-    Python backend's VM), else None."""
+    replay (config.gpu_graphs, not profiled, one device, the C or Python backend's VM),
+    else None."""
     if not config.gpu_graphs or profiled:
         return None
     contexts = {v.type.context for node in fgraph.apply_nodes for v in node.outputs
                 if isinstance(v.type, GpuArrayType)}
-    if len(contexts) != 1 or any(is_conditional(node) for node in fgraph.apply_nodes):
+    if len(contexts) != 1:
         return None
     device = runtime(contexts.pop())
 

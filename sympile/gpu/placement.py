@@ -132,16 +132,18 @@ class GpuPlacement(GraphRewriter):
         return changed
 
     def _cut_transfers(self, fgraph: FunctionGraph) -> bool:
-        pairs = []
+        # Nodes in order, so a round trip of a round trip's result (a scan gradient's inner
+        # outputs) is cut to the first device value, not back to the inner trip's result.
+        cut: dict[Variable, Variable] = {}
         for node in fgraph.toposort():
             if isinstance(node.op, GpuFromHost):
                 source = node.inputs[0].owner
                 if source is not None and isinstance(source.op, HostFromGpu) \
                         and source.inputs[0].type == node.outputs[0].type:
-                    pairs.append((node.outputs[0], source.inputs[0]))
-        if pairs:
-            fgraph.replace_all(pairs, reason="gpu_cut_transfers")
-        return bool(pairs)
+                    cut[node.outputs[0]] = cut.get(source.inputs[0], source.inputs[0])
+        if cut:
+            fgraph.replace_all(list(cut.items()), reason="gpu_cut_transfers")
+        return bool(cut)
 
 
 rewrite_db.register("gpu_placement", GpuPlacement(), "gpu", "fast_run", "fast_compile",

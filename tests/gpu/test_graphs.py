@@ -66,7 +66,7 @@ def test_replayed_steps_are_the_uncaptured_steps(context):
     # The minibatch's rows vary per call: their view leaves the body after one capture.
     assert any(isinstance(node.op, GpuSubtensor) for node in vm._excluded)
     assert vm.replays >= 12 - 4
-    assert sum(isinstance(node.op, GpuDot) for node in vm._plan().body) == 5
+    assert sum(isinstance(node.op, GpuDot) for node in vm._plan(()).body) == 5
 
 
 def test_gpu_graphs_off_runs_as_compiled(context):
@@ -208,8 +208,9 @@ def test_a_node_that_transfers_leaves_the_body(context):
 
 
 def test_a_device_scan_is_captured_whole(context):
-    """A scan's loop (a tanh RNN over device sequences) is replayed with the rest of the
-    step: its launches are captured, one per step, unrolled."""
+    """A scan's loop and its gradient's (training a tanh RNN over device sequences) are
+    replayed with the rest of the step: their launches are captured, one per step,
+    unrolled."""
     results = {}
     rng = np.random.default_rng(1)
     data = [rng.standard_normal((6, 4, 2)).astype("float32") for _ in range(5)]
@@ -222,11 +223,17 @@ def test_a_device_scan_is_captured_whole(context):
             hs, _ = sympile.scan(lambda x, h, U, W: T.tanh(T.dot(x, U) + T.dot(h, W)),
                                  sequences=xs, non_sequences=[U, W],
                                  outputs_info=T.zeros((xs.shape[1], 3), "float32"))
-            f = sympile.function([xs], [hs[-1].sum(), hs], updates=[(W, W * 0.99)])
-        results[graphs] = [f(d) for d in data], W.get_value()
-    for (got_sum, got), (want_sum, want) in zip(results[True][0], results[False][0]):
-        np.testing.assert_array_equal(got_sum, want_sum)
+            cost = (hs[-1] ** 2).sum()
+            gW, gU = sympile.grad(cost, [W, U])
+            f = sympile.function([xs], [cost, hs],
+                                 updates=[(W, W - 0.1 * gW), (U, U - 0.1 * gU)])
+        results[graphs] = [f(d) for d in data], W.get_value(), U.get_value()
+    for (got_cost, got), (want_cost, want) in zip(results[True][0], results[False][0]):
+        np.testing.assert_array_equal(got_cost, want_cost)
         np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(results[True][1], results[False][1])
-    assert f._vm.replays == 4
-    assert any("Scan" in str(node.op) for node in f._vm._plan().body)
+    np.testing.assert_array_equal(results[True][2], results[False][2])
+    # The gradient's lazy ifelse (no steps: no gradient) is decided before each replay.
+    vm = f._vm
+    assert vm._conditionals and vm.replays == 4
+    assert sum("Scan" in str(node.op) for node in vm._plan(vm._decide()).body) == 2

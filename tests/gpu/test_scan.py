@@ -67,6 +67,37 @@ def test_recurrence_and_its_gradient_loop_on_the_device(context):
     _check(f(*empty), reference(*empty, weights))
 
 
+def test_gradient_of_a_batched_recurrence_moves_nothing_per_step(context):
+    """The gradient's step returns each non-sequence's per-step gradient as a device array
+    (a round trip of a round trip was left there, two transfers each way per step)."""
+    weights = RNG.normal(size=(3, 3)).astype("float32") * 0.5
+    inputs = RNG.normal(size=(2, 3)).astype("float32") * 0.5
+    with placement_target(context):
+        W, U = sympile.shared(weights), sympile.shared(inputs)
+    xs = T.ftensor3("xs")
+
+    def step(x, h, U, W):
+        return T.tanh(T.dot(x, U) + T.dot(h, W))
+
+    hs, _ = sympile.scan(step, sequences=xs, non_sequences=[U, W],
+                         outputs_info=T.zeros((xs.shape[1], 3), "float32"))
+    cost = (hs[-1] ** 2).sum()
+    f = _device_function(context, [xs], [cost, *sympile.grad(cost, [W, U])])
+    host_w, host_u = T.fmatrix("w"), T.fmatrix("u")
+    hs, _ = sympile.scan(step, sequences=xs, non_sequences=[host_u, host_w],
+                         outputs_info=T.zeros((xs.shape[1], 3), "float32"))
+    cost = (hs[-1] ** 2).sum()
+    reference = sympile.function([xs, host_w, host_u],
+                                 [cost, *sympile.grad(cost, [host_w, host_u])])
+    value = RNG.normal(size=(5, 4, 2)).astype("float32")
+    _check(f(value), reference(value, weights, inputs))
+    loops = _nodes(f, DeviceScan)
+    assert len(loops) == 2
+    for node in loops:
+        inner = node.op._compiled(node)
+        assert _transfers(inner) == [], _transfers(inner)
+
+
 def test_taps_plain_outputs_and_an_integer_sequence_on_the_host(context):
     """Two past states (taps -2, -1), a plain output per step, and token indices that stay
     host integers, each indexing a device matrix as a view."""
