@@ -372,6 +372,8 @@ class GraphedSteps(UpdatingRuns):
             storage[variable][0] = buffer
         capacity = 2 * self._reporting + 4 if self._reporting else 0
         flags = step_flags_kernel()
+        for kernel in (flags, step_commit_kernel("npy_uint32"), step_commit_kernel("npy_uint8")):
+            device.load(kernel)
         try:
             with device.capture(capacity) as body:
                 if capacity:

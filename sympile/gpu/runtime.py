@@ -151,6 +151,9 @@ class Runtime:
     def _launch(self, kernel: CudaKernel, size: int, arguments: Sequence[Any]) -> None:
         raise NotImplementedError
 
+    def load(self, kernel: CudaKernel) -> None:
+        """Compile and load `kernel` now (not first while a step is captured)."""
+
     def synchronize(self) -> None:
         """Wait for every launched kernel."""
 
@@ -402,6 +405,9 @@ class CupyRuntime(Runtime):
                 function = module.get_function(kernel.name)
             self._functions[kernel.name] = function
         return function
+
+    def load(self, kernel: CudaKernel) -> None:
+        self._function(kernel)
 
     def _launch(self, kernel: CudaKernel, size: int, arguments: Sequence[Any]) -> None:
         grid = min(math.ceil(size / self.BLOCK), self.MAX_GRID)
