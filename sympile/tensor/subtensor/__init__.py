@@ -9,6 +9,8 @@ inc_subtensor and take.
   inc_c.py         IncSubtensor's C, on a view of the region view.c takes, and SliceLength's
   advanced_c.py    the general C of advanced indexing, with advanced_slices.h and
                    advanced_broadcast_error.h
+  canonical.py     Theano's get_canonical_form_slice (a slice as an increasing one and a
+                   direction)
   rows_c.py        the C of x[rows] and its writes (an embedding's lookup), and what the
                    writes share: the value's broadcast check (value_shape_error.h), the
                    update target
@@ -16,6 +18,7 @@ inc_subtensor and take.
 The C modules import index_kinds.py only, never ops.py, which imports them.
 """
 
+from sympile.tensor.subtensor.canonical import get_canonical_form_slice  # noqa: F401
 from sympile.tensor.subtensor.index_kinds import (  # noqa: F401 - the idx_list kinds
     ARRAY,
     MASK,
