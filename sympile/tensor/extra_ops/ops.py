@@ -26,7 +26,7 @@ from sympile.graph.basic import Apply, Constant, Variable
 from sympile.graph.gradient_types import NonDifferentiable, disconnected_type, is_disconnected
 from sympile.graph.op import Op
 from sympile.tensor import math as tensor_math
-from sympile.tensor.basic import arange, zeros_like
+from sympile.tensor.basic import arange, concatenate, zeros, zeros_like
 from sympile.tensor.derivatives import sum_to_type
 from sympile.tensor.elemwise.ops import (
     DimShuffle,
@@ -59,8 +59,9 @@ from sympile.tensor.subtensor import take
 from sympile.tensor.type import is_discrete, tensor_type
 from sympile.tensor.variable import as_tensor_variable, is_python_scalar
 
-__all__ = ["CumOp", "Repeat", "GroupSum", "AllocDiag", "ExtractDiag", "EmbedDiag", "Tril",
-           "Triu", "FillDiagonal", "cumsum", "cumprod", "repeat", "diag", "diagonal", "trace",
+__all__ = ["CumOp", "Repeat", "RepeatOp", "DiffOp", "diff", "GroupSum", "AllocDiag",
+           "ExtractDiag", "EmbedDiag", "Tril", "Triu", "FillDiagonal", "cumsum", "cumprod",
+           "repeat", "diag", "diagonal", "trace",
            "triu", "tril", "fill_diagonal", "SearchsortedOp", "searchsorted", "to_one_hot",
            "NonZero", "nonzero", "flatnonzero", "nonzero_values", "xlogx", "xlogy0", "isclose",
            "allclose", "Choose", "choose", "compress"]
@@ -454,6 +455,75 @@ def repeat(x: Any, repeats: Any, axis: int | None = None) -> Variable:
     if axis is not None:
         axis = normalize_one_axis(axis, x.type.ndim, "repeat")
     return Repeat(axis)(x, repeats)
+
+
+# Theano's name for Repeat.
+RepeatOp = Repeat
+
+
+# ---------------------------------------------------------------------------------------------
+# Differences
+
+class DiffOp(Op):
+    """numpy.diff(x, n, axis): the n-th discrete differences along `axis` (Theano's DiffOp;
+    its derivative here for any number of dimensions)."""
+
+    __props__ = ("n", "axis")
+
+    def __init__(self, n: int = 1, axis: int = -1):
+        self.n = constant_int(n, "DiffOp", "n")
+        if self.n < 0:
+            raise ValueError(f"DiffOp: n must be non-negative, got {self.n}")
+        self.axis = constant_int(axis, "DiffOp", "axis")
+
+    def make_node(self, x):
+        x = as_tensor_variable(x, op=self, argument="x")
+        if x.type.ndim == 0:
+            raise ValueError(f"{self}: x must have at least one dimension, got {x.type}")
+        axis = normalize_one_axis(self.axis, x.type.ndim, self)
+        shape = list(x.type.shape)
+        if shape[axis] is not None:
+            shape[axis] = max(shape[axis] - self.n, 0)
+        return Apply(self, [x], [tensor_type(x.type.dtype, tuple(shape))()])
+
+    def perform(self, node, inputs, output_storage):
+        result = np.diff(inputs[0], n=self.n, axis=self.axis)
+        # n = 0 gives x itself, which the output must not be.
+        output_storage[0][0] = result.copy() if result is inputs[0] else result
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        shape = list(input_shapes[0])
+        axis = self.axis % len(shape)
+        shape[axis] = tensor_math.maximum(shape[axis] - self.n, 0)
+        return [tuple(shape)]
+
+    def L_op(self, inputs, outputs, output_grads):
+        """Each difference's transpose, n times: r[1:] += g and r[:-1] -= g along the axis
+        (cut to x's length, which is shorter when it is under n)."""
+        (x,), (gradient,) = inputs, output_grads
+        if is_disconnected(gradient) or is_discrete(x):
+            return _disconnected(1)
+        axis = self.axis % x.type.ndim
+        for _ in range(self.n):
+            edge = zeros([1 if a == axis else shape_i(gradient, a) for a in range(x.type.ndim)],
+                         gradient.type.dtype)
+            gradient = (concatenate([edge, gradient], axis)
+                        - concatenate([gradient, edge], axis))
+        cut = tuple(slice(None, shape_i(x, axis)) if a == axis else slice(None)
+                    for a in range(x.type.ndim))
+        return [declared_like(gradient[cut], x)]
+
+    def R_op(self, inputs, eval_points):
+        return [None if eval_points[0] is None else self(eval_points[0])]
+
+
+def diff(x: Any, n: int = 1, axis: int = -1) -> Variable:
+    """The n-th discrete differences of x along `axis` (numpy.diff): out[i] = x[i + 1] - x[i],
+    n times."""
+    x = as_tensor_variable(x, op="diff", argument="x")
+    if x.type.ndim == 0:
+        raise ValueError(f"diff: x must have at least one dimension, got {x.type}")
+    return DiffOp(n, normalize_one_axis(axis, x.type.ndim, "diff"))(x)
 
 
 # ---------------------------------------------------------------------------------------------
