@@ -341,6 +341,8 @@ trunc = _scalar_op("trunc", 1, np.trunc)
 round_half_to_even = _scalar_op("round_half_to_even", 1, np.round)
 round_half_away_from_zero = _scalar_op("round_half_away_from_zero", 1,
                                        _round_half_away_from_zero)
+# Theano's numpy reference of the op, for tests written against Theano.
+round_half_away_from_zero_vec = _round_half_away_from_zero
 
 # Comparisons and predicates
 eq = _scalar_op("eq", 2, np.equal, commutative=True, comparison=True)

@@ -83,6 +83,8 @@ _ALIASES = {
     "greater_equal": "ge", "and_": "bitwise_and", "or_": "bitwise_or", "xor": "bitwise_xor",
     "bitwise_not": "invert", "bitwise_invert": "invert", "where": "switch", "sgn": "sign",
     "tensor_copy": "identity",
+    # Theano's names of isnan and isinf without its shortcut for integers (sympile has none)
+    "isnan_": "isnan", "isinf_": "isinf",
     # numpy 2's array-API names
     "acos": "arccos", "asin": "arcsin", "atan": "arctan", "atan2": "arctan2",
     "acosh": "arccosh", "asinh": "arcsinh", "atanh": "arctanh",

@@ -8,8 +8,9 @@ built on Theano do.
 register_canonicalize, register_stabilize and register_specialize put a node rewriter in
 the phase of that name (sympile.tensor.rewriting), with the tags 'fast_run' and the phase's
 own plus any given; `name=` names it (default: the rewriter's name). Used with tag strings
-first (`@register_specialize('fast_compile')`), each returns a decorator. MakeVector and
-Shape_i (sympile's ShapeI) are here too, where Theano's rewrites defined them.
+first (`@register_specialize('fast_compile')`), each returns a decorator. MakeVector,
+Shape_i (sympile's ShapeI), Assert and assert_op are here too, where Theano's rewrites
+defined them.
 """
 
 from __future__ import annotations
@@ -17,14 +18,15 @@ from __future__ import annotations
 from typing import Any
 
 from sympile.graph.rewriting.db import RewriteDatabase
+from sympile.tensor.raise_op import Assert, assert_op
 from sympile.tensor.rewriting.canonicalize import canonicalize_db
 from sympile.tensor.rewriting.specialize import specialize_db
 from sympile.tensor.rewriting.stabilize import stabilize_db
 from sympile.tensor.shape.ops import MakeVector
 from sympile.tensor.shape.ops import ShapeI as Shape_i
 
-__all__ = ["MakeVector", "Shape_i", "register_canonicalize", "register_specialize",
-           "register_stabilize"]
+__all__ = ["Assert", "MakeVector", "Shape_i", "assert_op", "register_canonicalize",
+           "register_specialize", "register_stabilize"]
 
 
 def _register(database: RewriteDatabase, phase: str, rewriter: Any, tags: tuple,
