@@ -221,13 +221,13 @@ class GraphedSteps(UpdatingRuns):
             plan = self._plan(decisions)
             step = self._step
             if step is not None and step.decisions != decisions:
-                self._step = step = None
+                step = self._drop_step()
             deciding = self._deciding_set
             self._perform(node for node in plan.before if node not in deciding
                           and (step is None or node not in step.skipped))
             if step is not None and not self._holds(step, plan):
                 self._perform(step.skipped)
-                self._step = step = None
+                step = self._drop_step()
             # A node that left the body this call (a guard failed) is not yet run as a
             # "before" node: this call runs as compiled, the next one captures.
             if step is None and not self.gave_up and self._plan(decisions) is plan:
@@ -240,6 +240,13 @@ class GraphedSteps(UpdatingRuns):
         self._reporting = device.reporting_launches - start
         if apply:
             _apply(self._all_updates, device)
+
+    def _drop_step(self) -> None:
+        """Forget the captured step, once its last replay is done (its arrays go back to the
+        pool, which may hand them to the next capture)."""
+        if self._step is not None:
+            self.device.release(self._step.body)
+        self._step = None
 
     # -- the parts ----------------------------------------------------------------------------
     def _perform(self, nodes) -> None:

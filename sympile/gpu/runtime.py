@@ -210,6 +210,9 @@ class Runtime:
         """Launch the work `step` captured, as it was recorded."""
         step.graph.launch()
 
+    def release(self, step: StepCapture) -> None:
+        """Wait until the replays of `step` are done, before it is dropped."""
+
 
 class EmulatedArray:
     """A device array of the emulated runtime: shape, dtype, strides, views."""
@@ -458,6 +461,9 @@ class CupyRuntime(Runtime):
     def replay(self, step: StepCapture) -> None:
         with self.device:
             step.graph.launch(stream=self.graph_stream)
+
+    def release(self, step: StepCapture) -> None:
+        self.graph_stream.synchronize()
 
 
 _targets = threading.local()
