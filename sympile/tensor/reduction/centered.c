@@ -1,12 +1,16 @@
 /* sum((x - mean(x))**2) of the n contiguous values of x, reading x from memory once: blocks
    of @BLOCK@ values, for each the sum (a first read), then the sums of x - c and of
    (x - c)**2 for c the block's mean rounded to @T@ (a second read, from the L1 cache), whose
-   centered sum of squares is sum((x - c)**2) - sum(x - c)**2 / length; blocks are combined
+   centered sum of squares is sum((x - c)**2) - sum(x - c)**2 / length (summed in double
+   every @RUN@ values), and whose mean is c moved by the mean of x - c; blocks are combined
    in order by Chan, Golub and LeVeque's update, in double. Inside a block the sums run in
    four vectors of @LANES@ lanes. The chunks of @CHUNK@ blocks are computed independently
    (on several threads when `threaded`) and combined in order, so the result does not depend
    on the number of threads. NaN and infinities give numpy's NaN; no value gives 0. */
 typedef @T@ sympile_centered_vector_@T@ __attribute__((vector_size(@BYTES@)));
+/* Half a vector, and as many doubles: sympile_centered_widen. */
+typedef @T@ sympile_centered_half_@T@ __attribute__((vector_size(@BYTES@ / 2)));
+typedef double sympile_centered_wide_@T@ __attribute__((vector_size(@HALF@ * 8)));
 
 typedef struct {
     double count, mean, m2;
@@ -42,28 +46,52 @@ static inline void sympile_centered_merge(sympile_centered_stats *into, double c
     return total;
 }
 
-/* sum((x - c)**2) - sum(x - c)**2 / n: the centered sum of squares of a block around c. */
-@ATTRIBUTE@ static inline double sympile_centered_m2_@T@(const @T@ *x, npy_intp n, @T@ c)
+/* The @LANES@ lanes of v added, as doubles, to the @HALF@ lanes of *low and *high. */
+@ATTRIBUTE@ static inline void sympile_centered_widen_@T@(sympile_centered_vector_@T@ v,
+                                                         sympile_centered_wide_@T@ *low,
+                                                         sympile_centered_wide_@T@ *high)
+{
+    sympile_centered_half_@T@ a, b;
+    memcpy(&a, &v, sizeof a);
+    memcpy(&b, (const char *)&v + sizeof a, sizeof b);
+    *low += __builtin_convertvector(a, sympile_centered_wide_@T@);
+    *high += __builtin_convertvector(b, sympile_centered_wide_@T@);
+}
+
+/* sum((x - c)**2) - sum(x - c)**2 / n: the centered sum of squares of a block around c, and
+   in *mean the block's mean. Each x - c is exact where x is near c; the sums of the
+   deviations and of their squares run in @T@ vectors over @RUN@ values at a time, then in
+   double, so that a long block loses no accuracy. */
+@ATTRIBUTE@ static inline double sympile_centered_m2_@T@(const @T@ *x, npy_intp n, @T@ c,
+                                                          double *mean)
 {
     const sympile_centered_vector_@T@ shift = (sympile_centered_vector_@T@){0} + c;
-    sympile_centered_vector_@T@ d0 = {0}, d1 = {0}, q0 = {0}, q1 = {0}, v0, v1;
+    sympile_centered_wide_@T@ dl = {0}, dh = {0}, ql = {0}, qh = {0};
     npy_intp i = 0;
-    for (; i + 2 * @LANES@ <= n; i += 2 * @LANES@) {
-        memcpy(&v0, x + i, sizeof v0);
-        memcpy(&v1, x + i + @LANES@, sizeof v1);
-        v0 -= shift; v1 -= shift;
-        d0 += v0; d1 += v1; q0 += v0 * v0; q1 += v1 * v1;
+    while (i + 2 * @LANES@ <= n) {
+        sympile_centered_vector_@T@ d0 = {0}, d1 = {0}, q0 = {0}, q1 = {0}, v0, v1;
+        const npy_intp stop = n - i < @RUN@ ? i + (n - i) / (2 * @LANES@) * (2 * @LANES@)
+                                            : i + @RUN@;
+        for (; i < stop; i += 2 * @LANES@) {
+            memcpy(&v0, x + i, sizeof v0);
+            memcpy(&v1, x + i + @LANES@, sizeof v1);
+            v0 -= shift; v1 -= shift;
+            d0 += v0; d1 += v1; q0 += v0 * v0; q1 += v1 * v1;
+        }
+        sympile_centered_widen_@T@(d0 + d1, &dl, &dh);
+        sympile_centered_widen_@T@(q0 + q1, &ql, &qh);
     }
     double deviations = 0.0, squares = 0.0;
-    for (int l = 0; l < @LANES@; ++l) {
-        deviations += (double)d0[l] + (double)d1[l];
-        squares += (double)q0[l] + (double)q1[l];
+    for (int l = 0; l < @HALF@; ++l) {
+        deviations += dl[l] + dh[l];
+        squares += ql[l] + qh[l];
     }
     for (; i < n; ++i) {
         const double d = (double)(x[i] - c);
         deviations += d;
         squares += d * d;
     }
+    *mean = (double)c + deviations / (double)n;
     return squares - deviations * deviations / (double)n;
 }
 
@@ -80,9 +108,10 @@ static int sympile_centered_square_sum_@T@(const @T@ *x, npy_intp n, int threade
         const npy_intp end = (k + 1) * chunk < n ? (k + 1) * chunk : n;
         for (npy_intp start = k * chunk; start < end; start += @BLOCK@) {
             const npy_intp length = end - start < @BLOCK@ ? end - start : @BLOCK@;
-            const double mean = sympile_centered_sum_@T@(x + start, length) / (double)length;
-            sympile_centered_merge(&parts[k], (double)length, mean,
-                                   sympile_centered_m2_@T@(x + start, length, (@T@)mean));
+            const double estimate = sympile_centered_sum_@T@(x + start, length) / (double)length;
+            double mean;
+            const double m2 = sympile_centered_m2_@T@(x + start, length, (@T@)estimate, &mean);
+            sympile_centered_merge(&parts[k], (double)length, mean, m2);
         }
     }
     sympile_centered_stats total = {0.0, 0.0, 0.0};

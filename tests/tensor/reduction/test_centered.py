@@ -58,6 +58,20 @@ def test_values_agree_with_numpy(dtype, shape):
 
 
 @requires_compiler
+@pytest.mark.parametrize("seed", range(4))
+def test_float32_within_one_ulp_of_the_exact_sum(seed):
+    """Data far from 0 next to its spread: each block's deviations are summed in double and
+    blocks combine by their exact means (combined by the first pass's float estimates, the
+    result was up to 15 ulps off)."""
+    x = T.fvector("x")
+    f = compile_c([x], _squared_deviations(x))
+    for loc, scale, n in [(1e4, 1, 10**6), (1e3, 10, 300_000), (-5e3, 0.5, 200_001)]:
+        value = (np.random.default_rng(seed).normal(size=n) * scale + loc).astype("float32")
+        exact = np.sum((value.astype(np.float64) - value.astype(np.float64).mean()) ** 2)
+        assert abs(float(f(value)) - exact) <= np.spacing(np.float32(exact))
+
+
+@requires_compiler
 def test_special_values_give_numpys():
     x = T.dvector("x")
     c_function = compile_c([x], _squared_deviations(x))
