@@ -193,10 +193,7 @@ class GraphedSteps(UpdatingRuns):
             results = [copy_value(self.device, cell[0]) if copy_needed or replayed
                        and self.device.is_device_array(cell[0]) else cell[0]
                        for cell, copy_needed, _ in self._call_outputs]
-            for cell, _, clear in self._call_outputs:
-                if clear:
-                    cell[0] = None
-            return results[0] if self._single else results
+            return self._hand_out(results)
 
     def run(self, n_calls: int = 1) -> None:
         with self._lock:

@@ -60,6 +60,10 @@ class UpdatingRuns:
         results = [copy.copy(cell[0]) if copy_needed else cell[0]
                    for cell, copy_needed, _ in self._call_outputs]
         apply_updates(self.updates)
+        return self._hand_out(results)
+
+    def _hand_out(self, results: list[Any]) -> Any:
+        """Empty the cells of the outputs handed out; the output, or the list of them."""
         for cell, _, clear in self._call_outputs:
             if clear:
                 cell[0] = None
