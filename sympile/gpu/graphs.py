@@ -30,9 +30,11 @@ arrays by a second captured graph, the commit, launched once the "after" nodes r
 that reports errors (an index out of range) writes a flag of the step (step_flags.cu), and
 the commit's copies (step_commit.cu) write nothing once a flag is set; the host reads the
 flags at the end of a call, before it applies the other updates, so a failed call changes
-nothing. fn(n_calls=N) replays its steps without reading the flags in between (unless host
-updates must wait for them) and reports the first failed step's error at the end, with the
-shared variables as the steps before it left them.
+nothing. fn(n_calls=N) replays its steps without reading the flags in between (the paper's
+asynchronous calls: the host runs ahead of the device) and reports the first failed step's
+error at the end, with the shared variables as the steps before it left them: the device
+skipped the later commits, and the host undoes the host updates it made from the failed
+step on (the device counts the steps and records the failed one's number).
 
 A lazy conditional (ifelse; every scan gradient has one) is decided before the capture: the
 nodes its condition needs run first (host work outside its branches, or the function is not
@@ -104,6 +106,7 @@ class _Step:
     """One capture and what each replay of it checks, fills and restores."""
 
     decisions: tuple[bool, ...]  # the conditionals' branches it runs
+    plan: _Plan
     body: StepCapture
     commit: StepCapture | None
     committed: list[tuple[list[Any], list[Any]]]  # (target cell, source cell)
@@ -119,6 +122,7 @@ class _Step:
     host_updates: list[tuple[list[Any], list[Any], bool, bool]]
     after_for_updates: list[Apply]
     last_written: dict[Variable, Any] = field(default_factory=dict)
+    replays: int = 0
 
 
 class GraphedSteps(UpdatingRuns):
@@ -157,6 +161,10 @@ class GraphedSteps(UpdatingRuns):
         self.gave_up = self._deciding is None
         self.replays = 0
         self._all_updates: list[tuple[list[Any], list[Any], bool, bool]] = []
+        # Replays whose flags the host has not read: (replay number, the host update targets'
+        # values before it); the step they are of.
+        self._unread: list[tuple[int, list[tuple[list[Any], Any]]]] = []
+        self._unread_step: _Step | None = None
 
     def __getattr__(self, name: str) -> Any:
         # What else a caller asks of the VM (build_times, node_profile, ...) is the inner's.
@@ -202,6 +210,7 @@ class GraphedSteps(UpdatingRuns):
                     self.inner.run(1)
                 else:
                     self._run_step(outputs=False, apply=True)
+            self._read_flags()
 
     def _run_step(self, outputs: bool, apply: bool) -> None:
         """The program once; its updates too when `apply`. With outputs=False, the "after"
@@ -232,6 +241,7 @@ class GraphedSteps(UpdatingRuns):
             if step is not None:
                 self._replay(step, plan, outputs, apply)
                 return
+            self._read_flags()
             self._perform(plan.body)
             self._perform(plan.after)
         self._reporting = device.reporting_launches - start
@@ -241,6 +251,7 @@ class GraphedSteps(UpdatingRuns):
     def _drop_step(self) -> None:
         """Forget the captured step, once its last replay is done (its arrays go back to the
         pool, which may hand them to the next capture)."""
+        self._read_flags()
         if self._step is not None:
             self.device.release(self._step.body)
         self._step = None
@@ -404,7 +415,7 @@ class GraphedSteps(UpdatingRuns):
                    if all(target is not cell for cell, _ in shared)]
         needed = _ancestors([self._cell_variables[id(source)] for _, source, _, _
                              in host_updates])
-        return _Step(decisions, body, commit, committed, staged, skipped, guards, shared,
+        return _Step(decisions, plan, body, commit, committed, staged, skipped, guards, shared,
                      [(storage[v], storage[v][0]) for node in plan.body for v in node.outputs],
                      host_updates, [node for node in plan.after if node in needed])
 
@@ -462,30 +473,46 @@ class GraphedSteps(UpdatingRuns):
             device.write(buffer, np.asarray(value))
         device.replay(step.body)
         self.replays += 1
+        step.replays += 1
         for cell, value in step.body_values:
             cell[0] = value
-        # The flags are read where the host waits anyway (for outputs) or must (host updates
-        # wait for them), before the "after" nodes read results an error made wrong.
-        if step.body.slots and (outputs or step.host_updates):
-            self._raise_reported(step, plan)
+        if step.body.slots:
+            self._unread_step = step
+            self._unread.append((step.replays, [(target, target[0]) for target, _, _, _
+                                                in step.host_updates] if apply else []))
+            # A call reads the flags (it waits for its outputs anyway) before the "after"
+            # nodes read results an error made wrong; fn(n_calls)'s steps run on unread.
+            if outputs:
+                self._read_flags()
         self._perform(plan.after if outputs else step.after_for_updates)
         if step.commit is not None:
             device.replay(step.commit)
         if apply:
             _apply(step.host_updates, device)
 
-    def _raise_reported(self, step: _Step, plan: _Plan) -> None:
-        """Raise the error the first failed step reported, if any (and clear it): the
-        body's nodes run again one by one, as compiled, so the failing one raises the error
-        it raises there (whose message says more: which axis, which index); the kernel's own
-        error where that run does not fail (an earlier step of fn(n_calls) failed)."""
-        flags = step.body.flags
-        codes = self.device.to_host(flags[0:2])
+    def _read_flags(self) -> None:
+        """Read the flags of the replays not yet read, if any; where one failed, raise its
+        error with the host updates of it and of the replays after it undone (the device
+        skipped their commits): the state the step before it left. The body's nodes run
+        again one by one, as compiled, so that a failing one raises its own message (which
+        axis, which index); the kernel's error where they do not fail (the failed step was
+        an earlier one)."""
+        step, unread = self._unread_step, self._unread
+        if step is None:
+            return
+        self._unread_step, self._unread = None, []
+        device, flags = self.device, step.body.flags
+        codes = device.to_host(flags[0:3])
         if not codes[0]:
             return
-        self.device.write(flags[0:2], np.zeros(2, np.int32))
+        device.write(flags[0:3], np.zeros(3, np.int32))
+        for number, before in reversed(unread):
+            if number < codes[2]:
+                break
+            for target, value in before:
+                target[0] = value
         self._perform(step.skipped)
-        self._perform(plan.body)
+        self._perform(step.plan.body)
         kernel, node = step.body.slots[int(codes[0]) - 1]
         raise_with_node(node, [self.storage[v][0] for v in node.inputs],
                         kernel_error(kernel, int(codes[1])))

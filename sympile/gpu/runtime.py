@@ -55,8 +55,9 @@ class CaptureError(RuntimeError):
 class StepCapture:
     """What one capture recorded: `graph` (its replay: graph.launch()), the device arrays it
     must keep alive (`kept`), and its error flags: an int32 device array, [0] the first
-    failing slot + 1 (0: none), [1] that slot's code, [2 + i] slot i's code this step;
-    `slots` lists (kernel, node) for each slot used, `node` is the node being captured."""
+    failing slot + 1 (0: none), [1] that slot's code, [2] the replay it failed in, [3] the
+    replays so far, [4 + i] slot i's code this replay (sympile/gpu/step_flags.cu); `slots`
+    lists (kernel, node) for each slot used, `node` is the node being captured."""
 
     def __init__(self, flags: Any, capacity: int):
         self.flags = flags
@@ -74,7 +75,7 @@ class StepCapture:
             raise CaptureError(f"the capture has {self.capacity} error slots; "
                                f"{kernel.name} needs one more")
         self.slots.append((kernel, self.node))
-        return self.flags[2 + index:3 + index]
+        return self.flags[4 + index:5 + index]
 
 
 def kernel_error(kernel: CudaKernel, code: int) -> Exception:
@@ -195,7 +196,7 @@ class Runtime:
         """Record this thread's launches, copies and products on this runtime, without
         running them, into the StepCapture yielded (its graph is set on a clean exit); a
         reporting kernel gets one of `slots` error slots."""
-        step = StepCapture(self.to_device(np.zeros(2 + slots, np.int32)), slots)
+        step = StepCapture(self.to_device(np.zeros(4 + slots, np.int32)), slots)
         setattr(self._local, self.context, step)
         try:
             with self._recording(step):

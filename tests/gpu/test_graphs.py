@@ -74,7 +74,7 @@ def test_gpu_graphs_off_runs_as_compiled(context):
     assert not isinstance(f._vm, GraphedSteps)
 
 
-def test_n_calls_are_single_calls(context):
+def test_n_calls_are_single_calls(context, monkeypatch):
     f, params, _ = _model(context, True, "n_calls")
     g, reference, _ = _model(context, False, "n_calls")
     for n in (1, 3, 7, 2):
@@ -82,6 +82,13 @@ def test_n_calls_are_single_calls(context):
     for got, want in zip(_values(params), _values(reference)):
         np.testing.assert_array_equal(got, want)
     assert f._vm.replays > 6
+    # The steps run without waiting for the device: the host reads it after the steps
+    # (their error flags) and for the last call's flags and cost, whatever their number.
+    device, reads = f._vm.device, []
+    to_host = device.to_host
+    monkeypatch.setattr(device, "to_host", lambda value: reads.append(1) or to_host(value))
+    f.fn(n_calls=9)
+    assert len(reads) == 3
 
 
 def test_a_failed_call_changes_nothing(context):
