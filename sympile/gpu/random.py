@@ -1,7 +1,8 @@
 """RandomStreams' draws on the device: uniform and bernoulli (random_cuda.py), with the
 CPU's numbers for the same seed. The stream's state stays a host value: a draw's node
 becomes AdvanceState (the new state, on the host) and GpuPhiloxDraw (the sample, on the
-device)."""
+device), which reads the state from a device copy of it (16 bytes moved per draw), so that a
+captured draw (sympile.gpu.graphs) reads the state of each call."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import math
 
 import numpy as np
 
-from sympile.gpu.basic import GpuArrayType
+from sympile.gpu.basic import GpuArrayType, GpuFromHost, check_context
 from sympile.gpu.placement import register_gpu
 from sympile.gpu.runtime import runtime
 from sympile.graph.basic import Apply
@@ -43,7 +44,7 @@ class AdvanceState(NonDifferentiable, Op):
 
 class GpuPhiloxDraw(NonDifferentiable, Op):
     """The sample of `draw` (a RandomDraw of a distribution in DEVICE_DRAWS) on the device;
-    inputs: the host's state, size and parameters."""
+    inputs: the state on the device, the host's size and parameters."""
 
     __props__ = ("draw", "context")
 
@@ -55,12 +56,13 @@ class GpuPhiloxDraw(NonDifferentiable, Op):
         return f"Gpu{self.draw}<{self.context}>"
 
     def make_node(self, state, size, *parameters):
-        host = self.draw.make_node(state, size, *parameters)
-        return Apply(self, host.inputs, [GpuArrayType.of(host.outputs[1].type, self.context)()])
+        check_context(self, [state], self.context)
+        host = self.draw.make_node(state.type.host_type(), size, *parameters)
+        return Apply(self, [state, *host.inputs[1:]],
+                     [GpuArrayType.of(host.outputs[1].type, self.context)()])
 
     def perform(self, node, inputs, output_storage):
         state, size, *parameters = inputs
-        key, calls = int(state[0]), int(state[1])
         shape = shape_of_size(size, self.draw.label)
         threshold = 0
         if self.draw.distribution == "bernoulli":
@@ -76,8 +78,7 @@ class GpuPhiloxDraw(NonDifferentiable, Op):
             per_block = 4 // words_per_element(self.draw.distribution, dtype)
             blocks = -(-count // per_block)
             device.launch(philox_draw_kernel(self.draw.distribution, dtype), blocks,
-                          [count, blocks, key & 0xFFFFFFFF, key >> 32, calls & 0xFFFFFFFF,
-                           calls >> 32, threshold, sample])
+                          [count, blocks, state, threshold, sample])
         output_storage[0][0] = sample
 
     def infer_shape(self, fgraph, node, input_shapes):
@@ -90,4 +91,5 @@ def _lift_draw(node: Apply, inputs, context: str):
     if draw.dtype not in DEVICE_DRAWS.get(draw.distribution, ()):
         return None
     state, size, *parameters = node.inputs
-    return [AdvanceState()(state), GpuPhiloxDraw(draw, context)(state, size, *parameters)]
+    return [AdvanceState()(state),
+            GpuPhiloxDraw(draw, context)(GpuFromHost(context)(state), size, *parameters)]

@@ -12,6 +12,7 @@ import sympile.tensor as T
 from sympile.gpu import GpuHostOpsWarning
 from sympile.gpu.blas import GpuDot
 from sympile.gpu.graphs import RECAPTURES, GraphedSteps
+from sympile.gpu.random import GpuPhiloxDraw
 from sympile.gpu.runtime import CaptureError, placement_target, runtime
 from sympile.gpu.subtensor import GpuSubtensor
 from sympile.tensor.random import RandomStreams
@@ -185,6 +186,10 @@ def test_random_draws_advance_at_every_replay(context):
     for got, want in zip(*results.values()):
         np.testing.assert_array_equal(got, want)
     assert len({float(r[0]) for r in results[True]}) == 6
+    # The draw reads its stream's state from the device: it is replayed, not left out.
+    vm = f._vm
+    assert vm.replays == 5 and not vm._excluded
+    assert any(isinstance(node.op, GpuPhiloxDraw) for node in vm._plan(()).body)
 
 
 def test_a_capture_refuses_transfers_and_waits():

@@ -7,8 +7,8 @@ contracted (NVRTC's --fmad=false), so it gives the CPU's bits too. The float64 n
 log, sin and cos from libm on the CPU, which a device's do not match to the last bit: it
 stays on the host.
 
-Parameters: count, blocks, the key's two words, the calls' two words, the threshold (a
-Bernoulli draw's floor(p 2**32)), the output (C-contiguous).
+Parameters: count, blocks, the stream's state [key, calls] (a device array of two uint64), the
+threshold (a Bernoulli draw's floor(p 2**32)), the output (C-contiguous).
 """
 
 from __future__ import annotations
@@ -45,8 +45,8 @@ def philox_draw_kernel(distribution: str, dtype: str) -> CudaKernel:
         support += _NORMAL_SUPPORT
     else:
         value = f"({C_TYPES[dtype]})((npy_uint64)w[k] < (npy_uint64)threshold)"
-    parameters = ["const npy_int64 count", "const npy_int64 blocks", "const npy_int64 k0",
-                  "const npy_int64 k1", "const npy_int64 calls_lo", "const npy_int64 calls_hi",
-                  "const npy_int64 threshold", f"{C_TYPES[dtype]} *const out"]
+    parameters = ["const npy_int64 count", "const npy_int64 blocks",
+                  "const npy_uint64 *const state", "const npy_int64 threshold",
+                  f"{C_TYPES[dtype]} *const out"]
     body = render(c_file(__file__, "philox_draws.cu"), {"PER_BLOCK": per_block, "VALUE": value})
     return cuda_kernel(f"philox_{distribution}", parameters, body, support, False)
