@@ -17,6 +17,7 @@ import scipy.sparse
 # are Theano's theano.gof and theano.scan_module, attributes after `import theano` as
 # Theano's __init__ made them.
 from sympile import (  # noqa: F401
+    configdefaults,
     gof,
     gpu,
     gradient,

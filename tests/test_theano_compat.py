@@ -505,3 +505,9 @@ def test_blas_ldflags_is_always_empty_and_says_so():
         assert theano.config.blas.ldflags == ""
     with pytest.raises(ValueError):
         theano.config.blas.ldflags = 3
+
+
+def test_configdefaults_widths():
+    # The sizes of a pointer and of a C long, in bits.
+    assert theano.configdefaults.local_bitwidth() == np.dtype(np.intp).itemsize * 8
+    assert theano.configdefaults.python_int_bitwidth() == np.dtype("long").itemsize * 8
