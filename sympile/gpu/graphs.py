@@ -58,7 +58,6 @@ import numpy as np
 from sympile.compile.function import VM_WRAPPERS
 from sympile.config import config
 from sympile.gpu.basic import GpuArrayType, GpuFromHost
-from sympile.gpu.elemwise import copy_into
 from sympile.gpu.runtime import CaptureError, Runtime, StepCapture, kernel_error, runtime
 from sympile.graph.basic import Apply, Constant, Variable
 from sympile.graph.ccode import c_file
@@ -462,7 +461,7 @@ class GraphedSteps(UpdatingRuns):
         storage, device = self.storage, self.device
         for variable, buffer, host in step.staged:
             if host is None:
-                copy_into(device.context, storage[variable][0], buffer)
+                device.assign(buffer, storage[variable][0])
                 continue
             value = storage[host][0]
             if np.size(value) <= GUARDED_SIZE:

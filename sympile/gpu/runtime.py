@@ -163,6 +163,11 @@ class Runtime:
         shape and dtype."""
         raise NotImplementedError
 
+    def assign(self, target: Any, value: Any) -> None:
+        """target[...] = value: a device array into another of its shape and dtype (any
+        strides), by one library call."""
+        raise NotImplementedError
+
     def extent(self, value: Any) -> tuple[int, int]:
         """The device addresses [start, end) that `value`'s elements lie within."""
         start = end = self.pointer(value)
@@ -309,6 +314,9 @@ class EmulatedRuntime(Runtime):
         self._check_not_capturing("a transfer to the device")
         np.copyto(target._buffer, array)
 
+    def assign(self, target: EmulatedArray, value: EmulatedArray) -> None:
+        self._run(np.copyto, target._buffer, value._buffer)
+
     def pointer(self, value: EmulatedArray) -> int:
         return value.pointer
 
@@ -387,6 +395,10 @@ class CupyRuntime(Runtime):
 
     def pointer(self, value: Any) -> int:
         return value.data.ptr
+
+    def assign(self, target: Any, value: Any) -> None:
+        with self.device:
+            self.cupy.copyto(target, value)
 
     def empty(self, shape: Sequence[int], dtype: str) -> Any:
         with self.device:
