@@ -45,8 +45,17 @@ def _lift_cumulative(node: Apply, inputs, context: str):
 
 class GpuRepeat(GpuWrapper):
     """`op` (a Repeat) of a device array by host repeats: the source of each output position
-    along the axis (numpy.repeat of the positions, on the host, moved to the device), then
-    the rows taken by the take kernel."""
+    along the axis (numpy.repeat of the positions, on the host, moved to the device once
+    for each new length and repeats, so that a captured step needs no transfer), then the
+    rows taken by the take kernel."""
+
+    @staticmethod
+    def _sources(device, length: int, repeats):
+        """The device array of numpy.repeat(arange(length), repeats)."""
+        repeats = np.asarray(repeats, dtype=np.int64)
+        return device.constant(
+            ("repeat", length, repeats.shape, repeats.tobytes()),
+            lambda: np.repeat(np.arange(length, dtype=np.int64), repeats))
 
     def perform(self, node, inputs, output_storage):
         x, repeats = inputs
@@ -56,19 +65,18 @@ class GpuRepeat(GpuWrapper):
         else:
             axis = self.op.axis
         self.op.check_repeats(node, x.shape[axis], repeats)
-        sources = np.repeat(np.arange(x.shape[axis], dtype=np.int64),
-                            np.asarray(repeats, dtype=np.int64))
+        sources = self._sources(device, x.shape[axis], repeats)
         order = [axis] + [a for a in range(x.ndim) if a != axis]
         moved = x.transpose(order)
-        result = device.empty((len(sources), *moved.shape[1:]), x.dtype.name)
+        result = device.empty((sources.shape[0], *moved.shape[1:]), x.dtype.name)
         if result.size:
             inner = moved.shape[1:]
             strides = element_strides(moved, (False,) * moved.ndim)
             kernel = take_rows_kernel(x.dtype.name, ("int64",), 1, max(len(inner), 1))
             device.launch(kernel, result.size,
-                          [result.size, math.prod(inner), len(sources), moved.shape[0],
+                          [result.size, math.prod(inner), sources.shape[0], moved.shape[0],
                            *(inner or (1,)), moved, strides[0], *(strides[1:] or [0]),
-                           device.to_device(sources), 1, result])
+                           sources, 1, result])
         inverse = [order.index(a) for a in range(len(order))]
         output_storage[0][0] = device.contiguous(result.transpose(inverse))
 

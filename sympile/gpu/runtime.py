@@ -135,11 +135,15 @@ class Runtime:
         GPU."""
         if size <= 0:
             return
+        capture = self.capturing()
+        if capture is not None:
+            # The step holds every array whose address a launch of it was given (one made
+            # before the capture, as a cached constant, included), for as long as it lives.
+            capture.kept.extend(a for a in arguments if self.is_device_array(a))
         if not kernel.reports_errors:
             self._launch(kernel, size, arguments)
             return
         self.reporting_launches += 1
-        capture = self.capturing()
         if capture is not None:
             self._launch(kernel, size, [*arguments, capture.error_slot(kernel)])
             return
@@ -167,6 +171,23 @@ class Runtime:
         """target[...] = value: a device array into another of its shape and dtype (any
         strides), by one library call."""
         raise NotImplementedError
+
+    # Device copies of host constants an op computes at run time (constant()), the last
+    # CONSTANTS of them.
+    CONSTANTS = 16
+
+    def constant(self, key: Any, make: Callable[[], np.ndarray]) -> Any:
+        """A device copy of the host array make() gives, made once for each `key` (among
+        the last CONSTANTS keys): no transfer where the same one is asked again, as inside
+        a captured step."""
+        constants = self.__dict__.setdefault("_constants", {})
+        value = constants.pop(key, None)
+        if value is None:
+            value = self.to_device(make())
+            while len(constants) >= self.CONSTANTS:
+                constants.pop(next(iter(constants)))
+        constants[key] = value
+        return value
 
     def extent(self, value: Any) -> tuple[int, int]:
         """The device addresses [start, end) that `value`'s elements lie within."""
@@ -296,10 +317,6 @@ class EmulatedRuntime(Runtime):
     def _launch(self, kernel: CudaKernel, size: int, arguments: Sequence[Any]) -> None:
         grid = min(math.ceil(size / self.BLOCK), self.MAX_GRID)
         values = [a.pointer if isinstance(a, EmulatedArray) else int(a) for a in arguments]
-        capture = self.capturing()
-        if capture is not None:
-            # The step holds the arrays whose addresses its launch was given.
-            capture.kept.extend(a for a in arguments if isinstance(a, EmulatedArray))
         self._run(emulated_launcher(kernel), grid, self.BLOCK, *values)
 
     def _run(self, work: Callable[..., Any], *arguments: Any) -> None:
