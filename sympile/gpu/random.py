@@ -2,7 +2,12 @@
 CPU's numbers for the same seed. The stream's state stays a host value: a draw's node
 becomes AdvanceState (the new state, on the host) and GpuPhiloxDraw (the sample, on the
 device), which reads the state from a device copy of it (16 bytes moved per draw), so that a
-captured draw (sympile.gpu.graphs) reads the state of each call."""
+captured draw (sympile.gpu.graphs) reads the state of each call.
+
+MRG_RandomStreams' uniforms (Theano's GPU MRG): its streams' states live on the device when
+functions are compiled for one (MRG_RandomStreams.state_target, bound here), and
+GpuMRGUniform advances a copy of them, a thread per stream, with the CPU's step
+(mrg_step.h): the CPU's numbers, nothing moved per draw."""
 
 from __future__ import annotations
 
@@ -10,20 +15,23 @@ import math
 
 import numpy as np
 
-from sympile.gpu.basic import GpuArrayType, GpuFromHost, check_context
+from sympile.gpu.basic import GpuArrayType, GpuFromHost, GpuWrapper, check_context
 from sympile.gpu.placement import register_gpu
-from sympile.gpu.runtime import runtime
+from sympile.gpu.runtime import runtime, target_context
 from sympile.graph.basic import Apply
 from sympile.graph.gradient_types import NonDifferentiable
 from sympile.graph.op import Op
-from sympile.tensor.random.op import STATE_TYPE, RandomDraw, shape_of_size
+from sympile.tensor.random import mrg
+from sympile.tensor.random.mrg_streams import MRG_RandomStreams
+from sympile.tensor.random.op import STATE_TYPE, MRGUniform, RandomDraw, shape_of_size
 from sympile.tensor.random.random_cuda import (
     DEVICE_DRAWS,
+    mrg_uniform_kernel,
     philox_draw_kernel,
     words_per_element,
 )
 
-__all__ = ["AdvanceState", "GpuPhiloxDraw"]
+__all__ = ["AdvanceState", "GpuMRGUniform", "GpuPhiloxDraw"]
 
 
 class AdvanceState(NonDifferentiable, Op):
@@ -93,3 +101,36 @@ def _lift_draw(node: Apply, inputs, context: str):
     state, size, *parameters = node.inputs
     return [AdvanceState()(state),
             GpuPhiloxDraw(draw, context)(GpuFromHost(context)(state), size, *parameters)]
+
+
+class GpuMRGUniform(GpuWrapper):
+    """`op` (an MRGUniform) of a device state: (the advanced copy of the state, the sample),
+    both on the device."""
+
+    def perform(self, node, inputs, output_storage):
+        state, size = inputs
+        label = "MRG_RandomStreams.uniform"
+        shape = shape_of_size(size, label)
+        count = math.prod(shape)
+        if count > mrg.M1:
+            raise ValueError(f"{label}: at most 2**31 - 1 samples at once, got {count}")
+        if tuple(state.shape[1:]) != (6,) or state.shape[0] == 0:
+            raise ValueError(f"{label}: the state must have shape (n_streams, 6), got "
+                             f"{tuple(state.shape)}")
+        device = runtime(self.context)
+        new_state = device.copy(state)
+        sample = device.empty(shape, self.op.dtype)
+        n_streams = state.shape[0]
+        used = min(count, n_streams)
+        device.launch(mrg_uniform_kernel(self.op.dtype), used,
+                      [used, n_streams, count, new_state, sample])
+        output_storage[0][0] = new_state
+        output_storage[1][0] = sample
+
+
+@register_gpu(MRGUniform)
+def _lift_mrg_uniform(node: Apply, inputs, context: str):
+    return GpuMRGUniform(node.op, context)(inputs[0], node.inputs[1])
+
+
+MRG_RandomStreams.state_target = staticmethod(target_context)

@@ -20,7 +20,11 @@ from sympile.tensor.elemwise.elemwise_cuda import computed_dtype, elemwise_cuda_
 from sympile.tensor.extra_ops.cumulative_cuda import cumulative_kernel
 from sympile.tensor.nnet.conv_cuda import col2im_kernel, im2col_kernel
 from sympile.tensor.nnet.crossentropy_cuda import crossentropy_dx_kernel, crossentropy_pick_kernel
-from sympile.tensor.random.random_cuda import DEVICE_DRAWS, philox_draw_kernel
+from sympile.tensor.random.random_cuda import (
+    DEVICE_DRAWS,
+    mrg_uniform_kernel,
+    philox_draw_kernel,
+)
 from sympile.tensor.reduction import CAReduce
 from sympile.tensor.reduction.argreduce_cuda import argreduce_cuda_kernel
 from sympile.tensor.reduction.careduce_cuda import careduce_cuda_kernel
@@ -150,6 +154,7 @@ def test_sort_kernels_compile():
 def test_random_kernels_compile():
     kernels = [philox_draw_kernel(distribution, dtype)
                for distribution, dtypes in DEVICE_DRAWS.items() for dtype in dtypes]
+    kernels += [mrg_uniform_kernel(dtype) for dtype in ("float32", "float64")]
     assert _compile_all(kernels) == len(kernels) > 10
 
 

@@ -1,44 +1,5 @@
 /* MRG_RandomStreams' generator in C: the twin of mrg.py (which documents Theano's layout
-   that both reproduce). int32 arithmetic wraps as in Theano's C (units build with -fwrapv). */
-
-static inline npy_int32 sympile_mrg_step(npy_int32 *state)
-{
-    const npy_int32 M1 = 2147483647, M2 = 2147462579;
-    npy_int32 x11 = state[0], x12 = state[1], x13 = state[2];
-    npy_int32 x21 = state[3], x22 = state[4], x23 = state[5];
-    npy_int32 y1, y2;
-    y1 = ((x12 & 511) << 22) + (x12 >> 9) + ((x13 & 16777215) << 7) + (x13 >> 24);
-    if (y1 < 0 || y1 >= M1)
-        y1 -= M1;
-    y1 += x13;
-    if (y1 < 0 || y1 >= M1)
-        y1 -= M1;
-    x13 = x12;
-    x12 = x11;
-    x11 = y1;
-    y1 = ((x21 & 65535) << 15) + 21069 * (x21 >> 16);
-    if (y1 < 0 || y1 >= M2)
-        y1 -= M2;
-    y2 = ((x23 & 65535) << 15) + 21069 * (x23 >> 16);
-    if (y2 < 0 || y2 >= M2)
-        y2 -= M2;
-    y2 += x23;
-    if (y2 < 0 || y2 >= M2)
-        y2 -= M2;
-    y2 += y1;
-    if (y2 < 0 || y2 >= M2)
-        y2 -= M2;
-    x23 = x22;
-    x22 = x21;
-    x21 = y2;
-    state[0] = x11;
-    state[1] = x12;
-    state[2] = x13;
-    state[3] = x21;
-    state[4] = x22;
-    state[5] = x23;
-    return x11 <= x21 ? x11 - x21 + M1 : x11 - x21;
-}
+   that both reproduce); its step is mrg_step.h, which the device's kernel shares. */
 
 /* Element i from stream i mod n_streams, each stream's elements in sequence. Threads take
    blocks of streams; a block steps its streams round after round (round r gives the elements

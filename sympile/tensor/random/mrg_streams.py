@@ -104,6 +104,12 @@ class MRG_RandomStreams:
     def n_streams(self, size: Any) -> int:
         return mrg.guess_n_streams(size)
 
+    @staticmethod
+    def state_target() -> str | None:
+        """Where a new draw's states live: None, the host; sympile.gpu binds the device
+        functions are compiled for (its states then stay there, draws and updates alike)."""
+        return None
+
     # -- building -------------------------------------------------------------------------
     def _uniform01(self, size: Any, ndim: int | None, dtype: str, nstreams: int | None,
                    label: str) -> Variable:
@@ -116,7 +122,9 @@ class MRG_RandomStreams:
         if nstreams is None:
             nstreams = self.n_streams(tuple(size) if isinstance(size, (tuple, list))
                                       else size)
-        state = shared(self.get_substream_rstates(int(nstreams), dtype))
+        target = self.state_target()
+        states = self.get_substream_rstates(int(nstreams), dtype)
+        state = shared(states) if target is None else shared(states, target=target)
         state.tag.is_rng = True
         new_state, sample = MRGUniform(dtype, length)(state, size_variable)
         state.default_update = new_state

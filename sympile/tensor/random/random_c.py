@@ -18,7 +18,7 @@ from sympile.tensor.random.distributions import DISTRIBUTIONS, PVALS_TOLERANCE
 
 __all__ = ["PHILOX_CORE", "random_draw_c_code", "mrg_uniform_c_code",
            "multinomial_from_uniform_c_code", "choice_from_uniform_c_code",
-           "check_parameter_c_code", "RANDOM_SUPPORT", "MRG_SUPPORT"]
+           "check_parameter_c_code", "RANDOM_SUPPORT", "MRG_STEP", "MRG_SUPPORT"]
 
 _COMMON = c_file(__file__, "random_common.h")
 # The fixed-count samplers' chunk kernels are vectorised like the elementwise loops (and
@@ -28,7 +28,8 @@ RANDOM_SUPPORT = (FAST_MATH_SUPPORT, _COMMON, PHILOX_CORE,
                   render(c_file(__file__, "philox.h"),
                          {"kernel": vectorized_kernel_attribute(compute_bound=True)}),
                   c_file(__file__, "random_draws.c"))
-MRG_SUPPORT = (_COMMON, c_file(__file__, "mrg.h"))
+MRG_STEP = c_file(__file__, "mrg_step.h")
+MRG_SUPPORT = (_COMMON, MRG_STEP, c_file(__file__, "mrg.h"))
 
 # What each distribution's sampler writes (the output is cast from it when its dtype
 # differs) and whether its elements cost more than a few operations.

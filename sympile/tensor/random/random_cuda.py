@@ -1,5 +1,6 @@
 """CUDA of RandomStreams' fixed-count draws: uniform (float32, float64), the float32 normal
-and bernoulli (every dtype but float16). They draw the CPU's bits exactly (philox_draws.cu
+and bernoulli (every dtype but float16); and of MRG_RandomStreams' uniforms (mrg_uniform.cu
+over mrg_step.h, the CPU's step). They draw the CPU's bits exactly (philox_draws.cu
 over philox_core.h, the generator the CPU samplers use). The float32 normal computes its log,
 sin and cos with the CPU's own functions (sympile/scalar/fastmath.h, in their fused
 multiply-add form, which is the CPU's where it has fused multiply-adds) and no operation
@@ -18,9 +19,9 @@ import functools
 from sympile.graph.ccode import C_TYPES, c_file, render
 from sympile.scalar.c_fastmath import fast_math_support
 from sympile.tensor.elemwise.elemwise_cuda import CudaKernel, cuda_kernel
-from sympile.tensor.random.random_c import PHILOX_CORE
+from sympile.tensor.random.random_c import MRG_STEP, PHILOX_CORE
 
-__all__ = ["DEVICE_DRAWS", "philox_draw_kernel", "words_per_element"]
+__all__ = ["DEVICE_DRAWS", "mrg_uniform_kernel", "philox_draw_kernel", "words_per_element"]
 
 # distribution -> the dtypes the device draws.
 DEVICE_DRAWS = {"uniform": ("float32", "float64"), "normal": ("float32",),
@@ -50,3 +51,15 @@ def philox_draw_kernel(distribution: str, dtype: str) -> CudaKernel:
                   f"{C_TYPES[dtype]} *const out"]
     body = render(c_file(__file__, "philox_draws.cu"), {"PER_BLOCK": per_block, "VALUE": value})
     return cuda_kernel(f"philox_{distribution}", parameters, body, support, False)
+
+
+@functools.cache
+def mrg_uniform_kernel(dtype: str) -> CudaKernel:
+    """MRG_RandomStreams' uniforms of `dtype` (float32, float64): parameters used (the
+    streams that draw: min(count, n_streams)), n_streams, count, the states (advanced in
+    place), the output (C-contiguous)."""
+    norm = "4.6566126e-10f" if dtype == "float32" else "4.656612873077392578125e-10"
+    parameters = ["const npy_int64 used", "const npy_int64 n_streams", "const npy_int64 count",
+                  "npy_int32 *const states", f"{C_TYPES[dtype]} *const out"]
+    body = render(c_file(__file__, "mrg_uniform.cu"), {"T": C_TYPES[dtype], "NORM": norm})
+    return cuda_kernel("mrg_uniform", parameters, body, (MRG_STEP,), False)
