@@ -108,7 +108,6 @@ class _Step:
     plan: _Plan
     body: StepCapture
     commit: StepCapture | None
-    committed: list[tuple[list[Any], list[Any]]]  # (target cell, source cell)
     # (variable, staging buffer, host input of a skipped transfer or None).
     staged: list[tuple[Variable, Any, Variable | None]]
     skipped: set[Apply]
@@ -226,19 +225,21 @@ class GraphedSteps(UpdatingRuns):
             plan = self._plan(decisions)
             step = self._step
             if step is not None and step.decisions != decisions:
-                step = self._drop_step()
+                self._drop_step()
+                step = None
             deciding = self._deciding_set
             self._perform(node for node in plan.before if node not in deciding
                           and (step is None or node not in step.skipped))
-            if step is not None and not self._holds(step, plan):
+            if step is not None and not self._holds(step):
                 self._perform(step.skipped)
-                step = self._drop_step()
+                self._drop_step()
+                step = None
             # A node that left the body this call (a guard failed) is not yet run as a
             # "before" node: this call runs as compiled, the next one captures.
             if step is None and not self.gave_up and self._plan(decisions) is plan:
                 step = self._step = self._capture(plan, decisions)
             if step is not None:
-                self._replay(step, plan, outputs, apply)
+                self._replay(step, outputs, apply)
                 return
             self._read_flags()
             self._perform(plan.body)
@@ -332,7 +333,7 @@ class GraphedSteps(UpdatingRuns):
         self._excluded.add(node)
         self._plans.clear()
 
-    def _holds(self, step: _Step, plan: _Plan) -> bool:
+    def _holds(self, step: _Step) -> bool:
         """Whether `step` may replay this call: the staged values have the captured shapes
         and dtypes, the shared variables the captured arrays, the guarded host values the
         captured values (a node whose value changed alone leaves the body)."""
@@ -414,7 +415,7 @@ class GraphedSteps(UpdatingRuns):
                    if all(target is not cell for cell, _ in shared)]
         needed = _ancestors([self._cell_variables[id(source)] for _, source, _, _
                              in host_updates])
-        return _Step(decisions, plan, body, commit, committed, staged, skipped, guards, shared,
+        return _Step(decisions, plan, body, commit, staged, skipped, guards, shared,
                      [(storage[v], storage[v][0]) for node in plan.body for v in node.outputs],
                      host_updates, [node for node in plan.after if node in needed])
 
@@ -457,7 +458,7 @@ class GraphedSteps(UpdatingRuns):
                 device.launch(step_commit_kernel(word), n, [n, target[0], new, body.flags])
         return commit, committed, host_updates
 
-    def _replay(self, step: _Step, plan: _Plan, outputs: bool, apply: bool) -> None:
+    def _replay(self, step: _Step, outputs: bool, apply: bool) -> None:
         storage, device = self.storage, self.device
         for variable, buffer, host in step.staged:
             if host is None:
@@ -483,7 +484,7 @@ class GraphedSteps(UpdatingRuns):
             # nodes read results an error made wrong; fn(n_calls)'s steps run on unread.
             if outputs:
                 self._read_flags()
-        self._perform(plan.after if outputs else step.after_for_updates)
+        self._perform(step.plan.after if outputs else step.after_for_updates)
         if step.commit is not None:
             device.replay(step.commit)
         if apply:

@@ -339,7 +339,6 @@ class EmulatedRuntime(Runtime):
 
     @contextlib.contextmanager
     def _recording(self, step: StepCapture) -> Iterator[None]:
-        step.work = []
         yield
         step.graph = _EmulatedGraph(tuple(step.work))
 
