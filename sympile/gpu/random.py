@@ -21,7 +21,6 @@ from sympile.gpu.runtime import runtime, target_context
 from sympile.graph.basic import Apply
 from sympile.graph.gradient_types import NonDifferentiable
 from sympile.graph.op import Op
-from sympile.tensor.random import mrg
 from sympile.tensor.random.mrg_streams import MRG_RandomStreams
 from sympile.tensor.random.op import STATE_TYPE, MRGUniform, RandomDraw, shape_of_size
 from sympile.tensor.random.random_cuda import (
@@ -109,14 +108,7 @@ class GpuMRGUniform(GpuWrapper):
 
     def perform(self, node, inputs, output_storage):
         state, size = inputs
-        label = "MRG_RandomStreams.uniform"
-        shape = shape_of_size(size, label)
-        count = math.prod(shape)
-        if count > mrg.M1:
-            raise ValueError(f"{label}: at most 2**31 - 1 samples at once, got {count}")
-        if tuple(state.shape[1:]) != (6,) or state.shape[0] == 0:
-            raise ValueError(f"{label}: the state must have shape (n_streams, 6), got "
-                             f"{tuple(state.shape)}")
+        shape, count = self.op.checked_shape(state.shape, size)
         device = runtime(self.context)
         new_state = device.copy(state)
         sample = device.empty(shape, self.op.dtype)

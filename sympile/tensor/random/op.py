@@ -14,6 +14,8 @@ equal draws in one graph are two draws.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from sympile.graph.basic import Apply, Variable
@@ -318,16 +320,23 @@ class MRGUniform(_RandomOp):
         size = node.inputs[1]
         return [input_shapes[0], tuple(size[index] for index in range(self.ndim))]
 
-    def perform(self, node, inputs, output_storage):
-        state, size = inputs
+    @staticmethod
+    def checked_shape(state_shape: tuple[int, ...], size: Any) -> tuple[tuple[int, ...], int]:
+        """The sample's shape and element count, after checking them and the state's shape
+        (the host's perform and the device's share these checks)."""
         shape = shape_of_size(size, "MRG_RandomStreams.uniform")
         count = int(np.prod(shape, dtype=np.int64))
         if count > mrg.M1:
             raise ValueError(f"MRG_RandomStreams.uniform: at most 2**31 - 1 samples at once, "
                              f"got {count}")
-        if state.shape[1:] != (6,) or state.shape[0] == 0:
+        if tuple(state_shape[1:]) != (6,) or state_shape[0] == 0:
             raise ValueError(f"MRG_RandomStreams.uniform: the state must have shape "
-                             f"(n_streams, 6), got {state.shape}")
+                             f"(n_streams, 6), got {tuple(state_shape)}")
+        return shape, count
+
+    def perform(self, node, inputs, output_storage):
+        state, size = inputs
+        shape, count = self.checked_shape(state.shape, size)
         new_state, sample = mrg.uniform(state, count, self.dtype)
         output_storage[0][0] = new_state
         output_storage[1][0] = sample.reshape(shape)
