@@ -63,7 +63,7 @@ from sympile.graph.basic import Apply, Constant, Variable
 from sympile.graph.ccode import c_file
 from sympile.graph.fgraph import FunctionGraph
 from sympile.link.c.linker import CVM
-from sympile.link.python.vm import PythonVM, UpdatingRuns, raise_with_node
+from sympile.link.python.vm import PythonVM, UpdatingRuns, apply_updates, raise_with_node
 from sympile.link.schedule import is_conditional, lazy_schedule
 from sympile.tensor.elemwise.elemwise_cuda import CudaKernel, cuda_kernel
 
@@ -116,8 +116,9 @@ class _Step:
     # (cell of a shared input, its captured array): read in place or written by the commit.
     shared: list[tuple[list[Any], Any]]
     body_values: list[tuple[list[Any], Any]]
-    # Updates applied on the host: (target cell, source cell, copy on the device?, copy?).
-    host_updates: list[tuple[list[Any], list[Any], bool, bool]]
+    # Updates applied on the host: (target cell, source cell, copy?); a value of the body is
+    # copied (the next replay overwrites it).
+    host_updates: list[tuple[list[Any], list[Any], bool]]
     after_for_updates: list[Apply]
     last_written: dict[Variable, Any] = field(default_factory=dict)
     replays: int = 0
@@ -158,7 +159,6 @@ class GraphedSteps(UpdatingRuns):
         self._reporting = 0
         self.gave_up = self._deciding is None
         self.replays = 0
-        self._all_updates: list[tuple[list[Any], list[Any], bool, bool]] = []
         # Replays whose flags the host has not read: (replay number, the host update targets'
         # values before it); the step they are of.
         self._unread: list[tuple[int, list[tuple[list[Any], Any]]]] = []
@@ -174,8 +174,6 @@ class GraphedSteps(UpdatingRuns):
     def set_updates(self, updates: list[tuple[list[Any], list[Any], bool]]) -> None:
         super().set_updates(updates)
         self.inner.set_updates(updates)
-        self._all_updates = [(target, source, False, copy_needed)
-                             for target, source, copy_needed in updates]
         self._step = None
 
     def set_call(self, input_cells: list[list[Any]],
@@ -246,7 +244,7 @@ class GraphedSteps(UpdatingRuns):
             self._perform(plan.after)
         self._reporting = device.reporting_launches - start
         if apply:
-            _apply(self._all_updates, device)
+            apply_updates(self.updates, functools.partial(copy_value, device))
 
     def _drop_step(self) -> None:
         """Forget the captured step, once its last replay is done (its arrays go back to the
@@ -413,7 +411,7 @@ class GraphedSteps(UpdatingRuns):
         shared = [(self._given[v], storage[v][0]) for v in plan.shared]
         shared += [(target, target[0]) for target, _ in committed
                    if all(target is not cell for cell, _ in shared)]
-        needed = _ancestors([self._cell_variables[id(source)] for _, source, _, _
+        needed = _ancestors([self._cell_variables[id(source)] for _, source, _
                              in host_updates])
         return _Step(decisions, plan, body, commit, staged, skipped, guards, shared,
                      [(storage[v], storage[v][0]) for node in plan.body for v in node.outputs],
@@ -434,14 +432,14 @@ class GraphedSteps(UpdatingRuns):
                     and _c_contiguous(old) and old is not new:
                 committed.append((target, source))
             else:
-                host_updates.append((target, source, variable in body_variables,
-                                     copy_needed))
+                host_updates.append((target, source, variable in body_variables
+                                     or copy_needed))
         if not committed:
             return None, committed, host_updates
         written = [device.extent(target[0]) for target, _ in committed]
         read_after = [storage[v][0] for node in plan.after for v in node.inputs]
         read_after += [cell[0] for cell in self.output_storage]
-        read_after += [source[0] for _, source, _, _ in host_updates]
+        read_after += [source[0] for _, source, _ in host_updates]
         read_after += [source[0] for _, source in committed]
         for value in read_after:
             if device.is_device_array(value):
@@ -478,7 +476,7 @@ class GraphedSteps(UpdatingRuns):
             cell[0] = value
         if step.body.slots:
             self._unread_step = step
-            self._unread.append((step.replays, [(target, target[0]) for target, _, _, _
+            self._unread.append((step.replays, [(target, target[0]) for target, _, _
                                                 in step.host_updates] if apply else []))
             # A call reads the flags (it waits for its outputs anyway) before the "after"
             # nodes read results an error made wrong; fn(n_calls)'s steps run on unread.
@@ -488,7 +486,7 @@ class GraphedSteps(UpdatingRuns):
         if step.commit is not None:
             device.replay(step.commit)
         if apply:
-            _apply(step.host_updates, device)
+            apply_updates(step.host_updates, functools.partial(copy_value, device))
 
     def _read_flags(self) -> None:
         """Read the flags of the replays not yet read, if any; where one failed, raise its
@@ -521,15 +519,6 @@ class GraphedSteps(UpdatingRuns):
 def copy_value(device: Runtime, value: Any) -> Any:
     """A copy of `value` (a device array's on the device)."""
     return device.copy(value) if device.is_device_array(value) else copy.copy(value)
-
-
-def _apply(updates: list[tuple[list[Any], list[Any], bool, bool]], device: Runtime) -> None:
-    """Apply (target cell, source cell, copy on the device, copy) updates, every value read
-    before any is written (updates are simultaneous)."""
-    values = [copy_value(device, source[0]) if on_device or copy_needed else source[0]
-              for _, source, on_device, copy_needed in updates]
-    for (target, _, _, _), value in zip(updates, values):
-        target[0] = value
 
 
 def _restore(cells: list[tuple[list[Any], Any]]) -> None:

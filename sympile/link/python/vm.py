@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -163,9 +164,12 @@ class PythonVM(UpdatingRuns):
                 self._node_calls[index] += 1
 
 
-def apply_updates(updates: list[tuple[list[Any], list[Any], bool]]) -> None:
+def apply_updates(updates: list[tuple[list[Any], list[Any], bool]],
+                  copy_value: Callable[[Any], Any] = copy.copy) -> None:
+    """(target cell, cell of the new value, copy it?) updates, each value that needs it
+    copied by `copy_value`."""
     # Read every new value before writing any, so updates are simultaneous.
-    new_values = [copy.copy(cell[0]) if copy_needed else cell[0]
+    new_values = [copy_value(cell[0]) if copy_needed else cell[0]
                   for _, cell, copy_needed in updates]
     for (target, _, _), value in zip(updates, new_values):
         target[0] = value
