@@ -12,11 +12,12 @@ and keep a block of the result in registers for the whole inner loop:
   copied by rows first), a any strides (packed per block of rows first): a block of R rows
   x 2 vectors of c, each element of a broadcast and multiplied by two vectors of b's row p.
   Used when c has few rows or the inner length is short (b stays in cache; c is walked by
-  rows within groups of columns whose part of b fits the L1 cache). With few rows, c is
-  walked a column of blocks at a time, its part of b copied 16 KB of steps at a time into
-  a contiguous panel that every block of rows reads from the L1 cache (read in place,
-  each step lies in another page of b: 60 x 1000 @ 1000 x 1000 float32 on 2 cores went from
-  166 to 188 GFLOP/s).
+  rows within groups of columns whose part of b fits a quarter of the L2 cache, so that
+  c's rows stream in order). With few rows, c is walked a column of blocks at a time, its
+  part of b copied 16 KB of steps at a time into a contiguous panel that every block of rows
+  reads from the L1 cache (read in place, each step lies in another page of b: 60 x 1000 @
+  1000 x 1000 float32 on 2 cores went from 166 to 188 GFLOP/s), the next panel's lines
+  prefetched while this one is multiplied.
 - dot: c[i, j] = sum_p a[i, p] w[j, p] with both contiguous along p (a @ W.T): a block of
   R rows of a x Q rows of W, accumulated as vectors along p and summed at the end; blocks of
   R rows, the last one shorter (an even split into blocks of 3 rows ran at half speed: 9 x

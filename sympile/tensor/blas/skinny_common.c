@@ -5,6 +5,15 @@
 #include <omp.h>
 #endif
 
+/* Ask for the cache lines of bytes [p, p + bytes) (bytes > 0) to be loaded. */
+static inline void sympile_skinny_prefetch(const void *p, size_t bytes)
+{
+    const char *first = (const char *)p;
+    for (size_t offset = 0; offset < bytes; offset += 64)
+        __builtin_prefetch(first + offset, 0, 3);
+    __builtin_prefetch(first + bytes - 1, 0, 3);
+}
+
 /* The first n lanes set, from n lanes of -1 followed by zeros (AVX2 masks). */
 static const int32_t sympile_skinny_mask32[16] = {-1, -1, -1, -1, -1, -1, -1, -1,
                                                   0, 0, 0, 0, 0, 0, 0, 0};
@@ -12,8 +21,9 @@ static const int64_t sympile_skinny_mask64[8] = {-1, -1, -1, -1, 0, 0, 0, 0};
 
 /* Bytes of the packed copy of a kept on the stack; larger ones are allocated. */
 #define SYMPILE_SKINNY_STACK 16384
-/* Bytes of b that the rows kernel keeps in the L1 cache while it walks c's rows. */
-#define SYMPILE_SKINNY_L1 16384
+/* Bytes of b that the rows kernel keeps in the L2 cache while it walks c's rows (a
+   quarter of today's smallest L2, 1 MiB). */
+#define SYMPILE_SKINNY_L2 262144
 /* Bytes of the rows kernel's contiguous copy of a column of blocks' part of b. */
 #define SYMPILE_SKINNY_PANEL 16384
 

@@ -57,7 +57,10 @@
 /* The blocks of c in row blocks [top, bottom) x column blocks [left, right) by the rows
    kernel (see sympile_skinny_rows_@s@): the sums over steps [skip, skip + k) of the `total`
    that a was packed with (b starts at step skip). Column by column of blocks; when
-   `by_rows`, row by row within groups of columns whose part of b fits the L1 cache. */
+   `by_rows`, row by row within groups of columns whose part of b fits in a quarter of an
+   L2 cache (all of c's columns, for the update of a 1000 x 1000 weight at batch 60: c's
+   rows then stream in order, where walking groups of columns that fit the L1 cache read
+   64 floats of each of its rows at a time: 1.04 -> 0.85 ms with four such c in turn). */
 @target@ static void sympile_skinny_rows_blocks_@s@(
     npy_intp top, npy_intp bottom, npy_intp left, npy_intp right, int by_rows, npy_intp m,
     npy_intp n, npy_intp k, npy_intp total, npy_intp skip, @T@ alpha, const @T@ *packed,
@@ -87,7 +90,18 @@
                 npy_intp steps = k - step < chunk ? k - step : chunk;
                 for (npy_intp p = 0; p < steps; p++)
                     memcpy(panel + p * 2 * @W@, b + (step + p) * ldb + j, width);
+                /* The next panel's rows, a share before each block of rows, come from
+                   memory while this panel is multiplied: a step's layers stream weights
+                   that no cache holds from one product to the next (60 x 1000 @ 1000 x
+                   1000, four such b in turn, 2 cores: 0.99 -> 0.88 ms). */
+                npy_intp next = step + chunk < k ? step + chunk : 0;
+                const @T@ *ahead = b + next * ldb + (next ? j : j + 2 * @W@);
+                npy_intp ahead_steps = next || column + 1 < right
+                    ? (k - next < chunk ? k - next : chunk) : 0;
+                npy_intp share = (ahead_steps + bottom - top - 1) / (bottom - top), fetched = 0;
                 for (npy_intp block = top; block < bottom; block++) {
+                    for (; fetched < ahead_steps && fetched < (block - top + 1) * share; fetched++)
+                        sympile_skinny_prefetch(ahead + fetched * ldb, 2 * @W@ * sizeof(@T@));
                     npy_intp rows = base + (block < extra);
                     npy_intp start = block * base + (block < extra ? block : extra);
                     sympile_skinny_rows_any_@s@((int)rows, masked, steps, packed + start * total
@@ -99,7 +113,7 @@
         }
         return;
     }
-    npy_intp group = by_rows ? SYMPILE_SKINNY_L1 / (k * 2 * @W@ * (npy_intp)sizeof(@T@)) : 1;
+    npy_intp group = by_rows ? SYMPILE_SKINNY_L2 / (k * 2 * @W@ * (npy_intp)sizeof(@T@)) : 1;
     if (group < 1)
         group = 1;
     for (npy_intp first = left; first < right; first += group)
