@@ -55,9 +55,31 @@ static npy_intp *sympile_pool_bounds_@T@(const sympile_pool_geometry_@T@ *g)
     return bounds;
 }
 
+/* value where take, else +0: by a mask of its bits, not a branch (whether an element is its
+   window's maximum is a coin toss on real data: a branch cost the 2 x 2 max gradient of 60 x
+   16 x 10 x 10 float32 0.29 ms against 0.10). */
+static inline @T@ sympile_pool_pick_@T@(int take, @T@ value)
+{
+    if (sizeof(@T@) == sizeof(npy_uint32)) {
+        npy_uint32 bits;
+        memcpy(&bits, &value, sizeof bits);
+        bits &= (npy_uint32)0 - (npy_uint32)take;
+        memcpy(&value, &bits, sizeof bits);
+    } else {
+        npy_uint64 bits;
+        memcpy(&bits, &value, sizeof bits);
+        bits &= (npy_uint64)0 - (npy_uint64)take;
+        memcpy(&value, &bits, sizeof bits);
+    }
+    return value;
+}
+
 /* gx (zeroed here) from gz: max mode to every position equal to the window's maximum
    (maxout), the other modes spread over the window (over its divisor). Returns -1 (no
-   memory) with an exception set, else 0. */
+   memory) with an exception set, else 0. The geometry is read into locals and the planes
+   through restrict pointers: the unit is compiled without strict aliasing, so every store
+   to gx would otherwise reload it (the 2 x 2 max gradient of 60 x 16 x 10 x 10 took 0.40
+   ms, 16 ns a window). */
 int @NAME@_pool_backward(const sympile_pool_geometry_@T@ *g, const @T@ *x,
                          const @T@ *maxout, const @T@ *gz, @T@ *gx,
                          npy_intp planes, int threaded)
@@ -65,35 +87,41 @@ int @NAME@_pool_backward(const sympile_pool_geometry_@T@ *g, const @T@ *x,
     npy_intp *bounds = sympile_pool_bounds_@T@(g);
     if (bounds == NULL)
         return -1;
-    const npy_intp *row0 = bounds, *row1 = bounds + g->out_rows;
-    const npy_intp *col0 = bounds + 2 * g->out_rows, *col1 = col0 + g->out_cols;
+    const npy_intp rows = g->rows, cols = g->cols, out_rows = g->out_rows;
+    const npy_intp out_cols = g->out_cols;
+    const int mode = g->mode;
+    const npy_intp *row0 = bounds, *row1 = bounds + out_rows;
+    const npy_intp *col0 = bounds + 2 * out_rows, *col1 = col0 + out_cols;
     #pragma omp parallel for schedule(dynamic, 4) if (threaded)
     for (npy_intp plane = 0; plane < planes; ++plane) {
-        const @T@ *in = x + plane * g->rows * g->cols;
-        const npy_intp out_offset = plane * g->out_rows * g->out_cols;
-        @T@ *target = gx + plane * g->rows * g->cols;
-        memset(target, 0, sizeof(@T@) * g->rows * g->cols);
-        for (npy_intp r = 0; r < g->out_rows; ++r)
-            for (npy_intp c = 0; c < g->out_cols; ++c) {
-                const npy_intp o = out_offset + r * g->out_cols + c;
-                if (g->mode == 0) {
-                    const @T@ maximum = maxout[o], share = gz[o];
-                    for (npy_intp i = row0[r]; i < row1[r]; ++i)
-                        for (npy_intp j = col0[c]; j < col1[c]; ++j)
-                            target[i * g->cols + j] += in[i * g->cols + j] == maximum
-                                                       ? share : 0;
+        const @T@ *restrict in = x + plane * rows * cols;
+        const npy_intp out_offset = plane * out_rows * out_cols;
+        const @T@ *restrict grad = gz + out_offset;
+        @T@ *restrict target = gx + plane * rows * cols;
+        memset(target, 0, sizeof(@T@) * rows * cols);
+        for (npy_intp r = 0; r < out_rows; ++r) {
+            const npy_intp i0 = row0[r], i1 = row1[r];
+            for (npy_intp c = 0; c < out_cols; ++c) {
+                const npy_intp o = r * out_cols + c, j0 = col0[c], j1 = col1[c];
+                if (mode == 0) {
+                    const @T@ maximum = maxout[out_offset + o], share = grad[o];
+                    for (npy_intp i = i0; i < i1; ++i)
+                        for (npy_intp j = j0; j < j1; ++j)
+                            target[i * cols + j] += sympile_pool_pick_@T@(
+                                in[i * cols + j] == maximum, share);
                 } else {
-                    @T@ share = gz[o];
-                    if (g->mode >= 2) {
+                    @T@ share = grad[o];
+                    if (mode >= 2) {
                         const sympile_pool_window_@T@ w = sympile_pool_window_of_@T@(g, r, c);
                         share = (@T@)((double)share
                                       / (double)sympile_pool_divisor_@T@(g, &w));
                     }
-                    for (npy_intp i = row0[r]; i < row1[r]; ++i)
-                        for (npy_intp j = col0[c]; j < col1[c]; ++j)
-                            target[i * g->cols + j] += share;
+                    for (npy_intp i = i0; i < i1; ++i)
+                        for (npy_intp j = j0; j < j1; ++j)
+                            target[i * cols + j] += share;
                 }
             }
+        }
     }
     free(bounds);
     return 0;

@@ -137,6 +137,25 @@ def test_fast_paths_on_long_rows(dtype):
     compare_backends(outputs, [x], [value], rtol=rtol)
 
 
+@pytest.mark.parametrize("dtype", ("int8", "uint64", "float32", "float64", "bool"))
+def test_blocks_of_several_contiguous_runs(dtype):
+    """A bias's gradient, sum over axes 0, 2 and 3 of NCHW: each output's block is several
+    contiguous runs (rows of at least 16, folded by the contiguous kernel, tails included),
+    then runs too short for it (left to the element loop), a run spanning blocks of 4096,
+    and NaN in a run."""
+    x = T.tensor4("x", dtype=dtype)
+    outputs = [output for axis in ((0, 2, 3), (0, 3), (0, 1, 3)) for output in
+               _reductions(x, axis)[:6]]
+    rtol = 1e-5 if dtype == "float32" else 1e-12
+    for shape in ((5, 3, 7, 29), (4, 2, 3, 5), (2, 3, 1, 4100)):
+        value = _values(dtype, shape, seed=8)
+        compare_backends(outputs, [x], [value], rtol=rtol)
+    if dtype.startswith("float"):
+        value = _values(dtype, (5, 3, 7, 29), seed=9)
+        value[2, 1, 3, 17] = np.nan
+        compare_backends(outputs, [x], [value], rtol=rtol)
+
+
 @pytest.mark.parametrize("dtype", ("float32", "float64"))
 def test_nan_reaches_max_min_argmax_argmin_through_the_fast_paths(dtype):
     x = T.matrix("x", dtype=dtype)

@@ -206,6 +206,39 @@ def test_max_pool_gradient_goes_only_to_the_maxima_with_special_values(backend):
 
 
 @requires_compiler
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("ws, stride", [((2, 2), (2, 2)), ((3, 3), (2, 1))])
+def test_c_max_pool_gradient_matches_perform_bit_for_bit(dtype, ws, stride):
+    """The C gradient (its maxima picked by bit masks, not branches) against perform's:
+    ties (every equal maximum gets the share), -0.0, inf and NaN shares, overlapping
+    windows summing shares, and signed zeros (+0.0 where no share or a -0.0 share lands,
+    as added to zeros)."""
+    rng = np.random.default_rng(7)
+    x = T.tensor4("x", dtype=dtype)
+    gz = T.tensor4("gz", dtype=dtype)
+    pooled = pool_2d(x, ws=ws, stride=stride, ignore_border=True)
+    outputs = sympile.Lop(pooled, x, gz)
+    c_function = sympile.function([x, gz], outputs, mode=C_MODE)
+    assert c_function._vm.fallback_nodes == []
+    python_function = sympile.function([x, gz], outputs, mode=PYTHON_MODE)
+    # Few distinct values: many ties.
+    x_value = rng.integers(-2, 3, (3, 2, 9, 8)).astype(dtype)
+    x_value[0, 0, 0, 0] = -0.0
+    shape = sympile.function([x], pooled, mode=PYTHON_MODE)(x_value).shape
+    gz_value = rng.standard_normal(shape).astype(dtype)
+    gz_value.flat[::7] = -0.0
+    gz_value.flat[3] = np.inf
+    gz_value.flat[5] = np.nan
+    got, want = c_function(x_value, gz_value), python_function(x_value, gz_value)
+    if stride == ws:
+        np.testing.assert_array_equal(got, want)
+    else:
+        # Shares of overlapping windows are summed in another order: within rounding.
+        np.testing.assert_allclose(got, want, rtol=4 * np.finfo(dtype).eps, atol=0)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+@requires_compiler
 def test_c_pooling_error():
     x = T.dtensor4("x")
     f = sympile.function([x], pool_2d(x, (3, 3)), mode=C_MODE)
