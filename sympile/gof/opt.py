@@ -11,13 +11,15 @@
 A transform returns, as in Theano, a list of replacements (one per output), a dict
 {old: new}, or False/None to leave the node alone. TopoOptimizer / in2out / out2in walk
 the graph once, EquilibriumOptimizer until nothing changes, PatternSub, OpSub and OpRemove
-rewrite by pattern and by op. Theano's options that change how the walk treats new nodes or
+rewrite by pattern and by op; check_stack_trace tells whether the nodes a rewrite made still
+say where the user built them. Theano's options that change how the walk treats new nodes or
 failures (ignore_newtrees, failure_callback, final and cleanup optimizers) are not
 supported: passing one raises NotImplementedError rather than being ignored.
 """
 
 from __future__ import annotations
 
+import warnings
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -37,7 +39,7 @@ from sympile.tensor.constant_value import NotScalarConstantError, get_scalar_con
 
 __all__ = ["EquilibriumOptimizer", "FromFunctionLocalOptimizer", "GlobalOptimizer",
            "LocalOptimizer", "OpRemove", "OpSub", "Optimizer", "PatternSub", "SeqOptimizer",
-           "TopoOptimizer", "in2out", "local_optimizer", "out2in"]
+           "TopoOptimizer", "check_stack_trace", "in2out", "local_optimizer", "out2in"]
 
 
 def _takes_fgraph(function: Callable, bound_self: bool) -> bool:
@@ -276,3 +278,58 @@ class OpRemove(LocalOptimizer):
         if node.op != self.op:
             return False
         return [node.inputs[0]]
+
+
+def check_stack_trace(f_or_fgraph: Any, ops_to_check: Any = "last",
+                      bug_print: str = "raise") -> bool:
+    """Theano's check_stack_trace: True when every output of the nodes `ops_to_check`
+    selects in a compiled function's graph (or a FunctionGraph) says where the user built it
+    (tag.trace, which rewrites carry over to the variables they put in place), else False.
+
+    ops_to_check: 'last' (the nodes computing the graph's outputs), 'all', an Op class or
+    instance, a tuple or list of them (a class also selects Elemwise nodes of that scalar
+    op), or a function of a node returning whether to check it. bug_print: what to do when
+    it selects no node: 'raise' (an exception), 'warn' or 'ignore'."""
+    from sympile.compile.function import Function
+    from sympile.graph.op import Op
+
+    if isinstance(f_or_fgraph, Function):
+        fgraph = f_or_fgraph.maker.fgraph
+    elif isinstance(f_or_fgraph, FunctionGraph):
+        fgraph = f_or_fgraph
+    else:
+        raise ValueError(f"check_stack_trace: f_or_fgraph must be a compiled function or a "
+                         f"FunctionGraph, got {type(f_or_fgraph).__name__}")
+    if bug_print not in ("raise", "warn", "ignore"):
+        raise ValueError(f"check_stack_trace: bug_print must be 'raise', 'warn' or "
+                         f"'ignore', got {bug_print!r}")
+    if isinstance(ops_to_check, Op) or (isinstance(ops_to_check, type)
+                                        and issubclass(ops_to_check, Op)):
+        ops_to_check = (ops_to_check,)
+    if isinstance(ops_to_check, str):
+        if ops_to_check == "last":
+            nodes = [output.owner for output in fgraph.outputs if output.owner is not None]
+        elif ops_to_check == "all":
+            nodes = list(fgraph.apply_nodes)
+        else:
+            raise ValueError(f"check_stack_trace: ops_to_check as a string must be 'last' "
+                             f"or 'all', got {ops_to_check!r}")
+    elif isinstance(ops_to_check, (tuple, list)):
+        instances = [item for item in ops_to_check if isinstance(item, Op)]
+        classes = tuple(item for item in ops_to_check if not isinstance(item, Op))
+        nodes = [node for node in fgraph.apply_nodes
+                 if node.op in instances or isinstance(node.op, classes)
+                 or isinstance(getattr(node.op, "scalar_op", None), classes)]
+    elif callable(ops_to_check):
+        nodes = [node for node in fgraph.apply_nodes if ops_to_check(node)]
+    else:
+        raise ValueError(f"check_stack_trace: ops_to_check must be 'last', 'all', ops, op "
+                         f"classes or a function of a node, got {ops_to_check!r}")
+    if not nodes:
+        message = ("check_stack_trace: the ops to check are not in the graph, or the graph "
+                   "is empty")
+        if bug_print == "raise":
+            raise ValueError(message)
+        if bug_print == "warn":
+            warnings.warn(message, stacklevel=2)
+    return all(getattr(output.tag, "trace", None) for node in nodes for output in node.outputs)

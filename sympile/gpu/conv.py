@@ -28,6 +28,7 @@ from sympile.tensor.nnet.abstract_conv import (
     AbstractConvGradWeights,
 )
 from sympile.tensor.nnet.conv_cuda import col2im_kernel, im2col_kernel
+from sympile.tensor.rewriting.conv import CORRELATION_CLASSES
 
 __all__ = ["GpuConv"]
 
@@ -172,6 +173,7 @@ def _lift_conv(node: Apply, inputs, context: str):
     return [GpuConv(node.op, context)(*inputs[:2], *node.inputs[2:])]
 
 
-for _family in (AbstractConv.family, *THEANO_CLASSES.values()):
+for _family in (AbstractConv.family, *THEANO_CLASSES.values(),
+                *CORRELATION_CLASSES.values()):
     for _op_class in _family:
         register_gpu(_op_class)(_lift_conv)

@@ -7,7 +7,8 @@
 - abstract_conv.py: conv2d, conv3d, their gradients, conv2d_transpose (Theano's
   T.nnet.abstract_conv; conv2d, conv3d and conv2d_transpose also here).
 - conv.py: Theano's old T.nnet.conv.conv2d, served by abstract_conv.
-- corr.py: Theano's T.nnet.corr: CorrMM and its gradients (AbstractConv2d without flip).
+- corr.py: Theano's T.nnet.corr: CorrMM and its gradients (AbstractConv2d without flip);
+  corr3d.py: T.nnet.corr3d, Corr3dMM and its gradients (the 3d ones).
 - sigm.py: Theano's path T.nnet.sigm (the sigmoid family).
 """
 
@@ -16,6 +17,7 @@ from sympile.tensor.nnet import (
     bn,  # noqa: F401 - Theano's T.nnet.bn
     conv,  # noqa: F401 - Theano's old T.nnet.conv
     corr,  # noqa: F401 - Theano's T.nnet.corr (CorrMM)
+    corr3d,  # noqa: F401 - Theano's T.nnet.corr3d (Corr3dMM)
     nnet,  # noqa: F401 - Theano's path T.nnet.nnet.softmax
     sigm,  # noqa: F401 - Theano's path T.nnet.sigm
 )

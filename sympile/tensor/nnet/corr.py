@@ -5,7 +5,9 @@ flipped), which sympile computes by im2col and a product as Theano's CorrMM did,
 Theano's constructor (border_mode, subsample, filter_dilation, num_groups) and its optional
 `shape` argument of the gradients: the filters' (or the image's) spatial lengths, computed
 from the other two inputs where the geometry allows (subsample 1, and for the weights'
-gradient a border_mode other than 'half'), else required, as in Theano.
+gradient a border_mode other than 'half'), else required, as in Theano. corr3d.py holds
+the 3d ones (Corr3dMM), built from the same pieces. FAST_RUN lowers the abstract ops to
+these (sympile.tensor.rewriting.conv), as Theano's optimizer did.
 """
 
 from __future__ import annotations
@@ -23,14 +25,63 @@ from sympile.tensor.variable import as_tensor_variable
 __all__ = ["CorrMM", "CorrMM_gradInputs", "CorrMM_gradWeights"]
 
 
-def _theano_options(label: str, border_mode: Any, subsample: Any, filter_dilation: Any,
-                    num_groups: int, unshared: bool, options: dict) -> dict:
+def theano_options(label: str, border_mode: Any, subsample: Any, filter_dilation: Any,
+                   num_groups: int, options: dict, unshared: bool = False) -> dict:
+    """The abstract op's options of a correlation op built with Theano's arguments."""
     if options.pop("filter_flip", False):
         raise ValueError(f"{label}: a correlation does not flip its filters (filter_flip "
                          f"must be False); use AbstractConv2d for a convolution")
     return {"border_mode": border_mode, "subsample": subsample, "filter_flip": False,
             "filter_dilation": filter_dilation, "num_groups": num_groups,
             "unshared": unshared, **options}
+
+
+def _needs_shape(op, what: str) -> None:
+    raise ValueError(f"{type(op).__name__}: shape (the {what}'s spatial lengths) must be "
+                     f"given when subsample is not 1 or border_mode is 'half'")
+
+
+def filters_shape(op, img, topgrad):
+    """The filters' spatial lengths of a weights' gradient `op` (a correlation) on img and
+    topgrad, where its geometry decides them (subsample 1, border_mode not 'half')."""
+    if any(step != 1 for step in op.subsample) or op.border_mode == "half":
+        _needs_shape(op, "filters")
+    img = as_tensor_variable(img, op=op, argument="img")
+    topgrad = as_tensor_variable(topgrad, op=op, argument="topgrad")
+    lengths = []
+    for axis, dilation in enumerate(op.filter_dilation):
+        image, top = img.shape[2 + axis], topgrad.shape[2 + axis]
+        if op.border_mode == "full":
+            # top = image + (k - 1) dilation
+            lengths.append((top - image) // dilation + 1)
+        else:
+            pad = 0 if op.border_mode == "valid" else op.border_mode[axis]
+            lengths.append((image + 2 * pad - top) // dilation + 1)
+    return stack(lengths)
+
+
+def image_shape(op, kern, topgrad):
+    """The image's spatial lengths of an inputs' gradient `op` (a correlation) on kern and
+    topgrad, where its geometry decides them (subsample 1)."""
+    if any(step != 1 for step in op.subsample):
+        _needs_shape(op, "image")
+    kern = as_tensor_variable(kern, op=op, argument="kern")
+    topgrad = as_tensor_variable(topgrad, op=op, argument="topgrad")
+    lengths = []
+    for axis, dilation in enumerate(op.filter_dilation):
+        dilated = (kern.shape[2 + axis] - 1) * dilation + 1
+        top = topgrad.shape[2 + axis]
+        if op.border_mode == "valid":
+            pad = 0
+        elif op.border_mode == "full":
+            pad = dilated - 1
+        elif op.border_mode == "half":
+            pad = dilated // 2
+        else:
+            pad = op.border_mode[axis]
+        # top = image + 2 pad - dilated + 1
+        lengths.append(top + dilated - 1 - 2 * pad)
+    return stack(lengths)
 
 
 class CorrMM(AbstractConv2d):
@@ -41,13 +92,8 @@ class CorrMM(AbstractConv2d):
     def __init__(self, border_mode: Any = "valid", subsample: Any = (1, 1),
                  filter_dilation: Any = (1, 1), num_groups: int = 1, unshared: bool = False,
                  openmp: Any = None, **options: Any):
-        super().__init__(**_theano_options("CorrMM", border_mode, subsample, filter_dilation,
-                                           num_groups, unshared, options))
-
-
-def _needs_shape(op, what: str) -> None:
-    raise ValueError(f"{type(op).__name__}: shape (the {what}'s rows and columns) must be "
-                     f"given when subsample is not 1 or border_mode is 'half'")
+        super().__init__(**theano_options("CorrMM", border_mode, subsample, filter_dilation,
+                                          num_groups, options, unshared))
 
 
 class CorrMM_gradWeights(AbstractConv2d_gradWeights):
@@ -58,25 +104,12 @@ class CorrMM_gradWeights(AbstractConv2d_gradWeights):
     def __init__(self, border_mode: Any = "valid", subsample: Any = (1, 1),
                  filter_dilation: Any = (1, 1), num_groups: int = 1, unshared: bool = False,
                  openmp: Any = None, **options: Any):
-        super().__init__(**_theano_options("CorrMM_gradWeights", border_mode, subsample,
-                                           filter_dilation, num_groups, unshared, options))
+        super().__init__(**theano_options("CorrMM_gradWeights", border_mode, subsample,
+                                          filter_dilation, num_groups, options, unshared))
 
     def make_node(self, img, topgrad, shape=None):
         if shape is None:
-            if self.subsample != (1, 1) or self.border_mode == "half":
-                _needs_shape(self, "filters")
-            img = as_tensor_variable(img, op=self, argument="img")
-            topgrad = as_tensor_variable(topgrad, op=self, argument="topgrad")
-            lengths = []
-            for axis, dilation in enumerate(self.filter_dilation):
-                image, top = img.shape[2 + axis], topgrad.shape[2 + axis]
-                if self.border_mode == "full":
-                    # top = image + (k - 1) dilation
-                    lengths.append((top - image) // dilation + 1)
-                else:
-                    pad = 0 if self.border_mode == "valid" else self.border_mode[axis]
-                    lengths.append((image + 2 * pad - top) // dilation + 1)
-            shape = stack(lengths)
+            shape = filters_shape(self, img, topgrad)
         return super().make_node(img, topgrad, shape)
 
 
@@ -87,28 +120,10 @@ class CorrMM_gradInputs(AbstractConv2d_gradInputs):
     def __init__(self, border_mode: Any = "valid", subsample: Any = (1, 1),
                  filter_dilation: Any = (1, 1), num_groups: int = 1, unshared: bool = False,
                  openmp: Any = None, **options: Any):
-        super().__init__(**_theano_options("CorrMM_gradInputs", border_mode, subsample,
-                                           filter_dilation, num_groups, unshared, options))
+        super().__init__(**theano_options("CorrMM_gradInputs", border_mode, subsample,
+                                          filter_dilation, num_groups, options, unshared))
 
     def make_node(self, kern, topgrad, shape=None):
         if shape is None:
-            if self.subsample != (1, 1):
-                _needs_shape(self, "image")
-            kern = as_tensor_variable(kern, op=self, argument="kern")
-            topgrad = as_tensor_variable(topgrad, op=self, argument="topgrad")
-            lengths = []
-            for axis, dilation in enumerate(self.filter_dilation):
-                dilated = (kern.shape[2 + axis] - 1) * dilation + 1
-                top = topgrad.shape[2 + axis]
-                if self.border_mode == "valid":
-                    pad = 0
-                elif self.border_mode == "full":
-                    pad = dilated - 1
-                elif self.border_mode == "half":
-                    pad = dilated // 2
-                else:
-                    pad = self.border_mode[axis]
-                # top = image + 2 pad - dilated + 1
-                lengths.append(top + dilated - 1 - 2 * pad)
-            shape = stack(lengths)
+            shape = image_shape(self, kern, topgrad)
         return super().make_node(kern, topgrad, shape)

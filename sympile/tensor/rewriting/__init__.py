@@ -2,6 +2,7 @@
 
 from sympile.tensor.rewriting import (
     blas,  # noqa: F401 - registers its rules
+    conv,  # noqa: F401 - registers its rules
     fusion,  # noqa: F401 - registers its rules
     inplace,  # noqa: F401 - registers its rules
     linalg,  # noqa: F401 - registers its rules
