@@ -52,7 +52,10 @@ __all__ = ["AbstractConv", "AbstractConvGradInputs", "AbstractConvGradWeights",
            "conv2d", "conv3d", "conv2d_grad_wrt_inputs", "conv2d_grad_wrt_weights",
            "conv3d_grad_wrt_inputs", "conv3d_grad_wrt_weights", "conv2d_transpose",
            "bilinear_kernel_1D", "bilinear_kernel_2D", "bilinear_upsampling",
-           "get_conv_output_shape", "THEANO_CLASSES", "imported_scipy_signal"]
+           "get_conv_output_shape", "get_conv_shape_1axis", "get_conv_gradweights_shape",
+           "get_conv_gradweights_shape_1axis", "get_conv_gradinputs_shape",
+           "get_conv_gradinputs_shape_1axis", "check_conv_gradinputs_shape",
+           "assert_conv_shape", "assert_shape", "THEANO_CLASSES", "imported_scipy_signal"]
 
 # Theano's flag for "scipy.signal is importable" (its tests compare with scipy.signal):
 # scipy is one of sympile's two dependencies.
@@ -115,6 +118,176 @@ def get_conv_output_shape(image_shape, kernel_shape, border_mode, subsample,
         spatial.append(None if length is None or kernel is None else _output_lengths(
             [length], [kernel], border, [dilation[axis]], [subsample[axis]])[0])
     return (image_shape[0], kernel_shape[0], *spatial)
+
+
+def get_conv_shape_1axis(image_shape, kernel_shape, border_mode, subsample, dilation=1):
+    """Theano's: the output's length along one axis (None where an input's is None);
+    border_mode 'valid', 'full', 'half', a padding or a (symmetric) pair of paddings."""
+    if None in (image_shape, kernel_shape, border_mode, subsample, dilation):
+        return None
+    if isinstance(border_mode, tuple):
+        border_mode = _symmetric(border_mode)
+    border = border_mode if isinstance(border_mode, str) else (border_mode,)
+    return _output_lengths([image_shape], [kernel_shape], border, [dilation], [subsample])[0]
+
+
+def _symmetric(padding: tuple):
+    low, high = padding
+    if low != high:
+        raise ValueError(f"abstract_conv: padding {padding} is asymmetric; sympile's "
+                         f"convolutions pad both sides of an axis alike")
+    return low
+
+
+def _paddings(border_mode, convdim: int) -> list:
+    """One border_mode entry per spatial axis."""
+    if isinstance(border_mode, (tuple, list)):
+        return [_symmetric(b) if isinstance(b, tuple) else b for b in border_mode]
+    return [border_mode] * convdim
+
+
+def get_conv_gradweights_shape_1axis(image_shape, top_shape, border_mode, subsample,
+                                     dilation):
+    """Theano's: the filters' length along one axis from the image's and the output's,
+    None where the geometry does not decide it (subsample not 1, border_mode 'half') or an
+    input is None."""
+    if None in (image_shape, top_shape, border_mode, subsample, dilation):
+        return None
+    if subsample != 1 or border_mode == "half":
+        return None
+    if border_mode == "full":
+        span = top_shape - image_shape
+    elif border_mode == "valid":
+        span = image_shape - top_shape
+    else:
+        pad = _symmetric(border_mode) if isinstance(border_mode, tuple) else border_mode
+        if pad < 0:
+            raise ValueError("get_conv_gradweights_shape: border_mode must be >= 0")
+        span = image_shape + 2 * pad - top_shape
+    return span // dilation + 1
+
+
+def get_conv_gradweights_shape(image_shape, top_shape, border_mode, subsample,
+                               filter_dilation=None, num_groups=1, unshared=False):
+    """Theano's: the filters' shape of a weights' gradient, (output channels, input
+    channels / groups, spatial lengths), None where undecided (see the 1-axis form)."""
+    if unshared:
+        raise ValueError("get_conv_gradweights_shape: unshared (locally connected) "
+                         "convolutions are not supported")
+    convdim = len(subsample)
+    dilation = filter_dilation if filter_dilation is not None else (1,) * convdim
+    channels, filters = image_shape[1], top_shape[1]
+    if num_groups > 1 and channels is not None:
+        channels = channels // num_groups
+    borders = _paddings(border_mode, convdim)
+    return (filters, channels) + tuple(
+        get_conv_gradweights_shape_1axis(image_shape[2 + axis], top_shape[2 + axis],
+                                         borders[axis], subsample[axis], dilation[axis])
+        for axis in range(convdim))
+
+
+def get_conv_gradinputs_shape_1axis(kernel_shape, top_shape, border_mode, subsample,
+                                    dilation):
+    """Theano's: the image's length along one axis from the filters' and the output's,
+    None where the geometry does not decide it (subsample not 1) or an input is None."""
+    if None in (kernel_shape, top_shape, border_mode, subsample, dilation):
+        return None
+    if subsample != 1:
+        return None
+    dilated = (kernel_shape - 1) * dilation + 1
+    if border_mode == "half":
+        pad = dilated // 2
+    elif border_mode == "full":
+        pad = dilated - 1
+    elif border_mode == "valid":
+        pad = 0
+    else:
+        pad = _symmetric(border_mode) if isinstance(border_mode, tuple) else border_mode
+        if pad < 0:
+            raise ValueError("get_conv_gradinputs_shape: border_mode must be >= 0")
+    return top_shape + dilated - 1 - 2 * pad
+
+
+def get_conv_gradinputs_shape(kernel_shape, top_shape, border_mode, subsample,
+                              filter_dilation=None, num_groups=1):
+    """Theano's: the image's shape of an inputs' gradient, (batch, channels, spatial
+    lengths), None where undecided (see the 1-axis form)."""
+    convdim = len(top_shape) - 2
+    dilation = filter_dilation if filter_dilation is not None else (1,) * convdim
+    channels = kernel_shape[1]
+    if num_groups > 1 and channels is not None:
+        channels = channels * num_groups
+    borders = _paddings(border_mode, convdim)
+    return (top_shape[0], channels) + tuple(
+        get_conv_gradinputs_shape_1axis(kernel_shape[-convdim + axis], top_shape[2 + axis],
+                                        borders[axis], subsample[axis], dilation[axis])
+        for axis in range(convdim))
+
+
+def check_conv_gradinputs_shape(image_shape, kernel_shape, output_shape, border_mode,
+                                subsample, filter_dilation=None) -> bool:
+    """Theano's: False when a convolution of these image and filter shapes and options
+    cannot give `output_shape`; True when it gives it, or where a length is None or not a
+    constant (nothing to check)."""
+    image_shape, kernel_shape = tuple(image_shape), tuple(kernel_shape)
+    output_shape = tuple(output_shape)
+    if not len(image_shape) == len(kernel_shape) == len(output_shape):
+        return False
+    if len(image_shape) - 2 != len(subsample) or (
+            filter_dilation is not None and len(image_shape) - 2 != len(filter_dilation)):
+        return False
+    computed = get_conv_output_shape(image_shape, kernel_shape, border_mode, subsample,
+                                     filter_dilation)
+
+    def agrees(given, want) -> bool:
+        if given is None or want is None:
+            return True
+        try:
+            return int(get_scalar_constant_value(given)) == int(
+                get_scalar_constant_value(want))
+        except NotScalarConstantError:
+            return True
+
+    return all(agrees(given, want) for given, want in zip(output_shape, computed))
+
+
+def assert_conv_shape(shape) -> tuple:
+    """Theano's: `shape` (of a convolution's input, output or filters) with each length
+    checked: the first two >= 0, the spatial ones > 0. A constant that fails raises
+    ValueError now; the others are wrapped in an Assert that raises AssertionError when the
+    function runs."""
+    from sympile.tensor.math import ge, gt
+    from sympile.tensor.raise_op import Assert
+
+    checked = []
+    for axis, length in enumerate(shape):
+        relation, compare = (">= 0", ge) if axis < 2 else ("> 0", gt)
+        message = (f"The convolution would produce an invalid shape (dim[{axis}] must be "
+                   f"{relation})")
+        try:
+            value = get_scalar_constant_value(length)
+        except NotScalarConstantError:
+            checked.append(Assert(message)(length, compare(length, 0)))
+            continue
+        if not (value >= 0 if axis < 2 else value > 0):
+            raise ValueError(f"{message}, got {value}")
+        checked.append(length)
+    return tuple(checked)
+
+
+def assert_shape(x, expected_shape, msg: str = "Unexpected shape."):
+    """Theano's: x wrapped in an Assert that raises AssertionError(msg) when the function
+    runs and x's shape differs from `expected_shape` where it gives a length (None: not
+    checked); x itself when nothing is to be checked."""
+    from sympile.tensor.math import eq
+    from sympile.tensor.raise_op import Assert
+
+    if expected_shape is None or not config.conv.assert_shape:
+        return x
+    x = as_tensor_variable(x, argument="x")
+    tests = [eq(x.shape[axis], length) for axis, length in enumerate(expected_shape)
+             if length is not None]
+    return Assert(msg)(x, *tests) if tests else x
 
 
 class _AbstractConvBase(Op):

@@ -437,3 +437,60 @@ def test_bilinear_upsampling_arguments_and_gradient():
                                [[1, 2, 1], [2, 4, 2], [1, 2, 1]])
     verify_grad(lambda a: abstract_conv.bilinear_upsampling(a, 2),
                 [np.random.default_rng(0).normal(size=(1, 2, 3, 3))], rng=0)
+
+
+@given(length=st.integers(1, 19), kernel=st.integers(1, 9),
+       border=st.sampled_from(["valid", "half", "full", (0, 0), (2, 1)]),
+       step=st.integers(1, 3), dilation=st.integers(1, 3))
+def test_theano_shape_functions_invert_the_output_shape(length, kernel, border, step,
+                                                        dilation):
+    """Theano's get_conv_gradinputs_shape and get_conv_gradweights_shape give back the
+    image's and the filters' shapes from the output's where the geometry decides them (None
+    where it does not), and check_conv_gradinputs_shape accepts exactly the output shape
+    the convolution gives (and None or symbolic lengths)."""
+    image, filters = (5, 6, length, length + 1), (7, 6, kernel, kernel)
+    dilations = (dilation, dilation)
+    output = abstract_conv.get_conv_output_shape(image, filters, border, (1, 1), dilations)
+    if min(output[2:]) < 1:
+        return
+    assert abstract_conv.get_conv_gradinputs_shape(filters, output, border, (1, 1),
+                                                   dilations) == image
+    weights = abstract_conv.get_conv_gradweights_shape(image, output, border, (1, 1),
+                                                       dilations)
+    assert weights == (filters[:2] + (None, None) if border == "half" else filters)
+    assert abstract_conv.get_conv_gradinputs_shape(filters, output, border, (2, 1),
+                                                   dilations) == image[:2] + (None, image[3])
+    strided = abstract_conv.get_conv_output_shape(image, filters, border, (step, step),
+                                                  dilations)
+    check = abstract_conv.check_conv_gradinputs_shape
+    assert check(image, filters, strided, border, (step, step), dilations)
+    assert check(image, filters, (None, None, strided[2], T.iscalar()), border,
+                 (step, step), dilations)
+    assert not check(image, filters, (1,) + strided[1:], border, (step, step), dilations)
+    for offset in (-2, 1):
+        assert not check(image, filters, strided[:3] + (strided[3] + offset,), border,
+                         (step, step), dilations)
+
+
+def test_assert_conv_shape_and_assert_shape():
+    """Theano's assert_conv_shape: batch and channels >= 0, spatial lengths > 0, checked
+    when the function runs (AssertionError) or at once for constants (ValueError);
+    assert_shape: the given lengths checked when the function runs."""
+    shape = tuple(T.iscalar() for _ in range(4))
+    f = sympile.function(list(shape), list(abstract_conv.assert_conv_shape(shape)))
+    assert [int(v) for v in f(1, 2, 3, 4)] == [1, 2, 3, 4]
+    assert [int(v) for v in f(0, 0, 1, 1)] == [0, 0, 1, 1]
+    for bad in ((3, 3, 3, 0), (3, 3, -1, 3), (3, -1, 3, 3)):
+        with pytest.raises(AssertionError, match="invalid shape"):
+            f(*bad)
+    with pytest.raises(ValueError, match=r"dim\[2\] must be > 0"):
+        abstract_conv.assert_conv_shape((1, 2, 0, 3))
+    x, rows, cols = T.tensor4("x"), T.iscalar("rows"), T.iscalar("cols")
+    g = sympile.function([x, rows, cols],
+                         abstract_conv.assert_shape(x, [None, rows, cols, None], "bad x"))
+    value = np.ones((3, 5, 7, 11))
+    np.testing.assert_array_equal(g(value, 5, 7), value)
+    for bad in ((5, 0), (0, 7), (7, 7)):
+        with pytest.raises(AssertionError, match="bad x"):
+            g(value, *bad)
+    assert abstract_conv.assert_shape(x, [None] * 4) is x
