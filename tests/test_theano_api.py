@@ -412,3 +412,29 @@ def test_theano_module_paths_of_round_three():
     assert theano.sparse.enable_sparse is True
     assert theano.tensor.elemwise.CAReduce is theano.tensor.CAReduce
     assert theano.tensor.nnet.sigm.ultra_fast_sigmoid is theano.tensor.nnet.ultra_fast_sigmoid
+
+
+def test_optdb_queries_rewrite_a_graph_as_the_modes_do():
+    """Theano's theano.compile.mode.optdb.query(OPT_FAST_RUN).optimize(fgraph), and
+    gof.Query's selection by tags: FAST_RUN's rewrites turn exp(x) / sum(exp(x)) into a
+    softmax; without the stabilize rewrites it stays, OPT_NONE changes nothing, and Theano's
+    position-based options are refused."""
+    from sympile.compile import mode
+
+    x = T.dmatrix("x")
+    ratio = T.exp(x) / T.exp(x).sum(axis=1, keepdims=True)
+
+    def ops_after(query):
+        fgraph = theano.FunctionGraph([x], [ratio])
+        mode.optdb.query(query).optimize(fgraph)
+        return [type(node.op).__name__ for node in fgraph.toposort()]
+
+    assert ops_after(mode.OPT_FAST_RUN) == ["Softmax"]
+    assert "Softmax" not in ops_after(theano.gof.Query(include=["fast_run"],
+                                                       exclude=["stabilize"]))
+    assert ops_after(mode.OPT_NONE) == ops_after(theano.gof.Query(include=[]))
+    assert "Softmax" not in ops_after(mode.OPT_NONE)
+    with pytest.raises(NotImplementedError, match="position_cutoff"):
+        theano.gof.Query(include=["fast_run"], position_cutoff=1.5)
+    with pytest.raises(TypeError, match="given whole"):
+        mode.optdb.query(mode.OPT_FAST_RUN, exclude=["merge"])

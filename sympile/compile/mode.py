@@ -240,6 +240,13 @@ PREDEFINED_MODES: dict[str, Mode] = {
 # Theano's compile.mode.FAST_RUN and FAST_COMPILE: the predefined modes themselves.
 FAST_RUN = PREDEFINED_MODES["FAST_RUN"]
 FAST_COMPILE = PREDEFINED_MODES["FAST_COMPILE"]
+# Theano's optdb (the database every mode's rewrites come from) and its queries:
+# optdb.query(OPT_FAST_RUN).optimize(fgraph) rewrites a graph as FAST_RUN does.
+optdb = rewrite_db
+OPT_NONE = RewriteQuery()
+OPT_MERGE = RewriteQuery(include=("merge",))
+OPT_FAST_RUN = RewriteQuery(include=("fast_run",))
+OPT_FAST_COMPILE = RewriteQuery(include=("fast_compile",))
 
 
 

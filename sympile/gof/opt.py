@@ -144,14 +144,7 @@ class Optimizer(GraphRewriter):
 GlobalOptimizer = Optimizer
 
 
-class _TheanoNames:
-    """optimize(fgraph), Theano's name for applying a graph rewriter."""
-
-    def optimize(self, fgraph: FunctionGraph) -> bool:
-        return self.apply(fgraph)
-
-
-class TopoOptimizer(_TheanoNames, WalkingGraphRewriter):
+class TopoOptimizer(WalkingGraphRewriter):
     """Theano's TopoOptimizer: one walk applying `local_opt` (one or a list), in order
     'in_to_out' or 'out_to_in'."""
 
@@ -179,7 +172,7 @@ def out2in(*local_opts: NodeRewriter, name: str | None = None,
                          name)
 
 
-class EquilibriumOptimizer(_TheanoNames, EquilibriumGraphRewriter):
+class EquilibriumOptimizer(EquilibriumGraphRewriter):
     """Theano's EquilibriumOptimizer: applies local and global optimizers until none changes
     the graph; max_use_ratio bounds the changes per optimizer (x the number of nodes)."""
 
@@ -194,7 +187,7 @@ class EquilibriumOptimizer(_TheanoNames, EquilibriumGraphRewriter):
         super().__init__(optimizers, 10.0 if max_use_ratio is None else max_use_ratio, name)
 
 
-class SeqOptimizer(_TheanoNames, SequentialGraphRewriter):
+class SeqOptimizer(SequentialGraphRewriter):
     """Theano's SeqOptimizer: its graph optimizers once each, in order (given as arguments
     or as one list)."""
 

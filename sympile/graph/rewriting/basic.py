@@ -230,12 +230,16 @@ def apply_node_rewriter(fgraph: FunctionGraph, rewriter: NodeRewriter, node: App
 
 class GraphRewriter(Rewriter):
     """Rewrites a whole FunctionGraph in place. apply(fgraph) returns True if it changed
-    anything; calling the rewriter is the same as apply (so it can be a Mode's rewriter)."""
+    anything; calling the rewriter, or optimize(fgraph) (Theano's name), is the same as
+    apply (so it can be a Mode's rewriter)."""
 
     def apply(self, fgraph: FunctionGraph) -> bool:
         raise NotImplementedError(f"{type(self).__name__}.apply")
 
     def __call__(self, fgraph: FunctionGraph) -> bool:
+        return self.apply(fgraph)
+
+    def optimize(self, fgraph: FunctionGraph) -> bool:
         return self.apply(fgraph)
 
 

@@ -191,10 +191,16 @@ class RewriteDatabase:
                          else rewriter)
         return SequentialGraphRewriter(steps, name=self.name)
 
-    def query(self, include: Sequence[str] = (), exclude: Sequence[str] = (),
+    def query(self, include: Sequence[str] | RewriteQuery = (), exclude: Sequence[str] = (),
               require: Sequence[str] = ()) -> GraphRewriter:
         """The GraphRewriter of the entries that have a tag (or name) in include, every tag of
-        require and none of exclude."""
+        require and none of exclude; or of a RewriteQuery given whole (Theano's
+        optdb.query(OPT_FAST_RUN))."""
+        if isinstance(include, RewriteQuery):
+            if exclude or require:
+                raise TypeError(f"{self.name}.query: a RewriteQuery is given whole; exclude "
+                                f"and require go into it")
+            return self.query_rewriter(include)
         return self.query_rewriter(RewriteQuery(tuple(include), tuple(exclude),
                                                 tuple(require)))
 
