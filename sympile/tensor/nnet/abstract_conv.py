@@ -51,6 +51,7 @@ __all__ = ["AbstractConv", "AbstractConvGradInputs", "AbstractConvGradWeights",
            "AbstractConv3d", "AbstractConv3d_gradWeights", "AbstractConv3d_gradInputs",
            "conv2d", "conv3d", "conv2d_grad_wrt_inputs", "conv2d_grad_wrt_weights",
            "conv3d_grad_wrt_inputs", "conv3d_grad_wrt_weights", "conv2d_transpose",
+           "separable_conv2d", "separable_conv3d",
            "bilinear_kernel_1D", "bilinear_kernel_2D", "bilinear_upsampling",
            "get_conv_output_shape", "get_conv_shape_1axis", "get_conv_gradweights_shape",
            "get_conv_gradweights_shape_1axis", "get_conv_gradinputs_shape",
@@ -809,6 +810,47 @@ def conv3d(input, filters, input_shape=None, filter_shape=None, border_mode="val
     (output channels, channels / num_groups, depth, rows, columns)."""
     return _conv(3, input, filters, input_shape, filter_shape, border_mode, subsample,
                  filter_flip, filter_dilation, num_groups)
+
+
+def _separable(convdim, input, depthwise_filters, pointwise_filters, num_channels,
+               input_shape, depthwise_filter_shape, pointwise_filter_shape, border_mode,
+               subsample, filter_flip, filter_dilation):
+    depthwise = _conv(convdim, input, depthwise_filters, input_shape, depthwise_filter_shape,
+                      border_mode, subsample, filter_flip, filter_dilation, num_channels)
+    image, kernel = _numeric(input_shape), _numeric(depthwise_filter_shape)
+    depthwise_shape = None
+    if image is not None and kernel is not None:
+        label = f"separable_conv{convdim}d"
+        depthwise_shape = get_conv_output_shape(
+            image, kernel, _border_mode(border_mode, convdim, label),
+            _per_dimension(subsample, convdim, "subsample", label, 1),
+            _per_dimension(filter_dilation, convdim, "filter_dilation", label, 1))
+    return _conv(convdim, depthwise, pointwise_filters, depthwise_shape,
+                 pointwise_filter_shape, "valid", 1, filter_flip, 1, 1)
+
+
+def separable_conv2d(input, depthwise_filters, pointwise_filters, num_channels,
+                     input_shape=None, depthwise_filter_shape=None,
+                     pointwise_filter_shape=None, border_mode="valid", subsample=(1, 1),
+                     filter_flip=True, filter_dilation=(1, 1)):
+    """Theano's separable_conv2d: a depthwise convolution (each of the num_channels input
+    channels by its own depthwise_filters (channels x multiplier, 1, rows, columns): groups
+    of one channel; border_mode, subsample and filter_dilation apply to it) then a pointwise
+    one (pointwise_filters (outputs, channels x multiplier, 1, 1)) mixing the channels."""
+    return _separable(2, input, depthwise_filters, pointwise_filters, num_channels,
+                      input_shape, depthwise_filter_shape, pointwise_filter_shape,
+                      border_mode, subsample, filter_flip, filter_dilation)
+
+
+def separable_conv3d(input, depthwise_filters, pointwise_filters, num_channels,
+                     input_shape=None, depthwise_filter_shape=None,
+                     pointwise_filter_shape=None, border_mode="valid", subsample=(1, 1, 1),
+                     filter_flip=True, filter_dilation=(1, 1, 1)):
+    """Theano's separable_conv3d: separable_conv2d's depthwise then pointwise convolutions
+    on (batch, channels, depth, rows, columns)."""
+    return _separable(3, input, depthwise_filters, pointwise_filters, num_channels,
+                      input_shape, depthwise_filter_shape, pointwise_filter_shape,
+                      border_mode, subsample, filter_flip, filter_dilation)
 
 
 def _spatial_shape(shape: Any, convdim: int, label: str) -> Variable:

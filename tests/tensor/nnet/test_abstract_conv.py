@@ -494,3 +494,31 @@ def test_assert_conv_shape_and_assert_shape():
         with pytest.raises(AssertionError, match="bad x"):
             g(value, *bad)
     assert abstract_conv.assert_shape(x, [None] * 4) is x
+
+
+@pytest.mark.parametrize("convdim, options", [
+    (2, dict()), (2, dict(border_mode="half", subsample=(2, 1), filter_flip=False)),
+    (2, dict(border_mode=1, filter_dilation=(2, 1))), (3, dict()),
+    (3, dict(border_mode="full", filter_flip=False))])
+def test_separable_convolutions(convdim, options):
+    """Theano's separable_conv2d and separable_conv3d: each channel convolved by its own
+    depthwise filters (two per channel here), then the pointwise filters mixing them,
+    against the convolutions' definition; with the shape hints given, the same values."""
+    rng = np.random.default_rng(11)
+    spatial = (7, 6) if convdim == 2 else (4, 5, 4)
+    x_value = rng.standard_normal((2, 3, *spatial))
+    depthwise = rng.standard_normal((6, 1) + (3,) * convdim)
+    pointwise = rng.standard_normal((4, 6) + (1,) * convdim)
+    expected = reference_conv(reference_conv(x_value, depthwise, num_groups=3, **options),
+                              pointwise, filter_flip=options.get("filter_flip", True))
+    tensor = T.dtensor4 if convdim == 2 else T.dtensor5
+    x, d, p = tensor("x"), tensor("d"), tensor("p")
+    separable = (abstract_conv.separable_conv2d if convdim == 2
+                 else abstract_conv.separable_conv3d)
+    plain = separable(x, d, p, 3, **options)
+    hinted = separable(x, d, p, 3, input_shape=x_value.shape,
+                       depthwise_filter_shape=depthwise.shape,
+                       pointwise_filter_shape=pointwise.shape, **options)
+    f = sympile.function([x, d, p], [plain, hinted])
+    for value in f(x_value, depthwise, pointwise):
+        np.testing.assert_allclose(value, expected, rtol=1e-10, atol=1e-10)
