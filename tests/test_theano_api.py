@@ -438,3 +438,75 @@ def test_optdb_queries_rewrite_a_graph_as_the_modes_do():
         theano.gof.Query(include=["fast_run"], position_cutoff=1.5)
     with pytest.raises(TypeError, match="given whole"):
         mode.optdb.query(mode.OPT_FAST_RUN, exclude=["merge"])
+
+
+def test_custom_scalar_ops_in_theanos_form():
+    """A custom scalar op written as for Theano: a UnaryScalarOp / BinaryScalarOp subclass
+    whose impl takes scalars, built with an output_types_preference and a name; Elemwise
+    applies it element by element, alone and fused with other ops, on both backends."""
+    import math
+
+    from sympile import scalar
+
+    class Gamma(scalar.UnaryScalarOp):
+        def impl(self, x):
+            return math.gamma(x)
+
+    class Larger(scalar.BinaryScalarOp):
+        def impl(self, a, b):
+            return a if a > b else b
+
+    gamma = T.Elemwise(Gamma(scalar.upgrade_to_float, name="gamma_by_hand"))
+    larger = T.Elemwise(Larger(scalar.transfer_type(1)))
+    i, f, d = T.ivector("i"), T.fvector("f"), T.dvector("d")
+    assert str(gamma) == "Elemwise{gamma_by_hand,no_inplace}"
+    assert (gamma(i).dtype, gamma(f).dtype, larger(d, i).dtype) == ("float64", "float32",
+                                                                    "int32")
+    i_value = np.array([1, 2, 5], "int32")
+    f_value = np.array([0.5, 1.5, 3.0], "float32")
+    d_value = np.array([1.5, -2.0, 7.0])
+    want = [np.array([math.gamma(v) for v in i_value]),
+            np.array([math.gamma(v) * 2 + 1 for v in f_value], "float32"),
+            np.array([1, 2, 7], "int32")]
+    for mode in ("FAST_RUN", "FAST_COMPILE", C_MODE):
+        outputs = theano.function([i, f, d], [gamma(i), gamma(f) * 2 + 1, larger(d, i)],
+                                  mode=mode)(i_value, f_value, d_value)
+        for got, expected in zip(outputs, want):
+            assert got.dtype == expected.dtype
+            np.testing.assert_allclose(got, expected, rtol=1e-6)
+    assert Gamma(scalar.same_out) == Gamma(scalar.same_out)
+    assert hash(Gamma(scalar.same_out)) == hash(Gamma(scalar.same_out))
+    assert Gamma(scalar.same_out) != Gamma(scalar.upgrade_to_float)
+    with pytest.raises(NotImplementedError, match="output_types_preference"):
+        T.Elemwise(Gamma())(f)
+    with pytest.raises(TypeError, match="must be a function"):
+        Gamma("float64")
+
+
+def test_theanos_output_types_preferences():
+    from sympile import scalar
+
+    def dtypes(preference, *names):
+        return tuple(t.dtype for t in preference(*(scalar.get_scalar_type(n) for n in names)))
+
+    assert dtypes(scalar.upcast_out, "int8", "float32") == ("float32",)
+    assert dtypes(scalar.upcast_out_min8, "bool", "bool") == ("int8",)
+    assert dtypes(scalar.upgrade_to_float, "int16") == ("float32",)
+    assert dtypes(scalar.upgrade_to_float, "int32", "float32") == ("float64",)
+    assert dtypes(scalar.upgrade_to_float, "float16") == ("float16",)
+    assert dtypes(scalar.upgrade_to_float64, "int8") == ("float64",)
+    assert dtypes(scalar.same_out, "uint16") == ("uint16",)
+    assert dtypes(scalar.same_out_min8, "bool") == ("int8",)
+    assert dtypes(scalar.int_out, "float32") == ("int64",)
+    assert dtypes(scalar.float_out, "int8") == ("float64",)
+    assert dtypes(scalar.transfer_type(1, None, "int16"), "int8", "float32") == (
+        "float32", "float32", "int16")
+    assert dtypes(scalar.specific_out(scalar.float32, "int8"), "float64") == ("float32",
+                                                                              "int8")
+    for refusing, argument in ((scalar.upcast_out_nobool, "bool"),
+                               (scalar.same_out_nocomplex, "complex64"),
+                               (scalar.upgrade_to_float_no_complex, "complex128")):
+        with pytest.raises(TypeError, match="not supported"):
+            dtypes(refusing, argument)
+    with pytest.raises(TypeError, match="input index"):
+        scalar.transfer_type(1.5)

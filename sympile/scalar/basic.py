@@ -136,21 +136,67 @@ class ScalarOp(Op):
     # one of them, as in numpy.where.
     promoted_inputs: tuple[int, ...] | None = None
 
+    def __init__(self, output_types_preference: Callable[..., Any] | None = None,
+                 name: str | None = None):
+        """Theano's constructor of a custom scalar op: output_types_preference, a function
+        of the inputs' ScalarTypes giving the outputs' (upgrade_to_float, same_out,
+        transfer_type(0), ...), and a name; without it, numpy's result dtypes (probed)."""
+        if output_types_preference is not None:
+            if not callable(output_types_preference):
+                raise TypeError(f"{type(self).__name__}: output_types_preference must be a "
+                                f"function of the inputs' types, got "
+                                f"{output_types_preference!r}")
+            self.output_types_preference = output_types_preference
+        if name is not None:
+            self._instance_name = name
+
     @property
     def name(self) -> str:
-        return type(self).__name__.lower()
+        return self.__dict__.get("_instance_name") or type(self).__name__.lower()
 
     def __str__(self):
         if self.__props__:
             return super().__str__()
         return self.name
 
+    def _theano_options(self) -> tuple:
+        return (self.__dict__.get("output_types_preference"),
+                self.__dict__.get("_instance_name"))
+
+    def __eq__(self, other: object) -> bool:
+        return super().__eq__(other) and self._theano_options() == other._theano_options()
+
+    def __hash__(self) -> int:
+        return hash((super().__hash__(), self._theano_options()))
+
     def impl(self, *inputs: Any) -> Any:
         return type(self).nfunc(*inputs)
 
+    @property
+    def impl_takes_arrays(self) -> bool:
+        """Whether impl takes whole arrays (sympile's ops: their numpy function) or, as in
+        Theano's contract, scalars (the impl of a custom op written outside sympile, applied
+        element by element: see elementwise_impl)."""
+        owner = next(cls for cls in type(self).__mro__ if "impl" in cls.__dict__)
+        return owner.__module__.split(".")[0] == "sympile"
+
     def output_dtypes(self, *input_dtypes: str) -> tuple[str, ...]:
-        """numpy's result dtype(s) for inputs of these dtypes; TypeError if numpy has none."""
+        """The output_types_preference's dtypes where the op has one, else numpy's result
+        dtype(s) for inputs of these dtypes; TypeError if numpy has none."""
+        preference = getattr(self, "output_types_preference", None)
+        if preference is not None:
+            types = preference(*(get_scalar_type(d) for d in input_dtypes))
+            if len(types) != self.nout:
+                raise TypeError(f"{self}: output_types_preference gave {len(types)} types "
+                                f"for {self.nout} output(s)")
+            return tuple(normalize_dtype(t.dtype) for t in types)
+        if not self.impl_takes_arrays:
+            raise NotImplementedError(f"{self}: a scalar op whose impl takes scalars needs "
+                                      f"an output_types_preference (Theano's constructor "
+                                      f"argument) to give its output types")
         return _probe_output_dtypes(self, tuple(input_dtypes))
+
+
 
     def make_node(self, *inputs):
         if len(inputs) != self.nin:
@@ -170,6 +216,165 @@ class ScalarOp(Op):
     # it for the ops of this module); None where the op has no C code. c_rules also binds
     # c_scalar(), which calls it.
     c_rule: Callable[[CScalar], CScalarCode | None] | None = None
+
+
+class UnaryScalarOp(ScalarOp):
+    """Theano's base of a custom scalar op of one input."""
+
+    nin = 1
+
+
+class BinaryScalarOp(ScalarOp):
+    """Theano's base of a custom scalar op of two inputs."""
+
+    nin = 2
+
+
+# Theano's output_types_preference functions: each takes the inputs' ScalarTypes and gives
+# the outputs'.
+
+def _types(*dtypes: str) -> tuple[ScalarType, ...]:
+    return tuple(get_scalar_type(dtype) for dtype in dtypes)
+
+
+def _refuse(kind: str, types) -> None:
+    for t in types:
+        if np.dtype(t.dtype).kind == kind:
+            name = {"c": "complex", "b": "bool"}[kind]
+            raise TypeError(f"{name} inputs are not supported here, got {t.dtype}")
+
+
+def upcast_out(*types: ScalarType) -> tuple[ScalarType, ...]:
+    """The inputs' common dtype (numpy's promotion)."""
+    return _types(upcast(*(t.dtype for t in types)))
+
+
+def upcast_out_nobool(*types: ScalarType) -> tuple[ScalarType, ...]:
+    """upcast_out, refusing a bool result."""
+    result = upcast_out(*types)
+    _refuse("b", result)
+    return result
+
+
+def upcast_out_min8(*types: ScalarType) -> tuple[ScalarType, ...]:
+    """upcast_out, a bool result made int8."""
+    result = upcast_out(*types)
+    return _types("int8") if result[0].dtype == "bool" else result
+
+
+def upcast_out_no_complex(*types: ScalarType) -> tuple[ScalarType, ...]:
+    """upcast_out, refusing complex inputs."""
+    _refuse("c", types)
+    return upcast_out(*types)
+
+
+# Theano's float for each integer: float32 where it holds every value, else float64.
+_TO_FLOAT = {"bool": "float32", "int8": "float32", "uint8": "float32", "int16": "float32",
+             "uint16": "float32", "int32": "float64", "uint32": "float64",
+             "int64": "float64", "uint64": "float64"}
+
+
+def upgrade_to_float(*types: ScalarType) -> tuple[ScalarType, ...]:
+    """The common dtype of the inputs, integers counted as the float that holds them."""
+    return _types(upcast(*(_TO_FLOAT.get(t.dtype, t.dtype) for t in types)))
+
+
+def upgrade_to_float64(*types: ScalarType) -> tuple[ScalarType, ...]:
+    return _types("float64")
+
+
+def upgrade_to_float_no_complex(*types: ScalarType) -> tuple[ScalarType, ...]:
+    """upgrade_to_float, refusing complex inputs."""
+    _refuse("c", types)
+    return upgrade_to_float(*types)
+
+
+def same_out(type: ScalarType) -> tuple[ScalarType, ...]:
+    """The input's type."""
+    return (type,)
+
+
+def same_out_nobool(type: ScalarType) -> tuple[ScalarType, ...]:
+    _refuse("b", (type,))
+    return (type,)
+
+
+def same_out_min8(type: ScalarType) -> tuple[ScalarType, ...]:
+    return _types("int8") if type.dtype == "bool" else (type,)
+
+
+def same_out_nocomplex(type: ScalarType) -> tuple[ScalarType, ...]:
+    _refuse("c", (type,))
+    return (type,)
+
+
+def int_out(*types: ScalarType) -> tuple[ScalarType, ...]:
+    return _types("int64")
+
+
+def int_out_nocomplex(*types: ScalarType) -> tuple[ScalarType, ...]:
+    _refuse("c", types)
+    return _types("int64")
+
+
+def float_out(*types: ScalarType) -> tuple[ScalarType, ...]:
+    return _types("float64")
+
+
+def float_out_nocomplex(*types: ScalarType) -> tuple[ScalarType, ...]:
+    _refuse("c", types)
+    return _types("float64")
+
+
+class transfer_type:
+    """Theano's transfer_type(*transfer): output j gets the type of input transfer[j] (an
+    index), the dtype transfer[j] names (a string), or the inputs' common type (None)."""
+
+    def __init__(self, *transfer: int | str | None):
+        for entry in transfer:
+            if not (entry is None or isinstance(entry, str)
+                    or (isinstance(entry, int) and not isinstance(entry, bool))):
+                raise TypeError(f"transfer_type: each entry must be an input index, a dtype "
+                                f"or None, got {entry!r}")
+        self.transfer = transfer
+
+    def __call__(self, *types: ScalarType) -> tuple[ScalarType, ...]:
+        return tuple(upcast_out(*types)[0] if entry is None
+                     else get_scalar_type(entry) if isinstance(entry, str)
+                     else types[entry] for entry in self.transfer)
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.transfer == self.transfer
+
+    def __hash__(self) -> int:
+        return hash((type(self), self.transfer))
+
+    def __str__(self) -> str:
+        return f"transfer_type{{{self.transfer}}}"
+
+
+class specific_out:
+    """Theano's specific_out(*types): these output types whatever the inputs'."""
+
+    def __init__(self, *spec: Any):
+        self.spec = tuple(get_scalar_type(getattr(t, "dtype", t)) for t in spec)
+
+    def __call__(self, *types: ScalarType) -> tuple[ScalarType, ...]:
+        return self.spec
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other.spec == self.spec
+
+    def __hash__(self) -> int:
+        return hash((type(self), self.spec))
+
+
+def elementwise_impl(op: ScalarOp, *inputs: Any) -> Any:
+    """op's impl over (broadcast) arrays: at once where it takes arrays, else element by
+    element (numpy.frompyfunc; object arrays, which the caller casts to the output dtypes)."""
+    if op.impl_takes_arrays:
+        return op.impl(*inputs)
+    return np.frompyfunc(op.impl, op.nin, op.nout)(*inputs)
 
 
 @functools.cache

@@ -14,7 +14,14 @@ import numpy as np
 
 from sympile.graph.basic import Apply, Constant, Variable, io_toposort
 from sympile.graph.ccode import C_TYPES
-from sympile.scalar.basic import DISCRETE_DTYPES, ScalarOp, ScalarType, add, get_scalar_type
+from sympile.scalar.basic import (
+    DISCRETE_DTYPES,
+    ScalarOp,
+    ScalarType,
+    add,
+    elementwise_impl,
+    get_scalar_type,
+)
 from sympile.scalar.c_rules import CScalarCode, c_literal
 
 __all__ = ["Composite"]
@@ -70,7 +77,7 @@ class Composite(ScalarOp):
         values: dict[Variable, Any] = dict(zip(self.inputs, inputs))
         for node in self.nodes:
             arguments = [v.data if isinstance(v, Constant) else values[v] for v in node.inputs]
-            results = node.op.impl(*arguments)
+            results = elementwise_impl(node.op, *arguments)
             if len(node.outputs) == 1:
                 results = (results,)
             for variable, result in zip(node.outputs, results):

@@ -11,7 +11,7 @@ import numpy as np
 
 from sympile.graph.basic import Apply, Constant, Variable
 from sympile.graph.op import Op
-from sympile.scalar.basic import ScalarOp
+from sympile.scalar.basic import ScalarOp, elementwise_impl
 from sympile.tensor.elemwise.elemwise_c import dimshuffle_c_code, elemwise_c_code
 from sympile.tensor.type import tensor_type
 from sympile.tensor.variable import as_tensor_variable, constant, is_python_scalar
@@ -96,7 +96,9 @@ def _weak_scalar_dtype(value: Any, tensor_dtypes: list[str]) -> str | None:
 
 def _numpy_output_dtypes(op: Elemwise, probes: Sequence[Any]) -> tuple[str, ...] | None:
     """The output dtypes numpy gives the op on `probes` (empty arrays and Python scalars, which
-    numpy treats as weak); None where numpy refuses."""
+    numpy treats as weak); None where numpy refuses or the op is not numpy's."""
+    if not op.scalar_op.impl_takes_arrays:
+        return None
     try:
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -222,7 +224,7 @@ class Elemwise(Op):
     def perform(self, node, inputs, output_storage):
         check_runtime_broadcast(self, node.inputs, inputs)
         with np.errstate(all="ignore"):
-            results = self.scalar_op.impl(*inputs)
+            results = elementwise_impl(self.scalar_op, *inputs)
         if len(node.outputs) == 1:
             results = (results,)
         for storage, result, variable in zip(output_storage, results, node.outputs):
