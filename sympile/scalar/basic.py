@@ -177,8 +177,7 @@ class ScalarOp(Op):
         """Whether impl takes whole arrays (sympile's ops: their numpy function) or, as in
         Theano's contract, scalars (the impl of a custom op written outside sympile, applied
         element by element: see elementwise_impl)."""
-        owner = next(cls for cls in type(self).__mro__ if "impl" in cls.__dict__)
-        return owner.__module__.split(".")[0] == "sympile"
+        return _impl_takes_arrays(type(self))
 
     def output_dtypes(self, *input_dtypes: str) -> tuple[str, ...]:
         """The output_types_preference's dtypes where the op has one, else numpy's result
@@ -367,6 +366,12 @@ class specific_out:
 
     def __hash__(self) -> int:
         return hash((type(self), self.spec))
+
+
+@functools.cache
+def _impl_takes_arrays(cls: type) -> bool:
+    owner = next(klass for klass in cls.__mro__ if "impl" in klass.__dict__)
+    return owner.__module__.split(".")[0] == "sympile"
 
 
 def elementwise_impl(op: ScalarOp, *inputs: Any) -> Any:
