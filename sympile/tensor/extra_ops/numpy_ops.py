@@ -1,11 +1,13 @@
 """Ops that run numpy's function of the same name, for Theano's theano.tensor.extra_ops:
-bincount, bartlett, unique (Unique), fill_diagonal_offset and cpu_contiguous; squeeze is
-sympile.tensor.shape's, named here as Theano did.
+bincount, bartlett, unique (Unique), ravel_multi_index (RavelMultiIndex), unravel_index
+(UnravelIndex), fill_diagonal_offset and cpu_contiguous; squeeze is sympile.tensor.shape's,
+named here as Theano did.
 
 The lengths of bincount's, bartlett's and unique's outputs depend on the values: their C
 backend calls perform(). Derivatives: bincount is linear in its weights (the gradient of a
 weight is the output gradient at its bin); cpu_contiguous passes gradients through; the
-integer inputs and results are disconnected; unique has none (its outputs are piecewise
+integer inputs and results are disconnected; unique, ravel_multi_index and unravel_index
+have none (its outputs are piecewise
 constant or integers).
 """
 
@@ -21,14 +23,16 @@ from sympile.graph.op import Op
 from sympile.scalar.basic import INTEGER_DTYPES
 from sympile.tensor import math as tensor_math
 from sympile.tensor.basic import arange
+from sympile.tensor.constant_value import get_vector_length
 from sympile.tensor.extra_ops.ops import scalar_of_dtype
 from sympile.tensor.shape.ops import PassThroughOp, squeeze
 from sympile.tensor.subtensor import set_subtensor
 from sympile.tensor.type import is_discrete, tensor_type
 from sympile.tensor.variable import as_tensor_variable
 
-__all__ = ["BinCount", "Bartlett", "CpuContiguous", "Unique", "bartlett", "bincount",
-           "cpu_contiguous", "fill_diagonal_offset", "squeeze", "unique"]
+__all__ = ["BinCount", "Bartlett", "CpuContiguous", "RavelMultiIndex", "Unique", "UnravelIndex",
+           "bartlett", "bincount", "cpu_contiguous", "fill_diagonal_offset",
+           "ravel_multi_index", "squeeze", "unique", "unravel_index"]
 
 def _integer(value: Any, function: str, argument: str, ndim: int) -> Variable:
     variable = as_tensor_variable(value, op=function, argument=argument)
@@ -162,6 +166,108 @@ def unique(x: Any, return_index: bool = False, return_inverse: bool = False,
            return_counts: bool = False, axis: int | None = None) -> Any:
     """numpy.unique as an op: the values, or a list with the outputs asked for."""
     return Unique(return_index, return_inverse, return_counts, axis)(x)
+
+
+def _index_tensor(value: Any, function: str, argument: str) -> Variable:
+    variable = as_tensor_variable(value, op=function, argument=argument)
+    if variable.type.dtype not in INTEGER_DTYPES:
+        raise TypeError(f"{function}: {argument} must hold integers (indices), got "
+                        f"{variable.type}")
+    return variable
+
+
+class RavelMultiIndex(NonDifferentiable, Op):
+    """numpy.ravel_multi_index(multi_index, dims, mode, order): the flat int64 indices of
+    the positions multi_index (one integer tensor per axis of dims, broadcast together)
+    gives in an array of shape dims. mode: 'raise' (an index out of range is a ValueError),
+    'wrap' or 'clip'; order 'C' or 'F'."""
+
+    __props__ = ("mode", "order")
+
+    def __init__(self, mode: str = "raise", order: str = "C"):
+        if mode not in ("raise", "wrap", "clip"):
+            raise ValueError(f"RavelMultiIndex: mode must be 'raise', 'wrap' or 'clip', got "
+                             f"{mode!r}")
+        if order not in ("C", "F"):
+            raise ValueError(f"RavelMultiIndex: order must be 'C' or 'F', got {order!r}")
+        self.mode, self.order = mode, order
+
+    def make_node(self, *inputs):
+        if len(inputs) < 2:
+            raise TypeError("RavelMultiIndex: expected the index of each axis, then dims")
+        indices = [_index_tensor(value, "ravel_multi_index", f"multi_index[{axis}]")
+                   for axis, value in enumerate(inputs[:-1])]
+        dims = _integer(inputs[-1], "ravel_multi_index", "dims", 1)
+        if dims.type.shape[0] not in (None, len(indices)):
+            raise ValueError(f"ravel_multi_index: dims has {dims.type.shape[0]} lengths for "
+                             f"{len(indices)} indices")
+        ndim = max(index.type.ndim for index in indices)
+        return Apply(self, [*indices, dims], [tensor_type("int64", (None,) * ndim)()])
+
+    def perform(self, node, inputs, output_storage):
+        *indices, dims = inputs
+        output_storage[0][0] = np.asarray(np.ravel_multi_index(
+            tuple(indices), tuple(int(n) for n in dims), mode=self.mode, order=self.order),
+            dtype="int64")
+
+
+def ravel_multi_index(multi_index: Any, dims: Any, mode: str = "raise",
+                      order: str = "C") -> Variable:
+    """Theano's (numpy's) ravel_multi_index: see RavelMultiIndex; multi_index a tuple or
+    list of index tensors, one per axis of dims."""
+    if not isinstance(multi_index, (tuple, list)):
+        raise TypeError(f"ravel_multi_index: multi_index must be a tuple or a list of index "
+                        f"tensors, got {type(multi_index).__name__}")
+    return RavelMultiIndex(mode, order)(*multi_index, dims)
+
+
+class UnravelIndex(NonDifferentiable, Op):
+    """numpy.unravel_index(indices, dims, order): for flat indices into an array of shape
+    dims (ndim lengths), the int64 index along each axis, each of the indices' shape; an
+    index out of range is a ValueError."""
+
+    __props__ = ("ndim", "order")
+
+    def __init__(self, ndim: int, order: str = "C"):
+        if not isinstance(ndim, (int, np.integer)) or isinstance(ndim, bool) or ndim < 1:
+            raise ValueError(f"UnravelIndex: ndim must be an integer > 0, got {ndim!r}")
+        if order not in ("C", "F"):
+            raise ValueError(f"UnravelIndex: order must be 'C' or 'F', got {order!r}")
+        self.ndim, self.order = int(ndim), order
+
+    def make_node(self, indices, dims):
+        indices = _index_tensor(indices, "unravel_index", "indices")
+        dims = _integer(dims, "unravel_index", "dims", 1)
+        if dims.type.shape[0] not in (None, self.ndim):
+            raise ValueError(f"unravel_index: dims has {dims.type.shape[0]} lengths, ndim is "
+                             f"{self.ndim}")
+        return Apply(self, [indices, dims],
+                     [tensor_type("int64", indices.type.shape)() for _ in range(self.ndim)])
+
+    def perform(self, node, inputs, output_storage):
+        indices, dims = inputs
+        if dims.shape[0] != self.ndim:
+            raise ValueError(f"unravel_index: dims has {dims.shape[0]} lengths, ndim is "
+                             f"{self.ndim}")
+        results = np.unravel_index(indices, tuple(int(n) for n in dims), order=self.order)
+        for storage, result in zip(output_storage, results):
+            storage[0] = np.asarray(result, dtype="int64")
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [tuple(input_shapes[0])] * self.ndim
+
+
+def unravel_index(indices: Any, dims: Any, order: str = "C", ndim: int | None = None):
+    """Theano's (numpy's) unravel_index: a tuple of the index along each axis of dims (see
+    UnravelIndex). ndim, the number of axes, is needed when dims' length is not known when
+    the graph is built."""
+    if ndim is None:
+        try:
+            ndim = get_vector_length(dims)
+        except (TypeError, ValueError):
+            raise ValueError(f"unravel_index: the length of dims ({dims}) is not known when "
+                             f"the graph is built; give ndim, the number of axes") from None
+    return tuple(UnravelIndex(ndim, order)(indices, dims, return_list=True))
 
 
 class CpuContiguous(PassThroughOp):

@@ -1,15 +1,18 @@
 """Tests of sympile/tensor/extra_ops/numpy_ops.py: bincount, bartlett, unique,
-cpu_contiguous and fill_diagonal_offset against numpy on both backends, their gradients
-(numerically, in float64) and tangents, and their errors."""
+ravel_multi_index, unravel_index, cpu_contiguous and fill_diagonal_offset against numpy on
+both backends, their gradients (numerically, in float64) and tangents, and their errors."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import sympile
 import sympile.tensor as T
 from sympile.gradient import Lop, Rop, verify_grad
+from sympile.tensor import extra_ops
 from sympile.tensor.extra_ops import (
     Unique,
     bartlett,
@@ -137,3 +140,45 @@ def test_squeeze_is_theanos_extra_ops_name():
     x = T.tensor("float64", shape=(1, None, 1))
     assert squeeze is T.squeeze
     assert squeeze(x).type.ndim == 1
+
+
+@settings(max_examples=40, deadline=None)
+@given(dims=st.lists(st.integers(1, 5), min_size=1, max_size=4),
+       count=st.integers(0, 7), mode=st.sampled_from(["raise", "wrap", "clip"]),
+       order=st.sampled_from(["C", "F"]), seed=st.integers(0, 2**32 - 1))
+def test_ravel_multi_index_and_unravel_index_match_numpy(dims, count, mode, order, seed):
+    """ravel_multi_index and unravel_index against numpy's, in every mode and order, and
+    each the other's inverse; indices out of range wrap or clip, or raise ValueError."""
+    rng = np.random.default_rng(seed)
+    low, high = (0, 1) if mode == "raise" else (-3, 4)
+    multi = [rng.integers(low * n, high * n, (count,)) for n in dims]
+    index_vars = [T.lvector(f"i{axis}") for axis in range(len(dims))]
+    flat = extra_ops.ravel_multi_index(index_vars, dims, mode=mode, order=order)
+    back = extra_ops.unravel_index(flat, dims, order=order)
+    f = sympile.function(index_vars, [flat, *back])
+    got_flat, *got_back = f(*multi)
+    want_flat = np.ravel_multi_index(tuple(multi), dims, mode=mode, order=order)
+    np.testing.assert_array_equal(got_flat, want_flat)
+    assert got_flat.dtype == np.int64
+    for got, want in zip(got_back, np.unravel_index(want_flat, dims, order=order)):
+        np.testing.assert_array_equal(got, want)
+    if mode == "raise" and count:
+        bad = [m.copy() for m in multi]
+        bad[0][0] = dims[0]
+        with pytest.raises(ValueError, match="RavelMultiIndex"):
+            f(*bad)
+
+
+def test_unravel_index_needs_ndim_for_dims_of_unknown_length():
+    dims = T.lvector("dims")
+    with pytest.raises(ValueError, match="give ndim"):
+        extra_ops.unravel_index(T.lvector("i"), dims)
+    rows, cols = extra_ops.unravel_index(T.lscalar("i"), dims, ndim=2)
+    f = sympile.function([rows.owner.inputs[0], dims], [rows, cols])
+    assert [int(v) for v in f(7, np.array([3, 4]))] == [1, 3]
+    with pytest.raises(ValueError, match="ndim is 2"):
+        f(7, np.array([2, 2, 2]))
+    with pytest.raises(TypeError, match="indices"):
+        extra_ops.unravel_index(T.dvector("x"), (3, 4))
+    with pytest.raises(TypeError, match="tuple or a list"):
+        extra_ops.ravel_multi_index(T.lvector("i"), (3, 4))
