@@ -57,6 +57,7 @@ def _flipped(filters, flip: bool):
 
 @node_rewriter(list(THEANO_CLASSES[2][:1] + THEANO_CLASSES[3][:1]))
 def local_abstractconv_gemm(fgraph: FunctionGraph, node: Apply):
+    """AbstractConv{2,3}d(img, kern) -> Corr(3d)MM(img, flip(kern))."""
     op = _correlation(node, 0)
     if op is None:
         return None
@@ -66,6 +67,8 @@ def local_abstractconv_gemm(fgraph: FunctionGraph, node: Apply):
 
 @node_rewriter(list(THEANO_CLASSES[2][1:2] + THEANO_CLASSES[3][1:2]))
 def local_abstractconv_gradweight_gemm(fgraph: FunctionGraph, node: Apply):
+    """AbstractConv{2,3}d_gradWeights(img, top, shape)
+    -> flip(Corr(3d)MM_gradWeights(img, top, shape))."""
     op = _correlation(node, 1)
     if op is None:
         return None
@@ -76,6 +79,8 @@ def local_abstractconv_gradweight_gemm(fgraph: FunctionGraph, node: Apply):
 
 @node_rewriter(list(THEANO_CLASSES[2][2:] + THEANO_CLASSES[3][2:]))
 def local_abstractconv_gradinputs_gemm(fgraph: FunctionGraph, node: Apply):
+    """AbstractConv{2,3}d_gradInputs(kern, top, shape)
+    -> Corr(3d)MM_gradInputs(flip(kern), top, shape)."""
     op = _correlation(node, 2)
     if op is None:
         return None
