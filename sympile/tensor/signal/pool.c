@@ -127,6 +127,32 @@ int @NAME@_pool_backward(const sympile_pool_geometry_@T@ *g, const @T@ *x,
     return 0;
 }
 
+/* Max pooling of one plane by 2 x 2 windows of stride 2, all inside the plane: two rows at a
+   time, no window bounds to look up (the general loop spent ~4 ns a window on them: the
+   pooling of 60 x 6 x 28 x 28 float32 took 0.15 ms). Values as the general loop's: the
+   first of equal maxima (-0.0 against 0.0), a canonical NaN where the window holds one. */
+static void sympile_pool_max_2x2_@T@(const @T@ *restrict in, npy_intp cols,
+                                     @T@ *restrict result, npy_intp out_rows,
+                                     npy_intp out_cols)
+{
+    for (npy_intp r = 0; r < out_rows; ++r) {
+        const @T@ *restrict top = in + 2 * r * cols, *restrict bottom = top + cols;
+        @T@ *restrict line = result + r * out_cols;
+        for (npy_intp c = 0; c < out_cols; ++c) {
+            /* The window loop's steps, unrolled: max instructions, NaN tracked apart. */
+            const @T@ a = top[2 * c], b = top[2 * c + 1], d = bottom[2 * c];
+            const @T@ e = bottom[2 * c + 1];
+            @T@ value = -(@T@)INFINITY;
+            value = a > value ? a : value;
+            value = b > value ? b : value;
+            value = d > value ? d : value;
+            value = e > value ? e : value;
+            const int nan = (a != a) | (b != b) | (d != d) | (e != e);
+            line[c] = nan ? (@T@)NAN : value;
+        }
+    }
+}
+
 /* Pool(x) plane by plane; returns -1 (no memory) with an exception set, else 0. */
 int @NAME@_pool_forward(const sympile_pool_geometry_@T@ *g, const @T@ *x,
                         @T@ *out, npy_intp planes, int threaded)
@@ -136,10 +162,17 @@ int @NAME@_pool_forward(const sympile_pool_geometry_@T@ *g, const @T@ *x,
         return -1;
     const npy_intp *row0 = bounds, *row1 = bounds + g->out_rows;
     const npy_intp *col0 = bounds + 2 * g->out_rows, *col1 = col0 + g->out_cols;
+    const int pairs = g->mode == 0 && g->ws[0] == 2 && g->ws[1] == 2 && g->stride[0] == 2
+                      && g->stride[1] == 2 && g->pad[0] == 0 && g->pad[1] == 0
+                      && 2 * g->out_rows <= g->rows && 2 * g->out_cols <= g->cols;
     #pragma omp parallel for schedule(dynamic, 4) if (threaded)
     for (npy_intp plane = 0; plane < planes; ++plane) {
         const @T@ *in = x + plane * g->rows * g->cols;
         @T@ *result = out + plane * g->out_rows * g->out_cols;
+        if (pairs) {
+            sympile_pool_max_2x2_@T@(in, g->cols, result, g->out_rows, g->out_cols);
+            continue;
+        }
         for (npy_intp r = 0; r < g->out_rows; ++r) {
             @T@ *line = result + r * g->out_cols;
             if (g->mode == 0) {
