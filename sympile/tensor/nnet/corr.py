@@ -84,28 +84,9 @@ def image_shape(op, kern, topgrad):
     return stack(lengths)
 
 
-class CorrMM(AbstractConv2d):
-    """Theano's CorrMM(border_mode, subsample, filter_dilation, num_groups)(img, kern): the
-    2d correlation of NCHW images with (out channels, in channels / groups, rows, cols)
-    filters."""
-
-    def __init__(self, border_mode: Any = "valid", subsample: Any = (1, 1),
-                 filter_dilation: Any = (1, 1), num_groups: int = 1, unshared: bool = False,
-                 openmp: Any = None, **options: Any):
-        super().__init__(**theano_options("CorrMM", border_mode, subsample, filter_dilation,
-                                          num_groups, options, unshared))
-
-
-class CorrMM_gradWeights(AbstractConv2d_gradWeights):
-    """Theano's CorrMM_gradWeights(...)(img, topgrad, shape=None): the filters' gradient of
-    CorrMM; shape: the filters' (rows, cols), computed when omitted (subsample 1, a
-    border_mode other than 'half')."""
-
-    def __init__(self, border_mode: Any = "valid", subsample: Any = (1, 1),
-                 filter_dilation: Any = (1, 1), num_groups: int = 1, unshared: bool = False,
-                 openmp: Any = None, **options: Any):
-        super().__init__(**theano_options("CorrMM_gradWeights", border_mode, subsample,
-                                          filter_dilation, num_groups, options, unshared))
+class ImpliedFiltersShape:
+    """A weights' gradient correlation op's make_node(img, topgrad, shape=None): shape
+    computed by filters_shape when omitted."""
 
     def make_node(self, img, topgrad, shape=None):
         if shape is None:
@@ -113,17 +94,38 @@ class CorrMM_gradWeights(AbstractConv2d_gradWeights):
         return super().make_node(img, topgrad, shape)
 
 
-class CorrMM_gradInputs(AbstractConv2d_gradInputs):
-    """Theano's CorrMM_gradInputs(...)(kern, topgrad, shape=None): the images' gradient of
-    CorrMM; shape: the images' (rows, cols), computed when omitted (subsample 1)."""
-
-    def __init__(self, border_mode: Any = "valid", subsample: Any = (1, 1),
-                 filter_dilation: Any = (1, 1), num_groups: int = 1, unshared: bool = False,
-                 openmp: Any = None, **options: Any):
-        super().__init__(**theano_options("CorrMM_gradInputs", border_mode, subsample,
-                                          filter_dilation, num_groups, options, unshared))
+class ImpliedImageShape:
+    """An inputs' gradient correlation op's make_node(kern, topgrad, shape=None): shape
+    computed by image_shape when omitted."""
 
     def make_node(self, kern, topgrad, shape=None):
         if shape is None:
             shape = image_shape(self, kern, topgrad)
         return super().make_node(kern, topgrad, shape)
+
+
+class _Correlation2d:
+    """Theano's constructor of the 2d correlation ops, labelled by the class's name."""
+
+    def __init__(self, border_mode: Any = "valid", subsample: Any = (1, 1),
+                 filter_dilation: Any = (1, 1), num_groups: int = 1, unshared: bool = False,
+                 openmp: Any = None, **options: Any):
+        super().__init__(**theano_options(type(self).__name__, border_mode, subsample,
+                                          filter_dilation, num_groups, options, unshared))
+
+
+class CorrMM(_Correlation2d, AbstractConv2d):
+    """Theano's CorrMM(border_mode, subsample, filter_dilation, num_groups)(img, kern): the
+    2d correlation of NCHW images with (out channels, in channels / groups, rows, cols)
+    filters."""
+
+
+class CorrMM_gradWeights(_Correlation2d, ImpliedFiltersShape, AbstractConv2d_gradWeights):
+    """Theano's CorrMM_gradWeights(...)(img, topgrad, shape=None): the filters' gradient of
+    CorrMM; shape: the filters' (rows, cols), computed when omitted (subsample 1, a
+    border_mode other than 'half')."""
+
+
+class CorrMM_gradInputs(_Correlation2d, ImpliedImageShape, AbstractConv2d_gradInputs):
+    """Theano's CorrMM_gradInputs(...)(kern, topgrad, shape=None): the images' gradient of
+    CorrMM; shape: the images' (rows, cols), computed when omitted (subsample 1)."""

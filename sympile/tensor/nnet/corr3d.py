@@ -14,51 +14,33 @@ from sympile.tensor.nnet.abstract_conv import (
     AbstractConv3d_gradInputs,
     AbstractConv3d_gradWeights,
 )
-from sympile.tensor.nnet.corr import filters_shape, image_shape, theano_options
+from sympile.tensor.nnet.corr import ImpliedFiltersShape, ImpliedImageShape, theano_options
 
 __all__ = ["Corr3dMM", "Corr3dMM_gradInputs", "Corr3dMM_gradWeights"]
 
 
-class Corr3dMM(AbstractConv3d):
-    """Theano's Corr3dMM(border_mode, subsample, filter_dilation, openmp, num_groups)(img,
-    kern): the 3d correlation."""
+class _Correlation3d:
+    """Theano's constructor of the 3d correlation ops, labelled by the class's name."""
 
     def __init__(self, border_mode: Any = "valid", subsample: Any = (1, 1, 1),
                  filter_dilation: Any = (1, 1, 1), openmp: Any = None, num_groups: int = 1,
                  **options: Any):
-        super().__init__(**theano_options("Corr3dMM", border_mode, subsample,
+        super().__init__(**theano_options(type(self).__name__, border_mode, subsample,
                                           filter_dilation, num_groups, options))
 
 
-class Corr3dMM_gradWeights(AbstractConv3d_gradWeights):
+class Corr3dMM(_Correlation3d, AbstractConv3d):
+    """Theano's Corr3dMM(border_mode, subsample, filter_dilation, openmp, num_groups)(img,
+    kern): the 3d correlation."""
+
+
+class Corr3dMM_gradWeights(_Correlation3d, ImpliedFiltersShape, AbstractConv3d_gradWeights):
     """Theano's Corr3dMM_gradWeights(...)(img, topgrad, shape=None): the filters' gradient
     of Corr3dMM; shape: the filters' (depth, rows, cols), computed when omitted (subsample
     1, a border_mode other than 'half')."""
 
-    def __init__(self, border_mode: Any = "valid", subsample: Any = (1, 1, 1),
-                 filter_dilation: Any = (1, 1, 1), openmp: Any = None, num_groups: int = 1,
-                 **options: Any):
-        super().__init__(**theano_options("Corr3dMM_gradWeights", border_mode, subsample,
-                                          filter_dilation, num_groups, options))
 
-    def make_node(self, img, topgrad, shape=None):
-        if shape is None:
-            shape = filters_shape(self, img, topgrad)
-        return super().make_node(img, topgrad, shape)
-
-
-class Corr3dMM_gradInputs(AbstractConv3d_gradInputs):
+class Corr3dMM_gradInputs(_Correlation3d, ImpliedImageShape, AbstractConv3d_gradInputs):
     """Theano's Corr3dMM_gradInputs(...)(kern, topgrad, shape=None): the images' gradient
     of Corr3dMM; shape: the images' (depth, rows, cols), computed when omitted (subsample
     1)."""
-
-    def __init__(self, border_mode: Any = "valid", subsample: Any = (1, 1, 1),
-                 filter_dilation: Any = (1, 1, 1), openmp: Any = None, num_groups: int = 1,
-                 **options: Any):
-        super().__init__(**theano_options("Corr3dMM_gradInputs", border_mode, subsample,
-                                          filter_dilation, num_groups, options))
-
-    def make_node(self, kern, topgrad, shape=None):
-        if shape is None:
-            shape = image_shape(self, kern, topgrad)
-        return super().make_node(kern, topgrad, shape)
