@@ -126,10 +126,19 @@ def get_conv_shape_1axis(image_shape, kernel_shape, border_mode, subsample, dila
     border_mode 'valid', 'full', 'half', a padding or a (symmetric) pair of paddings."""
     if None in (image_shape, kernel_shape, border_mode, subsample, dilation):
         return None
-    if isinstance(border_mode, tuple):
-        border_mode = _symmetric(border_mode)
-    border = border_mode if isinstance(border_mode, str) else (border_mode,)
-    return _output_lengths([image_shape], [kernel_shape], border, [dilation], [subsample])[0]
+    return _output_lengths([image_shape], [kernel_shape], _axis_border(border_mode),
+                           [dilation], [subsample])[0]
+
+
+def _axis_border(border_mode, label: str | None = None):
+    """One axis's border_mode as _padding takes it: the string, or (padding,) of a padding or
+    a symmetric pair; a negative padding is a ValueError naming `label` where given."""
+    if isinstance(border_mode, str):
+        return border_mode
+    pad = _symmetric(border_mode) if isinstance(border_mode, tuple) else border_mode
+    if label is not None and pad < 0:
+        raise ValueError(f"{label}: border_mode must be >= 0")
+    return (pad,)
 
 
 def _symmetric(padding: tuple):
@@ -156,15 +165,13 @@ def get_conv_gradweights_shape_1axis(image_shape, top_shape, border_mode, subsam
         return None
     if subsample != 1 or border_mode == "half":
         return None
-    if border_mode == "full":
+    border = _axis_border(border_mode, "get_conv_gradweights_shape")
+    if border == "full":
         span = top_shape - image_shape
-    elif border_mode == "valid":
+    elif border == "valid":
         span = image_shape - top_shape
     else:
-        pad = _symmetric(border_mode) if isinstance(border_mode, tuple) else border_mode
-        if pad < 0:
-            raise ValueError("get_conv_gradweights_shape: border_mode must be >= 0")
-        span = image_shape + 2 * pad - top_shape
+        span = image_shape + 2 * border[0] - top_shape
     return span // dilation + 1
 
 
@@ -195,18 +202,9 @@ def get_conv_gradinputs_shape_1axis(kernel_shape, top_shape, border_mode, subsam
         return None
     if subsample != 1:
         return None
-    dilated = (kernel_shape - 1) * dilation + 1
-    if border_mode == "half":
-        pad = dilated // 2
-    elif border_mode == "full":
-        pad = dilated - 1
-    elif border_mode == "valid":
-        pad = 0
-    else:
-        pad = _symmetric(border_mode) if isinstance(border_mode, tuple) else border_mode
-        if pad < 0:
-            raise ValueError("get_conv_gradinputs_shape: border_mode must be >= 0")
-    return top_shape + dilated - 1 - 2 * pad
+    pad = _padding(_axis_border(border_mode, "get_conv_gradinputs_shape"), [kernel_shape],
+                   [dilation])[0]
+    return top_shape + (kernel_shape - 1) * dilation - 2 * pad
 
 
 def get_conv_gradinputs_shape(kernel_shape, top_shape, border_mode, subsample,
