@@ -229,24 +229,26 @@ def _has_c_code(fgraph: FunctionGraph) -> bool:
 
 BACKENDS: dict[str, Callable[..., Any]] = {"python": PythonVM, "c": c_backend}
 
+# Theano's optdb (the database every mode's rewrites come from) and its queries:
+# optdb.query(OPT_FAST_RUN).optimize(fgraph) rewrites a graph as FAST_RUN does; the
+# predefined modes are these queries.
+optdb = rewrite_db
+OPT_NONE = RewriteQuery()
+OPT_MERGE = RewriteQuery(include=("merge",))
+OPT_FAST_RUN = RewriteQuery(include=("fast_run",))
+OPT_FAST_COMPILE = RewriteQuery(include=("fast_compile",))
+
 PREDEFINED_MODES: dict[str, Mode] = {
     # Theano's default mode: config.optimizer's rewrites on config.linker's backend.
     "Mode": Mode(linker=DEFAULT, optimizer=DEFAULT, name="Mode"),
-    "FAST_RUN": Mode(RewriteQuery(include=("fast_run",)), backend=None, name="FAST_RUN"),
-    "FAST_COMPILE": Mode(RewriteQuery(include=("fast_compile",)), name="FAST_COMPILE"),
+    "FAST_RUN": Mode(OPT_FAST_RUN, backend=None, name="FAST_RUN"),
+    "FAST_COMPILE": Mode(OPT_FAST_COMPILE, name="FAST_COMPILE"),
 }
 # The modes that subclass Mode register themselves when imported (sympile.compile imports
 # them): DEBUG_MODE and DebugMode (debugmode.py), NanGuardMode (monitormode.py).
 # Theano's compile.mode.FAST_RUN and FAST_COMPILE: the predefined modes themselves.
 FAST_RUN = PREDEFINED_MODES["FAST_RUN"]
 FAST_COMPILE = PREDEFINED_MODES["FAST_COMPILE"]
-# Theano's optdb (the database every mode's rewrites come from) and its queries:
-# optdb.query(OPT_FAST_RUN).optimize(fgraph) rewrites a graph as FAST_RUN does.
-optdb = rewrite_db
-OPT_NONE = RewriteQuery()
-OPT_MERGE = RewriteQuery(include=("merge",))
-OPT_FAST_RUN = RewriteQuery(include=("fast_run",))
-OPT_FAST_COMPILE = RewriteQuery(include=("fast_compile",))
 
 
 
