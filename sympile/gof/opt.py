@@ -24,7 +24,9 @@ import weakref
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+from sympile.compile.function import Function
 from sympile.graph.fgraph import FunctionGraph
+from sympile.graph.op import Op
 from sympile.graph.rewriting.basic import (
     EquilibriumGraphRewriter,
     GraphRewriter,
@@ -283,9 +285,6 @@ def check_stack_trace(f_or_fgraph: Any, ops_to_check: Any = "last",
     instance, a tuple or list of them (a class also selects Elemwise nodes of that scalar
     op), or a function of a node returning whether to check it. bug_print: what to do when
     it selects no node: 'raise' (an exception), 'warn' or 'ignore'."""
-    from sympile.compile.function import Function
-    from sympile.graph.op import Op
-
     if isinstance(f_or_fgraph, Function):
         fgraph = f_or_fgraph.maker.fgraph
     elif isinstance(f_or_fgraph, FunctionGraph):
