@@ -34,10 +34,12 @@ __all__ = ["BinCount", "Bartlett", "CpuContiguous", "RavelMultiIndex", "Unique",
            "bartlett", "bincount", "cpu_contiguous", "fill_diagonal_offset",
            "ravel_multi_index", "squeeze", "unique", "unravel_index"]
 
-def _integer(value: Any, function: str, argument: str, ndim: int) -> Variable:
+def _integer(value: Any, function: str, argument: str, ndim: int | None) -> Variable:
+    """`value` as an integer tensor of `ndim` dimensions (None: any)."""
     variable = as_tensor_variable(value, op=function, argument=argument)
-    if variable.type.dtype not in INTEGER_DTYPES or variable.type.ndim != ndim:
-        kind = "an integer scalar" if ndim == 0 else f"an integer tensor of {ndim} dimension(s)"
+    if variable.type.dtype not in INTEGER_DTYPES or ndim not in (None, variable.type.ndim):
+        kind = ("an integer tensor" if ndim is None else "an integer scalar" if ndim == 0
+                else f"an integer tensor of {ndim} dimension(s)")
         raise TypeError(f"{function}: {argument} must be {kind}, got {variable} of type "
                         f"{variable.type}")
     return variable
@@ -168,14 +170,6 @@ def unique(x: Any, return_index: bool = False, return_inverse: bool = False,
     return Unique(return_index, return_inverse, return_counts, axis)(x)
 
 
-def _index_tensor(value: Any, function: str, argument: str) -> Variable:
-    variable = as_tensor_variable(value, op=function, argument=argument)
-    if variable.type.dtype not in INTEGER_DTYPES:
-        raise TypeError(f"{function}: {argument} must hold integers (indices), got "
-                        f"{variable.type}")
-    return variable
-
-
 class RavelMultiIndex(NonDifferentiable, Op):
     """numpy.ravel_multi_index(multi_index, dims, mode, order): the flat int64 indices of
     the positions multi_index (one integer tensor per axis of dims, broadcast together)
@@ -195,7 +189,7 @@ class RavelMultiIndex(NonDifferentiable, Op):
     def make_node(self, *inputs):
         if len(inputs) < 2:
             raise TypeError("RavelMultiIndex: expected the index of each axis, then dims")
-        indices = [_index_tensor(value, "ravel_multi_index", f"multi_index[{axis}]")
+        indices = [_integer(value, "ravel_multi_index", f"multi_index[{axis}]", None)
                    for axis, value in enumerate(inputs[:-1])]
         dims = _integer(inputs[-1], "ravel_multi_index", "dims", 1)
         if dims.type.shape[0] not in (None, len(indices)):
@@ -236,7 +230,7 @@ class UnravelIndex(NonDifferentiable, Op):
         self.ndim, self.order = int(ndim), order
 
     def make_node(self, indices, dims):
-        indices = _index_tensor(indices, "unravel_index", "indices")
+        indices = _integer(indices, "unravel_index", "indices", None)
         dims = _integer(dims, "unravel_index", "dims", 1)
         if dims.type.shape[0] not in (None, self.ndim):
             raise ValueError(f"unravel_index: dims has {dims.type.shape[0]} lengths, ndim is "
