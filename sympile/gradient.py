@@ -107,11 +107,22 @@ def grad(cost: Variable | None, wrt: Variable | Sequence[Variable],
     wrt: a Variable or a list; the result has the same structure.
     consider_constant: variables whose gradient is not propagated (treated as constants).
     disconnected_inputs: 'raise' | 'warn' | 'ignore' when cost does not depend on a wrt.
-    known_grads: {variable: its gradient}, seeds for the backward pass (Lop uses this).
+    known_grads: {variable: its gradient}, seeds for the backward pass. As in Theano, a
+    variable's given gradient is its whole gradient: what the cost (or another seed) would
+    send back to it through the graph is not added (cost=x.sum() with known_grads={x: g}
+    gives g, not g + 1).
     return_disconnected: 'zero' (zeros_like(wrt)), 'none' (None) or 'disconnected'
     (a DisconnectedType variable) for such a wrt.
     null_gradients: 'raise' a NullTypeGradError for an undefined gradient, or 'return' it.
     """
+    return _grad(cost, wrt, consider_constant, disconnected_inputs, add_names, known_grads,
+                 return_disconnected, null_gradients, known_is_whole=True)
+
+
+def _grad(cost, wrt, consider_constant, disconnected_inputs, add_names, known_grads,
+          return_disconnected, null_gradients, known_is_whole: bool):
+    """grad's work; known_is_whole=False (Lop) adds to a seed what the other seeds send
+    back to it (a vector-Jacobian product of outputs that depend on each other)."""
     for name, value, allowed in [("disconnected_inputs", disconnected_inputs,
                                   ("raise", "warn", "ignore")),
                                  ("return_disconnected", return_disconnected,
@@ -152,7 +163,8 @@ def grad(cost: Variable | None, wrt: Variable | Sequence[Variable],
     if cost is not None and not known_grads:
         gradients = _stable_backpropagate(cost, seeds[cost], wrt_list, consider_constant or ())
     else:
-        gradients = _backpropagate(seeds, wrt_list, consider_constant or ())
+        given = {id(variable) for variable in known_grads} if known_is_whole else set()
+        gradients = _backpropagate(seeds, wrt_list, consider_constant or (), given)
 
     results: list[Variable | None] = []
     for variable, gradient in zip(wrt_list, gradients):
@@ -252,8 +264,10 @@ def _as_gradient_of(variable: Variable, gradient: Any, where: str) -> Variable:
 
 
 def _backpropagate(seeds: dict[Variable, Variable], wrt: list[Variable],
-                   consider_constant: Sequence[Variable]) -> list[Variable | None]:
-    """Accumulate gradients from `seeds` back to each of `wrt` (None: disconnected)."""
+                   consider_constant: Sequence[Variable],
+                   given: set[int] = frozenset()) -> list[Variable | None]:
+    """Accumulate gradients from `seeds` back to each of `wrt` (None: disconnected); the
+    variables whose ids are in `given` keep their seed, nothing added to it."""
     constant_ids = {id(v) for v in consider_constant}
     wrt_ids = {id(v) for v in wrt}
     nodes = io_toposort(graph_inputs(list(seeds), blockers=wrt), list(seeds))
@@ -314,6 +328,8 @@ def _backpropagate(seeds: dict[Variable, Variable], wrt: list[Variable],
             gradient = input_grads[index]
             if gradient is None or _is_disconnected(gradient):
                 continue
+            if id(node.inputs[index]) in given:
+                continue
             if is_discrete(node.inputs[index]) and not _is_null(gradient):
                 # An integer value moves in steps: its gradient is zero, and flows on as zero
                 # (as in Theano) to the integer inputs it was computed from.
@@ -373,8 +389,8 @@ def Lop(f: Variable | Sequence[Variable], wrt: Variable | Sequence[Variable],
     for index, (output, point) in enumerate(zip(f_list, points)):
         point = _check_eval_point(output, point, f"Lop: eval_points[{index}]")
         known[output] = declared_like(point, output)
-    return grad(None, wrt, consider_constant=consider_constant,
-                disconnected_inputs=disconnected_inputs, known_grads=known)
+    return _grad(None, wrt, consider_constant, disconnected_inputs, True, known, "zero",
+                 "raise", known_is_whole=False)
 
 
 def _check_eval_point(variable: Variable, point: Any, where: str) -> Variable:

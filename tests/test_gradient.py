@@ -185,6 +185,25 @@ def test_known_grads_and_lop_structure():
         Lop(y, x, [T.dvector(), T.dvector()])
 
 
+def test_known_grads_replace_what_the_cost_sends_back():
+    """As in Theano: a variable's known gradient is its whole gradient, with a cost too;
+    Lop of outputs that depend on each other still adds every path (a vector-Jacobian
+    product)."""
+    x, g = T.dvector("x"), T.dvector("g")
+    y = x * 3
+    gx = grad(y.sum(), x, known_grads={y: g})
+    f = function([x, g], gx, on_unused_input="ignore")
+    np.testing.assert_array_equal(f([1.0, 1.0], [1.0, 2.0]), [3.0, 6.0])
+    # A seed upstream of another keeps its given value too.
+    z = (y ** 2).sum()
+    gx = grad(None, x, known_grads={y: g, z: T.constant(1.0)})
+    np.testing.assert_array_equal(function([x, g], gx, on_unused_input="ignore")(
+        [1.0, 1.0], [1.0, 2.0]), [3.0, 6.0])
+    lop = Lop([y, y ** 2], x, [g, g])
+    np.testing.assert_allclose(function([x, g], lop)([1.0, 2.0], [1.0, 2.0]),
+                               [3.0 + 18.0, 6.0 + 72.0])
+
+
 def test_rop_errors_and_disconnected_outputs():
     x = T.dvector("x")
     y = T.dvector("y")

@@ -102,7 +102,7 @@ def run_module(module: str, theano_root: str, staging: str, timeout: int) -> dic
     if not os.path.exists(report):
         return {"module": module, "error": completed.stdout[-2000:] + completed.stderr[-2000:]}
     counts = collections.Counter()
-    causes = []
+    causes, failures = [], []
     cases = list(ElementTree.parse(report).getroot().iter("testcase"))
     if len(cases) == 1 and not cases[0].get("classname"):
         # The module did not import: one collection error stands for all its tests.
@@ -119,8 +119,19 @@ def run_module(module: str, theano_root: str, staging: str, timeout: int) -> dic
             counts["skipped"] += 1
         else:
             counts["failed"] += 1
-            causes.append(_cause(outcome.get("message") or "", outcome.text or ""))
-    return {"module": module, **counts, "causes": causes}
+            cause = _cause(outcome.get("message") or "", outcome.text or "")
+            causes.append(cause)
+            failures.append({"test": _test_id(case), "cause": cause})
+    return {"module": module, **counts, "causes": causes, "failures": failures}
+
+
+def _test_id(case: ElementTree.Element) -> str:
+    """`Class::method` (or the function's name) of one junit test case, without the
+    wrapper module's name."""
+    classname = case.get("classname") or ""
+    owner = classname.rsplit(".", 1)[-1] if "." in classname else ""
+    return f"{owner}::{case.get('name')}" if owner and not owner.startswith("test_") \
+        else case.get("name") or ""
 
 
 def _cause(message: str, text: str) -> str:

@@ -1,8 +1,8 @@
 """Convolution on the device: AbstractConv (2d and 3d) and its two gradients, by im2col and
 the device's BLAS (cuBLAS through CuPy), float32 and float64, every option (padding,
-strides, dilation, flipped or not, groups). With the columns `cols` of the whole batch
-(conv_cuda.py: channels x taps rows, images x outputs columns) and W_g a group's filters as
-a (filters_g, channels_g x taps) matrix:
+strides, dilation, flipped or not, groups; unshared ones stay on the host). With the
+columns `cols` of the whole batch (conv_cuda.py: channels x taps rows, images x outputs
+columns) and W_g a group's filters as a (filters_g, channels_g x taps) matrix:
 
     forward        y_g (filters_g, images x outputs) = W_g . cols_g
     grad weights   gW_g = gy_g . cols_g^T             (gy as (filters, images x outputs))
@@ -57,7 +57,8 @@ class GpuConv(GpuWrapper):
     # -- the three maps ------------------------------------------------------------------
     def _geometry(self, images: int, x_shape, kernel, out_spatial) -> list[int]:
         """The kernels' integer parameters (conv_cuda.GEOMETRY after n): images, then the
-        geometry, 2d as 3d of depth 1."""
+        geometry, 2d as 3d of depth 1; the pads after an axis only shorten the output, whose
+        lengths are given."""
         op = self.op
         missing = 3 - op.convdim
 
@@ -65,7 +66,8 @@ class GpuConv(GpuWrapper):
             return [fill] * missing + [int(v) for v in values]
 
         return [images, int(x_shape[1]), *three(x_shape[2:], 1), *three(kernel, 1),
-                *three(out_spatial, 1), *three(op.padding(kernel), 0),
+                *three(out_spatial, 1),
+                *three([before for before, _ in op.padding(kernel)], 0),
                 *three(op.subsample, 1), *three(op.filter_dilation, 1), int(op.filter_flip)]
 
     def _columns(self, x, kernel, out_spatial):
@@ -168,7 +170,7 @@ def _one_float_dtype(node: Apply) -> bool:
 
 
 def _lift_conv(node: Apply, inputs, context: str):
-    if not _one_float_dtype(node):
+    if node.op.unshared or not _one_float_dtype(node):
         return None
     return [GpuConv(node.op, context)(*inputs[:2], *node.inputs[2:])]
 

@@ -5,12 +5,16 @@ Layout NCHW (NCDHW in 3d): input (batch, channels, *spatial), filters (output ch
 channels / num_groups, *kernel). Options, as in Theano:
 
   border_mode      'valid' (no padding), 'full' (padding (k - 1) d), 'half' (padding
-                   ((k - 1) d + 1) // 2), an int or a tuple of ints (that padding)
+                   ((k - 1) d + 1) // 2), an int or a tuple of ints (that padding), or
+                   per axis a (before, after) pair (asymmetric padding)
   subsample        the stride of the output
   filter_flip      True: a true convolution (the filters flipped spatially); False:
                    cross-correlation
   filter_dilation  the spacing d between the filter's taps
   num_groups       the channels split in groups, each convolved with its own filters
+  unshared         (2d) a locally connected layer: one filter per output position,
+                   filters (output channels, output rows, output columns, channels /
+                   num_groups, *kernel)
 
 The three ops compute one bilinear map and its two transposes:
 
@@ -23,7 +27,8 @@ the map applied to each tangent. perform() works on windows of the padded input
 (numpy.lib.stride_tricks.sliding_window_view) contracted with the filters by tensordot, a
 group at a time; the gradient with respect to the inputs adds each tap's contribution into
 the padded input. On the C backend, float32/float64 convolutions run im2col and BLAS gemm
-per image and group (abstract_conv_c.py, conv_gemm.c); the others run perform().
+per image and group (abstract_conv_c.py, conv_gemm.c); the others, and unshared
+convolutions (a contraction per output position, numpy's einsum), run perform().
 """
 
 from __future__ import annotations
@@ -51,7 +56,7 @@ __all__ = ["AbstractConv", "AbstractConvGradInputs", "AbstractConvGradWeights",
            "AbstractConv3d", "AbstractConv3d_gradWeights", "AbstractConv3d_gradInputs",
            "conv2d", "conv3d", "conv2d_grad_wrt_inputs", "conv2d_grad_wrt_weights",
            "conv3d_grad_wrt_inputs", "conv3d_grad_wrt_weights", "conv2d_transpose",
-           "separable_conv2d", "separable_conv3d",
+           "separable_conv2d", "separable_conv3d", "causal_conv1d",
            "bilinear_kernel_1D", "bilinear_kernel_2D", "bilinear_upsampling",
            "get_conv_output_shape", "get_conv_shape_1axis", "get_conv_gradweights_shape",
            "get_conv_gradweights_shape_1axis", "get_conv_gradinputs_shape",
@@ -77,33 +82,47 @@ def _per_dimension(value: Any, convdim: int, name: str, label: str, minimum: int
     return tuple(int(v) for v in value)
 
 
-def _border_mode(value: Any, convdim: int, label: str) -> str | tuple[int, ...]:
+def _border_mode(value: Any, convdim: int, label: str) -> str | tuple:
+    """'valid', 'full', 'half', or one entry per spatial axis: the padding of both sides, or
+    (before, after) where they differ (Theano's asymmetric padding; an equal pair is read
+    as its int, so both spellings make equal ops)."""
     if value in ("valid", "full", "half"):
         return value
     if isinstance(value, str):
         raise ValueError(f"{label}: border_mode must be 'valid', 'full', 'half', an int or a "
-                         f"tuple of ints, got {value!r}")
+                         f"tuple of ints or (before, after) pairs, got {value!r}")
+    if isinstance(value, (tuple, list)) and len(value) == convdim and any(
+            isinstance(entry, (tuple, list)) for entry in value):
+        axes = []
+        for entry in value:
+            before, after = _per_dimension(entry if isinstance(entry, (tuple, list))
+                                           else int(entry), 2, "border_mode's padding",
+                                           label, 0)
+            axes.append(before if before == after else (before, after))
+        return tuple(axes)
     return _per_dimension(value, convdim, "border_mode", label, 0)
 
 
-def _padding(border_mode, kernel: Sequence[int], dilation: Sequence[int]) -> tuple[int, ...]:
-    """The padding of each spatial dimension, for kernel lengths `kernel`."""
+def _padding(border_mode, kernel: Sequence[int], dilation: Sequence[int]) -> tuple:
+    """The (before, after) padding of each spatial dimension, for kernel lengths `kernel`."""
     dilated = [(k - 1) * d + 1 for k, d in zip(kernel, dilation)]
     if border_mode == "valid":
-        return (0,) * len(kernel)
-    if border_mode == "full":
-        return tuple(k - 1 for k in dilated)
-    if border_mode == "half":
-        return tuple(k // 2 for k in dilated)
-    return tuple(border_mode)
+        pads = (0,) * len(kernel)
+    elif border_mode == "full":
+        pads = tuple(k - 1 for k in dilated)
+    elif border_mode == "half":
+        pads = tuple(k // 2 for k in dilated)
+    else:
+        pads = border_mode
+    return tuple(pad if isinstance(pad, tuple) else (pad, pad) for pad in pads)
 
 
 def _output_lengths(lengths, kernel, border_mode, dilation, subsample) -> list:
     """The output's spatial lengths for inputs of spatial lengths `lengths` and filters of
     `kernel` (ints or symbolic scalars alike)."""
     pads = _padding(border_mode, kernel, dilation)
-    return [(n + 2 * p - ((k - 1) * d + 1)) // s + 1
-            for n, p, k, d, s in zip(lengths, pads, kernel, dilation, subsample)]
+    return [(n + before + after - ((k - 1) * d + 1)) // s + 1
+            for n, (before, after), k, d, s in zip(lengths, pads, kernel, dilation, subsample)]
 
 
 def get_conv_output_shape(image_shape, kernel_shape, border_mode, subsample,
@@ -114,7 +133,7 @@ def get_conv_output_shape(image_shape, kernel_shape, border_mode, subsample,
     dilation = filter_dilation or (1,) * convdim
     spatial = []
     for axis in range(convdim):
-        length, kernel = image_shape[2 + axis], kernel_shape[2 + axis]
+        length, kernel = image_shape[2 + axis], kernel_shape[axis - convdim]
         border = border_mode if isinstance(border_mode, str) else (border_mode[axis],)
         spatial.append(None if length is None or kernel is None else _output_lengths(
             [length], [kernel], border, [dilation[axis]], [subsample[axis]])[0])
@@ -123,7 +142,7 @@ def get_conv_output_shape(image_shape, kernel_shape, border_mode, subsample,
 
 def get_conv_shape_1axis(image_shape, kernel_shape, border_mode, subsample, dilation=1):
     """Theano's: the output's length along one axis (None where an input's is None);
-    border_mode 'valid', 'full', 'half', a padding or a (symmetric) pair of paddings."""
+    border_mode 'valid', 'full', 'half', a padding or a (before, after) pair."""
     if None in (image_shape, kernel_shape, border_mode, subsample, dilation):
         return None
     return _output_lengths([image_shape], [kernel_shape], _axis_border(border_mode),
@@ -132,27 +151,19 @@ def get_conv_shape_1axis(image_shape, kernel_shape, border_mode, subsample, dila
 
 def _axis_border(border_mode, label: str | None = None):
     """One axis's border_mode as _padding takes it: the string, or (padding,) of a padding or
-    a symmetric pair; a negative padding is a ValueError naming `label` where given."""
+    a (before, after) pair; a negative padding is a ValueError naming `label` where given."""
     if isinstance(border_mode, str):
         return border_mode
-    pad = _symmetric(border_mode) if isinstance(border_mode, tuple) else border_mode
-    if label is not None and pad < 0:
+    if label is not None and min(border_mode if isinstance(border_mode, tuple)
+                                 else (border_mode,)) < 0:
         raise ValueError(f"{label}: border_mode must be >= 0")
-    return (pad,)
+    return (border_mode,)
 
 
-def _symmetric(padding: tuple):
-    low, high = padding
-    if low != high:
-        raise ValueError(f"abstract_conv: padding {padding} is asymmetric; sympile's "
-                         f"convolutions pad both sides of an axis alike")
-    return low
-
-
-def _paddings(border_mode, convdim: int) -> list:
+def border_per_axis(border_mode, convdim: int) -> list:
     """One border_mode entry per spatial axis."""
     if isinstance(border_mode, (tuple, list)):
-        return [_symmetric(b) if isinstance(b, tuple) else b for b in border_mode]
+        return list(border_mode)
     return [border_mode] * convdim
 
 
@@ -171,24 +182,24 @@ def get_conv_gradweights_shape_1axis(image_shape, top_shape, border_mode, subsam
     elif border == "valid":
         span = image_shape - top_shape
     else:
-        span = image_shape + 2 * border[0] - top_shape
+        before, after = _padding(border, [1], [1])[0]
+        span = image_shape + before + after - top_shape
     return span // dilation + 1
 
 
 def get_conv_gradweights_shape(image_shape, top_shape, border_mode, subsample,
                                filter_dilation=None, num_groups=1, unshared=False):
     """Theano's: the filters' shape of a weights' gradient, (output channels, input
-    channels / groups, spatial lengths), None where undecided (see the 1-axis form)."""
-    if unshared:
-        raise ValueError("get_conv_gradweights_shape: unshared (locally connected) "
-                         "convolutions are not supported")
+    channels / groups, spatial lengths; unshared: the output's spatial lengths after the
+    output channels), None where undecided (see the 1-axis form)."""
     convdim = len(subsample)
     dilation = filter_dilation if filter_dilation is not None else (1,) * convdim
     channels, filters = image_shape[1], top_shape[1]
     if num_groups > 1 and channels is not None:
         channels = channels // num_groups
-    borders = _paddings(border_mode, convdim)
-    return (filters, channels) + tuple(
+    borders = border_per_axis(border_mode, convdim)
+    positions = tuple(top_shape[2:]) if unshared else ()
+    return (filters, *positions, channels) + tuple(
         get_conv_gradweights_shape_1axis(image_shape[2 + axis], top_shape[2 + axis],
                                          borders[axis], subsample[axis], dilation[axis])
         for axis in range(convdim))
@@ -202,9 +213,9 @@ def get_conv_gradinputs_shape_1axis(kernel_shape, top_shape, border_mode, subsam
         return None
     if subsample != 1:
         return None
-    pad = _padding(_axis_border(border_mode, "get_conv_gradinputs_shape"), [kernel_shape],
-                   [dilation])[0]
-    return top_shape + (kernel_shape - 1) * dilation - 2 * pad
+    before, after = _padding(_axis_border(border_mode, "get_conv_gradinputs_shape"),
+                             [kernel_shape], [dilation])[0]
+    return top_shape + (kernel_shape - 1) * dilation - before - after
 
 
 def get_conv_gradinputs_shape(kernel_shape, top_shape, border_mode, subsample,
@@ -216,7 +227,7 @@ def get_conv_gradinputs_shape(kernel_shape, top_shape, border_mode, subsample,
     channels = kernel_shape[1]
     if num_groups > 1 and channels is not None:
         channels = channels * num_groups
-    borders = _paddings(border_mode, convdim)
+    borders = border_per_axis(border_mode, convdim)
     return (top_shape[0], channels) + tuple(
         get_conv_gradinputs_shape_1axis(kernel_shape[-convdim + axis], top_shape[2 + axis],
                                         borders[axis], subsample[axis], dilation[axis])
@@ -291,10 +302,11 @@ def assert_shape(x, expected_shape, msg: str = "Unexpected shape."):
 
 class _AbstractConvBase(Op):
     __props__ = ("convdim", "border_mode", "subsample", "filter_flip", "filter_dilation",
-                 "num_groups")
+                 "num_groups", "unshared")
 
     def __init__(self, convdim: int = 2, border_mode: Any = "valid", subsample: Any = 1,
-                 filter_flip: bool = True, filter_dilation: Any = 1, num_groups: int = 1):
+                 filter_flip: bool = True, filter_dilation: Any = 1, num_groups: int = 1,
+                 unshared: bool = False):
         label = type(self).__name__
         if convdim not in (2, 3):
             raise ValueError(f"{label}: convdim must be 2 or 3, got {convdim!r}")
@@ -307,6 +319,10 @@ class _AbstractConvBase(Op):
         if not isinstance(num_groups, (int, np.integer)) or num_groups < 1:
             raise ValueError(f"{label}: num_groups must be a positive int, got {num_groups!r}")
         self.num_groups = int(num_groups)
+        if unshared and convdim != 2:
+            raise ValueError(f"{label}: unshared (locally connected) convolutions are 2d only, "
+                             f"as in Theano")
+        self.unshared = bool(unshared)
 
     # The forward op and its two transposes (AbstractConv, AbstractConvGradWeights,
     # AbstractConvGradInputs, or Theano's classes of one convdim): set after the classes.
@@ -315,6 +331,23 @@ class _AbstractConvBase(Op):
     @property
     def label(self) -> str:
         return f"conv{self.convdim}d"
+
+    @property
+    def filters_ndim(self) -> int:
+        """The filters' rank: (output channels, channels / groups, *kernel), unshared ones
+        with the output's spatial lengths after the output channels."""
+        return 2 + self.convdim * (2 if self.unshared else 1)
+
+    def filter_channels(self, w_shape: Sequence) -> Any:
+        """The channels per group of filters of shape `w_shape`."""
+        return w_shape[-self.convdim - 1]
+
+    def check_unshared_outputs(self, w_shape: Sequence[int], spatial: Sequence[int]) -> None:
+        """ValueError unless unshared filters have one filter per output position."""
+        if self.unshared and tuple(w_shape[1:1 + self.convdim]) != tuple(spatial):
+            raise ValueError(f"{self.label}: unshared filters of shape {tuple(w_shape)} hold "
+                             f"{tuple(w_shape[1:1 + self.convdim])} output positions, the "
+                             f"output has {tuple(spatial)}")
 
     def _options(self) -> dict:
         return {name: getattr(self, name) for name in self.__props__}
@@ -352,15 +385,16 @@ class _AbstractConvBase(Op):
         """(windows (N, C, *output, *kernel) of the padded x, the padding)."""
         self.output_spatial(x.shape[2:], kernel)
         pad = self.padding(kernel)
-        padded = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in pad])
+        padded = np.pad(x, [(0, 0), (0, 0), *pad])
         dilated = [(k - 1) * d + 1 for k, d in zip(kernel, self.filter_dilation)]
         windows = sliding_window_view(padded, dilated, axis=tuple(range(2, 2 + self.convdim)))
         strides = tuple(slice(None, None, s) for s in self.subsample)
         taps = tuple(slice(None, None, d) for d in self.filter_dilation)
         return windows[(slice(None), slice(None)) + strides + taps], pad
 
-    def padding(self, kernel: Sequence[int]) -> tuple[int, ...]:
-        """The padding of each spatial dimension for filters of spatial shape `kernel`."""
+    def padding(self, kernel: Sequence[int]) -> tuple:
+        """The (before, after) padding of each spatial dimension for filters of spatial
+        shape `kernel`."""
         return _padding(self.border_mode, kernel, self.filter_dilation)
 
     def output_spatial(self, spatial: Sequence[int], kernel: Sequence[int]) -> list[int]:
@@ -369,8 +403,8 @@ class _AbstractConvBase(Op):
         pad = self.padding(kernel)
         for axis, (length, k, d, p) in enumerate(zip(spatial, kernel, self.filter_dilation,
                                                      pad)):
-            if (k - 1) * d + 1 > length + 2 * p:
-                padded = tuple(n + 2 * q for n, q in zip(spatial, pad))
+            if (k - 1) * d + 1 > length + sum(p):
+                padded = tuple(n + sum(q) for n, q in zip(spatial, pad))
                 raise ValueError(
                     f"{self.label}: the filter ({tuple(kernel)}, dilation "
                     f"{self.filter_dilation}) is larger than the padded input "
@@ -397,7 +431,7 @@ class _AbstractConvBase(Op):
         if gy_shape[1] != w_shape[0] or w_shape[0] % self.num_groups:
             raise ValueError(f"{self.label}: the output gradient has {gy_shape[1]} channels "
                              f"but there are {w_shape[0]} filters in {self.num_groups} groups")
-        expected = _output_lengths(spatial, w_shape[2:], self.border_mode,
+        expected = _output_lengths(spatial, w_shape[-self.convdim:], self.border_mode,
                                    self.filter_dilation, self.subsample)
         if list(gy_shape[2:]) != expected or min(expected, default=1) < 1:
             raise ValueError(f"{self.label}: the output gradient's spatial shape "
@@ -419,13 +453,18 @@ class _AbstractConvBase(Op):
                              f"num_groups={self.num_groups} groups")
 
     def _forward(self, x: np.ndarray, w: np.ndarray, dtype: str) -> np.ndarray:
-        self.check_channels(x.shape[1], w.shape[1], w.shape[0])
-        windows, _ = self._windows(x, w.shape[2:])
+        self.check_channels(x.shape[1], self.filter_channels(w.shape), w.shape[0])
+        windows, _ = self._windows(x, w.shape[-self.convdim:])
         w = self._flipped(w)
         spatial = windows.shape[2:2 + self.convdim]
+        self.check_unshared_outputs(w.shape, spatial)
         output = np.empty((x.shape[0], w.shape[0], *spatial), dtype=dtype)
         kernel_axes = list(range(2 + self.convdim, 2 + 2 * self.convdim))
         for channels, filters in self.group_slices(x.shape[1], w.shape[0]):
+            if self.unshared:
+                output[:, filters] = np.einsum("ncijkl,fijckl->nfij", windows[:, channels],
+                                               w[filters])
+                continue
             product = np.tensordot(windows[:, channels], w[filters],
                                    axes=([1, *kernel_axes], [1, *range(2, 2 + self.convdim)]))
             output[:, filters] = np.moveaxis(product, -1, 1)
@@ -436,9 +475,14 @@ class _AbstractConvBase(Op):
         self.check_grad_weights_shapes(x.shape, gy.shape, kernel)
         windows, _ = self._windows(x, kernel)
         per_channel = x.shape[1] // self.num_groups
-        result = np.empty((gy.shape[1], per_channel, *kernel), dtype=dtype)
+        positions = tuple(gy.shape[2:]) if self.unshared else ()
+        result = np.empty((gy.shape[1], *positions, per_channel, *kernel), dtype=dtype)
         output_axes = list(range(2, 2 + self.convdim))
         for channels, filters in self.group_slices(x.shape[1], gy.shape[1]):
+            if self.unshared:
+                result[filters] = np.einsum("nfij,ncijkl->fijckl", gy[:, filters],
+                                            windows[:, channels])
+                continue
             result[filters] = np.tensordot(gy[:, filters], windows[:, channels],
                                            axes=([0, *output_axes], [0, *output_axes]))
         return self._flipped(result)
@@ -446,22 +490,28 @@ class _AbstractConvBase(Op):
     def _grad_inputs(self, w: np.ndarray, gy: np.ndarray, spatial: Sequence[int],
                      dtype: str) -> np.ndarray:
         self.check_grad_inputs_shapes(w.shape, gy.shape, spatial)
-        channels = w.shape[1] * self.num_groups
-        kernel = w.shape[2:]
+        self.check_unshared_outputs(w.shape, gy.shape[2:])
+        channels = self.filter_channels(w.shape) * self.num_groups
+        kernel = w.shape[-self.convdim:]
         pad = self.padding(kernel)
         w = self._flipped(w)
-        padded = np.zeros((gy.shape[0], channels, *[n + 2 * p for n, p in zip(spatial, pad)]),
+        padded = np.zeros((gy.shape[0], channels, *[n + sum(p) for n, p in zip(spatial, pad)]),
                           dtype=np.result_type(w, gy))
         for tap in np.ndindex(*kernel):
             target = tuple(slice(t * d, t * d + (o - 1) * s + 1, s) for t, d, o, s in
                            zip(tap, self.filter_dilation, gy.shape[2:], self.subsample))
             for group_channels, filters in self.group_slices(channels, w.shape[0]):
+                if self.unshared:
+                    # (N, F_g, *output) x (F_g, *output, C_g) -> (N, C_g, *output)
+                    padded[(slice(None), group_channels) + target] += np.einsum(
+                        "nfij,fijc->ncij", gy[:, filters], w[(filters, Ellipsis) + tap])
+                    continue
                 # (N, F_g, *output) x (F_g, C_g) -> (N, *output, C_g)
                 contribution = np.tensordot(gy[:, filters], w[(filters, slice(None)) + tap],
                                             axes=([1], [0]))
                 padded[(slice(None), group_channels) + target] += np.moveaxis(
                     contribution, -1, 1)
-        crop = tuple(slice(p, p + n) for p, n in zip(pad, spatial))
+        crop = tuple(slice(before, before + n) for (before, _), n in zip(pad, spatial))
         return padded[(slice(None), slice(None)) + crop].astype(dtype, copy=False)
 
 
@@ -487,8 +537,8 @@ class AbstractConv(_AbstractConvBase):
 
     def make_node(self, x, w):
         x = self._tensor(x, "input", self.convdim + 2)
-        w = self._tensor(w, "filters", self.convdim + 2)
-        channels, filter_channels = x.type.shape[1], w.type.shape[1]
+        w = self._tensor(w, "filters", self.filters_ndim)
+        channels, filter_channels = x.type.shape[1], self.filter_channels(w.type.shape)
         if channels is not None and filter_channels is not None:
             self.check_channels(channels, filter_channels, w.type.shape[0] or
                                  self.num_groups)
@@ -503,7 +553,7 @@ class AbstractConv(_AbstractConvBase):
 
     def infer_shape(self, fgraph, node, input_shapes):
         x_shape, w_shape = input_shapes
-        spatial = _output_lengths(x_shape[2:], w_shape[2:], self.border_mode,
+        spatial = _output_lengths(x_shape[2:], w_shape[-self.convdim:], self.border_mode,
                                   self.filter_dilation, self.subsample)
         return [(x_shape[0], w_shape[0], *spatial)]
 
@@ -520,7 +570,7 @@ class AbstractConv(_AbstractConvBase):
         if is_disconnected(gy):
             return [disconnected_type(), disconnected_type()]
         gx = self._related(2)(w, gy, x.shape[2:])
-        gw = self._related(1)(x, gy, w.shape[2:])
+        gw = self._related(1)(x, gy, w.shape[-self.convdim:])
         return [gx.astype(x.type.dtype), gw.astype(w.type.dtype)]
 
     def R_op(self, inputs, eval_points):
@@ -538,14 +588,16 @@ class AbstractConvGradWeights(_AbstractConvBase):
                   else (None,) * self.convdim)
         channels = x.type.shape[1]
         per_channel = None if channels is None else channels // self.num_groups
+        positions = tuple(gy.type.shape[2:]) if self.unshared else ()
         dtype = upcast(x.type.dtype, gy.type.dtype)
-        return Apply(self, [x, gy, shape], [tensor_type(dtype, (gy.type.shape[1], per_channel,
-                                                                *kernel))()])
+        return Apply(self, [x, gy, shape], [tensor_type(dtype, (gy.type.shape[1], *positions,
+                                                                per_channel, *kernel))()])
 
     def infer_shape(self, fgraph, node, input_shapes):
         x_shape, gy_shape, _ = input_shapes
         shape = node.inputs[2]
-        return [(gy_shape[1], x_shape[1] // self.num_groups,
+        positions = tuple(gy_shape[2:]) if self.unshared else ()
+        return [(gy_shape[1], *positions, x_shape[1] // self.num_groups,
                  *(shape[axis] for axis in range(self.convdim)))]
 
     def perform(self, node, inputs, output_storage):
@@ -576,12 +628,12 @@ class AbstractConvGradInputs(_AbstractConvBase):
     """gx = J_x^T gy for y = conv(x, w): inputs (w, gy, the input's spatial shape)."""
 
     def make_node(self, w, gy, shape):
-        w = self._tensor(w, "filters", self.convdim + 2)
+        w = self._tensor(w, "filters", self.filters_ndim)
         gy = self._tensor(gy, "output_grad", self.convdim + 2)
         shape = self._shape_input(shape)
         spatial = (tuple(int(v) for v in shape.data) if isinstance(shape, Constant)
                    else (None,) * self.convdim)
-        per_channel = w.type.shape[1]
+        per_channel = self.filter_channels(w.type.shape)
         channels = None if per_channel is None else per_channel * self.num_groups
         dtype = upcast(w.type.dtype, gy.type.dtype)
         return Apply(self, [w, gy, shape], [tensor_type(dtype, (gy.type.shape[0], channels,
@@ -590,7 +642,7 @@ class AbstractConvGradInputs(_AbstractConvBase):
     def infer_shape(self, fgraph, node, input_shapes):
         w_shape, gy_shape, _ = input_shapes
         shape = node.inputs[2]
-        return [(gy_shape[0], w_shape[1] * self.num_groups,
+        return [(gy_shape[0], self.filter_channels(w_shape) * self.num_groups,
                  *(shape[axis] for axis in range(self.convdim)))]
 
     def perform(self, node, inputs, output_storage):
@@ -609,7 +661,7 @@ class AbstractConvGradInputs(_AbstractConvBase):
         (g,) = output_grads
         if is_disconnected(g):
             return [disconnected_type()] * 3
-        gw = self._related(1)(g, gy, w.shape[2:])
+        gw = self._related(1)(g, gy, w.shape[-self.convdim:])
         ggy = self._related(0)(g, w)
         return [gw.astype(w.type.dtype), ggy.astype(gy.type.dtype), disconnected_type()]
 
@@ -682,15 +734,12 @@ class _TheanoConv(_AbstractConvBase):
     def __init__(self, imshp=None, kshp=None, border_mode="valid", subsample=None,
                  filter_flip=True, filter_dilation=None, num_groups=1, unshared=False):
         label = type(self).__name__
-        if unshared:
-            raise ValueError(f"{label}: unshared (locally connected) convolutions are not "
-                             f"supported")
         convdim = type(self).convdim
         super().__init__(convdim, border_mode, 1 if subsample is None else subsample,
                          filter_flip, 1 if filter_dilation is None else filter_dilation,
-                         num_groups)
+                         num_groups, unshared)
         self.imshp = _shape_hint(imshp, convdim + 2, label, "imshp")
-        self.kshp = _shape_hint(kshp, convdim + 2, label, "kshp")
+        self.kshp = _shape_hint(kshp, self.filters_ndim, label, "kshp")
 
     def _options(self) -> dict:
         return {name: getattr(self, name) for name in self.__props__ if name != "convdim"}
@@ -705,15 +754,15 @@ class _TheanoConv(_AbstractConvBase):
             if attempt or not any(n is not None and n < 1 for n in output[2:]):
                 break
             imshp = imshp[:2] + (None,) * self.convdim
-            kshp = kshp[:2] + (None,) * self.convdim
+            kshp = kshp[:-self.convdim] + (None,) * self.convdim
         return imshp, kshp, tuple(output[:2]) + tuple(
             None if n is not None and n < 1 else n for n in output[2:])
 
 
 class _TheanoForward(_TheanoConv, AbstractConv):
     def make_node(self, img, kern):
-        ndim = self.convdim + 2
-        img, kern = self._tensor(img, "input", ndim), self._tensor(kern, "filters", ndim)
+        img = self._tensor(img, "input", self.convdim + 2)
+        kern = self._tensor(kern, "filters", self.filters_ndim)
         imshp, kshp, _ = self._hints(img, kern)
         return AbstractConv.make_node(self, _hinted(img, imshp, self.label),
                                       _hinted(kern, kshp, self.label))
@@ -731,9 +780,8 @@ class _TheanoGradWeights(_TheanoConv, AbstractConvGradWeights):
 
 class _TheanoGradInputs(_TheanoConv, AbstractConvGradInputs):
     def make_node(self, kern, topgrad, shape):
-        ndim = self.convdim + 2
-        kern = self._tensor(kern, "filters", ndim)
-        topgrad = self._tensor(topgrad, "output_grad", ndim)
+        kern = self._tensor(kern, "filters", self.filters_ndim)
+        topgrad = self._tensor(topgrad, "output_grad", self.convdim + 2)
         _, kshp, output = self._hints(None, kern)
         return AbstractConvGradInputs.make_node(self, _hinted(kern, kshp, self.label),
                                                 _hinted(topgrad, output, self.label), shape)
@@ -783,23 +831,25 @@ THEANO_CLASSES = {2: (AbstractConv2d, AbstractConv2d_gradWeights, AbstractConv2d
 # -- Theano's functions ------------------------------------------------------------------------
 
 def _conv(convdim, input, filters, input_shape, filter_shape, border_mode, subsample,
-          filter_flip, filter_dilation, num_groups):
+          filter_flip, filter_dilation, num_groups, unshared=False):
     op = THEANO_CLASSES[convdim][0](input_shape, filter_shape, border_mode, subsample,
-                                     filter_flip, filter_dilation, num_groups)
+                                     filter_flip, filter_dilation, num_groups, unshared)
     return op(input, filters)
 
 
 def conv2d(input, filters, input_shape=None, filter_shape=None, border_mode="valid",
            subsample=(1, 1), filter_flip=True, image_shape=None, filter_dilation=(1, 1),
-           num_groups=1, **kwargs):
+           num_groups=1, unshared=False, **kwargs):
     """The 2d convolution of input (batch, channels, rows, columns) with filters
-    (output channels, channels / num_groups, rows, columns); see the module docstring.
-    input_shape and filter_shape (ints or None; image_shape is Theano's old name of
-    input_shape) give static shapes, checked at run time."""
+    (output channels, channels / num_groups, rows, columns; unshared: output channels,
+    output rows, output columns, channels / num_groups, rows, columns); see the module
+    docstring. input_shape and filter_shape (ints or None; image_shape is Theano's old name
+    of input_shape) give static shapes, checked at run time."""
     if kwargs:
         raise TypeError(f"conv2d: unexpected arguments {sorted(kwargs)}")
     return _conv(2, input, filters, input_shape if input_shape is not None else image_shape,
-                 filter_shape, border_mode, subsample, filter_flip, filter_dilation, num_groups)
+                 filter_shape, border_mode, subsample, filter_flip, filter_dilation, num_groups,
+                 unshared)
 
 
 def conv3d(input, filters, input_shape=None, filter_shape=None, border_mode="valid",
@@ -851,14 +901,16 @@ def separable_conv3d(input, depthwise_filters, pointwise_filters, num_channels,
                       border_mode, subsample, filter_flip, filter_dilation)
 
 
-def _spatial_shape(shape: Any, convdim: int, label: str) -> Variable:
-    """The spatial lengths out of a full (batch, channels, *spatial) shape."""
+def _spatial_shape(shape: Any, convdim: int, label: str, rank: int | None = None) -> Variable:
+    """The spatial lengths (the last convdim) out of a full shape of `rank` entries (by
+    default convdim + 2: batch, channels, *spatial)."""
+    rank = convdim + 2 if rank is None else rank
     if isinstance(shape, Variable):
-        return shape[2:] if shape.type.ndim == 1 else shape
+        return shape[-convdim:] if shape.type.ndim == 1 else shape
     shape = tuple(shape)
-    if len(shape) != convdim + 2:
-        raise ValueError(f"{label}: the shape must have {convdim + 2} entries, got {shape}")
-    spatial = shape[2:]
+    if len(shape) != rank:
+        raise ValueError(f"{label}: the shape must have {rank} entries, got {shape}")
+    spatial = shape[-convdim:]
     if all(isinstance(v, (int, np.integer)) for v in spatial):
         return constant(np.array(spatial, dtype=np.int64))
     return as_tensor_variable(list(spatial)).astype("int64")
@@ -873,36 +925,39 @@ def _numeric(shape: Any) -> Any:
 
 
 def _grad_wrt_inputs(convdim, output_grad, filters, input_shape, filter_shape, border_mode,
-                     subsample, filter_flip, filter_dilation, num_groups):
+                     subsample, filter_flip, filter_dilation, num_groups, unshared=False):
     label = f"conv{convdim}d_grad_wrt_inputs"
     op = THEANO_CLASSES[convdim][2](_numeric(input_shape), filter_shape, border_mode,
-                                     subsample, filter_flip, filter_dilation, num_groups)
+                                     subsample, filter_flip, filter_dilation, num_groups,
+                                     unshared)
     return op(filters, output_grad, _spatial_shape(input_shape, convdim, label))
 
 
 def _grad_wrt_weights(convdim, input, output_grad, filter_shape, input_shape, border_mode,
-                      subsample, filter_flip, filter_dilation, num_groups):
+                      subsample, filter_flip, filter_dilation, num_groups, unshared=False):
     label = f"conv{convdim}d_grad_wrt_weights"
     op = THEANO_CLASSES[convdim][1](input_shape, _numeric(filter_shape), border_mode,
-                                     subsample, filter_flip, filter_dilation, num_groups)
-    return op(input, output_grad, _spatial_shape(filter_shape, convdim, label))
+                                     subsample, filter_flip, filter_dilation, num_groups,
+                                     unshared)
+    return op(input, output_grad, _spatial_shape(filter_shape, convdim, label, op.filters_ndim))
 
 
 def conv2d_grad_wrt_inputs(output_grad, filters, input_shape, filter_shape=None,
                            border_mode="valid", subsample=(1, 1), filter_flip=True,
-                           filter_dilation=(1, 1), num_groups=1):
+                           filter_dilation=(1, 1), num_groups=1, unshared=False):
     """The gradient of conv2d with respect to its input, for an input of shape input_shape
     (4 entries, ints or scalars, or a shape vector)."""
     return _grad_wrt_inputs(2, output_grad, filters, input_shape, filter_shape, border_mode,
-                            subsample, filter_flip, filter_dilation, num_groups)
+                            subsample, filter_flip, filter_dilation, num_groups, unshared)
 
 
 def conv2d_grad_wrt_weights(input, output_grad, filter_shape, input_shape=None,
                             border_mode="valid", subsample=(1, 1), filter_flip=True,
-                            filter_dilation=(1, 1), num_groups=1):
-    """The gradient of conv2d with respect to its filters, of shape filter_shape."""
+                            filter_dilation=(1, 1), num_groups=1, unshared=False):
+    """The gradient of conv2d with respect to its filters, of shape filter_shape (6 entries
+    for unshared filters)."""
     return _grad_wrt_weights(2, input, output_grad, filter_shape, input_shape, border_mode,
-                             subsample, filter_flip, filter_dilation, num_groups)
+                             subsample, filter_flip, filter_dilation, num_groups, unshared)
 
 
 def conv3d_grad_wrt_inputs(output_grad, filters, input_shape, filter_shape=None,
@@ -917,6 +972,49 @@ def conv3d_grad_wrt_weights(input, output_grad, filter_shape, input_shape=None,
                             filter_dilation=(1, 1, 1), num_groups=1):
     return _grad_wrt_weights(3, input, output_grad, filter_shape, input_shape, border_mode,
                              subsample, filter_flip, filter_dilation, num_groups)
+
+
+def _constant_int(value: Any, label: str, name: str) -> int:
+    try:
+        value = get_scalar_constant_value(value)
+    except NotScalarConstantError:
+        raise TypeError(f"{label}: {name} must be a constant int") from None
+    if np.asarray(value).dtype.kind not in "iu":
+        raise TypeError(f"{label}: {name} must be an int, got {value!r}")
+    return int(value)
+
+
+def causal_conv1d(input, filters, filter_shape, input_shape=None, subsample=1,
+                  filter_flip=True, filter_dilation=1, num_groups=1, unshared=False):
+    """Theano's causal (dilated) 1d convolution, WaveNet's: input (batch, channels, length),
+    filters (output channels, channels / num_groups, filter length; unshared: output
+    channels, output length, channels / num_groups, filter length); the output at t sees
+    the input up to t only: the input is padded by the dilated filter's length - 1 on the
+    left and not on the right. filter_shape (required: its last length sets the padding;
+    a constant) and input_shape are hints as conv2d's. Computed as a 2d convolution of
+    columns of width 1, as Theano did."""
+    label = "causal_conv1d"
+    input = as_tensor_variable(input, op=label, argument="input")
+    filters = as_tensor_variable(filters, op=label, argument="filters")
+    rank = 4 if unshared else 3
+    if input.type.ndim != 3 or filters.type.ndim != rank:
+        raise TypeError(f"{label}: input must be 3-d (batch, channels, length) and filters "
+                        f"{rank}-d, got {input.type} and {filters.type}")
+    if filter_shape is None or len(filter_shape) != rank:
+        raise ValueError(f"{label}: filter_shape must give the filters' {rank} lengths, got "
+                         f"{filter_shape!r}")
+    subsample = _constant_int(subsample, label, "subsample")
+    dilation = _constant_int(filter_dilation, label, "filter_dilation")
+    length = _constant_int(filter_shape[-1], label, "filter_shape's filter length")
+    kernel = filters.dimshuffle(0, 1, "x", 2, 3, "x") if unshared else \
+        filters.dimshuffle(0, 1, 2, "x")
+    filter_hint = tuple(filter_shape[:1]) + ((filter_shape[1], 1) if unshared else ()) + \
+        tuple(filter_shape[-2:]) + (1,)
+    image_hint = None if input_shape is None else tuple(input_shape) + (1,)
+    output = _conv(2, input.dimshuffle(0, 1, 2, "x"), kernel, image_hint,
+                   tuple(_numeric(filter_hint)), (((length - 1) * dilation, 0), 0),
+                   (subsample, 1), filter_flip, (dilation, 1), num_groups, unshared)
+    return output[:, :, :, 0]
 
 
 def conv2d_transpose(input, filters, output_shape, filter_shape=None, border_mode="valid",

@@ -1,8 +1,8 @@
 """The C code of the convolution ops (abstract_conv.py), 2d and 3d, on float32 and float64:
 im2col and BLAS gemm (conv_gemm.c), threads chosen as for the BLAS products
-(blas_threads.c); other dtypes run perform(). The kernels are one library unit per dtype
-(conv_library), compiled once per cache; a node is that unit's entry (conv_node), given a
-table of its geometry (no C of its own)."""
+(blas_threads.c); other dtypes, and unshared convolutions, run perform(). The kernels are
+one library unit per dtype (conv_library), compiled once per cache; a node is that unit's
+entry (conv_node), given a table of its geometry (no C of its own)."""
 
 from __future__ import annotations
 
@@ -32,18 +32,20 @@ _BORDERS = {"valid": 0, "full": 1, "half": 2}
 def conv_c_code(op, node: Apply, names: CNames, kind: int) -> CCode | None:
     """kind 0: AbstractConv, 1: AbstractConvGradWeights, 2: AbstractConvGradInputs."""
     dtype = node.outputs[0].type.dtype
-    if dtype not in ("float32", "float64") or any(
+    if op.unshared or dtype not in ("float32", "float64") or any(
             variable.type.dtype != dtype for variable in node.inputs[:2]):
         return None
     border = _BORDERS.get(op.border_mode, 3)
     nd = op.convdim
-    pads = (0,) * nd if border != 3 else op.border_mode
+    # Explicit pads (before, after) do not depend on the kernel's lengths.
+    pads = ((0, 0),) * nd if border != 3 else op.padding((1,) * nd)
     library, declarations, unit, blas = conv_library(dtype)
 
     def triple(values) -> str:
         return "{" + ", ".join(map(str, values)) + "}"
 
     return served_by((library, declarations, unit), "conv_node", f"sympile_conv_node_npy_{dtype}",
-                     [str(kind), str(nd), str(border), str(int(op.filter_flip)), triple(pads),
+                     [str(kind), str(nd), str(border), str(int(op.filter_flip)),
+                      triple(before for before, _ in pads), triple(after for _, after in pads),
                       triple(op.subsample), triple(op.filter_dilation), str(op.num_groups),
                       c_string(f"conv{nd}d")], blas=blas, openmp=config.openmp)

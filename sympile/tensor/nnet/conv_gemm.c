@@ -211,13 +211,14 @@ int @NAME@_conv_gemm(int kind, const sympile_conv_geometry_@T@ *g,
 }
 
 /* The geometry of a node (kind as above) with `nd` (2 or 3) spatial axes from its inputs'
-   shapes and the op's options (border: 0 valid, 1 full, 2 half, 3 explicit pads; pads,
-   strides and dilations have nd entries), checked as perform() checks it; *filters the
-   number of filters, out_dims the output's shape (nd + 2 entries). */
+   shapes and the op's options (border: 0 valid, 1 full, 2 half, 3 explicit pads before and
+   after each axis; pads, pads_after, strides and dilations have nd entries), checked as
+   perform() checks it; *filters the number of filters, out_dims the output's shape (nd + 2
+   entries). The geometry keeps the pads before: the pads after only shorten the output. */
 int @NAME@_conv_setup(int kind, int nd, PyArrayObject *a, PyArrayObject *b,
                       PyArrayObject *shape, int border, const npy_intp *pads,
-                      const npy_intp *strides, const npy_intp *dilations,
-                      int flip, npy_intp groups, const char *label,
+                      const npy_intp *pads_after, const npy_intp *strides,
+                      const npy_intp *dilations, int flip, npy_intp groups, const char *label,
                       sympile_conv_geometry_@T@ *g, npy_intp *filters,
                       npy_intp *out_dims)
 {
@@ -280,7 +281,8 @@ int @NAME@_conv_setup(int kind, int nd, PyArrayObject *a, PyArrayObject *b,
         const npy_intp dilated = (kernel[axis] - 1) * dilation[axis] + 1;
         padding[axis] = border == 0 ? 0 : border == 1 ? dilated - 1
                       : border == 2 ? dilated / 2 : pads[axis - skip];
-        const npy_intp padded = lengths[axis] + 2 * padding[axis];
+        const npy_intp after = border == 3 ? pads_after[axis - skip] : padding[axis];
+        const npy_intp padded = lengths[axis] + padding[axis] + after;
         if (dilated > padded || kernel[axis] < 1) {
             PyErr_Format(PyExc_ValueError, "%s: the filter (dilation included, %ld) is larger "
                          "than the padded input (%ld) in spatial dimension %d", label,
@@ -334,8 +336,8 @@ int @NAME@_conv_node(PyObject *const *cells, const void *data)
     PyArrayObject *b = a == NULL ? NULL : (PyArrayObject *)PyArray_FROMANY(
         b_value, typenum, rank, rank, NPY_ARRAY_CARRAY_RO);
     int status = b == NULL ? -1 : @NAME@_conv_setup(
-        node->kind, node->nd, a, b, shape, node->border, node->pads, node->strides,
-        node->dilations, node->filter_flip, node->groups, node->label, &geometry, &filters,
+        node->kind, node->nd, a, b, shape, node->border, node->pads, node->pads_after,
+        node->strides, node->dilations, node->filter_flip, node->groups, node->label, &geometry, &filters,
         out_dims);
     PyArrayObject *output = sympile_take_output(cells[n_inputs]);
     if (status == 0)

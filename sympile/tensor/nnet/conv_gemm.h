@@ -15,18 +15,18 @@ int @NAME@_conv_gemm(int kind, const sympile_conv_geometry_@T@ *g, npy_intp batc
                      npy_intp filters, npy_intp groups, const @T@ *a, const @T@ *b, @T@ *out);
 int @NAME@_conv_setup(int kind, int nd, PyArrayObject *a, PyArrayObject *b,
                       PyArrayObject *shape, int border, const npy_intp *pads,
-                      const npy_intp *strides, const npy_intp *dilations, int flip,
+                      const npy_intp *pads_after, const npy_intp *strides, const npy_intp *dilations, int flip,
                       npy_intp groups, const char *label, sympile_conv_geometry_@T@ *g,
                       npy_intp *filters, npy_intp *out_dims);
 
 /* A convolution node's table (abstract_conv_c.py): kind 0 AbstractConv (a = inputs,
    b = filters), 1 its gradient for the weights, 2 for the inputs (both with an output shape
-   input); nd spatial axes; the border (0 valid, 1 full, 2 half, 3 the explicit pads), the
-   subsampling, the dilations, whether the filters are flipped, the groups; its name for
+   input); nd spatial axes; the border (0 valid, 1 full, 2 half, 3 the explicit pads before
+   and after each axis), the subsampling, the dilations, whether the filters are flipped, the groups; its name for
    messages. */
 typedef struct {
     int kind, nd, border, filter_flip;
-    npy_intp pads[3], strides[3], dilations[3], groups;
+    npy_intp pads[3], pads_after[3], strides[3], dilations[3], groups;
     const char *label;
 } sympile_conv_node_@T@;
 

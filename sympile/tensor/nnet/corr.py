@@ -19,6 +19,9 @@ from sympile.tensor.nnet.abstract_conv import (
     AbstractConv2d,
     AbstractConv2d_gradInputs,
     AbstractConv2d_gradWeights,
+    border_per_axis,
+    get_conv_gradinputs_shape_1axis,
+    get_conv_gradweights_shape_1axis,
 )
 from sympile.tensor.variable import as_tensor_variable
 
@@ -48,16 +51,11 @@ def filters_shape(op, img, topgrad):
         _needs_shape(op, "filters")
     img = as_tensor_variable(img, op=op, argument="img")
     topgrad = as_tensor_variable(topgrad, op=op, argument="topgrad")
-    lengths = []
-    for axis, dilation in enumerate(op.filter_dilation):
-        image, top = img.shape[2 + axis], topgrad.shape[2 + axis]
-        if op.border_mode == "full":
-            # top = image + (k - 1) dilation
-            lengths.append((top - image) // dilation + 1)
-        else:
-            pad = 0 if op.border_mode == "valid" else op.border_mode[axis]
-            lengths.append((image + 2 * pad - top) // dilation + 1)
-    return stack(lengths)
+    borders = border_per_axis(op.border_mode, op.convdim)
+    return stack([get_conv_gradweights_shape_1axis(img.shape[2 + axis],
+                                                   topgrad.shape[2 + axis], borders[axis], 1,
+                                                   dilation)
+                  for axis, dilation in enumerate(op.filter_dilation)])
 
 
 def image_shape(op, kern, topgrad):
@@ -67,21 +65,11 @@ def image_shape(op, kern, topgrad):
         _needs_shape(op, "image")
     kern = as_tensor_variable(kern, op=op, argument="kern")
     topgrad = as_tensor_variable(topgrad, op=op, argument="topgrad")
-    lengths = []
-    for axis, dilation in enumerate(op.filter_dilation):
-        dilated = (kern.shape[2 + axis] - 1) * dilation + 1
-        top = topgrad.shape[2 + axis]
-        if op.border_mode == "valid":
-            pad = 0
-        elif op.border_mode == "full":
-            pad = dilated - 1
-        elif op.border_mode == "half":
-            pad = dilated // 2
-        else:
-            pad = op.border_mode[axis]
-        # top = image + 2 pad - dilated + 1
-        lengths.append(top + dilated - 1 - 2 * pad)
-    return stack(lengths)
+    borders = border_per_axis(op.border_mode, op.convdim)
+    return stack([get_conv_gradinputs_shape_1axis(kern.shape[axis - op.convdim],
+                                                  topgrad.shape[2 + axis], borders[axis], 1,
+                                                  dilation)
+                  for axis, dilation in enumerate(op.filter_dilation)])
 
 
 class ImpliedFiltersShape:

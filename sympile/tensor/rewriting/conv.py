@@ -44,15 +44,15 @@ def _correlation(node: Apply, kind: int):
         return None
     return CORRELATION_CLASSES[op.convdim][kind](
         border_mode=op.border_mode, subsample=op.subsample,
-        filter_dilation=op.filter_dilation, num_groups=op.num_groups, imshp=op.imshp,
-        kshp=op.kshp)
+        filter_dilation=op.filter_dilation, num_groups=op.num_groups, unshared=op.unshared,
+        imshp=op.imshp, kshp=op.kshp)
 
 
-def _flipped(filters, flip: bool):
-    """filters with their spatial axes reversed when `flip`."""
+def _flipped(filters, flip: bool, convdim: int):
+    """filters with their kernel's axes (the last convdim) reversed when `flip`."""
     if not flip:
         return filters
-    return filters[(slice(None),) * 2 + (slice(None, None, -1),) * (filters.type.ndim - 2)]
+    return filters[(Ellipsis,) + (slice(None, None, -1),) * convdim]
 
 
 @node_rewriter(list(THEANO_CLASSES[2][:1] + THEANO_CLASSES[3][:1]))
@@ -62,7 +62,8 @@ def local_abstractconv_gemm(fgraph: FunctionGraph, node: Apply):
     if op is None:
         return None
     img, kern = node.inputs
-    return as_type_of(op(img, _flipped(kern, node.op.filter_flip)), node.outputs[0])
+    return as_type_of(op(img, _flipped(kern, node.op.filter_flip, node.op.convdim)),
+                      node.outputs[0])
 
 
 @node_rewriter(list(THEANO_CLASSES[2][1:2] + THEANO_CLASSES[3][1:2]))
@@ -73,7 +74,7 @@ def local_abstractconv_gradweight_gemm(fgraph: FunctionGraph, node: Apply):
     if op is None:
         return None
     img, topgrad, shape = node.inputs
-    return as_type_of(_flipped(op(img, topgrad, shape), node.op.filter_flip),
+    return as_type_of(_flipped(op(img, topgrad, shape), node.op.filter_flip, node.op.convdim),
                       node.outputs[0])
 
 
@@ -85,7 +86,7 @@ def local_abstractconv_gradinputs_gemm(fgraph: FunctionGraph, node: Apply):
     if op is None:
         return None
     kern, topgrad, shape = node.inputs
-    return as_type_of(op(_flipped(kern, node.op.filter_flip), topgrad, shape),
+    return as_type_of(op(_flipped(kern, node.op.filter_flip, node.op.convdim), topgrad, shape),
                       node.outputs[0])
 
 

@@ -20,12 +20,13 @@ from tests.utils import GradCase, check_grad_case
 
 
 def reference_conv(x, w, border_mode="valid", subsample=None, filter_flip=True,
-                   filter_dilation=None, num_groups=1):
-    """The convolution by its definition: a loop over outputs and taps."""
+                   filter_dilation=None, num_groups=1, unshared=False):
+    """The convolution by its definition: a loop over outputs and taps (unshared: the
+    filter of each output position)."""
     convdim = x.ndim - 2
     subsample = subsample or (1,) * convdim
     dilation = filter_dilation or (1,) * convdim
-    kernel = w.shape[2:]
+    kernel = w.shape[-convdim:]
     dilated = [(k - 1) * d + 1 for k, d in zip(kernel, dilation)]
     if border_mode == "valid":
         pad = (0,) * convdim
@@ -37,11 +38,11 @@ def reference_conv(x, w, border_mode="valid", subsample=None, filter_flip=True,
         pad = (border_mode,) * convdim
     else:
         pad = tuple(border_mode)
-    padded = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in pad])
+    padded = np.pad(x, [(0, 0), (0, 0)] + [p if isinstance(p, tuple) else (p, p) for p in pad])
     if filter_flip:
         w = w[(Ellipsis,) + (slice(None, None, -1),) * convdim]
     out_spatial = [(n - k) // s + 1 for n, k, s in zip(padded.shape[2:], dilated, subsample)]
-    per_channel, per_filter = w.shape[1], w.shape[0] // num_groups
+    per_channel, per_filter = w.shape[-convdim - 1], w.shape[0] // num_groups
     out = np.zeros((x.shape[0], w.shape[0], *out_spatial))
     for n, f in itertools.product(range(x.shape[0]), range(w.shape[0])):
         group = f // per_filter
@@ -51,7 +52,8 @@ def reference_conv(x, w, border_mode="valid", subsample=None, filter_flip=True,
                 for tap in itertools.product(*map(range, kernel)):
                     source = tuple(o * s + t * d for o, s, t, d in
                                    zip(position, subsample, tap, dilation))
-                    total += padded[(n, group * per_channel + c) + source] * w[(f, c) + tap]
+                    weight = w[(f, *position, c) + tap] if unshared else w[(f, c) + tap]
+                    total += padded[(n, group * per_channel + c) + source] * weight
             out[(n, f) + position] = total
     return out
 
@@ -65,6 +67,8 @@ OPTIONS = [
     dict(border_mode="half", filter_dilation=(2, 2), filter_flip=False),
     dict(num_groups=2, subsample=(1, 2)),
     dict(border_mode="full", num_groups=2, filter_dilation=(1, 2), filter_flip=False),
+    dict(border_mode=((1, 2), (0, 3)), subsample=(2, 1)),
+    dict(border_mode=((2, 0), 1), filter_dilation=(1, 2), num_groups=2, filter_flip=False),
 ]
 
 
@@ -360,8 +364,16 @@ def test_theano_classes_compute_the_functions_values(mode, convdim):
 
 
 def test_theano_classes_arguments():
-    with pytest.raises(ValueError, match="unshared .* not supported"):
-        abstract_conv.AbstractConv2d(unshared=True)
+    with pytest.raises(ValueError, match="unshared .* 2d only"):
+        abstract_conv.AbstractConv3d(unshared=True)
+    with pytest.raises(TypeError, match="border_mode's padding must be an int or a tuple of "
+                                        "2 ints"):
+        abstract_conv.AbstractConv2d(border_mode=((1, 2, 3), 0))
+    with pytest.raises(ValueError, match=r"border_mode's padding must be >= 0, got \(1, -1\)"):
+        abstract_conv.AbstractConv2d(border_mode=((1, -1), 0))
+    # An equal pair is its int: the same op.
+    assert abstract_conv.AbstractConv2d(border_mode=((1, 1), (2, 0))) == \
+        abstract_conv.AbstractConv2d(border_mode=(1, (2, 0)))
     with pytest.raises(ValueError, match="imshp must be None or 4 entries"):
         abstract_conv.AbstractConv2d(imshp=(1, 2, 3))
     with pytest.raises(ValueError, match="kshp entries must be None or constant ints"):
@@ -522,3 +534,103 @@ def test_separable_convolutions(convdim, options):
     f = sympile.function([x, d, p], [plain, hinted])
     for value in f(x_value, depthwise, pointwise):
         np.testing.assert_allclose(value, expected, rtol=1e-10, atol=1e-10)
+
+
+UNSHARED = [
+    dict(),
+    dict(border_mode="full", subsample=(2, 2), filter_flip=False),
+    dict(border_mode=((1, 0), 2), subsample=(2, 1), num_groups=2),
+    dict(border_mode="half", filter_dilation=(2, 1)),
+]
+
+
+def _unshared_values(rng, options, x_shape=(2, 4, 5, 4), kernel=(3, 2)):
+    """x and unshared filters (3 x groups filters) for the output x and kernel give."""
+    groups = options.get("num_groups", 1)
+    x_value = rng.standard_normal(x_shape)
+    spatial = abstract_conv.get_conv_output_shape(
+        x_shape, (None, None, *kernel), abstract_conv._border_mode(
+            options.get("border_mode", "valid"), 2, "test"),
+        options.get("subsample", (1, 1)), options.get("filter_dilation", (1, 1)))[2:]
+    w_value = rng.standard_normal((3 * groups, *spatial, x_shape[1] // groups, *kernel))
+    return x_value, w_value
+
+
+@pytest.mark.parametrize("mode", [pytest.param(PYTHON_MODE, id="python"),
+                                  pytest.param(C_MODE, id="c", marks=requires_compiler)])
+@pytest.mark.parametrize("options", UNSHARED, ids=str)
+def test_unshared_conv2d(options, mode):
+    """A locally connected layer: one filter per output position, against the definition,
+    its three ops' shapes, and the numeric gradients (which check the two transposes)."""
+    rng = np.random.default_rng(11)
+    x_value, w_value = _unshared_values(rng, options)
+    x, w = T.dtensor4("x"), T.tensor("float64", shape=(None,) * 6, name="w")
+    output = T.nnet.conv2d(x, w, unshared=True, **options)
+    gx, gw = sympile.grad((output ** 2).sum(), [x, w])
+    f = sympile.function([x, w], [output, gx, gw, output.shape, gw.shape], mode=mode)
+    value, gx_value, gw_value, shape, gw_shape = f(x_value, w_value)
+    expected = reference_conv(x_value, w_value, unshared=True, **options)
+    np.testing.assert_allclose(value, expected, rtol=1e-12, atol=1e-12)
+    assert tuple(shape) == expected.shape and tuple(gw_shape) == w_value.shape
+    assert gx_value.shape == x_value.shape and gw_value.shape == w_value.shape
+
+    def conv(x, w):
+        return T.nnet.conv2d(x, w, unshared=True, **options)
+
+    verify_grad(conv, [x_value, w_value], rng=0)
+    verify_rop(conv, [x_value, w_value], rng=0)
+
+
+def test_unshared_gradient_functions_and_errors():
+    rng = np.random.default_rng(12)
+    x_value, w_value = _unshared_values(rng, dict(subsample=(1, 2)))
+    x, w = T.dtensor4("x"), T.tensor("float64", shape=(None,) * 6, name="w")
+    gy = T.dtensor4("gy")
+    output = T.nnet.conv2d(x, w, subsample=(1, 2), unshared=True)
+    gy_value = rng.standard_normal(sympile.function([x, w], output)(x_value, w_value).shape)
+    expected = sympile.function([x, w, gy], sympile.grad(None, [x, w],
+                                                          known_grads={output: gy}))(
+        x_value, w_value, gy_value)
+    gx = abstract_conv.conv2d_grad_wrt_inputs(gy, w, x_value.shape, subsample=(1, 2),
+                                              unshared=True)
+    gw = abstract_conv.conv2d_grad_wrt_weights(x, gy, w_value.shape, subsample=(1, 2),
+                                               unshared=True)
+    values = sympile.function([x, w, gy], [gx, gw], on_unused_input="ignore")(
+        x_value, w_value, gy_value)
+    for value, reference in zip(values, expected):
+        np.testing.assert_allclose(value, reference, rtol=1e-12)
+    # The stride 2 leaves the columns' filter length undecided.
+    assert abstract_conv.get_conv_gradweights_shape(
+        x_value.shape, gy_value.shape, "valid", (1, 2), unshared=True) == \
+        w_value.shape[:-1] + (None,)
+    f = sympile.function([x, w], output)
+    with pytest.raises(ValueError, match="hold .* output positions, the output has"):
+        f(x_value, w_value[:, :, :1])
+    with pytest.raises(TypeError, match="filters must be a 6-d tensor"):
+        T.nnet.conv2d(x, T.dtensor4(), unshared=True)
+
+
+@pytest.mark.parametrize("mode", [pytest.param(PYTHON_MODE, id="python"),
+                                  pytest.param(C_MODE, id="c", marks=requires_compiler)])
+def test_causal_conv1d(mode):
+    """Theano's example (its test's precomputed output, dilation 2), the output at t
+    against the input up to t only, and the gradients."""
+    image = np.array([[[2, 4, 9, 5, 8], [0, 0, 4, 0, 5]],
+                      [[2, 5, 8, 5, 5], [1, 3, 0, 7, 9]],
+                      [[7, 0, 7, 1, 0], [0, 1, 4, 7, 2]]], dtype="float64")
+    kernel = np.array([[[5, 3, 1], [3, 1, 0]], [[6, 4, 9], [2, 2, 7]]], dtype="float64")
+    expected = np.array([[[10, 20, 63, 37, 88], [12, 24, 70, 46, 120]],
+                         [[13, 34, 47, 64, 78], [14, 36, 58, 70, 105]],
+                         [[35, 3, 68, 27, 38], [42, 2, 78, 22, 103]]], dtype="float64")
+    x, w = T.dtensor3("x"), T.dtensor3("w")
+    output = abstract_conv.causal_conv1d(x, w, kernel.shape, filter_dilation=2)
+    f = sympile.function([x, w], output, mode=mode)
+    np.testing.assert_array_equal(f(image, kernel), expected)
+    # Causal: changing the input after t leaves the outputs up to t alone.
+    changed = image.copy()
+    changed[:, :, 3:] += 100
+    np.testing.assert_array_equal(f(changed, kernel)[:, :, :3], expected[:, :, :3])
+    verify_grad(lambda x, w: abstract_conv.causal_conv1d(x, w, kernel.shape, subsample=2),
+                [image, kernel], rng=0)
+    with pytest.raises(TypeError, match="filter_shape's filter length must be a constant"):
+        abstract_conv.causal_conv1d(x, w, (2, 2, T.lscalar()))
