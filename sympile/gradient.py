@@ -749,7 +749,10 @@ def _symbolic_point(pt: Sequence[Any], who: str) -> tuple[list[np.ndarray], list
         if value.dtype.kind != "f":
             raise TypeError(f"{who}: pt[{index}] has dtype {value.dtype}; derivatives are "
                             f"checked at floating-point points")
-    inputs = [tensor_type(v.dtype, (None,) * v.ndim)(f"input_{i}") for i, v in enumerate(point)]
+    # As Theano's: an axis of length 1 is broadcastable (the type as_tensor_variable gives
+    # the value), so a (3, 1) point broadcasts against a (3, 4) one.
+    inputs = [tensor_type(v.dtype, tuple(1 if n == 1 else None for n in v.shape))(f"input_{i}")
+              for i, v in enumerate(point)]
     return point, inputs
 
 

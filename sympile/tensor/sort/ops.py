@@ -305,21 +305,69 @@ def _check_kind(kind: Any, function: str) -> str:
     return kind
 
 
-def sort(x: Any, axis: int | None = -1, kind: str = "quicksort") -> Variable:
+def _symbolic_axis(axis: Any, function: str) -> Variable | None:
+    """`axis` as a scalar variable when it is one whose value is not a constant (Theano's
+    symbolic axis), else None."""
+    if not isinstance(axis, Variable):
+        return None
+    if axis.type.ndim != 0 or axis.type.dtype[:3] not in ("int", "uin", "flo"):
+        raise TypeError(f"{function}: axis must be an int or a numeric scalar, got {axis} of "
+                        f"type {axis.type}")
+    return None if isinstance(axis, Constant) else axis
+
+
+def _along_symbolic_axis(build, x: Variable, axis: Variable, function: str) -> Variable:
+    """build(a) for the axis a that the scalar `axis` holds when the function runs (Theano's
+    sort and argsort take a symbolic one): each axis's result, the one asked for chosen by
+    switch; an axis that is not an integer in [-ndim, ndim) raises then."""
+    from sympile.tensor.math import and_, floor, ge, lt, switch
+    from sympile.tensor.raise_op import Assert
+
+    ndim = x.type.ndim
+    if ndim == 0:
+        raise ValueError(f"{function}: a 0-d x has no axis to choose")
+    valid = and_(and_(eq(floor(axis), axis), ge(axis, -ndim)), lt(axis, ndim))
+    index = Assert(f"{function}: axis must be an integer in [-{ndim}, {ndim})")(axis, valid)
+    index = switch(lt(index, 0), index + ndim, index)
+    result = build(ndim - 1)
+    for candidate in reversed(range(ndim - 1)):
+        result = switch(eq(index, candidate), build(candidate), result)
+    return result
+
+
+def _constant_axis(axis: Any) -> Any:
+    """A constant scalar axis as its int; anything else unchanged."""
+    if isinstance(axis, Constant):
+        return int(axis.data)
+    return axis
+
+
+def sort(x: Any, axis: Any = -1, kind: str = "quicksort") -> Variable:
     """A sorted copy of x along `axis` (numpy.sort): NaNs last; axis None sorts the flattened
-    x. kind: numpy's sorting algorithm (the values are the same for every kind)."""
+    x, a scalar variable sorts along the axis it holds when the function runs (Theano's).
+    kind: numpy's sorting algorithm (the values are the same for every kind)."""
     x = as_tensor_variable(x, op="sort", argument="x")
+    kind = _check_kind(kind, "sort")
+    symbolic = _symbolic_axis(axis, "sort")
+    if symbolic is not None:
+        return _along_symbolic_axis(lambda a: SortOp(a, kind)(x), x, symbolic, "sort")
+    axis = _constant_axis(axis)
     if axis is not None:
         axis = normalize_one_axis(axis, x.type.ndim, "sort")
-    return SortOp(axis, _check_kind(kind, "sort"))(x)
+    return SortOp(axis, kind)(x)
 
 
-def argsort(x: Any, axis: int | None = -1, kind: str = "stable") -> Variable:
+def argsort(x: Any, axis: Any = -1, kind: str = "stable") -> Variable:
     """The int64 indices that sort x along `axis` (numpy.argsort): NaNs last, axis None sorts
-    the flattened x. The sort is always stable (ties keep their order); `kind` is accepted
-    for compatibility with numpy and Theano."""
+    the flattened x, a scalar variable sorts along the axis it holds when the function runs.
+    The sort is always stable (ties keep their order); `kind` is accepted for compatibility
+    with numpy and Theano."""
     x = as_tensor_variable(x, op="argsort", argument="x")
     _check_kind(kind, "argsort")
+    symbolic = _symbolic_axis(axis, "argsort")
+    if symbolic is not None:
+        return _along_symbolic_axis(lambda a: ArgSortOp(a)(x), x, symbolic, "argsort")
+    axis = _constant_axis(axis)
     if axis is not None:
         # numpy argsorts a 0-d input as a 1-element vector (axis 0 or -1).
         axis = normalize_one_axis(axis, max(x.type.ndim, 1), "argsort")

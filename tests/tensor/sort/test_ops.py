@@ -159,6 +159,39 @@ def test_methods_and_op_identity():
     assert sort(x, axis=-2).owner.op == sort(x, axis=0).owner.op
 
 
+@pytest.mark.parametrize("mode", [pytest.param(PYTHON_MODE, id="python"),
+                                  pytest.param(C_MODE, id="c", marks=requires_compiler)])
+def test_symbolic_axis(mode):
+    """Theano's sort and argsort take the axis as a scalar variable (an integer, or a float
+    holding an integer, as Theano's tests pass), chosen when the function runs; the
+    gradient follows the chosen axis."""
+    rng = np.random.default_rng(3)
+    value = rng.standard_normal((3, 4, 2))
+    x, axis, float_axis = T.dtensor3("x"), T.lscalar("axis"), T.dscalar("axis")
+    sort_f = sympile.function([x, float_axis], T.sort(x, float_axis, "mergesort"), mode=mode)
+    argsort_f = sympile.function([x, axis], T.argsort(x, axis), mode=mode)
+    gradient = grad((T.sort(x, axis) * T.arange(24).reshape((3, 4, 2))).sum(), x)
+    gradient_f = sympile.function([x, axis], gradient, mode=mode)
+    for a in (0, 1, 2, -1, -3):
+        np.testing.assert_array_equal(sort_f(value, float(a)), np.sort(value, a))
+        np.testing.assert_array_equal(argsort_f(value, a), np.argsort(value, a, kind="stable"))
+        fixed = grad((T.sort(x, a) * T.arange(24).reshape((3, 4, 2))).sum(), x)
+        np.testing.assert_array_equal(gradient_f(value, a),
+                                      sympile.function([x], fixed, mode=mode)(value))
+    for bad in (3, -4):
+        with pytest.raises(AssertionError, match=r"argsort: axis must be an integer in "
+                                                 r"\[-3, 3\)"):
+            argsort_f(value, bad)
+    with pytest.raises(AssertionError, match="sort: axis must be an integer"):
+        sort_f(value, 0.5)
+    # A constant scalar is read now: one sort op.
+    assert isinstance(T.sort(x, T.constant(1)).owner.op, SortOp)
+    with pytest.raises(TypeError, match="sort: axis must be an int or a numeric scalar"):
+        T.sort(x, T.lvector())
+    with pytest.raises(ValueError, match="a 0-d x has no axis to choose"):
+        T.sort(T.dscalar(), axis)
+
+
 def test_bad_inputs():
     x = T.dmatrix("x")
     with pytest.raises(ValueError, match=r"sort: axis 2 is out of bounds for 2 dimensions"):
