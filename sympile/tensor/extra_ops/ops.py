@@ -64,7 +64,7 @@ __all__ = ["CumOp", "Repeat", "RepeatOp", "DiffOp", "diff", "GroupSum", "AllocDi
            "repeat", "diag", "diagonal", "trace",
            "triu", "tril", "fill_diagonal", "SearchsortedOp", "searchsorted", "to_one_hot",
            "NonZero", "nonzero", "flatnonzero", "nonzero_values", "xlogx", "xlogy0", "isclose",
-           "allclose", "Choose", "choose", "compress"]
+           "allclose", "Choose", "ChooseFromTensor", "choose", "compress"]
 
 _INTEGER_KINDS = "iu"
 
@@ -1061,12 +1061,15 @@ class Choose(Op):
     def perform(self, node, inputs, output_storage):
         check_runtime_broadcast(self, node.inputs, inputs)
         a, *choices = inputs
+        output_storage[0][0] = self._chosen(node, a, choices)
+
+    def _chosen(self, node, a, choices):
         try:
             result = np.choose(a, choices, mode=self.mode)
         except ValueError as error:
             raise ValueError(f"choose: {error} (a has values from {a.min(initial=0)} to "
                              f"{a.max(initial=0)}; there are {len(choices)} choices)") from None
-        output_storage[0][0] = np.asarray(result, dtype=node.outputs[0].type.dtype)
+        return np.asarray(result, dtype=node.outputs[0].type.dtype)
 
     def infer_shape(self, fgraph, node, input_shapes):
         return [broadcast_infer_shape(node, input_shapes)]
@@ -1104,15 +1107,71 @@ class Choose(Op):
         return [self(a, *tangents)]
 
 
+class ChooseFromTensor(Choose):
+    """Choose with the choices stacked along the first axis of one tensor, of any length
+    (numpy.choose(a, array)): op(a, choices), a broadcast against choices[0]."""
+
+    def make_node(self, a, choices):
+        a = as_tensor_variable(a, op="choose", argument="a")
+        if a.type.dtype[0] not in _INTEGER_KINDS:
+            raise TypeError(f"choose: a must hold integers, got {a.type}")
+        choices = as_tensor_variable(choices, op="choose", argument="choices")
+        if choices.type.ndim == 0:
+            raise ValueError("choose: choices must be a sequence or a tensor of at least one "
+                             "axis, got a 0-d tensor")
+        ndim = max(a.type.ndim, choices.type.ndim - 1)
+        missing = ndim - (choices.type.ndim - 1)
+        if missing:
+            choices = DimShuffle(choices.type.ndim, (0,) + ("x",) * missing + tuple(
+                range(1, choices.type.ndim)))(choices)
+        a = pad_left(a, ndim)
+        shape = broadcast_static_shape([a.type.shape, choices.type.shape[1:]], op="choose")
+        return Apply(self, [a, choices], [tensor_type(choices.type.dtype, shape)()])
+
+    def perform(self, node, inputs, output_storage):
+        a, choices = inputs
+        for axis, (length, item) in enumerate(zip(a.shape, choices.shape[1:])):
+            declared = (node.inputs[0].type.shape[axis], node.inputs[1].type.shape[axis + 1])
+            if length != item and 1 not in declared:
+                raise ValueError(f"choose: a of shape {a.shape} and choices of shape "
+                                 f"{choices.shape[1:]} cannot be broadcast together (axis "
+                                 f"{axis})")
+        output_storage[0][0] = self._chosen(node, a, choices)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        a_shape, choices_shape = input_shapes
+        a_static = node.inputs[0].type.shape
+        return [tuple(static if static is not None else
+                      a_shape[axis] if a_static[axis] != 1 else choices_shape[axis + 1]
+                      for axis, static in enumerate(node.outputs[0].type.shape))]
+
+    def L_op(self, inputs, outputs, output_grads):
+        a, choices = inputs
+        (gradient,) = output_grads
+        (output,) = outputs
+        if is_disconnected(gradient) or is_discrete(output) or is_discrete(choices):
+            return [disconnected_type(), disconnected_type()]
+        count = choices.shape[0]
+        index = self._index(a, count)
+        ndim = output.type.ndim
+        position = arange(count).dimshuffle(0, *("x",) * ndim)
+        taken = tensor_math.switch(tensor_math.eq(pad_left(index, ndim + 1), position),
+                                   pad_left(gradient, ndim + 1), 0)
+        return [disconnected_type(), sum_to_type(taken, choices, taken)]
+
+    def R_op(self, inputs, eval_points):
+        if eval_points[1] is None:
+            return [None]
+        return [self(inputs[0], eval_points[1])]
+
+
 def choose(a: Any, choices: Any, mode: str = "raise") -> Variable:
     """numpy.choose: choices[a[i]][i] at each position i of the broadcast shape (see Choose).
-    choices: a sequence of tensors, or a tensor whose first axis (of static length) lists
-    them."""
+    choices: a sequence of tensors, or a tensor whose first axis lists them."""
     if isinstance(choices, Variable):
         count = choices.type.shape[0] if choices.type.ndim else None
         if count is None:
-            raise TypeError(f"choose: choices {choices} ({choices.type}) must be a sequence of "
-                            f"tensors or a tensor whose first axis has a static length")
+            return ChooseFromTensor(mode)(a, choices)
         choices = [choices[k] for k in range(count)]
     elif not isinstance(choices, (list, tuple)):
         choices = list(np.asarray(choices))

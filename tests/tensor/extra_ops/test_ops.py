@@ -822,14 +822,42 @@ def test_choose_arguments():
     assert_like_numpy(evaluate(a.choose(stacked), [a, stacked],
                                [np.array([2, 0]), np.arange(6.0).reshape(3, 2)]),
                       np.choose([2, 0], np.arange(6.0).reshape(3, 2)))
-    with pytest.raises(TypeError, match="first axis has a static length"):
-        T.choose(a, T.dmatrix())
+    with pytest.raises(ValueError, match="choices must be a sequence or a tensor of at least "
+                                         "one axis"):
+        T.choose(a, T.dscalar())
     with pytest.raises(TypeError, match="choose: a must hold integers"):
         T.choose(T.dvector(), [T.dvector()])
     with pytest.raises(ValueError, match="mode must be"):
         T.choose(a, [T.dvector()], mode="nearest")
     with pytest.raises(ValueError, match="choices must not be empty"):
         T.choose(a, [])
+
+
+@pytest.mark.parametrize("mode", CHOOSE_MODES)
+def test_choose_from_a_tensor_of_any_length(mode):
+    """numpy.choose(a, array): the choices along a tensor's first axis, its length unknown
+    until the function runs; broadcasting, shape, errors and the gradient."""
+    rng = np.random.default_rng(5)
+    index = rng.integers(-3, 6, size=(4, 5)) if mode != "raise" else \
+        rng.integers(0, 3, size=(4, 5))
+    a, stacked, rows = T.lmatrix("a"), T.dtensor3("stacked"), T.dmatrix("rows")
+    values = rng.normal(size=(3, 4, 5))
+    f = sympile.function([a, stacked], [T.choose(a, stacked, mode=mode),
+                                        a.choose(stacked, mode=mode).shape])
+    chosen, shape = f(index, values)
+    assert_like_numpy(chosen, np.choose(index, values, mode=mode))
+    assert tuple(shape) == (4, 5)
+    # The choices' items (5,) broadcast against a (4, 5).
+    g = sympile.function([a, rows], T.choose(a, rows, mode=mode))
+    assert_like_numpy(g(index, values[:, 0]), np.choose(index, values[:, 0], mode=mode))
+    check_grad_case(GradCase(f"choose from a tensor {mode}", lambda c: T.choose(
+        T.constant(index), c, mode=mode), lambda rng: [rng.normal(size=(3, 5))]))
+    with pytest.raises(ValueError, match=r"choose: a of shape \(4, 5\) and choices of shape "
+                                         r"\(4, 6\) cannot be broadcast"):
+        f(index, rng.normal(size=(3, 4, 6)))
+    if mode == "raise":
+        with pytest.raises(ValueError, match="there are 2 choices"):
+            f(index, values[:2])
 
 
 @pytest.mark.parametrize("mode", CHOOSE_MODES)
