@@ -324,8 +324,8 @@ class TensorOperators:
     def searchsorted(self, v, side="left", sorter=None):
         return searchsorted(self, v, side=side, sorter=sorter)
 
-    def take(self, indices, axis=None):
-        return take(self, indices, axis=axis)
+    def take(self, indices, axis=None, mode="raise"):
+        return take(self, indices, axis=axis, mode=mode)
 
     def clip(self, a_min, a_max):
         return math.clip(self, a_min, a_max)

@@ -47,7 +47,8 @@ from sympile.graph.op import Op
 from sympile.tensor import reduction
 from sympile.tensor.basic import arange, full_like, zeros_like
 from sympile.tensor.elemwise import broadcast_static_shape
-from sympile.tensor.math import cast, eq, switch
+from sympile.tensor.math import cast, clip, eq, switch
+from sympile.tensor.math import mod as tensor_mod
 from sympile.tensor.shape import shape as shape_of
 from sympile.tensor.shape import size as size_of
 from sympile.tensor.shape.ops import declared_like, reshape
@@ -1246,12 +1247,16 @@ def advanced_set_subtensor(x: Any, y: Any, *indices: Any) -> Variable:
     return set_subtensor(getitem(x, tuple(indices)), y)
 
 
-def take(x: Any, indices: Any, axis: int | None = None) -> Variable:
+def take(x: Any, indices: Any, axis: int | None = None, mode: str = "raise") -> Variable:
     """numpy.take: the elements of x at `indices` along `axis` (axis=None: of x flattened).
 
     The result has the shape x.shape[:axis] + indices.shape + x.shape[axis + 1:]; indices may
     be negative. Boolean indices are taken as the integers 0 and 1, as numpy.take does.
+    mode: 'raise' (an index out of range is an error), 'wrap' (taken modulo the length) or
+    'clip' (clipped to [0, length - 1], negative ones to 0), numpy's.
     """
+    if mode not in ("raise", "wrap", "clip"):
+        raise ValueError(f"take: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
     x = as_tensor_variable(x, op="take")
     if axis is None:
         if x.type.ndim != 1:
@@ -1271,4 +1276,9 @@ def take(x: Any, indices: Any, axis: int | None = None) -> Variable:
     elif not (isinstance(indices, (list, tuple)) and _contains_variable(indices)) \
             and np.asarray(indices).dtype == bool:
         indices = np.asarray(indices, dtype="int64")
+    if mode != "raise":
+        length = x.shape[axis]
+        indices = as_tensor_variable(indices, op="take", argument="indices")
+        indices = tensor_mod(indices, length) if mode == "wrap" else \
+            clip(indices, 0, length - 1)
     return getitem(x, (slice(None),) * axis + (indices,))

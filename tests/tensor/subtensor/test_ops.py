@@ -679,8 +679,22 @@ def test_take_like_numpy(shape, indices, axis):
                       np.take(value, indices, axis=axis))
 
 
+@pytest.mark.parametrize("mode", ["wrap", "clip"])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+def test_take_modes_like_numpy(mode, axis):
+    value = random_array((3, 4))
+    indices = np.array([[-13, -1], [0, 3], [4, 12]])
+    x, i = T.dmatrix("x"), T.lmatrix("i")
+    assert_like_numpy(evaluate(x.take(i, axis=axis, mode=mode), [x, i], [value, indices]),
+                      np.take(value, indices, axis=axis, mode=mode))
+    assert_like_numpy(evaluate(take(x, [5, -7], axis=axis, mode=mode), [x], [value]),
+                      np.take(value, [5, -7], axis=axis, mode=mode))
+
+
 def test_take_errors():
     x = T.dmatrix("x")
+    with pytest.raises(ValueError, match="take: mode must be 'raise', 'wrap' or 'clip'"):
+        take(x, [0], mode="nearest")
     with pytest.raises(ValueError, match="take: axis 2 is out of range for a 2-d tensor"):
         take(x, [0], axis=2)
     with pytest.raises(TypeError, match="take: axis must be an int"):
