@@ -119,13 +119,20 @@ def test_broadcast_patterns(mode):
 
 
 def test_tile_with_ndim():
+    """Theano's ndim: the output's rank; reps (a vector of any length up to ndim, or a list)
+    padded with leading 1s."""
     x, reps = T.dvector("x"), T.lvector("reps")
     tiled = theano.function([x, reps], T.tile(x, reps, ndim=2))
     np.testing.assert_allclose(tiled([1.0, 2.0], [2, 2]), np.tile([1.0, 2.0], [2, 2]))
-    with pytest.raises(ValueError, match="expected shape"):
+    np.testing.assert_allclose(tiled([1.0, 2.0], [3]), np.tile([1.0, 2.0], [1, 3]))
+    with pytest.raises(AssertionError, match="tile: reps has more than ndim=2 entries"):
         tiled([1.0, 2.0], [2, 2, 2])
-    with pytest.raises(ValueError, match="does not have ndim=3 entries"):
-        T.tile(x, (2, 2), ndim=3)
+    np.testing.assert_allclose(theano.function([x], T.tile(x, (2, 3), ndim=3))([1.0, 2.0]),
+                               np.tile([1.0, 2.0], (1, 2, 3)))
+    with pytest.raises(ValueError, match="has more than ndim=1 entries"):
+        T.tile(x, (2, 2), ndim=1)
+    with pytest.raises(ValueError, match="ndim=1 is less than x's 2 dimensions"):
+        T.tile(T.dmatrix(), 2, ndim=1)
 
 
 def test_batched_tensordot():

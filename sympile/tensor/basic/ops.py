@@ -36,6 +36,7 @@ from sympile.tensor.basic.arange_c import arange_c_code
 from sympile.tensor.basic.join_c import join_c_code
 from sympile.tensor.basic.split_c import split_c_code
 from sympile.tensor.elemwise import DimShuffle
+from sympile.tensor.raise_op import Assert
 from sympile.tensor.shape.ops import (
     Length,
     MakeVector,
@@ -880,18 +881,29 @@ def split(x: Any, splits_size: Any, n_splits: int, axis: Any = 0) -> list[Variab
 
 def tile(x: Any, reps: Any, ndim: int | None = None) -> Variable:
     """numpy.tile: x repeated reps[i] times along axis i. reps is an int, a sequence of ints
-    and integer scalars, or an integer vector of static length (or of length `ndim`,
-    Theano's argument, checked at run time); when it is longer than x.ndim, x gets new
-    leading axes, when shorter it is padded with leading 1s."""
+    and integer scalars, or an integer vector of static length, or of any length up to
+    `ndim` (Theano's argument: the output's rank, at least x's); when reps is longer than
+    x.ndim, x gets new leading axes, when shorter (than x.ndim or ndim) it is padded with
+    leading 1s."""
     x = as_tensor_variable(x, op="tile")
     if ndim is not None:
+        if ndim < x.type.ndim:
+            raise ValueError(f"tile: ndim={ndim} is less than x's {x.type.ndim} dimensions")
         if isinstance(reps, Variable) and reps.type.ndim == 1:
-            if reps.type.shape[0] not in (None, ndim):
-                raise ValueError(f"tile: reps has {reps.type.shape[0]} entries but ndim is "
-                                 f"{ndim}")
-            reps = specify_shape(reps, (ndim,))
-        elif len(reps if isinstance(reps, (list, tuple)) else [reps]) != ndim:
-            raise ValueError(f"tile: reps {reps!r} does not have ndim={ndim} entries")
+            if reps.type.shape[0] is not None and reps.type.shape[0] > ndim:
+                raise ValueError(f"tile: reps has {reps.type.shape[0]} entries, more than "
+                                 f"ndim={ndim}")
+            if reps.type.shape[0] != ndim:
+                # Padded with leading 1s when the function runs.
+                padding = Assert(f"tile: reps has more than ndim={ndim} entries")(
+                    ndim - reps.shape[0], math.ge(ndim - reps.shape[0], 0))
+                reps = concatenate([ones([padding], dtype=reps.type.dtype), reps])
+                reps = specify_shape(reps, (ndim,))
+        else:
+            entries = list(reps) if isinstance(reps, (list, tuple)) else [reps]
+            if len(entries) > ndim:
+                raise ValueError(f"tile: reps {reps!r} has more than ndim={ndim} entries")
+            reps = [1] * (ndim - len(entries)) + entries
     repeats = shape_argument(reps, "tile")
     check_nonnegative(repeats, "tile")
     ndim = max(x.type.ndim, len(repeats))

@@ -28,7 +28,8 @@ from sympile.tensor.basic.ops import arange, zeros_like
 from sympile.tensor.elemwise import broadcast_static_shape
 from sympile.tensor.extra_ops.ops import reshaped_like, static_product
 from sympile.tensor.math import abs as absolute
-from sympile.tensor.math import eq
+from sympile.tensor.math import and_, eq, floor, ge, lt, switch
+from sympile.tensor.raise_op import Assert
 from sympile.tensor.reduction.ops import sum as reduce_sum
 from sympile.tensor.shape.ops import (
     declared_like,
@@ -320,9 +321,6 @@ def _along_symbolic_axis(build, x: Variable, axis: Variable, function: str) -> V
     """build(a) for the axis a that the scalar `axis` holds when the function runs (Theano's
     sort and argsort take a symbolic one): each axis's result, the one asked for chosen by
     switch; an axis that is not an integer in [-ndim, ndim) raises then."""
-    from sympile.tensor.math import and_, floor, ge, lt, switch
-    from sympile.tensor.raise_op import Assert
-
     ndim = x.type.ndim
     if ndim == 0:
         raise ValueError(f"{function}: a 0-d x has no axis to choose")
