@@ -518,3 +518,17 @@ def test_configdefaults_widths():
     # The sizes of a pointer and of a C long, in bits.
     assert theano.configdefaults.local_bitwidth() == np.dtype(np.intp).itemsize * 8
     assert theano.configdefaults.python_int_bitwidth() == np.dtype("long").itemsize * 8
+
+
+def test_as_tensor_variable_of_a_scalar_typed_variable():
+    """Theano's: a sympile.scalar variable becomes a 0-d tensor (tensor_from_scalar), so a
+    scalar can enter tensor expressions and their gradients."""
+    import sympile.scalar as scal
+
+    s = scal.float64("s")
+    t = T.as_tensor_variable(s)
+    assert isinstance(t.owner.op, T.basic.TensorFromScalar) and t.type.ndim == 0
+    f = theano.function([s], [t * 3, theano.grad((t * t).sum(), s)])
+    value, gradient = f(2.0)
+    assert value == 6.0 and gradient == 4.0
+    assert T.as_tensor_variable(scal.constant(56)).eval() == 56

@@ -14,6 +14,7 @@ import numpy as np
 
 from sympile.config import config
 from sympile.graph.basic import Apply, Constant, Variable
+from sympile.scalar.basic import ScalarType
 from sympile.tensor.type import TensorType, tensor_type
 
 
@@ -82,15 +83,18 @@ TensorType.variable_type = TensorVariable
 TensorType.constant_type = TensorConstant
 
 
-# A list holding variables becomes stack(list): tensor/basic/ops.py, built on this module,
-# binds its stack here when it is imported (importing any sympile module imports it).
+# A list holding variables becomes stack(list), a scalar-typed variable (sympile.scalar)
+# tensor_from_scalar(it): tensor/basic/ops.py, built on this module, binds both here when it
+# is imported (importing any sympile module imports it).
 _stack = None
+_from_scalar = None
 
 
-def bind_list_stacker(stack) -> None:
-    """Make as_tensor_variable stack a list that holds variables with `stack`."""
-    global _stack
-    _stack = stack
+def bind_builders(stack, from_scalar) -> None:
+    """Make as_tensor_variable stack a list that holds variables with `stack` and make a
+    0-d tensor of a scalar-typed variable with `from_scalar`."""
+    global _stack, _from_scalar
+    _stack, _from_scalar = stack, from_scalar
 
 
 def _default_dtype(value: Any) -> str:
@@ -124,12 +128,15 @@ def constant(value: Any, name: str | None = None, dtype: Any = None, ndim: int |
 def as_tensor_variable(value: Any, name: str | None = None, ndim: int | None = None,
                        dtype: Any = None, op: Any = None, argument: Any = None) -> Variable:
     """`value` as a tensor Variable: variables pass through, data becomes a constant, a list
-    containing variables is stacked, an Apply node gives its output (the op's
-    default_output where it has several). `op`/`argument` name the caller in error messages."""
+    containing variables is stacked, a scalar-typed variable becomes a 0-d tensor, an Apply
+    node gives its output (the op's default_output where it has several). `op`/`argument`
+    name the caller in error messages."""
     if isinstance(value, Variable) and not isinstance(value.type, TensorType) \
             and hasattr(value, "_as_TensorVariable"):
         # Theano's hook: a device array becomes its copy on the host (sympile.gpu).
         value = value._as_TensorVariable()
+    if isinstance(value, Variable) and isinstance(value.type, ScalarType):
+        value = _from_scalar(value)  # Theano's: a scalar becomes a 0-d tensor
     if isinstance(value, Variable):
         if not isinstance(value.type, TensorType):
             raise TypeError(f"{_caller(op, argument)}expected a tensor, got {value} of type "

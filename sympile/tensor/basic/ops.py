@@ -64,7 +64,7 @@ from sympile.tensor.shape.ops import (
 from sympile.tensor.type import is_discrete, tensor_type
 from sympile.tensor.variable import (
     as_tensor_variable,
-    bind_list_stacker,
+    bind_builders,
     constant,
     is_python_scalar,
 )
@@ -989,7 +989,6 @@ def shape_padaxis(t: Any, axis: int) -> Variable:
     return expand_dims(t, normalize_one_axis(axis, t.type.ndim + 1, "shape_padaxis"))
 
 
-bind_list_stacker(stack)
 
 
 class TensorFromScalar(Op):
@@ -1054,3 +1053,6 @@ def scalar_from_tensor(t: Any) -> Variable:
     """The scalar-typed variable (sympile.scalar) of the 0-d tensor t (Theano's
     scalar_from_tensor)."""
     return ScalarFromTensor()(t)
+
+
+bind_builders(stack, tensor_from_scalar)
