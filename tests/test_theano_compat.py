@@ -532,3 +532,25 @@ def test_as_tensor_variable_of_a_scalar_typed_variable():
     value, gradient = f(2.0)
     assert value == 6.0 and gradient == 4.0
     assert T.as_tensor_variable(scal.constant(56)).eval() == 56
+
+
+def test_user_default_updates():
+    """A shared variable's default_update, as Theano's: applied by every function that uses
+    the variable unless no_default_updates (True, or a list holding it) says not to; `del`
+    removes it."""
+    x, y = theano.shared(0, "x"), theano.shared(1, "y")
+    x.default_update = x + 2
+    theano.function([], x)()
+    assert x.get_value() == 2
+    theano.function([], x, no_default_updates=True)()
+    theano.function([], x, no_default_updates=[x, y])()
+    assert x.get_value() == 2
+    theano.function([], x, no_default_updates=[y])()
+    assert x.get_value() == 4
+    # An explicit update wins over the default one.
+    theano.function([], x, updates=[(x, x * 10)])()
+    assert x.get_value() == 40
+    del x.default_update
+    assert x.default_update is None
+    theano.function([], x)()
+    assert x.get_value() == 40

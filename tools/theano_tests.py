@@ -24,6 +24,8 @@ import tarfile
 import tempfile
 import xml.etree.ElementTree as ElementTree
 
+from theano_failures import KINDS, classify
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 VERSION = "1.0.5"
 # The user-level test modules: the tensor, nnet, pool, scan, ifelse, random, sparse,
@@ -161,7 +163,13 @@ def main() -> int:
                                                           "sympile-theano-tests"))
     parser.add_argument("--timeout", type=int, default=900, help="seconds per module")
     parser.add_argument("--json", help="write the counts and causes here")
+    parser.add_argument("--classify", metavar="JSON",
+                        help="classify the failures of an earlier run's JSON, run nothing")
     arguments = parser.parse_args()
+    if arguments.classify:
+        with open(arguments.classify) as handle:
+            _report_kinds(json.load(handle)["modules"])
+        return 0
     os.makedirs(arguments.workdir, exist_ok=True)
     theano_root = fetch(arguments.workdir)
     staging = tempfile.mkdtemp(prefix="run-", dir=arguments.workdir)
@@ -192,13 +200,45 @@ def main() -> int:
     print(f"passed {totals['passed']} of {run} run ({100 * totals['passed'] / max(run, 1):.1f}%); "
           f"with the {totals['unimported']} tests of the modules that did not import, "
           f"{totals['passed']} of {whole} ({100 * totals['passed'] / max(whole, 1):.1f}%)")
+    kinds = _report_kinds(results)
     print("\nmost frequent causes of failure:")
     for cause, count in causes.most_common(40):
         print(f"{count:6}  {cause}")
     if arguments.json:
         with open(arguments.json, "w") as handle:
-            json.dump({"totals": totals, "modules": results}, handle, indent=1)
+            json.dump({"totals": totals, "kinds": kinds, "modules": results}, handle, indent=1)
     return 0
+
+
+def _report_kinds(results: list[dict]) -> collections.Counter:
+    """Print the failures by kind and reason, and those no rule explains."""
+    kinds, unexplained = _classify(results)
+    print("\nfailures by kind (tools/theano_failures.py):")
+    for kind in (*KINDS, "unclassified"):
+        print(f"{kinds[kind]:6}  {kind}")
+    for reason, count in sorted(kinds.items(), key=lambda item: -item[1]):
+        if reason not in (*KINDS, "unclassified"):
+            print(f"{count:6}  {reason}")
+    for module, test, cause in unexplained:
+        print(f"  unclassified: {module} {test}: {cause}")
+    return kinds
+
+
+def _classify(results: list[dict]) -> tuple[collections.Counter, list[tuple[str, str, str]]]:
+    """Counts of the failures by kind and by `kind: reason`, each failure's kind and reason
+    recorded in it, and the failures no rule explains."""
+    kinds, unexplained = collections.Counter(), []
+    for result in results:
+        for failure in result.get("failures", []):
+            found = classify(result["module"], failure["test"], failure["cause"])
+            if found is None:
+                kinds["unclassified"] += 1
+                unexplained.append((result["module"], failure["test"], failure["cause"]))
+                continue
+            failure["kind"], failure["reason"] = found
+            kinds[found[0]] += 1
+            kinds[f"{found[0]}: {result['module']}: {found[1]}"] += 1
+    return kinds, unexplained
 
 
 if __name__ == "__main__":

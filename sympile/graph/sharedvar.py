@@ -29,6 +29,10 @@ class SharedVariable(Variable):
     """A graph input with a persistent value (get_value / set_value), used implicitly by every
     function that depends on it."""
 
+    # The update a function applies when the user gives none (a random state's next state);
+    # `del v.default_update` leaves this None, as Theano's.
+    default_update = None
+
     def __init__(self, type: Any, value: Any, name: str | None = None, strict: bool = False,
                  allow_downcast: bool | None = None, borrow: bool = False):
         super().__init__(type, None, None, name)
@@ -36,7 +40,6 @@ class SharedVariable(Variable):
         if not borrow and data is value:
             data = copy.deepcopy(data)
         self.container = Container(type, data, name)
-        self.default_update = None
 
     def get_value(self, borrow: bool = False, return_internal_type: bool = False) -> Any:
         """The current value; a copy unless borrow=True."""
