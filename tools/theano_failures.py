@@ -84,9 +84,6 @@ RULES = [
              r"^T_Choose::", None,
      "internal", "a gradient with respect to a constant (a ValueError in sympile, zeros in "
      "Theano), inplace graphs, test plumbing of Theano's own helpers"),
-    (_BASIC, r"^TestAllocDiag::", None,
-     "gap", "AllocDiag's axis1 and axis2 (alloc_diag(x, offset) puts the diagonal on the "
-     "first two axes only)"),
         # -- elemwise, subtensor, extra_ops, sort, linalg ----------------------------------------
     ("tensor/tests/test_elemwise.py", r"^T_reduce_dtype::|^T_mean_dtype::|"
                                       r"^T_prod_without_zeros_dtype::", None,

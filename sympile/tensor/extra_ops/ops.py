@@ -559,40 +559,68 @@ def _static_diagonal_length(rows: int | None, columns: int | None, offset: int) 
 
 
 class AllocDiag(Op):
-    """The square matrix with the vector v on its diagonal `offset` and zeros elsewhere
-    (numpy.diag of a vector)."""
+    """AllocDiag(offset, axis1, axis2)(v): zeros with the last axis of v on the diagonal
+    `offset` of the output's axes (axis1, axis2), v's other axes in the output's other axes
+    (Theano's; the inverse of diagonal(x, offset, axis1, axis2)). For a vector and the
+    default axes: the square matrix numpy.diag(v, offset)."""
 
-    __props__ = ("offset",)
+    __props__ = ("offset", "axis1", "axis2")
 
-    def __init__(self, offset: int = 0):
+    def __init__(self, offset: int = 0, axis1: int = 0, axis2: int = 1):
         self.offset = constant_int(offset, "AllocDiag", "offset")
+        self.axis1 = constant_int(axis1, "AllocDiag", "axis1")
+        self.axis2 = constant_int(axis2, "AllocDiag", "axis2")
+        if self.axis1 == self.axis2 or min(self.axis1, self.axis2) < 0:
+            raise ValueError(f"AllocDiag: axis1 and axis2 must be two different axes >= 0, "
+                             f"got {self.axis1} and {self.axis2}")
 
     def make_node(self, v):
         v = as_tensor_variable(v, op=self, argument="v")
-        if v.type.ndim != 1:
-            raise TypeError(f"{self}: expected a vector, got {v.type}")
-        length = v.type.shape[0]
+        if v.type.ndim < 1 or max(self.axis1, self.axis2) > v.type.ndim:
+            raise TypeError(f"{self}: expected a tensor of at least "
+                            f"{max(self.axis1, self.axis2, 1)} axes, got {v.type}")
+        length = v.type.shape[-1]
         size = None if length is None else length + abs(self.offset)
-        return Apply(self, [v], [tensor_type(v.type.dtype, (size, size))()])
+        return Apply(self, [v], [tensor_type(v.type.dtype,
+                                             self._placed(v.type.shape[:-1], size))()])
+
+    def _placed(self, others: Sequence, size: Any) -> tuple:
+        """The output's shape: `others` (v's axes but the last) with the two diagonal axes
+        of length `size` inserted at axis1 and axis2."""
+        shape = list(others)
+        low, high = sorted((self.axis1, self.axis2))
+        shape.insert(low, size)
+        shape.insert(high, size)
+        return tuple(shape)
 
     def perform(self, node, inputs, output_storage):
-        output_storage[0][0] = np.diag(inputs[0], self.offset)
+        (v,) = inputs
+        length = v.shape[-1]
+        size = length + abs(self.offset)
+        # The diagonal axes last, filled, then moved to axis1 and axis2.
+        result = np.zeros(v.shape[:-1] + (size, size), dtype=v.dtype)
+        index = np.arange(length)
+        result[..., index + max(0, -self.offset), index + max(0, self.offset)] = v
+        output_storage[0][0] = np.moveaxis(result, (-2, -1), (self.axis1, self.axis2))
 
     def c_code(self, node, names):
-        """Through a strided view of the diagonal (sympile.tensor.extra_ops.diag_c)."""
+        """Through a strided view of the diagonal (sympile.tensor.extra_ops.diag_c); a vector
+        on the default axes only (the other shapes run perform)."""
+        if node.inputs[0].type.ndim != 1 or (self.axis1, self.axis2) != (0, 1):
+            return None
         return alloc_diag_c_code(self, node, names)
 
     def infer_shape(self, fgraph, node, input_shapes):
-        ((length,),) = input_shapes
-        size = _plus(length, abs(self.offset))
-        return [(size, size)]
+        (shape,) = input_shapes
+        return [self._placed(shape[:-1], _plus(shape[-1], abs(self.offset)))]
 
     def L_op(self, inputs, outputs, output_grads):
         """The transpose of putting v on a diagonal is reading that diagonal back."""
         (v,), (output_grad,) = inputs, output_grads
         if is_disconnected(output_grad) or is_discrete(v):
             return _disconnected(1)
-        return [declared_like(ExtractDiag(self.offset, 0, 1)(output_grad), v)]
+        return [declared_like(ExtractDiag(self.offset, self.axis1, self.axis2)(output_grad),
+                              v)]
 
     def R_op(self, inputs, eval_points):
         tangent = eval_points[0]

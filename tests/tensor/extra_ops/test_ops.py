@@ -31,6 +31,7 @@ from sympile.tensor.extra_ops import (
     tril,
     triu,
 )
+from tests.link.c.utils import C_MODE, PYTHON_MODE, requires_compiler
 from tests.utils import (
     GradCase,
     arrays,
@@ -317,8 +318,31 @@ def test_diag_bad_inputs():
         diag(T.dvector(), T.lscalar("k"))
     with pytest.raises(TypeError, match="diag: k must be an int, got 1.5"):
         diag(T.dvector(), 1.5)
-    with pytest.raises(TypeError, match=r"AllocDiag\{offset=0\}: expected a vector"):
-        AllocDiag(0)(T.dmatrix())
+    with pytest.raises(TypeError, match=r"AllocDiag\{offset=0, axis1=0, axis2=3\}: expected "
+                                        r"a tensor of at least 3 axes"):
+        AllocDiag(0, 0, 3)(T.dmatrix())
+    with pytest.raises(ValueError, match="AllocDiag: axis1 and axis2 must be two different"):
+        AllocDiag(0, 1, 1)
+
+
+@pytest.mark.parametrize("mode", [pytest.param(PYTHON_MODE, id="python"),
+                                  pytest.param(C_MODE, id="c", marks=requires_compiler)])
+@pytest.mark.parametrize("ndim", [1, 2, 3])
+def test_alloc_diag_on_any_axes(ndim, mode):
+    """Theano's AllocDiag(offset, axis1, axis2): v's last axis on the diagonal of the output's
+    axes (axis1, axis2), read back by numpy.diagonal; its shape graph and gradient."""
+    value = RNG.normal(size=(4,) * ndim)
+    x = T.tensor("float64", shape=(None,) * ndim)
+    for offset, axis1, axis2 in [(0, 0, 1), (1, 0, 1), (-2, 0, 1), (0, 1, ndim),
+                                 (-1, ndim, 0), (2, ndim - 1, ndim)]:
+        if axis1 == axis2:
+            continue
+        op = AllocDiag(offset, axis1, axis2)
+        output, shape = sympile.function([x], [op(x), op(x).shape], mode=mode)(value)
+        assert_like_numpy(np.diagonal(output, offset, axis1, axis2), value)
+        assert np.count_nonzero(output) == value.size and tuple(shape) == output.shape
+        check_grad_case(GradCase(f"AllocDiag{(offset, axis1, axis2)}", op,
+                                 lambda rng: [rng.normal(size=(3,) * ndim)]))
 
 
 def test_diagonal_bad_inputs():
