@@ -129,8 +129,10 @@ def slogdet(a: Any) -> list[Variable]:
 def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Variable:
     """numpy.linalg.norm for vectors (ord None/2, 1, inf, -inf, 0, other p) and matrices
     (ord None/'fro', 1, -1, inf, -inf, 2, -2, 'nuc'), over `axis` (an int or a pair), or
-    the whole of a vector or matrix when axis is None."""
+    the whole of a vector or matrix when axis is None. Theano's spellings 'inf' and '-inf'
+    stand for inf and -inf."""
     x = as_tensor_variable(x, op="norm", argument="x")
+    ord = {"inf": np.inf, "-inf": -np.inf}.get(ord, ord) if isinstance(ord, str) else ord
     if axis is None:
         if x.type.ndim not in (1, 2) and ord is not None:
             raise ValueError(f"norm: ord={ord!r} needs a vector or a matrix, or an axis")

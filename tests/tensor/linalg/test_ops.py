@@ -214,6 +214,17 @@ def test_matrix_norms(ord):
             np.linalg.norm(value, ord, axis=(1, 2), keepdims=keepdims), rtol=1e-12)
 
 
+def test_theano_infinity_spellings():
+    """Theano's norm takes ord 'inf' and '-inf' (strings) for inf and -inf."""
+    m, v = T.dmatrix("m"), T.dvector("v")
+    value = np.random.default_rng(8).normal(size=(4, 4))
+    for spelled, ord in (("inf", np.inf), ("-inf", -np.inf)):
+        np.testing.assert_allclose(nlinalg.norm(m, spelled).eval({m: value}),
+                                   np.linalg.norm(value, ord))
+        np.testing.assert_allclose(nlinalg.norm(v, spelled).eval({v: value[0]}),
+                                   np.linalg.norm(value[0], ord))
+
+
 def test_block_diag_and_lstsq():
     a, b = T.dmatrices("a", "b")
     va, vb = np.ones((2, 3)), 2 * np.ones((1, 2))
