@@ -463,6 +463,15 @@ def test_nlinalg_and_slinalg_hold_theanos_diagonal_and_kron_names():
         np.testing.assert_array_equal(got, want)
     with pytest.raises(ValueError, match="not both axes"):
         nlinalg.extract_diag(v)
+    # nlinalg's alloc_diag is Theano's vector-only op; eig an op instance, as Theano's.
+    with pytest.raises(TypeError, match="alloc_diag: expected a vector"):
+        nlinalg.alloc_diag(x)
+
+    class Holder:
+        op = nlinalg.eig
+
+    values, vectors = Holder().op(x[:, :2])
+    np.testing.assert_allclose(values.eval({x: matrix}), np.linalg.eig(matrix[:, :2])[0])
 
 
 def test_on_opt_error_raises_warns_or_skips_a_failing_rewrite():

@@ -342,9 +342,9 @@ class Eig(NoGradientOp):
         output_storage[1][0] = v.astype(node.outputs[1].type.dtype)
 
 
-def eig(a: Any) -> list[Variable]:
-    """numpy.linalg.eig(a): [eigenvalues, eigenvectors], complex."""
-    return Eig()(a)
+# numpy.linalg.eig(a): [eigenvalues, eigenvectors], complex. An op instance, as Theano's
+# (code keeps it as a class attribute, where a function would become a method).
+eig = Eig()
 
 
 class Cholesky(Op):
