@@ -74,13 +74,18 @@ def scan(fn, sequences=None, outputs_info=None, non_sequences=None, n_steps=None
                       for index, spec in enumerate(_as_list(sequences))]
     non_sequences = [_as_variable(value, f"non_sequences[{index}]")
                      for index, value in enumerate(_as_list(non_sequences))]
+    # An empty outputs_info is None (Theano's), not a list that fn's outputs must match.
     output_specs = [_output_spec(spec, index) for index, spec in enumerate(_as_list(outputs_info))]
+    if not output_specs:
+        outputs_info = None
 
     outer_sequences, inner_sequences, lengths = [], [], []
     for index, (sequence, taps) in enumerate(sequence_specs):
         if go_backwards:
             sequence = sequence[::-1]
-        low, high = min(taps), max(taps)
+        # As Theano's: step t reads row t + tap, and t runs over the rows that tap 0 would
+        # read too (taps [-1] alone give one step fewer than the rows).
+        low, high = min(*taps, 0), max(*taps, 0)
         static_length = sequence.type.shape[0]
         if static_length is not None and static_length <= high - low:
             raise ValueError(f"scan: sequences[{index}] has {static_length} rows, too few for "

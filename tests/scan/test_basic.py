@@ -187,8 +187,9 @@ def test_several_outputs_mixed_recurrent_and_plain():
 
 
 def loop_scan(sequence, sequence_taps, initial, state_taps, n_steps, weight):
-    """Reference: out_t = weight * sum(sequence taps) + sum(state taps) * 0.5."""
-    low, high = min(sequence_taps), max(sequence_taps)
+    """Reference: out_t = weight * sum(sequence taps) + sum(state taps) * 0.5. As Theano's,
+    step t reads the sequence's row t + tap, t running over the rows tap 0 would read too."""
+    low, high = min(*sequence_taps, 0), max(*sequence_taps, 0)
     if n_steps is None:
         n_steps = len(sequence) - (high - low)
     buffer = list(initial[len(initial) - (-min(state_taps)):])
@@ -209,7 +210,7 @@ def test_taps_against_a_python_loop(length, sequence_taps, state_taps, extra_ini
                                     fixed_steps, seed):
     rng = np.random.default_rng(seed)
     sequence_value = rng.standard_normal(length)
-    n_available = length - (max(sequence_taps) - min(sequence_taps))
+    n_available = length - (max(*sequence_taps, 0) - min(*sequence_taps, 0))
     n_steps = int(rng.integers(0, n_available + 1)) if fixed_steps else None
     sequence = T.dvector("sequence")
     weight = T.dscalar("weight")
@@ -233,6 +234,19 @@ def test_taps_against_a_python_loop(length, sequence_taps, state_taps, extra_ini
                          n_steps, 0.7)
     assert got.shape == (len(expected),)
     np.testing.assert_allclose(got, expected)
+
+
+def test_taps_on_one_side_of_zero_and_empty_outputs_info():
+    """Theano's examples: taps [-1] alone run one step fewer than the rows (x[t - 1] for t
+    from 1), taps [2] start at row 2; outputs_info=[] is no outputs_info."""
+    x = T.dvector("x")
+    previous, _ = scan(lambda a: [a], sequences=dict(input=x, taps=[-1]), outputs_info=[None])
+    ahead, _ = scan(lambda a, b: a * 10 + b, sequences=dict(input=x, taps=[1, 2]))
+    mapped, _ = scan(lambda a: a + 3, x, [], [])
+    f = sympile.function([x], [previous, ahead, mapped])
+    got = f(np.arange(5.0))
+    for value, expected in zip(got, [[0, 1, 2, 3], [12, 23, 34], [3, 4, 5, 6, 7]]):
+        np.testing.assert_array_equal(value, expected)
 
 
 def test_symbolic_n_steps_shorter_than_the_sequence():
