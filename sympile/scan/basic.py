@@ -20,7 +20,7 @@ from sympile.graph.basic import Constant, Variable, clone_replace, graph_inputs
 from sympile.graph.op import test_value_of
 from sympile.ifelse.basic import ifelse
 from sympile.scan.op import Scan
-from sympile.tensor.math import minimum
+from sympile.tensor.math import minimum, neq
 from sympile.tensor.shape import expand_dims
 from sympile.tensor.sharedvar import SharedVariable
 from sympile.tensor.type import tensor_type
@@ -32,15 +32,18 @@ _INTEGER_DTYPES = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32
 
 
 class until:
-    """Returned by a scan's fn: stop after the step whose `condition` (a bool or integer scalar)
-    is true."""
+    """Returned by a scan's fn: stop after the step whose `condition` (a bool or numeric
+    scalar; a number is true where it is nonzero, as Theano's) is true."""
 
     def __init__(self, condition: Any):
         condition = as_tensor_variable(condition, op="until", argument="condition")
-        if condition.type.ndim != 0 or (condition.type.dtype != "bool"
-                                        and condition.type.dtype not in _INTEGER_DTYPES):
-            raise TypeError(f"until: the condition must be a bool or integer scalar, got "
+        if condition.type.ndim != 0 or not (condition.type.dtype == "bool"
+                                            or condition.type.dtype in _INTEGER_DTYPES
+                                            or condition.type.dtype.startswith("float")):
+            raise TypeError(f"until: the condition must be a bool or numeric scalar, got "
                             f"{condition} of type {condition.type}")
+        if condition.type.dtype.startswith("float"):
+            condition = neq(condition, 0)
         self.condition = condition
 
 

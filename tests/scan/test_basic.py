@@ -299,10 +299,19 @@ def test_bad_input():
         scan(lambda a, b: a + b, sequences=dict(input=T.constant(np.ones(3)), taps=[-2, 1]))
     with pytest.raises(ValueError, match="taps must be negative"):
         scan(lambda h: h, outputs_info=dict(initial=x, taps=[0]), n_steps=2)
-    with pytest.raises(TypeError, match="until: the condition must be a bool or integer"):
+    with pytest.raises(TypeError, match="until: the condition must be a bool or numeric"):
         until(x)
-    with pytest.raises(TypeError, match="until: the condition must be a bool or integer"):
-        until(T.dscalar())
+    with pytest.raises(TypeError, match="until: the condition must be a bool or numeric"):
+        until(T.cscalar())
+
+
+def test_until_takes_a_float_condition_as_theano():
+    """A float condition stops where it is nonzero (Theano's truth of a number)."""
+    x = T.dscalar("x")
+    values, _ = scan(lambda previous: (previous + 1.0, until(previous + 1.0 - 3.0)),
+                     outputs_info=x, n_steps=10)
+    np.testing.assert_array_equal(sympile.function([x], values)(0.0), [1.0])
+    np.testing.assert_array_equal(sympile.function([x], values)(2.0), [3.0, 4.0])
 
 
 def test_nested_scan_uses_the_outer_loop_variables():
