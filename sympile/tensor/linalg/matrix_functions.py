@@ -158,13 +158,17 @@ def matrix_dot(*matrices: Any) -> Variable:
 
 
 def kron(a: Any, b: Any) -> Variable:
-    """numpy.kron of two matrices, from their outer product; differentiable."""
+    """numpy.kron of tensors of any ranks (the lower-ranked one given leading axes of length
+    1), from their outer product; differentiable."""
     a = as_tensor_variable(a, op="kron", argument="a")
     b = as_tensor_variable(b, op="kron", argument="b")
-    if a.type.ndim != 2 or b.type.ndim != 2:
-        raise ValueError(f"kron: a and b must be matrices, got {a.type} and {b.type}")
-    product = a.dimshuffle(0, "x", 1, "x") * b.dimshuffle("x", 0, "x", 1)
-    return product.reshape((a.shape[0] * b.shape[0], a.shape[1] * b.shape[1]), ndim=2)
+    ndim = max(a.type.ndim, b.type.ndim)
+    a = a.dimshuffle(*("x",) * (ndim - a.type.ndim), *range(a.type.ndim))
+    b = b.dimshuffle(*("x",) * (ndim - b.type.ndim), *range(b.type.ndim))
+    # (a0, b0, a1, b1, ...), each pair then merged.
+    product = a.dimshuffle(*[entry for axis in range(ndim) for entry in (axis, "x")]) * \
+        b.dimshuffle(*[entry for axis in range(ndim) for entry in ("x", axis)])
+    return product.reshape([a.shape[axis] * b.shape[axis] for axis in range(ndim)], ndim=ndim)
 
 
 def tensorinv(a: Any, ind: int = 2) -> Variable:

@@ -139,6 +139,18 @@ def test_linalg_names_and_kron_matrix_dot():
     verify_grad(nlinalg.kron, [va, vb])
 
 
+@pytest.mark.parametrize("shapes", [((2,), (6, 7)), ((2, 3, 4), (6,)), ((2, 3), (2, 1, 2)),
+                                    ((), (3,)), ((2,), (3,))], ids=str)
+def test_kron_of_any_ranks_is_numpys(shapes):
+    rng = np.random.default_rng(5)
+    values = [rng.normal(size=shape) for shape in shapes]
+    x, y = (T.tensor("float64", shape=(None,) * len(shape)) for shape in shapes)
+    got = sympile.function([x, y], nlinalg.kron(x, y))(*values)
+    assert got.shape == np.kron(*values).shape
+    np.testing.assert_allclose(got, np.kron(*values))
+    verify_grad(nlinalg.kron, values)
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_bad_input(mode):
     a = T.dmatrix("a")
