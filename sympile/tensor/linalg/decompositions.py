@@ -29,7 +29,12 @@ import numpy as np
 import scipy.linalg
 
 from sympile.graph.basic import Apply, Variable
-from sympile.graph.gradient_types import NullType, disconnected_type, is_disconnected
+from sympile.graph.gradient_types import (
+    NullType,
+    disconnected_type,
+    grad_not_implemented,
+    is_disconnected,
+)
 from sympile.graph.op import Op
 from sympile.tensor.basic import eye, join, zeros_like
 from sympile.tensor.extra_ops import tril, triu
@@ -466,12 +471,79 @@ class Eigvalsh(Op):
         return [(v * mm(da, v)).sum(axis=-2)]
 
 
+class GeneralizedEigh(Op):
+    """scipy.linalg.eigh(a, b): [w, v] of the generalized symmetric problem a v = w b v, a
+    symmetric and b symmetric positive definite (their lower triangles read), w ascending,
+    v's columns b-orthonormal (vᵀ b v = I). Matrices, not stacks.
+
+    With vᵢᵀ b vᵢ = 1: dwᵢ = vᵢᵀ (da - wᵢ db) vᵢ, so the eigenvalues' gradient is
+    ā = V diag(w̄) Vᵀ, b̄ = -V diag(w̄ w) Vᵀ (on the triangles read); the eigenvectors' is
+    not written (a NullType gradient)."""
+
+    __props__ = ()
+
+    def make_node(self, a, b):
+        a, b = float_matrices("eigvalsh", a), float_matrices("eigvalsh", b, "b")
+        for argument, matrix in (("a", a), ("b", b)):
+            check_square("eigvalsh", matrix, argument)
+            if matrix.type.ndim != 2:
+                raise ValueError(f"eigvalsh: the generalized problem takes matrices, got "
+                                 f"{argument} of type {matrix.type}")
+        dtype = np.result_type(a.type.dtype, b.type.dtype).name
+        return Apply(self, [a, b], [tensor_type(dtype, (None,))(),
+                                    tensor_type(dtype, (None, None))()])
+
+    def perform(self, node, inputs, output_storage):
+        a, b = inputs
+        if a.shape != b.shape:
+            raise ValueError(f"eigvalsh: a and b must have one shape, got {a.shape} and "
+                             f"{b.shape}")
+        try:
+            w, v = scipy.linalg.eigh(a, b, lower=True, check_finite=False)
+        except np.linalg.LinAlgError as error:
+            raise np.linalg.LinAlgError(f"eigvalsh: {error} (b must be positive "
+                                        f"definite)") from None
+        dtype = node.outputs[0].type.dtype
+        output_storage[0][0], output_storage[1][0] = w.astype(dtype), v.astype(dtype)
+
+    def infer_shape(self, fgraph, node, input_shapes):
+        return [input_shapes[0][:1], input_shapes[0]]
+
+    def L_op(self, inputs, outputs, output_grads):
+        a, b = inputs
+        w, v = outputs
+        gw, gv = output_grads
+        if not is_disconnected(gv):
+            return [grad_not_implemented(self, index, x, "the generalized eigenvectors' "
+                                         "gradient is not written")
+                    for index, x in enumerate(inputs)]
+        if is_disconnected(gw):
+            return [disconnected_type(), disconnected_type()]
+        ga = mm(v * expand_dims(gw, 0), matrix_transpose(v))
+        gb = -mm(v * expand_dims(gw * w, 0), matrix_transpose(v))
+        return [read_triangle_grad(ga, lower=True).astype(a.type.dtype),
+                read_triangle_grad(gb, lower=True).astype(b.type.dtype)]
+
+    def R_op(self, inputs, eval_points):
+        w, v = self(*inputs)
+        da, db = eval_points
+        if da is None and db is None:
+            return [None, None]
+        change = zeros_like(w)
+        if da is not None:
+            change = change + (v * mm(symmetric_from_triangle(da, lower=True), v)).sum(axis=0)
+        if db is not None:
+            change = change - w * (v * mm(symmetric_from_triangle(db, lower=True), v)).sum(
+                axis=0)
+        return [change, None]
+
+
 def eigvalsh(a: Any, b: Any = None) -> Variable:
-    """scipy.linalg.eigvalsh(a): a symmetric matrix's eigenvalues (b, the generalized
-    problem, is not supported)."""
+    """scipy.linalg.eigvalsh(a, b): the eigenvalues (ascending) of a symmetric matrix a
+    (stacks too), or of the generalized problem a v = w b v with b symmetric positive
+    definite (matrices); the lower triangles are read."""
     if b is not None:
-        raise NotImplementedError("eigvalsh: the generalized problem (b) is not supported; "
-                                  "use eigvalsh(a)")
+        return GeneralizedEigh()(a, b)[0]
     return Eigvalsh()(a)
 
 

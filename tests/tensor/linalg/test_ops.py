@@ -317,3 +317,23 @@ def test_tensorinv_tensorsolve_lu_factor_solve():
         solved = slinalg.lu_solve((factors, pivots), r, trans=trans).eval({m: square, r: right})
         np.testing.assert_allclose(solved, scipy.linalg.lu_solve(
             scipy.linalg.lu_factor(square), right, trans=trans), rtol=1e-10)
+
+
+def test_generalized_eigvalsh():
+    """scipy.linalg.eigvalsh(a, b): values against scipy's, the lower triangles read, the
+    gradients and Rop numerically, and a b that is not positive definite."""
+    rng = np.random.default_rng(16)
+    a_value = rng.normal(size=(4, 4))
+    b_value = rng.normal(size=(4, 4))
+    b_value = b_value @ b_value.T + 4 * np.eye(4)
+    a, b = T.dmatrices("a", "b")
+    f = sympile.function([a, b], slinalg.eigvalsh(a, b))
+    expected = scipy.linalg.eigvalsh(a_value, b_value, lower=True)
+    np.testing.assert_allclose(f(a_value, b_value), expected, rtol=1e-12)
+    np.testing.assert_allclose(f(np.tril(a_value), np.tril(b_value)), expected, rtol=1e-12)
+    verify_grad(slinalg.eigvalsh, [a_value, b_value])
+    verify_rop(slinalg.eigvalsh, [a_value, b_value])
+    with pytest.raises(np.linalg.LinAlgError, match="b must be positive definite"):
+        f(a_value, -b_value)
+    with pytest.raises(ValueError, match="the generalized problem takes matrices"):
+        slinalg.eigvalsh(T.dtensor3(), T.dtensor3())
