@@ -657,6 +657,12 @@ def _power_derivative(x: Variable, y: Variable, like: Variable) -> Variable:
     return mul(exponent, pow(x, sub(exponent, _like(1, like))))
 
 
+def _exponent_derivative(x: Variable, out: Variable, like: Variable) -> Variable:
+    """d(x ** y)/dy = x ** y log(x), and 0 where x is 0 (0 ** y is constant in y > 0, where
+    the product would be 0 * -inf = NaN), as Theano's."""
+    return switch(eq(x, _like(0, x)), _like(0, like), mul(out, log(x)))
+
+
 def _first_or_second(first: Variable, g: Variable) -> list:
     """The gradient g for the first input where `first` holds, for the second elsewhere."""
     return [switch(first, g, _like(0, g)), switch(first, _like(0, g), g)]
@@ -692,7 +698,8 @@ _DERIVATIVES: dict[ScalarOp, Callable[..., list]] = {
     int_div: lambda x, y, out, g: [_zero(x, g), _zero(y, g)],
     # x mod y = x - y floor(x / y)
     mod: lambda x, y, out, g: [g, neg(mul(g, floor(true_div(x, y))))],
-    pow: lambda x, y, out, g: [mul(g, _power_derivative(x, y, g)), mul(g, mul(out, log(x)))],
+    pow: lambda x, y, out, g: [mul(g, _power_derivative(x, y, g)), mul(g, _exponent_derivative(
+        x, out, g))],
     neg: lambda x, out, g: [neg(g)],
     abs: lambda x, out, g: [mul(g, sign(x))],
     sign: lambda x, out, g: [_zero(x, g)],

@@ -739,3 +739,15 @@ def test_grad_through_dimshuffle_and_broadcast():
     gradient = grad(cost, v)
     values = [np.array([1.0, 2.0]), np.arange(6.0).reshape(2, 3)]
     np.testing.assert_array_equal(evaluate(gradient, [v, m], values), [3.0, 12.0])
+
+
+@pytest.mark.parametrize("mode", ["FAST_RUN", "FAST_COMPILE"])
+def test_power_exponent_gradient_where_the_base_is_zero(mode):
+    """d(x ** y)/dy is x ** y log(x): 0 where x is 0 (0 ** y does not change with y > 0),
+    not 0 * -inf = NaN, on both backends (Theano's rule)."""
+    x, y = T.dvector("x"), T.dvector("y")
+    gx, gy = grad((x ** y).sum(), [x, y])
+    base, exponent = np.array([0.0, 0.0, 2.0, 0.0]), np.array([2.0, 0.5, 3.0, -1.0])
+    got_x, got_y = sympile.function([x, y], [gx, gy], mode=mode)(base, exponent)
+    np.testing.assert_array_equal(got_y, [0.0, 0.0, 8.0 * np.log(2.0), 0.0])
+    np.testing.assert_array_equal(got_x, [0.0, np.inf, 12.0, -np.inf])
