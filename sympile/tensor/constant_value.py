@@ -2,7 +2,9 @@
 where the graph alone decides it, else NotScalarConstantError.
 
 It looks through the ops that pass a value on unchanged (DimShuffle, SpecifyShape,
-Unbroadcast, the value of an Alloc), reads static lengths (shape_i, shape(x)[i]) and, with
+Unbroadcast, Assert, the scalar/tensor conversions, the value of an Alloc), reads an element
+of a constant or of a vector of scalars at indices it decides, static lengths (shape_i,
+shape(x)[i]) and, with
 elemwise=True, computes elementwise ops whose inputs are all constant. A constant array counts
 if all its elements are equal (Theano's unique value); an empty one never does.
 """
@@ -14,11 +16,13 @@ from typing import Any
 import numpy as np
 
 from sympile.graph.basic import Constant, Variable
-from sympile.tensor.basic import Alloc
+from sympile.tensor.basic import Alloc, ScalarFromTensor, TensorFromScalar
 from sympile.tensor.elemwise import DimShuffle, Elemwise
+from sympile.tensor.raise_op import Assert
 from sympile.tensor.shape import Shape, ShapeI, SpecifyShape, Unbroadcast
-from sympile.tensor.shape.ops import vector_static_entries
+from sympile.tensor.shape.ops import MakeVector, vector_static_entries
 from sympile.tensor.subtensor import Subtensor
+from sympile.tensor.subtensor.ops import IndexInput
 from sympile.tensor.variable import as_tensor_variable
 
 __all__ = ["NotScalarConstantError", "get_scalar_constant_value", "extract_constant",
@@ -71,16 +75,42 @@ def get_scalar_constant_value(v: Any, elemwise: bool = True,
         return inner(node.inputs[0])
     if isinstance(op, ShapeI):
         return _static_length(node.inputs[0], op.axis)
-    if isinstance(op, Subtensor) and node.inputs[0].owner is not None \
-            and isinstance(node.inputs[0].owner.op, Shape) and len(op.idx_list) == 1 \
-            and isinstance(op.idx_list[0], int):
-        return _static_length(node.inputs[0].owner.inputs[0], op.idx_list[0])
+    if isinstance(op, (Assert, ScalarFromTensor, TensorFromScalar)):
+        return inner(node.inputs[0])
+    if isinstance(op, Subtensor):
+        return _indexed(node, inner)
     if isinstance(op, Elemwise) and elemwise and len(node.outputs) == 1:
         values = [inner(variable) for variable in node.inputs]
         with np.errstate(all="ignore"):
             result = op.scalar_op.impl(*values)
         return _unique(np.asarray(result).astype(v.type.dtype), v)
     raise NotScalarConstantError(f"{v} ({op}) is not a constant the graph decides")
+
+
+def _indexed(node, inner) -> np.ndarray:
+    """The element x[i, j, ...] a Subtensor node takes with integer indices (constants, or
+    scalars the graph decides) of x: a constant, shape(y) (y's static lengths), or a vector
+    made of scalars (MakeVector)."""
+    x, *index_inputs = node.inputs
+    indices, position = [], 0
+    for entry in node.op.idx_list:
+        if isinstance(entry, int):
+            indices.append(entry)
+        elif isinstance(entry, IndexInput) and entry.kind == "scalar":
+            indices.append(int(inner(index_inputs[position])))
+            position += 1
+        else:
+            raise NotScalarConstantError(f"{node.outputs[0]} takes a slice or an array index")
+    if len(indices) != x.type.ndim:
+        raise NotScalarConstantError(f"{node.outputs[0]} is not one element of {x}")
+    if isinstance(x, Constant):
+        return _unique(x.data[tuple(indices)], node.outputs[0])
+    owner = x.owner
+    if owner is not None and isinstance(owner.op, Shape):
+        return _static_length(owner.inputs[0], indices[0])
+    if owner is not None and isinstance(owner.op, MakeVector):
+        return inner(owner.inputs[indices[0]])
+    raise NotScalarConstantError(f"{node.outputs[0]} indexes {x}, which is not a constant")
 
 
 def extract_constant(x: Any, elemwise: bool = True,

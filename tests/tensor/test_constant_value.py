@@ -67,3 +67,29 @@ def test_options():
         get_scalar_constant_value(deep)
     assert get_scalar_constant_value(deep, max_recur=20) == 1.0
     assert T.constant(3.0).get_scalar_constant_value() == 3.0
+
+
+def test_elements_of_constants_asserts_and_scalar_conversions():
+    """Theano's: an element of a constant (or of a vector of scalars) at indices the graph
+    decides, through Assert and the scalar/tensor conversions."""
+    from sympile.tensor.basic import scalar_from_tensor, tensor_from_scalar
+    from sympile.tensor.raise_op import Assert
+
+    vector = T.constant(np.array([3, 4, 5]))
+    matrix = T.constant(np.arange(6).reshape(2, 3))
+    assert get_scalar_constant_value(vector[1]) == 4
+    assert get_scalar_constant_value(vector[-1]) == 5
+    assert get_scalar_constant_value(vector[T.constant(2)]) == 5
+    assert get_scalar_constant_value(matrix[1, 2]) == 5
+    assert get_scalar_constant_value(Assert()(T.constant(2), T.constant(True))) == 2
+    assert get_scalar_constant_value(scalar_from_tensor(T.constant(5))) == 5
+    assert get_scalar_constant_value(tensor_from_scalar(scalar_from_tensor(
+        T.constant(6)))) == 6
+    made = T.stack([T.constant(7), T.lscalar("n")])
+    assert get_scalar_constant_value(made[0]) == 7
+    with pytest.raises(NotScalarConstantError):
+        get_scalar_constant_value(made[1])
+    with pytest.raises(NotScalarConstantError, match="takes a slice or an array index"):
+        get_scalar_constant_value(vector[1:])
+    with pytest.raises(NotScalarConstantError):
+        get_scalar_constant_value(vector[T.lscalar("i")])
