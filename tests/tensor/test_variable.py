@@ -307,7 +307,9 @@ def test_as_tensor_variable_options_and_errors():
     with pytest.raises(TypeError, match=r"myop, input 2: cannot convert"):
         as_tensor_variable(None, op="myop", argument=2)
     with pytest.raises(TypeError, match="expected a tensor, got"):
-        as_tensor_variable(sympile.scalar.get_scalar_type("float64")())
+        as_tensor_variable(sympile.tensor.type_other.none_type_t())
+    # A scalar-typed variable becomes a 0-d tensor (Theano's tensor_from_scalar).
+    assert as_tensor_variable(sympile.scalar.get_scalar_type("float64")()).type.ndim == 0
     with pytest.raises(TypeError, match=r"cannot convert 1180591620717411303424"):
         as_tensor_variable(2 ** 70)
 
