@@ -56,6 +56,7 @@ from sympile.tensor.linalg.solvers import SolveTriangular, solve_triangular
 from sympile.tensor.math import eq, minimum, switch
 from sympile.tensor.shape import expand_dims
 from sympile.tensor.type import tensor_type
+from sympile.tensor.type_other import NoneTypeT
 from sympile.tensor.variable import as_tensor_variable
 
 __all__ = ["Cholesky", "Eig", "Eigh", "Eigvalsh", "LU", "LUFactor", "LUSolve", "PivotToPermutation",
@@ -541,8 +542,9 @@ class GeneralizedEigh(Op):
 def eigvalsh(a: Any, b: Any = None) -> Variable:
     """scipy.linalg.eigvalsh(a, b): the eigenvalues (ascending) of a symmetric matrix a
     (stacks too), or of the generalized problem a v = w b v with b symmetric positive
-    definite (matrices); the lower triangles are read."""
-    if b is not None:
+    definite (matrices); the lower triangles are read. b None or NoneConst: the standard
+    problem."""
+    if b is not None and not (isinstance(b, Variable) and isinstance(b.type, NoneTypeT)):
         return GeneralizedEigh()(a, b)[0]
     return Eigvalsh()(a)
 

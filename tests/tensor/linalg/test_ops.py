@@ -337,3 +337,6 @@ def test_generalized_eigvalsh():
         f(a_value, -b_value)
     with pytest.raises(ValueError, match="the generalized problem takes matrices"):
         slinalg.eigvalsh(T.dtensor3(), T.dtensor3())
+    # Theano's NoneConst for b: the standard problem.
+    np.testing.assert_allclose(slinalg.eigvalsh(a, T.NoneConst).eval({a: a_value}),
+                               np.linalg.eigvalsh(a_value), rtol=1e-12)
