@@ -160,11 +160,8 @@ def _grad(cost, wrt, consider_constant, disconnected_inputs, add_names, known_gr
             gradient = _as_gradient_of(variable, gradient, "grad: known_grads")
         seeds[variable] = gradient
 
-    if cost is not None and not known_grads:
-        gradients = _stable_backpropagate(cost, seeds[cost], wrt_list, consider_constant or ())
-    else:
-        given = {id(variable) for variable in known_grads} if known_is_whole else set()
-        gradients = _backpropagate(seeds, wrt_list, consider_constant or (), given)
+    gradients = _stable_backpropagate(seeds, wrt_list, consider_constant or (),
+                                      known_is_whole and bool(known_grads))
 
     results: list[Variable | None] = []
     for variable, gradient in zip(wrt_list, gradients):
@@ -197,27 +194,33 @@ class _ChangeCounter(Feature):
         self.changes += 1
 
 
-def _stable_backpropagate(cost: Variable, seed: Variable, wrt: list[Variable],
-                          consider_constant: Sequence[Variable]) -> list[Variable | None]:
-    """The gradients of `cost`, differentiated in its numerically stable form.
+def _stable_backpropagate(seeds: dict[Variable, Variable], wrt: list[Variable],
+                          consider_constant: Sequence[Variable],
+                          seeds_are_whole: bool) -> list[Variable | None]:
+    """The gradients from `seeds` ({variable: its gradient}: the cost and known_grads),
+    differentiated in the numerically stable form of the variables' graph.
 
     The forward graph is stabilized when compiled (log(exp(z) / sum(exp(z))) becomes
     log_softmax(z), log(1 + exp(x)) softplus(x), ...), but the gradient of the naive formula
-    overflows to NaN where the stable one is finite. So a copy of the cost, cut at wrt and
-    consider_constant (stand-ins take their place, so no pattern reaches across them), is
-    merged and rewritten by the stabilize rewrites, then mapped back onto the user's graph:
-    every node the rewrites left alone is the user's own (a random draw is not drawn twice),
-    and only the stabilized part is new. That graph is differentiated. When no rewrite
-    applies, the user's graph itself is.
+    overflows to NaN where the stable one is finite. So a copy of the seeded variables'
+    graph, cut at wrt and consider_constant (stand-ins take their place, so no pattern
+    reaches across them), is merged and rewritten by the stabilize rewrites, then mapped back
+    onto the user's graph: every node the rewrites left alone is the user's own (a random
+    draw is not drawn twice), and only the stabilized part is new. That graph is
+    differentiated (Lop and known_grads as grad of a cost). When no rewrite applies, the
+    user's graph itself is. seeds_are_whole: each seed is its variable's whole gradient
+    (grad's known_grads), nothing added to it.
     """
+    roots = list(seeds)
     cut = list({id(v): v for v in (*wrt, *consider_constant) if v.owner is not None}.values())
     standins = {v: v.type() for v in cut}
-    equiv = clone_get_equiv([], [cost], copy_inputs=False, copy_orphans=False,
+    equiv = clone_get_equiv([], roots, copy_inputs=False, copy_orphans=False,
                             memo=dict(standins))
     originals = {id(copy): node for node, copy in equiv.items() if isinstance(node, Apply)}
-    leaves = [v for v in graph_inputs([equiv[cost]]) if not isinstance(v, Constant)]
+    copies = [equiv[root] for root in roots]
+    leaves = [v for v in graph_inputs(copies) if not isinstance(v, Constant)]
     counter = _ChangeCounter()
-    fgraph = FunctionGraph(leaves, [equiv[cost]], features=[counter], clone=False)
+    fgraph = FunctionGraph(leaves, copies, features=[counter], clone=False)
     # The copy's nodes have no test values (config.compute_test_value): the rewrites run
     # without, and the stabilized graph gets them below.
     with config.change_flags(compute_test_value="off"):
@@ -226,7 +229,8 @@ def _stable_backpropagate(cost: Variable, seed: Variable, wrt: list[Variable],
         counter.changes = 0
         stabilize_db.query(include=("stabilize",))(fgraph)
     if not counter.changes:
-        return _backpropagate({cost: seed}, wrt, consider_constant)
+        given = {id(root) for root in roots} if seeds_are_whole else set()
+        return _backpropagate(seeds, wrt, consider_constant, given)
     back: dict[Variable, Variable] = {standin: v for v, standin in standins.items()}
     for node in fgraph.toposort():
         inputs = [back.get(v, v) for v in node.inputs]
@@ -239,9 +243,16 @@ def _stable_backpropagate(cost: Variable, seed: Variable, wrt: list[Variable],
         else:
             outputs = node.outputs
         back.update(zip(node.outputs, outputs))
-    stable = back.get(fgraph.outputs[0], fgraph.outputs[0])
-    fill_test_values([stable])
-    return _backpropagate({stable: seed}, wrt, consider_constant)
+    stable = [back.get(output, output) for output in fgraph.outputs]
+    fill_test_values(stable)
+    stable_seeds: dict[Variable, Variable] = {}
+    for root, variable in zip(roots, stable):
+        # Two seeded variables the rewrites made one: their seeds add up.
+        seed = seeds[root]
+        stable_seeds[variable] = seed if variable not in stable_seeds \
+            else stable_seeds[variable] + seed
+    given = {id(variable) for variable in stable} if seeds_are_whole else set()
+    return _backpropagate(stable_seeds, wrt, consider_constant, given)
 
 
 def _cost_name(cost: Variable | None) -> str:

@@ -405,3 +405,22 @@ def test_theanos_numeric_grad():
     with pytest.raises(TypeError, match="floating-point"):
         T.numeric_grad(cube, np.array([1, 2]))
     assert T.verify_grad is sympile.gradient.verify_grad
+
+
+def test_lop_and_known_grads_differentiate_the_stable_form():
+    """Lop (so verify_grad) and grad with known_grads differentiate log(softmax(x)) as
+    log_softmax, as grad of a cost does: finite at logits of 10^4 where the naive
+    gradient is NaN."""
+    logits = np.exp(10 * np.random.default_rng(0).random((5, 10)))
+    x, g = T.dmatrix("x"), T.dmatrix("g")
+    output = T.log(T.nnet.softmax(x))
+    lop = function([x, g], Lop(output, x, g))(logits, np.ones((5, 10)))
+    known = function([x, g], grad(None, x, known_grads={output: g}))(logits,
+                                                                      np.ones((5, 10)))
+    assert np.all(np.isfinite(lop)) and np.all(np.isfinite(known))
+    np.testing.assert_allclose(lop, known)
+    # d/dx sum(g * log_softmax(x)) = g - softmax(x) * sum(g): with g = 1, 1 - 10 softmax.
+    softmax = np.exp(logits - logits.max(axis=1, keepdims=True))
+    softmax /= softmax.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(lop, 1 - 10 * softmax, atol=1e-12)
+    verify_grad(lambda v: T.log(T.nnet.softmax(v)), [logits], eps=0.1, rng=0)
