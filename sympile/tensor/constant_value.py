@@ -2,11 +2,11 @@
 where the graph alone decides it, else NotScalarConstantError.
 
 It looks through the ops that pass a value on unchanged (DimShuffle, SpecifyShape,
-Unbroadcast, Assert, the scalar/tensor conversions, the value of an Alloc), reads an element
-of a constant or of a vector of scalars at indices it decides, static lengths (shape_i,
-shape(x)[i]) and, with
-elemwise=True, computes elementwise ops whose inputs are all constant. A constant array counts
-if all its elements are equal (Theano's unique value); an empty one never does.
+Unbroadcast, an Assert whose conditions it decides hold, the scalar/tensor conversions, the
+value of an Alloc), reads an element of a constant or of a vector of scalars at indices it
+decides, static lengths (shape_i, shape(x)[i]) and, with elemwise=True, computes elementwise
+ops whose inputs are all constant. A constant array counts if all its elements are equal
+(Theano's unique value); an empty one never does.
 """
 
 from __future__ import annotations
@@ -75,7 +75,12 @@ def get_scalar_constant_value(v: Any, elemwise: bool = True,
         return inner(node.inputs[0])
     if isinstance(op, ShapeI):
         return _static_length(node.inputs[0], op.axis)
-    if isinstance(op, (Assert, ScalarFromTensor, TensorFromScalar)):
+    if isinstance(op, Assert):
+        # The value only where the graph decides that every condition holds.
+        if not all(inner(condition) for condition in node.inputs[1:]):
+            raise NotScalarConstantError(f"{v}: its assertion fails")
+        return inner(node.inputs[0])
+    if isinstance(op, (ScalarFromTensor, TensorFromScalar)):
         return inner(node.inputs[0])
     if isinstance(op, Subtensor):
         return _indexed(node, inner)

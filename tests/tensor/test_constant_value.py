@@ -81,7 +81,13 @@ def test_elements_of_constants_asserts_and_scalar_conversions():
     assert get_scalar_constant_value(vector[-1]) == 5
     assert get_scalar_constant_value(vector[T.constant(2)]) == 5
     assert get_scalar_constant_value(matrix[1, 2]) == 5
-    assert get_scalar_constant_value(Assert()(T.constant(2), T.constant(True))) == 2
+    two = T.constant(2)
+    assert get_scalar_constant_value(Assert()(two, two > 1)) == 2
+    # An assertion that fails, or that only a call decides, gives no value.
+    with pytest.raises(NotScalarConstantError, match="its assertion fails"):
+        get_scalar_constant_value(Assert()(two, two > 2))
+    with pytest.raises(NotScalarConstantError):
+        get_scalar_constant_value(Assert()(two, two > T.dscalar()))
     assert get_scalar_constant_value(scalar_from_tensor(T.constant(5))) == 5
     assert get_scalar_constant_value(tensor_from_scalar(scalar_from_tensor(
         T.constant(6)))) == 6
