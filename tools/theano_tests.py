@@ -6,8 +6,10 @@ Fetches Theano's source with pip (`pip download theano==1.0.5`, cached in --work
 Theano code is in this repository), and runs each test module in its own pytest process on
 sympile's Python backend, `import theano` resolving to sympile through tools/theano_shim
 (imports and test plumbing only: nose, numpy.testing.dec, theano.tests.unittest_tools).
-Prints per-module counts and the most frequent causes of failure; needs pytest, six and
-parameterized (`pip install '.[theano-tests]'`). About 10 to 20 minutes on 2 cores.
+Prints per-module counts, the failures by kind and reason (tools/theano_failures.py: every
+failure is matched to a rule; those no rule explains are listed) and the most frequent
+causes; needs pytest, six and parameterized (`pip install '.[theano-tests]'`). About 10 to
+20 minutes on 2 cores. `--classify run.json` reclassifies an earlier run without running.
 """
 
 from __future__ import annotations
