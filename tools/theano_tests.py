@@ -9,7 +9,7 @@ sympile's Python backend, `import theano` resolving to sympile through tools/the
 Prints per-module counts, the failures by kind and reason (tools/theano_failures.py: every
 failure is matched to a rule; those no rule explains are listed) and the most frequent
 causes; needs pytest, six and parameterized (`pip install '.[theano-tests]'`). About 10 to
-20 minutes on 2 cores. `--classify run.json` reclassifies an earlier run without running.
+20 minutes on 2 cores. `--classify FILE` reclassifies an earlier run's --json FILE without running.
 """
 
 from __future__ import annotations
