@@ -218,8 +218,8 @@ RULES = [
      "infer_shape testers on op classes"),
     ("sparse/tests/test_basic.py", r".", None,
      "gap", "sparse: indexing by two lists, a scalar pair or a step, sparse_grad, the bsr "
-     "format, structured_dot and true_dot of two sparse matrices, size/astype on sparse "
-     "variables, specify_shape of a sparse variable, sp_zeros_like, may_share_memory"),
+     "format, structured_dot and true_dot of two sparse matrices, specify_shape of a "
+     "sparse variable, sp_zeros_like, may_share_memory"),
     # -- gradient, compile ------------------------------------------------------------------
     ("tests/test_gradient.py", r"^testgrad_sources_inputs::|^test_(undefined|unimplemented)|"
                                r"^Test\w+::test_op_removed|^test_subgraph_grad|"

@@ -8,6 +8,8 @@ from __future__ import annotations
 from sympile.graph.utils import bind_methods
 from sympile.sparse.basic import (
     add,
+    cast,
+    csm_data,
     csm_properties,
     dense_from_sparse,
     dot,
@@ -33,8 +35,16 @@ class SparseOperators:
         return csm_properties(self)[3]
 
     @property
+    def size(self):
+        """The number of stored entries (scipy.sparse's size: explicit zeros count)."""
+        return csm_data(self).size
+
+    @property
     def T(self):
         return transpose(self)
+
+    def astype(self, dtype):
+        return cast(self, dtype)
 
     def toarray(self):
         return dense_from_sparse(self)

@@ -292,3 +292,18 @@ def test_bad_input_names_the_op():
     g = sympile.function([x, d], sparse.mul(x, d))
     with pytest.raises(ValueError, match="mul: the dense operand of shape"):
         g(sp.csr_matrix(np.ones((2, 3))), np.ones((2, 1)))
+
+
+@pytest.mark.parametrize("format", ["csr", "csc"])
+def test_size_and_astype_methods(format):
+    """Theano's: x.size is the number of stored entries (scipy's, explicit zeros counted),
+    x.astype(dtype) the sparse cast."""
+    x = sparse.matrix(format, "x", dtype="float64")
+    f = sympile.function([x], [x.size, x.astype("float32"), x.astype("int64").toarray()])
+    value = sp.random(5, 7, density=0.3, format=format, random_state=3)
+    value.data[0] = 0.0  # an explicit zero still counts
+    size, cast, dense = f(value)
+    assert size == value.size == value.nnz
+    assert cast.format == format and cast.dtype == np.float32
+    np.testing.assert_array_equal(cast.toarray(), value.toarray().astype(np.float32))
+    np.testing.assert_array_equal(dense, value.toarray().astype(np.int64))
