@@ -114,6 +114,12 @@ def _padding(border_mode, kernel: Sequence[int], dilation: Sequence[int]) -> tup
         pads = tuple(k // 2 for k in dilated)
     else:
         pads = border_mode
+    return _explicit_pairs(pads)
+
+
+def _explicit_pairs(pads) -> tuple:
+    """Explicit paddings (an entry per axis: a padding or a (before, after) pair) as
+    (before, after) pairs."""
     return tuple(pad if isinstance(pad, tuple) else (pad, pad) for pad in pads)
 
 
@@ -160,7 +166,7 @@ def _axis_border(border_mode, label: str | None = None):
     return (border_mode,)
 
 
-def border_per_axis(border_mode, convdim: int) -> list:
+def _border_per_axis(border_mode, convdim: int) -> list:
     """One border_mode entry per spatial axis."""
     if isinstance(border_mode, (tuple, list)):
         return list(border_mode)
@@ -182,7 +188,7 @@ def get_conv_gradweights_shape_1axis(image_shape, top_shape, border_mode, subsam
     elif border == "valid":
         span = image_shape - top_shape
     else:
-        before, after = _padding(border, [1], [1])[0]
+        ((before, after),) = _explicit_pairs(border)
         span = image_shape + before + after - top_shape
     return span // dilation + 1
 
@@ -197,7 +203,7 @@ def get_conv_gradweights_shape(image_shape, top_shape, border_mode, subsample,
     channels, filters = image_shape[1], top_shape[1]
     if num_groups > 1 and channels is not None:
         channels = channels // num_groups
-    borders = border_per_axis(border_mode, convdim)
+    borders = _border_per_axis(border_mode, convdim)
     positions = tuple(top_shape[2:]) if unshared else ()
     return (filters, *positions, channels) + tuple(
         get_conv_gradweights_shape_1axis(image_shape[2 + axis], top_shape[2 + axis],
@@ -227,7 +233,7 @@ def get_conv_gradinputs_shape(kernel_shape, top_shape, border_mode, subsample,
     channels = kernel_shape[1]
     if num_groups > 1 and channels is not None:
         channels = channels * num_groups
-    borders = border_per_axis(border_mode, convdim)
+    borders = _border_per_axis(border_mode, convdim)
     return (top_shape[0], channels) + tuple(
         get_conv_gradinputs_shape_1axis(kernel_shape[-convdim + axis], top_shape[2 + axis],
                                         borders[axis], subsample[axis], dilation[axis])
@@ -391,6 +397,12 @@ class _AbstractConvBase(Op):
         strides = tuple(slice(None, None, s) for s in self.subsample)
         taps = tuple(slice(None, None, d) for d in self.filter_dilation)
         return windows[(slice(None), slice(None)) + strides + taps], pad
+
+    @property
+    def explicit_padding(self) -> tuple:
+        """The (before, after) padding of each spatial dimension of an explicit
+        border_mode (not 'valid', 'full' or 'half')."""
+        return _explicit_pairs(self.border_mode)
 
     def padding(self, kernel: Sequence[int]) -> tuple:
         """The (before, after) padding of each spatial dimension for filters of spatial

@@ -37,8 +37,7 @@ def conv_c_code(op, node: Apply, names: CNames, kind: int) -> CCode | None:
         return None
     border = _BORDERS.get(op.border_mode, 3)
     nd = op.convdim
-    # Explicit pads (before, after) do not depend on the kernel's lengths.
-    pads = ((0, 0),) * nd if border != 3 else op.padding((1,) * nd)
+    pads = ((0, 0),) * nd if border != 3 else op.explicit_padding
     library, declarations, unit, blas = conv_library(dtype)
 
     def triple(values) -> str:

@@ -19,9 +19,8 @@ from sympile.tensor.nnet.abstract_conv import (
     AbstractConv2d,
     AbstractConv2d_gradInputs,
     AbstractConv2d_gradWeights,
-    border_per_axis,
-    get_conv_gradinputs_shape_1axis,
-    get_conv_gradweights_shape_1axis,
+    get_conv_gradinputs_shape,
+    get_conv_gradweights_shape,
 )
 from sympile.tensor.variable import as_tensor_variable
 
@@ -44,18 +43,24 @@ def _needs_shape(op, what: str) -> None:
                      f"given when subsample is not 1 or border_mode is 'half'")
 
 
+def _implied_lengths(op, what: str, given, topgrad, lengths_of):
+    """The spatial lengths of the filters or the image (`what`) a gradient correlation op
+    takes, from the other input `given` and topgrad, by `lengths_of` (abstract_conv's
+    get_conv_gradweights_shape or get_conv_gradinputs_shape)."""
+    given = as_tensor_variable(given, op=op, argument="img" if what == "filters" else "kern")
+    topgrad = as_tensor_variable(topgrad, op=op, argument="topgrad")
+    full = lengths_of([given.shape[axis] for axis in range(given.type.ndim)],
+                      [topgrad.shape[axis] for axis in range(topgrad.type.ndim)],
+                      op.border_mode, op.subsample, op.filter_dilation)
+    return stack(list(full[-op.convdim:]))
+
+
 def filters_shape(op, img, topgrad):
     """The filters' spatial lengths of a weights' gradient `op` (a correlation) on img and
     topgrad, where its geometry decides them (subsample 1, border_mode not 'half')."""
     if any(step != 1 for step in op.subsample) or op.border_mode == "half":
         _needs_shape(op, "filters")
-    img = as_tensor_variable(img, op=op, argument="img")
-    topgrad = as_tensor_variable(topgrad, op=op, argument="topgrad")
-    borders = border_per_axis(op.border_mode, op.convdim)
-    return stack([get_conv_gradweights_shape_1axis(img.shape[2 + axis],
-                                                   topgrad.shape[2 + axis], borders[axis], 1,
-                                                   dilation)
-                  for axis, dilation in enumerate(op.filter_dilation)])
+    return _implied_lengths(op, "filters", img, topgrad, get_conv_gradweights_shape)
 
 
 def image_shape(op, kern, topgrad):
@@ -63,13 +68,7 @@ def image_shape(op, kern, topgrad):
     topgrad, where its geometry decides them (subsample 1)."""
     if any(step != 1 for step in op.subsample):
         _needs_shape(op, "image")
-    kern = as_tensor_variable(kern, op=op, argument="kern")
-    topgrad = as_tensor_variable(topgrad, op=op, argument="topgrad")
-    borders = border_per_axis(op.border_mode, op.convdim)
-    return stack([get_conv_gradinputs_shape_1axis(kern.shape[axis - op.convdim],
-                                                  topgrad.shape[2 + axis], borders[axis], 1,
-                                                  dilation)
-                  for axis, dilation in enumerate(op.filter_dilation)])
+    return _implied_lengths(op, "image", kern, topgrad, get_conv_gradinputs_shape)
 
 
 class ImpliedFiltersShape:
