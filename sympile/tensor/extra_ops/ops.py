@@ -56,6 +56,7 @@ from sympile.tensor.shape.ops import (
     shape_i,
 )
 from sympile.tensor.subtensor import take
+from sympile.tensor.subtensor.ops import index_in_mode
 from sympile.tensor.type import is_discrete, tensor_type
 from sympile.tensor.variable import as_tensor_variable, is_python_scalar
 
@@ -1102,21 +1103,13 @@ class Choose(Op):
     def infer_shape(self, fgraph, node, input_shapes):
         return [broadcast_infer_shape(node, input_shapes)]
 
-    def _index(self, a: Variable, count: int) -> Variable:
-        """a as the choice each position takes."""
-        if self.mode == "wrap":
-            return tensor_math.mod(a, count)
-        if self.mode == "clip":
-            return tensor_math.clip(a, 0, count - 1)
-        return a
-
     def L_op(self, inputs, outputs, output_grads):
         a, *choices = inputs
         (gradient,) = output_grads
         (output,) = outputs
         if is_disconnected(gradient) or is_discrete(output):
             return [disconnected_type() for _ in inputs]
-        index = self._index(a, len(choices))
+        index = index_in_mode(a, len(choices), self.mode)
         grads = [disconnected_type()]
         for k, choice in enumerate(choices):
             if is_discrete(choice):
@@ -1180,7 +1173,7 @@ class ChooseFromTensor(Choose):
         if is_disconnected(gradient) or is_discrete(output) or is_discrete(choices):
             return [disconnected_type(), disconnected_type()]
         count = choices.shape[0]
-        index = self._index(a, count)
+        index = index_in_mode(a, count, self.mode)
         ndim = output.type.ndim
         position = arange(count).dimshuffle(0, *("x",) * ndim)
         taken = tensor_math.switch(tensor_math.eq(pad_left(index, ndim + 1), position),

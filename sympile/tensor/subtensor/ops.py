@@ -1277,8 +1277,16 @@ def take(x: Any, indices: Any, axis: int | None = None, mode: str = "raise") -> 
             and np.asarray(indices).dtype == bool:
         indices = np.asarray(indices, dtype="int64")
     if mode != "raise":
-        length = x.shape[axis]
-        indices = as_tensor_variable(indices, op="take", argument="indices")
-        indices = tensor_mod(indices, length) if mode == "wrap" else \
-            clip(indices, 0, length - 1)
+        indices = index_in_mode(as_tensor_variable(indices, op="take", argument="indices"),
+                                x.shape[axis], mode)
     return getitem(x, (slice(None),) * axis + (indices,))
+
+
+def index_in_mode(indices: Variable, length: Any, mode: str) -> Variable:
+    """Integer `indices` into `length` entries as numpy's `mode` reads them (take, choose):
+    'wrap' modulo length, 'clip' clipped to [0, length - 1], 'raise' as they are."""
+    if mode == "wrap":
+        return tensor_mod(indices, length)
+    if mode == "clip":
+        return clip(indices, 0, length - 1)
+    return indices
