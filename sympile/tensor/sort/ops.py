@@ -333,11 +333,15 @@ def _along_symbolic_axis(build, x: Variable, axis: Variable, function: str) -> V
     return result
 
 
-def _constant_axis(axis: Any) -> Any:
-    """A constant scalar axis as its int; anything else unchanged."""
-    if isinstance(axis, Constant):
-        return int(axis.data)
-    return axis
+def _constant_axis(axis: Any, function: str) -> Any:
+    """A constant scalar axis as its int (a float one must hold an integer, as a symbolic
+    axis must when it runs); anything else unchanged."""
+    if not isinstance(axis, Constant):
+        return axis
+    value = axis.data
+    if value != np.floor(value):
+        raise ValueError(f"{function}: axis must be an integer, got the constant {value}")
+    return int(value)
 
 
 def sort(x: Any, axis: Any = -1, kind: str = "quicksort") -> Variable:
@@ -349,7 +353,7 @@ def sort(x: Any, axis: Any = -1, kind: str = "quicksort") -> Variable:
     symbolic = _symbolic_axis(axis, "sort")
     if symbolic is not None:
         return _along_symbolic_axis(lambda a: SortOp(a, kind)(x), x, symbolic, "sort")
-    axis = _constant_axis(axis)
+    axis = _constant_axis(axis, "sort")
     if axis is not None:
         axis = normalize_one_axis(axis, x.type.ndim, "sort")
     return SortOp(axis, kind)(x)
@@ -365,7 +369,7 @@ def argsort(x: Any, axis: Any = -1, kind: str = "stable") -> Variable:
     symbolic = _symbolic_axis(axis, "argsort")
     if symbolic is not None:
         return _along_symbolic_axis(lambda a: ArgSortOp(a)(x), x, symbolic, "argsort")
-    axis = _constant_axis(axis)
+    axis = _constant_axis(axis, "argsort")
     if axis is not None:
         # numpy argsorts a 0-d input as a 1-element vector (axis 0 or -1).
         axis = normalize_one_axis(axis, max(x.type.ndim, 1), "argsort")

@@ -186,6 +186,9 @@ def test_symbolic_axis(mode):
         sort_f(value, 0.5)
     # A constant scalar is read now: one sort op.
     assert isinstance(T.sort(x, T.constant(1)).owner.op, SortOp)
+    assert T.argsort(x, T.constant(2.0)).owner.op == ArgSortOp(2)
+    with pytest.raises(ValueError, match="sort: axis must be an integer, got the constant 1.5"):
+        T.sort(x, T.constant(1.5))
     with pytest.raises(TypeError, match="sort: axis must be an int or a numeric scalar"):
         T.sort(x, T.lvector())
     with pytest.raises(ValueError, match="a 0-d x has no axis to choose"):
