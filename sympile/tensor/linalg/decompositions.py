@@ -530,12 +530,15 @@ class GeneralizedEigh(Op):
         da, db = eval_points
         if da is None and db is None:
             return [None, None]
+        def along_vectors(d):
+            """vᵢᵀ d vᵢ for each eigenvector, d's lower triangle read as symmetric."""
+            return (v * mm(symmetric_from_triangle(d, lower=True), v)).sum(axis=0)
+
         change = zeros_like(w)
         if da is not None:
-            change = change + (v * mm(symmetric_from_triangle(da, lower=True), v)).sum(axis=0)
+            change = change + along_vectors(da)
         if db is not None:
-            change = change - w * (v * mm(symmetric_from_triangle(db, lower=True), v)).sum(
-                axis=0)
+            change = change - w * along_vectors(db)
         return [change, None]
 
 
